@@ -1,0 +1,63 @@
+"""The plain data castregin works on: runs and qrels, keyed by turn then item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def topic_of(turn: str) -> str:
+    """The topic of a turn id: the part before the first ``_`` (``132_1-1`` -> ``132``)."""
+    return turn.split("_", 1)[0]
+
+
+@dataclass
+class Run:
+    """A ranking of items per turn, as in a TREC run file.
+
+    ``scores[turn][item]`` is the score and ``ranks[turn][item]`` the rank column, both in file
+    order. ``tag`` is the run tag (sixth column); ``name`` names the run where no tag exists.
+    """
+
+    tag: str
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    ranks: dict[str, dict[str, float]] = field(default_factory=dict)
+    source: str | None = None
+
+    @property
+    def turns(self) -> list[str]:
+        return list(self.scores)
+
+    def ranked(self, turn: str) -> list[str]:
+        """Items of ``turn`` in trec_eval's order: score descending, ties by item id descending."""
+        items = self.scores.get(turn, {})
+        return sorted(items, key=lambda item: (items[item], item), reverse=True)
+
+    def top_by_rank(self, turn: str, depth: int) -> list[str]:
+        """The ``depth`` items of ``turn`` with the lowest rank column (the participant's order)."""
+        ranks = self.ranks.get(turn, {})
+        order = sorted(enumerate(ranks), key=lambda pair: (ranks[pair[1]], pair[0]))
+        return [item for _, item in order[:depth]]
+
+    def __len__(self) -> int:
+        return sum(len(items) for items in self.scores.values())
+
+
+@dataclass
+class Qrels:
+    """Graded labels per (turn, item), as in a TREC qrels file."""
+
+    labels: dict[str, dict[str, int]] = field(default_factory=dict)
+    name: str = "qrels"
+    source: str | None = None
+
+    @property
+    def turns(self) -> list[str]:
+        return list(self.labels)
+
+    def __len__(self) -> int:
+        return sum(len(items) for items in self.labels.values())
+
+    def subset(self, turns) -> "Qrels":
+        """The qrels of the given turns only (in this qrels' order)."""
+        keep = set(turns)
+        return Qrels({t: dict(i) for t, i in self.labels.items() if t in keep}, self.name, self.source)
