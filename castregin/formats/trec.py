@@ -1,78 +1,15 @@
-"""Reading and writing every file castregin touches: TREC runs, qrels, pools, turn lists, JSON.
-
-Readers validate as they go and raise :class:`~castregin.errors.InputError` naming the file and
-line of the first problem. Writers are atomic: a temporary file in the same directory, then a
-rename, so an error never leaves a half-written file. ``-`` means standard input or output.
-"""
+"""TREC runs, qrels, pools and turn lists (SPEC "File formats")."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
-import sys
-import tempfile
-from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import Iterable, Iterator
 
-from .data import Qrels, Run
-from .errors import InputError
-
-STDIO = "-"
-
-
-def display_name(path: str | os.PathLike) -> str:
-    """How a file is named in messages (``<stdin>`` for ``-``)."""
-    return "<stdin>" if str(path) == STDIO else str(path)
-
-
-def stem(path: str | os.PathLike) -> str:
-    """A file's name without directory and last suffix (``runs/bm25.run`` -> ``bm25``)."""
-    return "stdin" if str(path) == STDIO else Path(path).stem
-
-
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """The bytes of a file, or of standard input for ``-``; a missing file is an InputError."""
-    if str(path) == STDIO:
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file; check the path", source=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=str(path)) from None
-    except PermissionError:
-        raise InputError("permission denied", source=str(path)) from None
-
-
-def decode(data: bytes, source: str) -> str:
-    """Decode UTF-8 (with or without BOM); undecodable bytes name their line."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(
-            f"byte 0x{data[err.start]:02x} is not valid UTF-8; save the file as UTF-8",
-            source=source, line=line,
-        ) from None
-
-
-def read_text(path: str | os.PathLike) -> str:
-    """The text of a UTF-8 file (or standard input for ``-``)."""
-    return decode(read_bytes(path), display_name(path))
-
-
-def read_json(path: str | os.PathLike):
-    """Parse a JSON file; a syntax error names its line and column."""
-    source = display_name(path)
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=err.lineno) from None
-
+from ..data import Qrels, Run
+from ..errors import InputError
+from .common import STDIO, display_name, read_json, read_text, stem
 
 def _fields(path: str | os.PathLike, what: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, whitespace-split fields) of each non-blank line; an empty file is an error."""
@@ -224,58 +161,3 @@ def format_qrels(qrels: Qrels | dict[str, dict[str, int]]) -> str:
     )
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write text atomically (temporary file, then rename), or to standard output for ``-``."""
-    if str(path) == STDIO:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with atomic_output(path) as handle:
-        handle.write(text)
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
-    """Open ``path`` for writing so that it appears whole or not at all.
-
-    The content goes to a temporary file beside ``path``, renamed over it on success and
-    removed on any error.
-    """
-    if str(path) == STDIO:
-        stream = sys.stdout.buffer if "b" in mode else sys.stdout
-        yield stream
-        stream.flush()
-        return
-    target = Path(path)
-    directory = target.parent
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"cannot create directory {directory}: {err.strerror}", source=str(path)) from None
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        encoding = None if "b" in mode else "utf-8"
-        newline = None if "b" in mode else "\n"
-        with io.open(fd, mode, encoding=encoding, newline=newline) as handle:
-            yield handle
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-
-
-def write_json(path: str | os.PathLike, data, *, indent: int | None = 2) -> None:
-    """Write JSON atomically, UTF-8, keys in insertion order, newline at the end."""
-    write_text(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
-
-
-def ensure_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
-    """Refuse to write over an input file."""
-    if str(output) == STDIO:
-        return
-    target = Path(output).resolve()
-    for path in inputs:
-        if str(path) != STDIO and Path(path).resolve() == target:
-            raise InputError(f"refusing to overwrite the input file {path}; choose another output", source=str(output))
