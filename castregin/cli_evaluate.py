@@ -1,7 +1,150 @@
-"""Commands of the castregin CLI for the evaluate stage (registered on `castregin.cli.main`)."""
+"""Commands ``evaluate`` and ``qrels`` (subset, filter, combine, stats)."""
 
 from __future__ import annotations
 
-import click  # noqa: F401
+import json
+import os
 
-from .cli import main  # noqa: F401
+import click
+
+from . import evaluate as evaluation
+from . import formats
+from . import qrels as qrels_tools
+from .cli import main
+from .measures import DEFAULT_MEASURES
+from .tables import FORMATS, render_results, text_table
+
+
+def split_named(value: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``) -> (None, PATH)."""
+    if "=" in value and not os.path.exists(value):
+        name, path = value.split("=", 1)
+        if name:
+            return name, path
+    return None, value
+
+
+def output_option(default: str = "-"):
+    return click.option("-o", "--output", default=default, show_default=True, metavar="FILE",
+                        help="Where to write (`-`: standard output). Written atomically.")
+
+
+@main.command()
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--qrels", "qrels_specs", multiple=True, required=True, metavar="[NAME=]QRELS",
+              help="Qrels to evaluate against; repeat for several, optionally named (mi=subset.qrel).")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help=f"Measure, repeatable; ir_measures or trec_eval names. Default: {' '.join(DEFAULT_MEASURES)}.")
+@click.option("--rel-level", default=2, show_default=True, type=int,
+              help="Label at or above which an item is relevant for binary measures (trec_eval -l).")
+@click.option("--complete", is_flag=True,
+              help="Average over every qrels turn, a missing turn scoring 0 (trec_eval -c). "
+                   "Default: only turns in both qrels and run.")
+@click.option("--per-turn", is_flag=True, help="Also print each turn's value (trec_eval -q).")
+@click.option("--turns", "turns_file", metavar="FILE",
+              help="Keep only these turns of every qrels: one id a line, a qrels or run, or turn-ids JSON.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@output_option()
+def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_file, fmt, output):
+    """Evaluate TREC runs against qrels with trec_eval's numbers.
+
+    Items are ordered by score (ties: item id descending) as trec_eval does; the rank column is
+    ignored. Binary measures (P, R, AP, RR) count labels >= --rel-level as relevant; nDCG uses
+    the graded labels as gains.
+
+    \b
+    Examples:
+      castregin evaluate bm25.run --qrels question_relevance_all.qrel
+      castregin evaluate runs/*.run --qrels all=question_relevance_all.qrel \\
+          --qrels mi=question_relevance_mi_subset.qrel -m P@1 -m nDCG@3 --format markdown
+      castregin evaluate bm25.run --qrels all.qrel --per-turn --format json -o scores.json
+    """
+    formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
+    turns = formats.read_turn_list(turns_file) if turns_file else None
+    results = evaluation.evaluate_files(
+        runs, [split_named(spec) for spec in qrels_specs],
+        measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
+        per_turn=per_turn, turns=turns,
+    )
+    formats.write_text(output, render_results(results, fmt))
+
+
+@main.group()
+def qrels():
+    """Qrels tools: subsets, filtered turns, combined criteria, statistics.
+
+    \b
+    The CAsT-ReGIn variants from the `all` qrels:
+      castregin qrels filter question_relevance_all.qrel --min-label 2 -o filtered.qrel
+      castregin qrels subset question_relevance_all.qrel --turns mi_turns.txt -o mi_subset.qrel
+    """
+
+
+def _write_qrels(output: str, result, inputs) -> None:
+    formats.ensure_not_input(output, inputs)
+    formats.write_text(output, formats.format_qrels(result))
+
+
+@qrels.command("subset")
+@click.argument("qrels_file", metavar="QRELS")
+@click.option("--turns", "turns_file", required=True, metavar="FILE",
+              help="Turns to keep: one id a line, a qrels or run whose turns to keep, or turn-ids JSON.")
+@output_option()
+def qrels_subset(qrels_file, turns_file, output):
+    """Keep only the turns listed in FILE."""
+    result = qrels_tools.subset(formats.read_qrels(qrels_file), formats.read_turn_list(turns_file))
+    _write_qrels(output, result, [qrels_file, turns_file])
+
+
+@qrels.command("filter")
+@click.argument("qrels_file", metavar="QRELS")
+@click.option("--min-label", default=2, show_default=True, type=int,
+              help="Keep turns where some item has a label at or above this.")
+@output_option()
+def qrels_filter(qrels_file, min_label, output):
+    """Keep the turns that have at least one item labelled >= --min-label."""
+    result = qrels_tools.filter_turns(formats.read_qrels(qrels_file), min_label)
+    _write_qrels(output, result, [qrels_file])
+
+
+@qrels.command("combine")
+@click.argument("qrels_files", nargs=-1, required=True, metavar="QRELS...")
+@click.option("--how", type=click.Choice(qrels_tools.COMBINE_METHODS), default="min", show_default=True,
+              help="min, max, or mean rounded half up.")
+@output_option()
+def qrels_combine(qrels_files, how, output):
+    """One label per (turn, item) from several criteria (e.g. relevance and novelty).
+
+    Only pairs judged in every QRELS are kept; the number left out is reported on standard error.
+
+    \b
+    Example:
+      castregin qrels combine question_relevance_all.qrel question_novelty.qrel --how min
+    """
+    combined, left_out = qrels_tools.combine([formats.read_qrels(p) for p in qrels_files], how)
+    if left_out:
+        click.echo(f"castregin: warning: {left_out} (turn, item) pairs are not judged in every qrels; left out",
+                   err=True)
+    _write_qrels(output, combined, qrels_files)
+
+
+@qrels.command("stats")
+@click.argument("qrels_files", nargs=-1, required=True, metavar="QRELS...")
+@click.option("--rel-level", default=2, show_default=True, type=int)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def qrels_stats(qrels_files, rel_level, fmt):
+    """Turns, items and the label histogram of each QRELS."""
+    all_stats = [qrels_tools.stats(formats.read_qrels(p), rel_level) for p in qrels_files]
+    if fmt == "json":
+        click.echo(json.dumps(all_stats, indent=2))
+        return
+    labels = sorted({int(label) for s in all_stats for label in s["labels"]})
+    header = ["qrels", "turns", "topics", "items", "items/turn", f"turns with label>={rel_level}",
+              *[f"label {label}" for label in labels]]
+    rows = [
+        [s["qrels"], str(s["turns"]), str(s["topics"]), str(s["items"]),
+         f"{s['items_per_turn']['min']}-{s['items_per_turn']['max']} (mean {s['items_per_turn']['mean']:.1f})",
+         str(s["turns_with_relevant"]), *[str(s["labels"].get(str(label), 0)) for label in labels]]
+        for s in all_stats
+    ]
+    click.echo(text_table(header, rows, set(range(1, len(header)))), nl=False)

@@ -1,0 +1,81 @@
+"""Qrels tools: subsets of turns, filtering turns, combining criteria, statistics.
+
+These rebuild the CAsT-ReGIn qrels variants from the ``all`` qrels: ``filtered`` keeps the turns
+with some label >= 2, ``mi_subset`` keeps the turns that need mixed initiative.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Sequence
+
+from .data import Qrels
+from .errors import InputError
+
+COMBINE_METHODS = ("min", "mean", "max")
+
+
+def subset(qrels: Qrels, turns: Iterable[str]) -> Qrels:
+    """The qrels of the given turns only."""
+    return qrels.subset(turns)
+
+
+def filter_turns(qrels: Qrels, min_label: int = 2) -> Qrels:
+    """Keep the turns where at least one item has a label >= ``min_label``."""
+    keep = [turn for turn, items in qrels.labels.items() if any(label >= min_label for label in items.values())]
+    return qrels.subset(keep)
+
+
+def mean_half_up(labels: Sequence[int]) -> int:
+    """The mean of integer labels rounded half up (1.5 -> 2, -1.5 -> -1), in exact integer arithmetic."""
+    n = len(labels)
+    return (2 * sum(labels) + n) // (2 * n)
+
+
+def combine(qrels_list: Sequence[Qrels], how: str = "min") -> tuple[Qrels, int]:
+    """One label per (turn, item) from several criteria: their ``min``, ``max`` or ``mean`` (half up).
+
+    Only (turn, item) pairs judged in every qrels are combined; returns the combined qrels and
+    the number of pairs left out because some qrels lacks them.
+    """
+    if how not in COMBINE_METHODS:
+        raise InputError(f"unknown combination {how!r}; use one of {', '.join(COMBINE_METHODS)}")
+    if not qrels_list:
+        raise InputError("no qrels to combine")
+    reduce = {"min": min, "max": max, "mean": mean_half_up}[how]
+    first = qrels_list[0]
+    combined: dict[str, dict[str, int]] = {}
+    pairs = set()
+    for q in qrels_list:
+        pairs.update((t, i) for t, items in q.labels.items() for i in items)
+    for turn, items in first.labels.items():
+        for item in items:
+            labels = [q.labels.get(turn, {}).get(item) for q in qrels_list]
+            if all(label is not None for label in labels):
+                combined.setdefault(turn, {})[item] = reduce(labels)
+    kept = sum(len(items) for items in combined.values())
+    name = "+".join(q.name for q in qrels_list)
+    return Qrels(combined, name=f"{name}.{how}", source=None), len(pairs) - kept
+
+
+def stats(qrels: Qrels, rel_level: int = 2) -> dict:
+    """Counts of a qrels: turns, topics, items, items per turn, label histogram, turns with a relevant item."""
+    histogram = Counter(label for items in qrels.labels.values() for label in items.values())
+    per_turn = [len(items) for items in qrels.labels.values()]
+    relevant_turns = sum(
+        1 for items in qrels.labels.values() if any(label >= rel_level for label in items.values())
+    )
+    return {
+        "qrels": qrels.name,
+        "turns": len(qrels.labels),
+        "topics": len({turn.split("_", 1)[0] for turn in qrels.labels}),
+        "items": len(qrels),
+        "items_per_turn": {
+            "min": min(per_turn, default=0),
+            "mean": (sum(per_turn) / len(per_turn)) if per_turn else 0.0,
+            "max": max(per_turn, default=0),
+        },
+        "labels": {str(label): histogram[label] for label in sorted(histogram)},
+        "rel_level": rel_level,
+        "turns_with_relevant": relevant_turns,
+    }
