@@ -1,0 +1,136 @@
+"""Evaluation semantics on hand-made runs, checked against pytrec_eval or worked out by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import pytrec_eval
+
+from castregin import InputError, Qrels, Run
+from castregin.evaluate import evaluate
+
+
+def _run(scores, tag="r"):
+    return Run(tag, scores, {t: {i: k for k, i in enumerate(items, 1)} for t, items in scores.items()})
+
+
+QRELS = Qrels({"t1": {"Q1": 2, "Q2": 0, "Q3": 1}, "t2": {"Q1": 0, "Q5": 3}, "t3": {"Q9": 1}}, name="q")
+
+
+def test_ties_are_broken_by_item_id_descending_like_trec_eval():
+    # Q2 (label 0) sorts before Q1 (label 2) on a tie: P@1 is 0, as trec_eval gives.
+    run = _run({"t1": {"Q1": 1.0, "Q2": 1.0}})
+    assert evaluate(run, QRELS, ["P@1", "RR"], per_turn=True).query("turn == 't1'")["value"].tolist() == [0.0, 0.5]
+    expected = pytrec_eval.RelevanceEvaluator(QRELS.labels, {"P_1"}, relevance_level=2).evaluate(run.scores)
+    assert expected["t1"]["P_1"] == 0.0
+
+
+def test_rank_column_is_ignored():
+    run = Run("r", {"t1": {"Q2": 0.1, "Q1": 0.9}}, {"t1": {"Q2": 1, "Q1": 2}})
+    assert evaluate(run, QRELS, ["P@1"])["value"].item() == 1.0
+
+
+def test_intersection_by_default_and_complete():
+    run = _run({"t1": {"Q1": 2.0}, "t4": {"Q1": 1.0}})  # t4 is not judged, t2 and t3 missing
+    assert evaluate(run, QRELS, ["P@1"])["value"].item() == 1.0
+    assert evaluate(run, QRELS, ["P@1"], complete=True)["value"].item() == pytest.approx(1 / 3)
+    per_turn = evaluate(run, QRELS, ["P@1"], complete=True, per_turn=True)
+    assert dict(zip(per_turn["turn"], per_turn["value"])) == {"all": pytest.approx(1 / 3), "t1": 1.0,
+                                                              "t2": 0.0, "t3": 0.0}
+
+
+def test_turns_without_relevant_items_still_count():
+    run = _run({"t1": {"Q1": 2.0}, "t3": {"Q9": 1.0}})  # t3 has only a label 1: nothing relevant at level 2
+    assert evaluate(run, QRELS, ["P@1"])["value"].item() == 0.5
+    # nDCG uses grade 1 as a gain; it does not depend on the relevance level
+    ndcg = evaluate(run, QRELS, ["nDCG@3"], per_turn=True)
+    assert dict(zip(ndcg["turn"], ndcg["value"]))["t3"] == 1.0
+
+
+def test_rel_level_applies_to_binary_measures_only():
+    run = _run({"t1": {"Q3": 3.0, "Q1": 2.0}})
+    at2 = evaluate(run, QRELS, ["P@1", "nDCG@3"], rel_level=2)
+    at1 = evaluate(run, QRELS, ["P@1", "nDCG@3"], rel_level=1)
+    assert at2["value"].tolist()[0] == 0.0 and at1["value"].tolist()[0] == 1.0
+    assert at2["value"].tolist()[1] == at1["value"].tolist()[1]
+
+
+def test_trec_eval_names_equal_ir_measures_names():
+    run = _run({"t1": {"Q3": 3.0, "Q1": 2.0, "Q2": 1.0}, "t2": {"Q5": 1.0}})
+    pairs = [("P@1", "P_1"), ("nDCG@3", "ndcg_cut_3"), ("AP", "map"), ("RR", "recip_rank"), ("R@10", "recall_10")]
+    a = evaluate(run, QRELS, [p[0] for p in pairs])["value"].tolist()
+    b = evaluate(run, QRELS, [p[1] for p in pairs])["value"].tolist()
+    assert a == b
+
+
+def test_turns_restrict_every_qrels():
+    run = _run({"t1": {"Q1": 2.0}, "t2": {"Q1": 1.0}})
+    assert evaluate(run, QRELS, ["P@1"], turns=["t2"])["value"].item() == 0.0
+
+
+def test_unknown_measure_is_an_input_error():
+    with pytest.raises(InputError, match="unknown measure 'P@@1'"):
+        evaluate(_run({"t1": {"Q1": 1.0}}), QRELS, ["P@@1"])
+
+
+@pytest.fixture
+def files(tmp_path):
+    run = tmp_path / "a.run"
+    run.write_text("t1 Q0 Q1 1 2.0 alpha\nt1 Q0 Q2 2 1.0 alpha\nt2 Q0 Q5 1 1.0 alpha\n")
+    other = tmp_path / "b.run"
+    other.write_text("t1 Q0 Q2 1 2.0 beta\nt2 Q0 Q1 1 1.0 beta\n")
+    qrels = tmp_path / "q.qrel"
+    qrels.write_text("t1 0 Q1 2\nt1 0 Q2 0\nt2 0 Q5 3\nt2 0 Q1 0\n")
+    sub = tmp_path / "sub.qrel"
+    sub.write_text("t2 0 Q5 3\nt2 0 Q1 0\n")
+    return run, other, qrels, sub
+
+
+def test_cli_json_shape_and_named_qrels(cli, files):
+    run, other, qrels, sub = files
+    result = cli("evaluate", run, other, "--qrels", qrels, "--qrels", f"mi={sub}", "-m", "P@1", "-m", "map",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows[0] == {"run": "alpha", "qrels": "q", "measure": "P@1", "turn": "all", "value": 1.0}
+    assert {(r["run"], r["qrels"], r["measure"]) for r in rows} == {
+        (r, q, m) for r in ("alpha", "beta") for q in ("q", "mi") for m in ("P@1", "map")}
+    assert [r["value"] for r in rows if r["run"] == "beta" and r["measure"] == "P@1"] == [0.0, 0.0]
+
+
+def test_cli_per_turn_json(cli, files):
+    run, _, qrels, _ = files
+    rows = json.loads(cli("evaluate", run, "--qrels", qrels, "-m", "P@1", "--per-turn", "--format", "json").stdout)
+    assert [(r["turn"], r["value"]) for r in rows] == [("all", 1.0), ("t1", 1.0), ("t2", 1.0)]
+
+
+def test_cli_table_markdown_latex_tsv(cli, files, tmp_path):
+    run, other, qrels, _ = files
+    table = cli("evaluate", run, other, "--qrels", qrels, "-m", "P@1").stdout
+    assert table.splitlines()[0].split() == ["run", "P@1"]
+    assert table.splitlines()[2].split() == ["alpha", "1.0000"]
+    markdown = cli("evaluate", run, other, "--qrels", qrels, "-m", "P@1", "--format", "markdown").stdout
+    assert "| alpha | **1.0000** |" in markdown and "| beta | 0.0000 |" in markdown
+    latex = cli("evaluate", run, other, "--qrels", qrels, "-m", "P@1", "--format", "latex").stdout
+    assert "alpha & \\textbf{1.0000} \\\\" in latex and "\\toprule" in latex
+    out = tmp_path / "scores.tsv"
+    assert cli("evaluate", run, "--qrels", qrels, "-m", "nDCG@3", "--format", "tsv", "-o", out).exit_code == 0
+    assert out.read_text().splitlines() == ["run\tqrels\tmeasure\tturn\tvalue", "alpha\tq\tnDCG@3\tall\t1.0"]
+
+
+def test_cli_turns_option(cli, files, tmp_path):
+    run, _, qrels, _ = files
+    turns = tmp_path / "turns.txt"
+    turns.write_text("t2\n")
+    rows = json.loads(cli("evaluate", run, "--qrels", qrels, "--turns", turns, "-m", "P@1", "--per-turn",
+                          "--format", "json").stdout)
+    assert [r["turn"] for r in rows] == ["all", "t2"]
+
+
+def test_cli_unknown_measure_is_one_line(cli, files):
+    run, _, qrels, _ = files
+    result = cli("evaluate", run, "--qrels", qrels, "-m", "nope")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("castregin: error: unknown measure 'nope'")
+    assert len(result.stderr.splitlines()) == 1
