@@ -50,6 +50,8 @@ def _register() -> None:
     from . import cli_convert  # noqa: F401
     from . import cli_aggregate  # noqa: F401
     from . import cli_dialogue  # noqa: F401
+    from . import cli_compare  # noqa: F401
+    from . import cli_ope  # noqa: F401
 
 
 _register()
