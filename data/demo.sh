@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `make demo`: a track in miniature, from participants' JSON runs and a crowd CSV to scores and a report.
+# Every step is a castregin command you can run yourself; outputs go to out/demo/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=out/demo
+rm -rf "$OUT"
+mkdir -p "$OUT"
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+
+# 1. Participants' JSON runs -> TREC runs over the question bank (new texts get new ids)
+step castregin convert questions data/runs/alpha.json data/runs/beta.json --bank data/question_bank.json \
+    --turns data/turn_ids.json --bank-out "$OUT/question_bank.json" --out-dir "$OUT/runs"
+# 2. The judging pool: each run's top 2 per turn
+step castregin pool "$OUT"/runs/alpha.run "$OUT"/runs/beta.run --depth 2 -o "$OUT/pool.txt"
+# 3. Crowd CSV -> qrels: gold filtering, mode, mean on ties; an audit with agreement
+step castregin aggregate data/crowd/judgments.csv --criteria relevance,novelty,diversity \
+    --gold data/crowd/gold.csv --prefix question --out-dir "$OUT/qrels"
+step castregin qrels stats "$OUT"/qrels/question_relevance.qrel "$OUT"/qrels/question_relevance_filtered.qrel
+# 4. Scores with trec_eval's numbers, on all turns and on the filtered turns
+step castregin evaluate "$OUT"/runs/alpha.run "$OUT"/runs/beta.run \
+    --qrels all="$OUT/qrels/question_relevance.qrel" --qrels filtered="$OUT/qrels/question_relevance_filtered.qrel"
+# 5. Is beta better than alpha? Paired tests, Holm-corrected
+step castregin compare "$OUT"/runs/alpha.run "$OUT"/runs/beta.run --qrels "$OUT/qrels/question_relevance.qrel" \
+    --baseline "$OUT"/runs/alpha.run
+# 6. The HTML report
+step castregin report "$OUT"/runs/alpha.run "$OUT"/runs/beta.run --qrels "$OUT/qrels/question_relevance.qrel" \
+    --out "$OUT/report"
+printf '\nReport: %s\n' "$(pwd)/$OUT/report/index.html"
