@@ -1,7 +1,16 @@
-"""castregin: judge and score conversational search systems the way TREC does."""
+"""castregin: judge and score conversational search systems the way TREC does.
+
+The stages are plain functions on plain data, usable without the command line::
+
+    import castregin
+    qrels = castregin.read_qrels("question_relevance_all.qrel")
+    scores = castregin.evaluate([castregin.read_run("bm25.run")], qrels, ["P@1", "nDCG@3"])
+"""
 
 from .data import Qrels, Run
 from .errors import InputError
+from .formats import read_qrels, read_run
+from .evaluate import evaluate  # noqa: E402  (the function; the module stays castregin.evaluate in sys.modules)
 
-__all__ = ["Qrels", "Run", "InputError"]
+__all__ = ["Qrels", "Run", "InputError", "read_qrels", "read_run", "evaluate"]
 __version__ = "0.1.0"

@@ -7,10 +7,10 @@ import os
 
 import click
 
-from . import evaluate as evaluation
 from . import formats
 from . import qrels as qrels_tools
 from .cli import main
+from .evaluate import evaluate_files
 from .measures import DEFAULT_MEASURES
 from .tables import FORMATS, render_results, text_table
 
@@ -61,7 +61,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     turns = formats.read_turn_list(turns_file) if turns_file else None
-    results = evaluation.evaluate_files(
+    results = evaluate_files(
         runs, [split_named(spec) for spec in qrels_specs],
         measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
         per_turn=per_turn, turns=turns,
