@@ -1,7 +1,146 @@
-"""Commands of the castregin CLI for the compare stage (registered on `castregin.cli.main`)."""
+"""Commands ``compare`` (paired significance tests) and ``report`` (a static HTML report)."""
 
 from __future__ import annotations
 
-import click  # noqa: F401
+import os
+import sys
+from pathlib import Path
 
-from .cli import main  # noqa: F401
+import click
+
+from . import formats
+from .cli import main
+from .cli_evaluate import output_option, split_named
+from .compare import (
+    COMPARE_FORMATS,
+    CORRECTIONS,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    TESTS,
+    render_comparison,
+)
+from .compare import compare as compare_runs
+from .errors import InputError
+from .evaluate import evaluate as evaluate_runs
+from .evaluate import run_names
+from .measures import DEFAULT_MEASURES
+
+
+def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
+    """The result name of the run ``--baseline`` designates: one of the run files given, or a tag."""
+    if baseline is None:
+        return None
+    names = run_names(runs)
+    if baseline != formats.STDIO:
+        target = Path(baseline).resolve() if os.path.exists(baseline) else None
+        for path, name in zip(paths, names):
+            if str(path) == baseline or (target is not None and Path(path).resolve() == target):
+                return name
+    tagged = [name for run, name in zip(runs, names) if run.tag == baseline or name == baseline]
+    if len(tagged) == 1:
+        return tagged[0]
+    if len(tagged) > 1:
+        raise InputError(f"--baseline {baseline!r} is the tag of several runs; give its file instead")
+    raise InputError(f"unknown --baseline {baseline!r}; give one of the run files or tags: {', '.join(names)}")
+
+
+def _read(run_paths, qrels_specs):
+    runs = [formats.read_run(path) for path in run_paths]
+    qrels = [formats.read_qrels(path, name) for name, path in map(split_named, qrels_specs)]
+    return runs, qrels
+
+
+def _comparison_options(function):
+    options = [
+        click.argument("runs", nargs=-1, required=True, metavar="RUN..."),
+        click.option("--qrels", "qrels_specs", multiple=True, required=True, metavar="[NAME=]QRELS",
+                     help="Qrels to evaluate against; repeat for several, optionally named (mi=subset.qrel)."),
+        click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+                     help=f"Measure, repeatable. Default: {' '.join(DEFAULT_MEASURES)}."),
+        click.option("--baseline", metavar="RUN",
+                     help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
+        click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
+                     help="Paired two-sided test on per-turn values (scipy)."),
+        click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+                     help="Multiple-comparison correction over the comparisons of each measure and qrels."),
+        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+                     show_default=True, help="Significance level."),
+        click.option("--permutations", type=click.IntRange(min=1), default=DEFAULT_PERMUTATIONS,
+                     show_default=True, help="Resamples of the randomization test."),
+        click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+                     help="Seed of the randomization test (same seed, same p-values)."),
+        click.option("--rel-level", default=2, show_default=True, type=int,
+                     help="Label at or above which an item is relevant for binary measures (trec_eval -l)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@main.command()
+@_comparison_options
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True)
+@output_option()
+def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
+            fmt, output):
+    """Are the differences between runs significant? Paired tests on per-turn values.
+
+    For each qrels and measure, every run is compared with --baseline (or every pair of runs) on
+    the turns both runs have: mean difference (run - baseline), the test statistic, the p-value
+    and the p-value corrected over the comparisons of that measure, Cohen's d of the differences.
+    When every difference is zero the p-value is 1 and the statistic 0. The randomization test is
+    reproducible: the same --seed gives the same p-values.
+
+    In table, markdown and LaTeX the leaderboard comes first: the best value of each column in
+    bold, a dagger on significant wins over the baseline (without a baseline: the letters of the
+    runs a run is significantly better than), then every comparison.
+
+    \b
+    Examples:
+      castregin compare bm25.run miniLM.run T5_raw.run --qrels question_relevance_all.qrel \\
+          --baseline bm25.run -m P@1 -m nDCG@3 --format markdown
+      castregin compare runs/*.run --qrels all.qrel --test randomization --permutations 100000 --seed 7
+      castregin compare a.run b.run --qrels all.qrel --format json -o comparisons.json
+    """
+    formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
+    run_list, qrels_list = _read(runs, qrels_specs)
+    base = resolve_baseline(baseline, runs, run_list)
+    results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
+                            per_turn=True)
+    comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
+                               progress=sys.stderr.isatty())
+    formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha))
+
+
+@main.command()
+@_comparison_options
+@click.option("--depth", default=10, show_default=True, type=click.IntRange(min=1),
+              help="k of the top-k label distribution and judged@k.")
+@click.option("--out", "out_dir", required=True, metavar="DIR",
+              help="Directory for index.html and figures/*.png (created; files written atomically).")
+def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
+           depth, out_dir):
+    """A static HTML report: DIR/index.html, one self-contained file, and DIR/figures/*.png.
+
+    For the set of runs: the leaderboard, the significance matrix of every pair of runs for each
+    measure, and the label histogram of each qrels. For each run: its scores, judged@k, the
+    per-turn difference to the median of all runs with the best run marked (on the first
+    measure), and the labels of its top-k items (unjudged ones in grey). Plots are embedded as
+    PNG, so the page needs no network; the same PNGs are in DIR/figures for papers.
+
+    \b
+    Examples:
+      castregin report bm25.run miniLM.run T5_raw.run --qrels question_relevance_all.qrel --out report
+      castregin report runs/*.run --qrels all=all.qrel --qrels mi=mi_subset.qrel --baseline bm25.run \\
+          -m nDCG@3 -m P@1 --out report
+    """
+    from .report import write_report  # matplotlib is slow to import; only this command needs it
+
+    inputs = [*runs, *(split_named(s)[1] for s in qrels_specs)]
+    formats.ensure_not_input(os.path.join(out_dir, "index.html"), inputs)
+    run_list, qrels_list = _read(runs, qrels_specs)
+    base = resolve_baseline(baseline, runs, run_list)
+    index = write_report(run_list, qrels_list, out_dir, measures=measures or DEFAULT_MEASURES, baseline=base,
+                         rel_level=rel_level, depth=depth, test=test, correction=correction, alpha=alpha,
+                         permutations=permutations, seed=seed, progress=sys.stderr.isatty())
+    click.echo(f"castregin: report written to {index}", err=True)
