@@ -120,8 +120,11 @@ th, td { padding: .25rem .6rem; border-bottom: 1px solid #e5e5e5; text-align: le
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f6f6f6; }
 td.win { background: #d3f9d8; } td.loss { background: #ffe3e3; } td.diag { color: #aaa; }
+.matrix th, .matrix td:first-child { max-width: 8.5rem; overflow-wrap: anywhere; }
+h4 { margin: .8rem 0 0; font-size: .95rem; }
 img { max-width: 100%; height: auto; display: block; margin: .4rem 0 1rem; }
 .meta, .legend { color: #555; font-size: .9rem; }
+td small span { white-space: nowrap; }
 nav ul { columns: 2; } code { background: #f3f3f3; padding: 0 .2rem; }
 .figures { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
 """
@@ -154,6 +157,10 @@ def _fmt(value: float, decimals: int = 4, sign: bool = False) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "nan"
     return f"{value:+.{decimals}f}" if sign else f"{value:.{decimals}f}"
+
+
+def _p(value: float) -> str:
+    return "p&lt;0.001" if value < 0.001 else f"p={value:.3f}"
 
 
 def _leaderboard(results, marks, baseline, judged, depth) -> str:
@@ -194,10 +201,10 @@ def _matrix(all_pairs: pd.DataFrame, names: Sequence[str], qrels: str, measure: 
                 continue
             difference, p, significant = found[(row_run, column_run)]
             css = ("win" if difference > 0 else "loss" if difference < 0 else "") if significant else ""
-            row.append((f"{_fmt(difference, 3, sign=True)}<br><small>p={_fmt(p, 3)}</small>", css))
+            row.append((f"{_fmt(difference, 3, sign=True)}<br><small>{_p(p)}</small>", css))
         rows.append(row)
-    return (f"<h4>{_e(measure)} — {_e(qrels)}</h4>\n"
-            + _table(["row − column", *names], rows, set(range(1, len(names) + 1))))
+    return (f'<div class="matrix"><h4>{_e(measure)} — {_e(qrels)}</h4>\n'
+            + _table(["row − column", *names], rows, set(range(1, len(names) + 1))) + "</div>")
 
 
 def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence[str] = DEFAULT_MEASURES,
@@ -285,8 +292,10 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
         body.append("<p>One run: nothing to compare.</p>")
     else:
         for q in qrels:
+            body.append('<div class="figures">')
             for measure in measures:
                 body.append(_matrix(all_pairs, names, q.name, measure))
+            body.append("</div>")
 
     body.append('<h2 id="qrels">Qrels</h2>')
     body.append('<div class="figures">')
@@ -314,8 +323,8 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
                     versus = marks[(marks["qrels"] == q.name) & (marks["measure"] == measure)
                                    & (marks["run"] == name)].iloc[0]
                     css = ("win" if versus.mean_difference > 0 else "loss") if versus.significant else ""
-                    cell += (f"<br><small>{_fmt(versus.mean_difference, 4, sign=True)} vs baseline, "
-                             f"p={_fmt(versus.p_value_corrected, 3)}</small>")
+                    cell += (f"<br><small><span>Δ {_fmt(versus.mean_difference, 4, sign=True)}</span> "
+                             f"<span>{_p(versus.p_value_corrected)}</span></small>")
                     row.append((cell, css))
                 else:
                     row.append((cell, ""))
