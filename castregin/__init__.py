@@ -9,8 +9,8 @@ The stages are plain functions on plain data, usable without the command line::
 
 from .data import Qrels, Run
 from .errors import InputError
+from .evaluate import evaluate
 from .formats import read_qrels, read_run
-from .evaluate import evaluate  # noqa: E402  (the function; the module stays castregin.evaluate in sys.modules)
 
-__all__ = ["Qrels", "Run", "InputError", "read_qrels", "read_run", "evaluate"]
+__all__ = ["InputError", "Qrels", "Run", "evaluate", "read_qrels", "read_run"]
 __version__ = "0.1.0"

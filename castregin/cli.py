@@ -46,12 +46,14 @@ def main():
 
 def _register() -> None:
     # Command modules register themselves on `main`; imported here so `castregin.cli:main` has them all.
-    from . import cli_evaluate  # noqa: F401
-    from . import cli_convert  # noqa: F401
-    from . import cli_aggregate  # noqa: F401
-    from . import cli_dialogue  # noqa: F401
-    from . import cli_compare  # noqa: F401
-    from . import cli_ope  # noqa: F401
+    from . import (
+        cli_aggregate,  # noqa: F401
+        cli_compare,  # noqa: F401
+        cli_convert,  # noqa: F401
+        cli_dialogue,  # noqa: F401
+        cli_evaluate,  # noqa: F401
+        cli_ope,  # noqa: F401
+    )
 
 
 _register()

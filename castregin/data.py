@@ -57,7 +57,7 @@ class Qrels:
     def __len__(self) -> int:
         return sum(len(items) for items in self.labels.values())
 
-    def subset(self, turns) -> "Qrels":
+    def subset(self, turns) -> Qrels:
         """The qrels of the given turns only (in this qrels' order)."""
         keep = set(turns)
         return Qrels({t: dict(i) for t, i in self.labels.items() if t in keep}, self.name, self.source)

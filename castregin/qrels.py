@@ -7,7 +7,7 @@ with some label >= 2, ``mi_subset`` keeps the turns that need mixed initiative.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .data import Qrels
 from .errors import InputError

@@ -11,12 +11,11 @@ import json
 
 import pytest
 import pytrec_eval
+from reference_runs import write_reference_runs
 
 from castregin import Run, formats
 from castregin.evaluate import evaluate
 from castregin.measures import DEFAULT_MEASURES
-
-from reference_runs import write_reference_runs
 
 TREC_NAMES = {"P@1": "P_1", "P@3": "P_3", "nDCG@3": "ndcg_cut_3", "nDCG@5": "ndcg_cut_5",
               "AP": "map", "RR": "recip_rank", "R@10": "recall_10"}
@@ -31,7 +30,7 @@ def run_paths(cast2022, tmp_path_factory):
 def _read_plain(path, columns):
     """Independent reader: {turn: {item: value}} from whitespace-split lines."""
     table = {}
-    for line in open(path, encoding="utf-8"):
+    for line in path.read_text(encoding="utf-8").splitlines():
         fields = line.split()
         if fields:
             table.setdefault(fields[0], {})[fields[2]] = columns(fields)

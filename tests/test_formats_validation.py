@@ -111,10 +111,9 @@ def test_writers_roundtrip_and_sort(tmp_path):
 def test_atomic_write_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old")
-    with pytest.raises(RuntimeError):
-        with formats.atomic_output(target) as handle:
-            handle.write("half")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), formats.atomic_output(target) as handle:
+        handle.write("half")
+        raise RuntimeError("boom")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
 

@@ -7,13 +7,13 @@ a half-written file. ``-`` means standard input or output.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from ..errors import InputError
 
@@ -103,7 +103,7 @@ def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     try:
         encoding = None if "b" in mode else "utf-8"
         newline = None if "b" in mode else "\n"
-        with io.open(fd, mode, encoding=encoding, newline=newline) as handle:
+        with open(fd, mode, encoding=encoding, newline=newline) as handle:
             yield handle
         os.chmod(temporary, 0o644)
         os.replace(temporary, target)
