@@ -1,7 +1,10 @@
 """Evaluating runs against qrels with trec_eval's semantics.
 
-Per-turn values come from trec_eval's own C code (pytrec_eval, through ir_measures); castregin
-only decides which turns are averaged, because that is where tools differ:
+Per-turn values come from castregin's vectorised engine (:mod:`castregin.engine`) for P@k, R@k,
+AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 9's numbers
+(pytrec_eval's, to the last bit on the CAsT data); any other measure goes to trec_eval's own C
+code (pytrec_eval, through ir_measures). castregin decides which turns are averaged, because
+that is where tools differ:
 
 - default (``trec_eval -l2``): the mean over turns present in both the qrels and the run;
 - ``complete=True`` (``trec_eval -l2 -c``): the mean over every qrels turn, a turn the run
@@ -15,14 +18,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
-import ir_measures
 import pandas as pd
 
 from . import formats
 from .data import Qrels, Run
+from .engine import QrelsIndex
+from .engine import evaluate_run as engine_evaluate_run
+from .formats import columnar
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
 
 #: Columns of the long result table, as in ``--format json``.
@@ -55,6 +61,8 @@ def trec_eval_mean(values: Iterable[float], count: int) -> float:
 
 def _evaluator(measures: Sequence[Measure], qrels: Qrels):
     """One evaluator for the qrels: pytrec_eval (trec_eval's C code) where it can, else ir_measures."""
+    import ir_measures  # only for measures the engine lacks; not worth its import otherwise
+
     objects = [m.measure for m in measures]
     by_trec_eval = [m for m in objects if ir_measures.pytrec_eval.supports(m)]
     others = [m for m in objects if not ir_measures.pytrec_eval.supports(m)]
@@ -66,13 +74,13 @@ def _evaluator(measures: Sequence[Measure], qrels: Qrels):
     return evaluators
 
 
-def per_turn_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
-    """``{measure name: {turn: value}}`` for the turns present in both ``run`` and ``qrels``."""
+def _pytrec_eval_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
+    """Per-turn values from pytrec_eval / ir_measures, for the turns in both run and qrels."""
     shared = set(run.scores) & set(qrels.labels)
     by_object = {m.measure: m.name for m in measures}
     scores: dict[str, dict[str, float]] = {m.name: {} for m in measures}
     run_in_shared = {turn: items for turn, items in run.scores.items() if turn in shared}
-    if not run_in_shared:
+    if not run_in_shared or not measures:
         return scores
     for evaluator in _evaluator(measures, qrels):
         for metric in evaluator.iter_calc(run_in_shared):
@@ -80,6 +88,39 @@ def per_turn_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict
             if metric.query_id in shared:
                 scores[by_object[metric.measure]][metric.query_id] = float(metric.value)
     return scores
+
+
+def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex,
+                   measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
+    """Per-turn values from the engine for the measures it computes (the others are left out)."""
+    mine = [m for m in measures if m.engine is not None]
+    values = engine_evaluate_run(run, index, [m.engine for m in mine])
+    return {m.name: v for m, v in zip(mine, values)}
+
+
+def per_turn_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
+    """``{measure name: {turn: value}}`` for the turns present in both ``run`` and ``qrels``."""
+    scores = _engine_scores(columnar.run_from_dict(run), QrelsIndex(columnar.qrels_from_dict(qrels)), measures)
+    scores.update(_pytrec_eval_scores(run, qrels, [m for m in measures if m.engine is None]))
+    return scores
+
+
+def _rows(name: str, qrels_name: str, qrels_turns: Sequence[str], measures: Sequence[Measure],
+          scores: dict[str, dict[str, float]], complete: bool, per_turn: bool) -> list[tuple]:
+    """Result rows ``(run, qrels, measure, turn, value)``: each measure's mean, then its turns."""
+    rows = []
+    for measure in measures:
+        values = scores[measure.name]
+        if complete:
+            values = dict(values)
+            for turn in qrels_turns:
+                values.setdefault(turn, 0.0)
+        ordered = sorted(values)  # byte order, as trec_eval sums
+        mean = trec_eval_mean((values[t] for t in ordered), len(ordered))
+        rows.append((name, qrels_name, measure.name, ALL_TURNS, mean))
+        if per_turn:
+            rows.extend((name, qrels_name, measure.name, turn, values[turn]) for turn in sorted(values, key=natural_key))
+    return rows
 
 
 def evaluate_run(run: Run, qrels: Qrels, settings: EvaluationSettings = EvaluationSettings(),
@@ -92,21 +133,8 @@ def evaluate_run(run: Run, qrels: Qrels, settings: EvaluationSettings = Evaluati
     """
     measures = parse_measures(settings.measures, settings.rel_level)
     scores = per_turn_scores(run, qrels, measures)
-    name = run_name or run.tag
-    rows = []
-    for measure in measures:
-        values = dict(scores[measure.name])
-        if settings.complete:
-            for turn in qrels.labels:
-                values.setdefault(turn, 0.0)
-        ordered = sorted(values)  # byte order, as trec_eval sums
-        mean = trec_eval_mean((values[t] for t in ordered), len(ordered))
-        rows.append({"run": name, "qrels": qrels.name, "measure": measure.name, "turn": ALL_TURNS, "value": mean})
-        if per_turn:
-            for turn in sorted(values, key=natural_key):
-                rows.append({"run": name, "qrels": qrels.name, "measure": measure.name, "turn": turn,
-                             "value": values[turn]})
-    return rows
+    rows = _rows(run_name or run.tag, qrels.name, list(qrels.labels), measures, scores, settings.complete, per_turn)
+    return [dict(zip(RESULT_COLUMNS, row)) for row in rows]
 
 
 def run_names(runs: Sequence[Run]) -> list[str]:
@@ -150,18 +178,68 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
     if turns is not None:
         turns = list(turns)
         qrels_list = [q.subset(turns) for q in qrels_list]
-    settings = EvaluationSettings(tuple(measures), rel_level, complete)
-    parse_measures(settings.measures, rel_level)  # unknown names fail before any work
-    rows: list[dict] = []
+    parsed = parse_measures(tuple(measures), rel_level)  # unknown names fail before any work
+    columnar_runs = [columnar.run_from_dict(run) for run in runs]
+    rows: list[tuple] = []
     for qrels_item in qrels_list:
-        for run, name in zip(runs, run_names(runs)):
-            rows.extend(evaluate_run(run, qrels_item, settings, per_turn, name))
+        index = QrelsIndex(columnar.qrels_from_dict(qrels_item))
+        others = [m for m in parsed if m.engine is None]
+        for run, run_columns, name in zip(runs, columnar_runs, run_names(runs)):
+            scores = _engine_scores(run_columns, index, parsed)
+            scores.update(_pytrec_eval_scores(run, qrels_item, others))
+            rows.extend(_rows(name, qrels_item.name, list(qrels_item.labels), parsed, scores, complete, per_turn))
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)
 
 
 def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
                    **options) -> pd.DataFrame:
-    """:func:`evaluate` on files: ``qrels_paths`` holds ``(name or None, path)`` pairs."""
-    qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
-    runs = [formats.read_run(path) for path in run_paths]
-    return evaluate(runs, qrels_list, **options)
+    """:func:`evaluate` on files: ``qrels_paths`` holds ``(name or None, path)`` pairs.
+
+    Each qrels is read and indexed once; runs are read by the columnar reader and evaluated one
+    after the other by two threads (pyarrow's parser and numpy's big loops release the GIL, so one
+    run's parsing overlaps another's evaluation) and dropped once scored, so memory holds at most
+    two runs. With a measure the engine lacks, runs are read as dicts for pytrec_eval instead.
+    """
+    measures = tuple(options.get("measures", DEFAULT_MEASURES))
+    rel_level = options.get("rel_level", 2)
+    parsed = parse_measures(measures, rel_level)
+    if any(m.engine is None for m in parsed):
+        qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
+        return evaluate([formats.read_run(path) for path in run_paths], qrels_list, **options)
+    unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
+    if unknown:
+        raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
+    qrels_list = [columnar.read_qrels(path, name) for name, path in qrels_paths]
+    if options.get("turns") is not None:
+        qrels_list = [q.subset(options["turns"]) for q in qrels_list]
+    indexes = [QrelsIndex(q) for q in qrels_list]
+
+    def score(path):
+        run = columnar.read_run(path)
+        per_qrels = [_engine_scores(run, index, parsed) for index in indexes]
+        return _RunInfo(run.tag, run.source), per_qrels
+
+    if len(run_paths) > 1:
+        pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
+        try:
+            results = list(pool.map(score, run_paths))  # in order: the first bad run is the one reported
+        finally:
+            pool.shutdown(cancel_futures=True)
+    else:
+        results = [score(path) for path in run_paths]
+    names = run_names([info for info, _ in results])
+    rows: list[tuple] = []
+    for q, qrels_item in enumerate(qrels_list):
+        qrels_turns = qrels_item.turns.tolist()
+        for (_, per_qrels), name in zip(results, names):
+            rows.extend(_rows(name, qrels_item.name, qrels_turns, parsed, per_qrels[q],
+                              options.get("complete", False), options.get("per_turn", False)))
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class _RunInfo:
+    """What :func:`run_names` needs of a run that is no longer in memory."""
+
+    tag: str
+    source: str | None

@@ -17,6 +17,19 @@ from .errors import InputError
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
 
 
+#: Measures that castregin's vectorised engine computes (the rest go to pytrec_eval).
+ENGINE_MEASURES = ("P", "R", "AP", "RR", "nDCG", "Rprec", "Success", "Judged")
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """A measure in the terms of :mod:`castregin.engine`: its kind, cutoff and relevance level."""
+
+    kind: str
+    cutoff: int | None = None
+    rel: int | None = None
+
+
 @dataclass(frozen=True)
 class Measure:
     """A measure as the user named it, and the ir_measures object that computes it."""
@@ -26,6 +39,37 @@ class Measure:
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def engine(self) -> EngineSpec | None:
+        """The engine's spec of this measure, or None when pytrec_eval must compute it."""
+        return engine_spec(self.measure)
+
+
+def engine_spec(measure) -> EngineSpec | None:
+    """:class:`EngineSpec` of an ir_measures measure, None for measures or options the engine lacks.
+
+    Cutoffs are needed for P, R and Success (trec_eval has no uncut versions of these) and
+    refused for AP and RR (map_cut and RR@k differ from trec_eval's map and recip_rank); custom
+    nDCG gains and ``judged_only`` stay with pytrec_eval.
+    """
+    kind = getattr(measure, "NAME", None)
+    if kind not in ENGINE_MEASURES:
+        return None
+    params = measure.params
+    if params.get("judged_only") or params.get("gains") is not None or params.get("dcg", "log2") != "log2":
+        return None
+    cutoff = params.get("cutoff")
+    rel = params.get("rel")
+    if cutoff is not None and (not isinstance(cutoff, int) or cutoff < 1):
+        return None
+    if (kind in ("P", "R", "Success") and cutoff is None) or (kind in ("AP", "RR", "Rprec") and cutoff is not None):
+        return None
+    if kind in ("nDCG", "Judged"):
+        rel = None
+    elif not isinstance(rel, int):
+        return None
+    return EngineSpec(kind, cutoff, rel)
 
 
 def _parse_one(name: str):
@@ -56,6 +100,11 @@ def parse_measure(name: str, rel_level: int = 2) -> Measure:
     measure = _parse_one(name.strip())
     if "rel" in measure.SUPPORTED_PARAMS and "rel" not in measure.params:
         measure = measure(rel=rel_level)
+    rel = measure.params.get("rel")
+    if isinstance(rel, int) and rel < 1:
+        # trec_eval (pytrec_eval) takes only positive levels; a level <= 0 would also count
+        # judged non-relevant items as relevant.
+        raise InputError(f"{name}: the relevance level must be 1 or more, not {rel}")
     return Measure(name, measure)
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .common import STDIO, display_name, read_json, read_text, stem
+from .common import STDIO, decode, display_name, read_bytes, read_json, read_text, stem
 
-def _fields(path: str | os.PathLike, what: str) -> Iterator[tuple[int, list[str]]]:
+RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
+QRELS_WHAT = "qrels file (turn 0 item label)"
+
+
+def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, whitespace-split fields) of each non-blank line; an empty file is an error."""
-    source = display_name(path)
-    text = read_text(path)
     seen = False
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
@@ -52,9 +54,13 @@ def read_run(path: str | os.PathLike) -> Run:
     The tag is the first line's; a run without lines, a line without six columns, a rank or score
     that is not a finite number, and a (turn, item) listed twice are errors.
     """
-    source = display_name(path)
+    return parse_run(read_bytes(path), display_name(path))
+
+
+def parse_run(data: bytes, source: str) -> Run:
+    """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
-    for line, fields in _fields(path, "TREC run (turn Q0 item rank score tag)"):
+    for line, fields in _fields(decode(data, source), source, RUN_WHAT):
         if len(fields) != 6:
             raise InputError(
                 f"expected 6 columns (turn Q0 item rank score tag), found {len(fields)}",
@@ -75,9 +81,13 @@ def read_run(path: str | os.PathLike) -> Run:
 
 def read_qrels(path: str | os.PathLike, name: str | None = None) -> Qrels:
     """Read TREC qrels (``turn 0 item label``, integer labels, any whitespace)."""
-    source = display_name(path)
-    qrels = Qrels(name=name or stem(path), source=source)
-    for line, fields in _fields(path, "qrels file (turn 0 item label)"):
+    return parse_qrels(read_bytes(path), display_name(path), name or stem(path))
+
+
+def parse_qrels(data: bytes, source: str, name: str) -> Qrels:
+    """:func:`read_qrels` on the bytes of a file that ``source`` names in messages."""
+    qrels = Qrels(name=name, source=source)
+    for line, fields in _fields(decode(data, source), source, QRELS_WHAT):
         if len(fields) != 4:
             raise InputError(
                 f"expected 4 columns (turn 0 item label), found {len(fields)}", source=source, line=line

@@ -1,0 +1,261 @@
+"""trec_eval's measures on whole arrays: P@k, R@k, AP, RR, nDCG@k, nDCG, Rprec, Success@k, Judged@k.
+
+One run against one qrels is a handful of numpy passes over all of the run's lines at once,
+instead of a loop per turn over Python objects. The numbers are trec_eval 9's (as pytrec_eval
+computes them), including the floating-point details that decide the last bits:
+
+- Items are ordered by score descending, compared as 32-bit floats (trec_eval stores scores as
+  ``float``), ties broken by item id in descending byte order (``strcmp``); the rank column is
+  ignored. Judged@k follows ir_measures' judged provider instead: 64-bit scores, ties by item id
+  ascending, divided by ``min(k, items retrieved)``.
+- An item is relevant when it is judged with a label >= ``rel``; unjudged items never are. A turn
+  without relevant items scores 0 on binary measures (R@k, AP and Rprec divide by nothing).
+- nDCG's gain is the label when it is positive, else 0 (negative labels count as 0, as in
+  trec_eval); the ideal ranking sorts the turn's positive labels in descending order; the
+  discount is ``log2(rank + 1)`` from the C library (``math.log2``).
+- Sums (AP, DCG, ideal DCG) are accumulated left to right in ranking order, one double addition
+  after the other, exactly as trec_eval's loops do; numpy's pairwise ``sum`` would differ in
+  the last bits, so :func:`sequential_sums` adds position by position across all turns at once.
+
+Turns are the run's turns that the qrels judge; means and ``--complete`` are the caller's job
+(:mod:`castregin.evaluate`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .formats.columnar import ColumnarQrels, ColumnarRun, byte_order_ranks, lookup
+from .measures import EngineSpec
+
+_LOG2: list[float] = []
+
+
+def log2_table(n: int) -> np.ndarray:
+    """``log2(i)`` for i in 0..n-1 from the C library, as trec_eval computes it (index 0 unused)."""
+    if len(_LOG2) < n:
+        _LOG2.extend(math.log2(i) if i else 0.0 for i in range(len(_LOG2), n))
+    return np.array(_LOG2[:n])
+
+
+def sequential_sums(values: np.ndarray, segments: np.ndarray, n: int) -> np.ndarray:
+    """Per-segment sums of ``values``, added strictly left to right as a C loop does.
+
+    ``segments`` (non-decreasing, in ``0..n-1``) says which segment each value belongs to.
+    Step j adds the j-th value of every segment that has one: as many vector additions as the
+    longest segment, each over the segments still running.
+    """
+    out = np.zeros(n)
+    if len(values) == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
+    lengths = np.diff(np.r_[starts, len(values)])
+    by_length = np.argsort(-lengths, kind="stable")
+    starts, lengths, ids = starts[by_length], lengths[by_length], segments[starts][by_length]
+    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")  # segments longer than j
+    acc = np.zeros(len(starts))
+    for j, count in enumerate(running.tolist()):
+        if count == 1:
+            # One segment left: numpy's cumsum is a sequential accumulation too.
+            rest = values[starts[0] + j: starts[0] + lengths[0]]
+            acc[0] = np.cumsum(np.r_[acc[0], rest])[-1]
+            break
+        acc[:count] += values[starts[:count] + j]
+    out[ids] = acc
+    return out
+
+
+def _descending_float_key(scores: np.ndarray, bits: int) -> np.ndarray:
+    """Unsigned keys whose ascending order is the scores' descending order (as 32 or 64-bit floats).
+
+    ``-0.0`` becomes ``0.0`` first, since C and Python compare them equal (a tie, then item ids).
+    """
+    if bits == 32:
+        floats, unsigned, sign = scores.astype(np.float32) + np.float32(0.0), np.uint32, np.uint32(1 << 31)
+    else:
+        floats, unsigned, sign = scores.astype(np.float64) + 0.0, np.uint64, np.uint64(1 << 63)
+    raw = floats.view(unsigned)
+    # IEEE floats order like sign-magnitude integers: negative ones keep their bits (larger
+    # magnitude sorts later), positive ones are complemented (larger value sorts earlier).
+    return np.where(raw & sign, raw, ~raw & ~sign)
+
+
+def _break_ties(order: np.ndarray, sorted_keys, items, item_codes: np.ndarray, descending: bool) -> np.ndarray:
+    """Reorder runs of equal ``sorted_keys`` (turn and score) by item id, in byte order."""
+    equal = np.ones(len(order) - 1, dtype=bool) if len(order) > 1 else np.zeros(0, dtype=bool)
+    for key in sorted_keys:
+        equal &= key[1:] == key[:-1]
+    if not equal.any():
+        return order
+    in_tie = np.r_[equal, False] | np.r_[False, equal]
+    positions = np.flatnonzero(in_tie)
+    group = np.cumsum(~np.r_[False, equal][positions])
+    rows = order[positions]
+    codes = item_codes[rows]
+    if len(rows) * 4 > len(items):
+        ranks = byte_order_ranks(items)[codes]
+    else:
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        ranks = byte_order_ranks(items, distinct)[inverse]
+    order = order.copy()
+    order[positions] = rows[np.lexsort((-ranks if descending else ranks, group))]
+    return order
+
+
+class QrelsIndex:
+    """One qrels prepared for many runs: sorted (turn, item) keys, relevant counts, ideal DCGs."""
+
+    def __init__(self, qrels: ColumnarQrels):
+        self.qrels = qrels
+        self.turns = qrels.turns
+        self.n_items = max(len(qrels.items), 1)
+        keys = qrels.turn_codes.astype(np.int64) * self.n_items + qrels.item_codes
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.labels = qrels.labels[order]
+        self._num_rel: dict[int, np.ndarray] = {}
+        self._ideal: dict[int | None, np.ndarray] = {}
+
+    def num_rel(self, rel: int) -> np.ndarray:
+        """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel)."""
+        if rel not in self._num_rel:
+            self._num_rel[rel] = np.bincount(self.qrels.turn_codes[self.qrels.labels >= rel],
+                                             minlength=len(self.turns))
+        return self._num_rel[rel]
+
+    def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
+        """Per qrels turn, the DCG of the ideal ranking (positive labels descending) at ``cutoff``."""
+        if cutoff not in self._ideal:
+            positive = self.qrels.labels > 0
+            turns = self.qrels.turn_codes[positive]
+            labels = self.qrels.labels[positive]
+            order = np.lexsort((-labels, turns))
+            turns, labels = turns[order], labels[order]
+            position = _positions(turns)
+            if cutoff is not None:
+                keep = position < cutoff
+                turns, labels, position = turns[keep], labels[keep], position[keep]
+            gains = labels / log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
+            self._ideal[cutoff] = sequential_sums(gains, turns, len(self.turns))
+        return self._ideal[cutoff]
+
+
+def _positions(segments: np.ndarray) -> np.ndarray:
+    """0-based position of each element within its run of equal (sorted) segment ids."""
+    if len(segments) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
+    lengths = np.diff(np.r_[starts, len(segments)])
+    return np.arange(len(segments)) - np.repeat(starts, lengths)
+
+
+class _Ranked:
+    """A run's lines in one ranking order: segment (shared turn) and position of each line."""
+
+    def __init__(self, order: np.ndarray, turn: np.ndarray, judged: np.ndarray, labels: np.ndarray):
+        self.turn = turn[order]
+        starts = np.flatnonzero(np.r_[True, self.turn[1:] != self.turn[:-1]])
+        self.lengths = np.diff(np.r_[starts, len(order)])
+        self.turn_of_segment = self.turn[starts]
+        self.segment = np.repeat(np.arange(len(starts)), self.lengths)
+        self.position = np.arange(len(order)) - np.repeat(starts, self.lengths)
+        self.judged = judged[order]
+        self.labels = labels[order]
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        return np.bincount(self.segment[mask], minlength=len(self.lengths))
+
+
+def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec]) -> list[dict[str, float]]:
+    """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge."""
+    results: list[dict[str, float]] = [{} for _ in specs]
+    qrels_turn_of = lookup(run.turns, index.turns)
+    row_turn = qrels_turn_of[run.turn_codes]
+    keep = row_turn >= 0
+    if not keep.any():
+        return results
+    if keep.all():
+        item_codes, scores = run.item_codes, run.scores
+    else:
+        row_turn, item_codes, scores = row_turn[keep], run.item_codes[keep], run.scores[keep]
+
+    # Labels: look each (turn, item) up among the qrels' sorted keys.
+    qrels_item_of = lookup(run.items, index.qrels.items)
+    row_item = qrels_item_of[item_codes]
+    labels = np.zeros(len(row_turn), dtype=np.int64)
+    judged = np.zeros(len(row_turn), dtype=bool)
+    known = np.flatnonzero(row_item >= 0)
+    if len(known):
+        keys = row_turn[known] * index.n_items + row_item[known]
+        at = np.minimum(np.searchsorted(index.keys, keys), len(index.keys) - 1)
+        hit = index.keys[at] == keys
+        judged[known[hit]] = True
+        labels[known[hit]] = index.labels[at[hit]]
+
+    trec_specs = [s for s in specs if s.kind != "Judged"]
+    if trec_specs:
+        key = (row_turn.astype(np.uint64) << np.uint64(32)) | _descending_float_key(scores, 32).astype(np.uint64)
+        order = np.arange(len(key)) if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
+        order = _break_ties(order, [key[order]], run.items, item_codes, descending=True)
+        ranked = _Ranked(order, row_turn, judged, labels)
+        run_turns = index.turns[ranked.turn_of_segment].tolist()
+        for i, spec in enumerate(specs):
+            if spec.kind != "Judged":
+                results[i] = dict(zip(run_turns, _trec_measure(spec, ranked, index).tolist()))
+    if len(trec_specs) < len(specs):
+        float_key = _descending_float_key(scores, 64)
+        order = np.lexsort((float_key, row_turn))
+        order = _break_ties(order, [row_turn[order], float_key[order]], run.items, item_codes, descending=False)
+        ranked = _Ranked(order, row_turn, judged, labels)
+        run_turns = index.turns[ranked.turn_of_segment].tolist()
+        for i, spec in enumerate(specs):
+            if spec.kind == "Judged":
+                cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
+                top = ranked.judged & (ranked.position < (spec.cutoff or np.iinfo(np.int64).max))
+                results[i] = dict(zip(run_turns, (ranked.count(top) / cutoff).tolist()))
+    return results
+
+
+def _trec_measure(spec: EngineSpec, ranked: _Ranked, index: QrelsIndex) -> np.ndarray:
+    n = len(ranked.lengths)
+    if spec.kind == "nDCG":
+        gain = ranked.judged & (ranked.labels > 0)
+        if spec.cutoff is not None:
+            gain &= ranked.position < spec.cutoff
+        where = np.flatnonzero(gain)
+        discount = log2_table(int(ranked.position[where].max()) + 3 if len(where) else 3)
+        dcg = sequential_sums(ranked.labels[where] / discount[ranked.position[where] + 2], ranked.segment[where], n)
+        ideal = index.ideal_dcg(spec.cutoff)[ranked.turn_of_segment]
+        return np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
+    relevant = ranked.judged & (ranked.labels >= spec.rel)
+    num_rel = index.num_rel(spec.rel)[ranked.turn_of_segment]
+    if spec.kind in ("P", "R", "Success"):
+        found = ranked.count(relevant & (ranked.position < spec.cutoff))
+        if spec.kind == "P":
+            return found / float(spec.cutoff)
+        if spec.kind == "Success":
+            return (found > 0).astype(np.float64)
+        return _ratio(found, num_rel)
+    if spec.kind == "Rprec":
+        return _ratio(ranked.count(relevant & (ranked.position < np.repeat(num_rel, ranked.lengths))), num_rel)
+    where = np.flatnonzero(relevant)
+    segment = ranked.segment[where]
+    if spec.kind == "RR":
+        out = np.zeros(n)
+        first = np.r_[True, segment[1:] != segment[:-1]]
+        out[segment[first]] = 1.0 / (ranked.position[where][first] + 1).astype(np.float64)
+        return out
+    if spec.kind == "AP":
+        rel_so_far = _positions(segment) + 1
+        precision = rel_so_far / (ranked.position[where] + 1).astype(np.float64)
+        return _ratio(sequential_sums(precision, segment, n), num_rel)
+    raise ValueError(f"the engine does not compute {spec.kind}")
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator as doubles, 0 where the denominator is 0 (trec_eval's guard)."""
+    numerator = numerator.astype(np.float64)
+    return np.divide(numerator, denominator.astype(np.float64), out=np.zeros_like(numerator), where=denominator > 0)
