@@ -40,7 +40,7 @@ def _number(value, decimals: int = 4) -> str:
 @click.option("--max-turns", type=int, default=None,
               help="Pad every dialogue to this many turns (default: the longest dialogue).")
 @click.option("--ridge", type=float, default=None,
-              help="Ridge, relative to each feature's scale (default 1e-8 for onehot, 1e-5 otherwise).")
+              help="Ridge, relative to each feature's scale (default 1e-10 for onehot, 1e-5 otherwise).")
 @click.option("--state", type=click.Choice(["context", "history"]), default="context", show_default=True,
               help="The Markov state: (turn, context), or (turn, every earlier context and reply, context).")
 @click.option("--bootstrap", type=int, default=0, show_default=True,

