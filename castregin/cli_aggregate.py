@@ -1,7 +1,217 @@
-"""Commands of the castregin CLI for the aggregate stage (registered on `castregin.cli.main`)."""
+"""Commands of the CLI for the aggregate stage (registered on `castregin.cli.main`).
+
+``castregin aggregate`` turns crowd judgment CSVs into qrels per criterion plus an audit;
+``castregin agreement`` prints the agreement part alone. The work is in :mod:`castregin.aggregate`,
+:mod:`castregin.agreement` and :mod:`castregin.formats.crowd`.
+"""
 
 from __future__ import annotations
 
-import click  # noqa: F401
+import json
+import math
+import re
 
-from .cli import main  # noqa: F401
+import click
+
+from .cli import main
+from .formats import ensure_not_input, write_text
+from .formats.crowd import parse_columns, parse_label_map, parse_scale, read_gold, read_judgments
+from .tables import text_table
+
+_CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _criteria(ctx, param, value: str) -> list[str]:
+    names = [c.strip() for c in value.split(",") if c.strip()]
+    if not names:
+        raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
+    for name in names:
+        if not _CRITERION.fullmatch(name):
+            raise click.BadParameter(f"{name!r}: use letters, digits, '_', '.' and '-' (it names output files)")
+    if len(set(names)) != len(names):
+        raise click.BadParameter("a criterion is listed twice")
+    return names
+
+
+def _scale(ctx, param, value: str) -> tuple[int, int]:
+    try:
+        return parse_scale(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def _label_map(ctx, param, value) -> dict[str, int]:
+    try:
+        return parse_label_map(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def _input_options(function):
+    """Options shared by ``aggregate`` and ``agreement``: what to read and how to decide labels."""
+    options = [
+        click.argument("judgments", nargs=-1, required=True, metavar="JUDGMENTS.csv..."),
+        click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
+                     help="The judged criteria, comma-separated (relevance,novelty,diversity)."),
+        click.option("--gold", metavar="GOLD.csv",
+                     help="Gold CSV turn_id,item_id,criterion,min_label,max_label: a worker with a label "
+                          "outside the range loses all their labels for that topic. Rows of other "
+                          "criteria are ignored."),
+        click.option("--input-format", type=click.Choice(["auto", "long", "mturk"]), default="auto",
+                     show_default=True,
+                     help="long: worker_id,turn_id,item_id,<criterion>...; mturk: batch results (WorkerId, "
+                          "AssignmentStatus, Input.turn_id, Input.item_id, Answer.<criterion>); auto: mturk "
+                          "when the header has WorkerId or AssignmentStatus."),
+        click.option("--column", "columns", multiple=True, metavar="ROLE=NAME",
+                     help="Read a role from another column (repeatable); roles: worker_id, turn_id, item_id, "
+                          "status (rows 'Rejected' are ignored) and each criterion. Figure Eight: "
+                          "--column worker_id=_worker_id --column item_id=_unit_id."),
+        click.option("--label-map", "label_map", multiple=True, callback=_label_map, metavar="TEXT=N,...",
+                     help="Map textual labels to integers (not_relevant=0,relevant=1,highly_relevant=2)."),
+        click.option("--scale", default="0-3", show_default=True, callback=_scale, metavar="MIN-MAX",
+                     help="The label scale; a label outside it is an error."),
+        click.option("--majority", type=click.Choice(["plurality", "absolute"]), default="plurality",
+                     show_default=True,
+                     help="plurality: the mode wins when it is the only most frequent label; absolute: "
+                          "it must also hold more than half of the labels."),
+        click.option("--tie", type=click.Choice(["mean", "median", "max", "min"]), default="mean",
+                     show_default=True,
+                     help="Without a winning mode: the mean of all labels, their median (an even count "
+                          "takes the mean of the two middle labels, rounded with --rounding), or the "
+                          "highest / lowest of the most frequent labels."),
+        click.option("--rounding", type=click.Choice(["half-up", "half-even", "floor", "ceil"]),
+                     default="half-up", show_default=True,
+                     help="How a mean (or an even-count median) becomes an integer, computed exactly: "
+                          "half-up 2.5->3, half-even 2.5->2, floor, ceil."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
+    try:
+        roles = parse_columns(columns, criteria)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--column") from None
+    # The gold file is read first: it is small, and a bad one should not wait for a million rows.
+    gold_frame = read_gold(gold, scale) if gold else None
+    data = read_judgments(judgments, criteria, input_format=input_format, columns=roles,
+                          label_map=label_map, scale=scale)
+    return data, gold_frame
+
+
+def _fmt(value) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+
+
+def summary_table(aggregation) -> str:
+    """The short per-criterion summary printed on standard error."""
+    header = ["criterion", "labels", "items", "mode", "tie", "dropped", "turns", "filtered",
+              "alpha_ord", "alpha_int"]
+    rows = []
+    for name in aggregation.criteria:
+        part = aggregation.agreement.get(name, {})
+        before, after = part.get("before_gold", {}), part.get("after_gold", {})
+        rows.append([
+            name, str(aggregation.labels.get(name, 0)), str(sum(len(v) for v in aggregation.qrels[name].values())),
+            str(aggregation.decisions[name]["mode"]), str(aggregation.decisions[name]["tie"]),
+            str(sum(1 for d in aggregation.dropped_items if d["criterion"] == name)),
+            str(len(aggregation.qrels[name])), str(len(aggregation.filtered[name])),
+            f"{_fmt(before.get('ordinal'))}->{_fmt(after.get('ordinal'))}",
+            f"{_fmt(before.get('interval'))}->{_fmt(after.get('interval'))}",
+        ])
+    pairs = len(aggregation.removed)
+    workers = len({r["worker_id"] for r in aggregation.removed})
+    note = f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); alpha before->after\n"
+    return text_table(header, rows, align_right=set(range(1, 10))) + note
+
+
+@main.command()
+@_input_options
+@click.option("--min-label", type=int, default=2, show_default=True,
+              help="The filtered qrels keep the turns with some label >= this.")
+@click.option("--prefix", default="question", show_default=True,
+              help="Output names are <prefix>_<criterion>.qrel; --prefix '' gives <criterion>.qrel.")
+@click.option("--out-dir", required=True, metavar="DIR", help="Where to write the qrels and audit.json.")
+def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale, majority, tie, rounding,
+              min_label, prefix, out_dir):
+    """Aggregate crowd judgments into qrels, one per criterion.
+
+    \b
+    Several CSVs are concatenated. Per (turn, item, criterion):
+      1. a worker failing a --gold item loses all their labels, every criterion, for that topic;
+      2. the label is the mode when it is the only most frequent label (see --majority),
+         otherwise the --tie rule decides, rounded with --rounding;
+      3. an item left without labels is dropped and listed in audit.json.
+    Writes <prefix>_<criterion>.qrel (all turns), <prefix>_<criterion>_filtered.qrel (turns
+    with a label >= --min-label) and audit.json {removed, dropped_items, decisions, agreement}
+    into --out-dir, all or nothing. A summary goes to standard error.
+
+    \b
+      castregin aggregate judgments.csv --criteria relevance,novelty,diversity \\
+          --gold gold.csv --prefix '' --out-dir qrels/
+    """
+    from .aggregate import aggregate as run_aggregate
+    from .aggregate import write_aggregation
+
+    data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
+    result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label)
+    inputs = [p for p in [*judgments, gold] if p]
+    write_aggregation(result, out_dir, prefix=prefix, inputs=inputs)
+    click.echo(summary_table(result), err=True, nl=False)
+
+
+def agreement_tables(agreement: dict) -> str:
+    """Alpha per criterion and topic, then each worker's kappa, as text tables."""
+    header = ["criterion", "topic", "units", "ordinal_before", "ordinal_after", "interval_before",
+              "interval_after"]
+    rows = []
+    for name, part in agreement.items():
+        before, after = part["before_gold"], part["after_gold"]
+        scopes = [("all", before, after)] + [
+            (topic, before["topics"].get(topic, {}), after["topics"].get(topic, {}))
+            for topic in sorted(set(before["topics"]) | set(after["topics"]))
+        ]
+        for topic, b, a in scopes:
+            rows.append([name, topic, str(a.get("units", 0)), _fmt(b.get("ordinal")), _fmt(a.get("ordinal")),
+                         _fmt(b.get("interval")), _fmt(a.get("interval"))])
+    out = text_table(header, rows, align_right={2, 3, 4, 5, 6})
+    names = list(agreement)
+    workers = sorted({w["worker_id"] for part in agreement.values() for w in part["workers"]})
+    lookup = {(n, w["worker_id"]): w for n in names for w in agreement[n]["workers"]}
+    worker_rows = []
+    for worker in workers:
+        cells = [worker]
+        for name in names:
+            entry = lookup.get((name, worker))
+            cells.append("-" if entry is None else f"{_fmt(entry['kappa'])} ({entry['items']})")
+        worker_rows.append(cells)
+    out += "\nquadratic-weighted kappa with the aggregated labels (items)\n"
+    out += text_table(["worker", *names], worker_rows, align_right=set(range(1, len(names) + 1)))
+    return out
+
+
+@main.command()
+@_input_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", default="-", show_default=True, help="Where to write ('-' for standard output).")
+def agreement(judgments, criteria, gold, input_format, columns, label_map, scale, majority, tie, rounding,
+              fmt, output):
+    """Inter-annotator agreement of crowd judgments.
+
+    Krippendorff's alpha (ordinal and interval) per criterion, overall and per topic, before
+    and after the --gold filter, and each worker's quadratic-weighted Cohen's kappa with the
+    aggregated labels (the labels `castregin aggregate` writes with the same options).
+    """
+    from .aggregate import aggregate as run_aggregate
+    from .aggregate import json_safe
+
+    ensure_not_input(output, [*judgments, *([gold] if gold else [])])
+    data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
+    result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding)
+    if fmt == "json":
+        text = json.dumps(json_safe(result.agreement), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    else:
+        text = agreement_tables(result.agreement)
+    write_text(output, text)

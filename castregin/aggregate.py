@@ -1,0 +1,362 @@
+"""Crowd labels to qrels: gold filtering, majority vote with a tie rule, audit and agreement.
+
+The rules (SPEC "Aggregating crowd judgments"):
+
+1. A worker who gives any label outside ``[min_label, max_label]`` on a gold (turn, item,
+   criterion) loses all of their labels, every criterion, for that whole topic.
+2. Per (turn, item, criterion) the label is the mode of the remaining labels when exactly one
+   label is most frequent (``majority="absolute"``: and it holds more than half of them).
+   Otherwise the ``tie`` rule decides: ``mean`` of all remaining labels, ``median`` of all
+   remaining labels (for an even count, the two middle labels' mean), or the ``max``/``min`` of the
+   most frequent labels. Means are rounded with ``rounding`` in integer arithmetic
+   (half-up is ``(2*sum + n) // (2*n)``), never with floats or Python's ``round``.
+3. An item left without labels is dropped and listed in the audit.
+
+Everything is vectorised over integer codes, so a million labels take seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .agreement import alpha_from_counts, worker_kappas
+from .errors import InputError
+from .formats.common import ensure_not_input
+from .formats.trec import format_qrels
+
+MAJORITIES = ("plurality", "absolute")
+TIES = ("mean", "median", "max", "min")
+ROUNDINGS = ("half-up", "half-even", "floor", "ceil")
+ALPHA_LEVELS = ("ordinal", "interval")
+
+
+def divide_rounded(numerator, denominator, rounding: str = "half-up"):
+    """``numerator / denominator`` rounded to an integer, exactly, for ints or integer arrays.
+
+    ``half-up`` rounds .5 towards +infinity (1.5 -> 2, 2.5 -> 3), ``half-even`` to the even
+    neighbour (2.5 -> 2), ``floor`` and ``ceil`` as their names say. ``denominator`` must be > 0.
+    """
+    n = np.asarray(numerator, dtype=np.int64)
+    d = np.asarray(denominator, dtype=np.int64)
+    if rounding == "half-up":
+        result = (2 * n + d) // (2 * d)
+    elif rounding == "floor":
+        result = n // d
+    elif rounding == "ceil":
+        result = -((-n) // d)
+    elif rounding == "half-even":
+        quotient = n // d
+        twice_rest = 2 * (n - quotient * d)
+        result = quotient + (twice_rest > d) + ((twice_rest == d) & (quotient % 2 == 1))
+    else:
+        raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+    if np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0:
+        return int(result)
+    return result
+
+
+def _check_rules(majority: str, tie: str, rounding: str) -> None:
+    if majority not in MAJORITIES:
+        raise ValueError(f"unknown majority {majority!r}; expected one of {', '.join(MAJORITIES)}")
+    if tie not in TIES:
+        raise ValueError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}")
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+
+
+def decide(counts: np.ndarray, domain: Sequence[int], *, majority: str = "plurality", tie: str = "mean",
+           rounding: str = "half-up") -> tuple[np.ndarray, np.ndarray]:
+    """(label, decided by the mode?) of each row of a units x labels count matrix.
+
+    ``counts[u, k]`` is how many workers gave unit ``u`` the label ``domain[k]`` (``domain``
+    increasing integers); every row must hold at least one label.
+    """
+    _check_rules(majority, tie, rounding)
+    counts = np.asarray(counts, dtype=np.int64)
+    domain = np.asarray(domain, dtype=np.int64)
+    n = counts.sum(axis=1)
+    top = counts.max(axis=1)
+    is_top = counts == top[:, None]
+    by_mode = is_top.sum(axis=1) == 1
+    if majority == "absolute":
+        by_mode &= 2 * top > n
+    labels = domain[counts.argmax(axis=1)]
+    if tie == "mean":
+        fallback = divide_rounded(counts @ domain, n, rounding)
+    elif tie == "median":
+        cumulative = counts.cumsum(axis=1)
+        lower = domain[(cumulative > ((n - 1) // 2)[:, None]).argmax(axis=1)]
+        upper = domain[(cumulative > (n // 2)[:, None]).argmax(axis=1)]
+        fallback = divide_rounded(lower + upper, 2, rounding)
+    elif tie == "max":
+        fallback = domain[len(domain) - 1 - is_top[:, ::-1].argmax(axis=1)]
+    else:
+        fallback = domain[is_top.argmax(axis=1)]
+    return np.where(by_mode, labels, fallback), by_mode
+
+
+def aggregate_labels(labels: Iterable[int], *, majority: str = "plurality", tie: str = "mean",
+                     rounding: str = "half-up") -> tuple[int, str]:
+    """The aggregated label of one unit's labels and how it was decided (``"mode"`` or ``"tie"``).
+
+    >>> aggregate_labels([1, 2])
+    (2, 'tie')
+    """
+    labels = [int(v) for v in labels]
+    if not labels:
+        raise ValueError("no labels to aggregate")
+    domain = np.arange(min(labels), max(labels) + 1)
+    counts = np.bincount(np.asarray(labels) - domain[0], minlength=len(domain))[None, :]
+    label, by_mode = decide(counts, domain, majority=majority, tie=tie, rounding=rounding)
+    return int(label[0]), "mode" if by_mode[0] else "tie"
+
+
+def filter_turns(qrels: dict[str, dict[str, int]], min_label: int = 2) -> dict[str, dict[str, int]]:
+    """Only the turns where some item has a label >= ``min_label``."""
+    return {turn: items for turn, items in qrels.items() if any(v >= min_label for v in items.values())}
+
+
+@dataclass
+class Aggregation:
+    """The result of :func:`aggregate`: qrels per criterion and the audit.
+
+    ``qrels[criterion][turn][item]`` holds every aggregated label; ``filtered`` only the turns
+    with a label >= ``min_label``. ``removed``, ``dropped_items``, ``decisions`` and
+    ``agreement`` are the audit's parts (see :meth:`audit`).
+    """
+
+    criteria: list[str]
+    qrels: dict[str, dict[str, dict[str, int]]]
+    filtered: dict[str, dict[str, dict[str, int]]]
+    removed: list[dict]
+    dropped_items: list[dict]
+    decisions: dict[str, dict[str, int]]
+    agreement: dict = field(default_factory=dict)
+    labels: dict[str, int] = field(default_factory=dict)
+
+    def audit(self) -> dict:
+        """The ``audit.json`` content: ``removed``, ``dropped_items``, ``decisions``, ``agreement``."""
+        return {"removed": self.removed, "dropped_items": self.dropped_items, "decisions": self.decisions,
+                "agreement": self.agreement}
+
+    def outputs(self, prefix: str = "question") -> dict[str, str]:
+        """File name -> content of every output (``<prefix>_<criterion>.qrel``, ``..._filtered.qrel``,
+        ``audit.json``); an empty ``prefix`` gives ``<criterion>.qrel``."""
+        files = {}
+        for criterion in self.criteria:
+            stem = f"{prefix}_{criterion}" if prefix else criterion
+            files[f"{stem}.qrel"] = format_qrels(self.qrels[criterion])
+            files[f"{stem}_filtered.qrel"] = format_qrels(self.filtered[criterion])
+        files["audit.json"] = json.dumps(json_safe(self.audit()), indent=2, sort_keys=True, ensure_ascii=False,
+                                         allow_nan=False) + "\n"
+        return files
+
+
+def json_safe(value):
+    """``value`` with every NaN float (an undefined alpha or kappa) as None: JSON has no NaN."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    return column.cat.codes.to_numpy().astype(np.int64), pd.Index(column.cat.categories.astype(str))
+
+
+def _gold_failures(judgments, gold: pd.DataFrame, codes: dict, criteria: list[str]):
+    """(mask of labels on a gold unit outside its range, its min, its max) for every label."""
+    turn, item, criterion, label = (codes[k] for k in ("turn", "item", "criterion", "label"))
+    n_items, n_criteria = len(codes["item_names"]), len(criteria)
+    gold = gold[gold["criterion"].isin(criteria)]
+    g_turn = codes["turn_names"].get_indexer(gold["turn_id"])
+    g_item = codes["item_names"].get_indexer(gold["item_id"])
+    g_criterion = pd.Index(criteria).get_indexer(gold["criterion"])
+    known = (g_turn >= 0) & (g_item >= 0)
+    g_key = (g_turn[known].astype(np.int64) * n_items + g_item[known]) * n_criteria + g_criterion[known]
+    low = gold["min_label"].to_numpy()[known]
+    high = gold["max_label"].to_numpy()[known]
+    position = pd.Index(g_key).get_indexer((turn * n_items + item) * n_criteria + criterion)
+    on_gold = position >= 0
+    failed = np.zeros(len(label), dtype=bool)
+    failed[on_gold] = (label[on_gold] < low[position[on_gold]]) | (label[on_gold] > high[position[on_gold]])
+    return failed, low, high, position
+
+
+def _alpha_block(counts: np.ndarray, domain: np.ndarray) -> dict:
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    block = {level: alpha_from_counts(counts[pairable], domain, level) for level in ALPHA_LEVELS}
+    block["units"] = int(pairable.sum())
+    block["labels"] = int(m[pairable].sum())
+    return block
+
+
+def _alpha_summary(counts: np.ndarray, domain: np.ndarray, unit_topics: np.ndarray, topic_names) -> dict:
+    """Alpha overall and per topic of the units in ``counts`` (``unit_topics`` are topic codes)."""
+    summary = _alpha_block(counts, domain)
+    order = np.argsort(unit_topics, kind="stable")
+    topics, starts = np.unique(unit_topics[order], return_index=True)
+    bounds = list(starts[1:]) + [len(order)]
+    summary["topics"] = {
+        str(topic_names[t]): _alpha_block(counts[order[s:e]], domain) for t, s, e in zip(topics, starts, bounds)
+    }
+    return summary
+
+
+def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "plurality", tie: str = "mean",
+              rounding: str = "half-up", min_label: int = 2, agreement: bool = True) -> Aggregation:
+    """Aggregate :class:`~castregin.formats.crowd.Judgments` into qrels per criterion.
+
+    ``gold`` is a frame as :func:`~castregin.formats.crowd.read_gold` returns (rows for criteria
+    not in ``judgments.criteria`` are ignored). ``agreement=False`` skips Krippendorff's alpha and
+    the per-worker kappas. Raises :class:`InputError` when no label is left at all.
+    """
+    _check_rules(majority, tie, rounding)
+    criteria = list(judgments.criteria)
+    low, high = judgments.scale
+    domain = np.arange(low, high + 1)
+    size = len(domain)
+    frame = judgments.labels
+    if frame.empty:
+        raise InputError("no judgments: every row is rejected or every label cell is empty",
+                         source=judgments.files[0].source if judgments.files else None)
+    worker, worker_names = _codes(frame["worker_id"])
+    turn, turn_names = _codes(frame["turn_id"])
+    item, item_names = _codes(frame["item_id"])
+    criterion = frame["criterion"].cat.codes.to_numpy().astype(np.int64)
+    label = frame["label"].to_numpy().astype(np.int64)
+    turn_topics = np.asarray([t.split("_", 1)[0] for t in turn_names], dtype=object)
+    topic_names, topic_of_turn = np.unique(turn_topics, return_inverse=True) if len(turn_topics) else ([], [])
+    topic = topic_of_turn[turn]
+    n_items = len(item_names)
+    codes = {"worker": worker, "turn": turn, "item": item, "criterion": criterion, "label": label,
+             "turn_names": turn_names, "item_names": item_names}
+
+    keep = np.ones(len(frame), dtype=bool)
+    removed: list[dict] = []
+    if gold is not None and len(gold):
+        failed, g_low, g_high, position = _gold_failures(judgments, gold, codes, criteria)
+        pair = worker * len(topic_names) + topic
+        bad_pairs = np.unique(pair[failed])
+        keep = ~np.isin(pair, bad_pairs)
+        failing = np.flatnonzero(failed)
+        by_pair: dict[tuple[str, str], list[dict]] = {}
+        for row in failing:
+            key = (str(worker_names[worker[row]]), str(topic_names[topic[row]]))
+            by_pair.setdefault(key, []).append({
+                "turn_id": str(turn_names[turn[row]]), "item_id": str(item_names[item[row]]),
+                "criterion": criteria[criterion[row]], "label": int(label[row]),
+                "min_label": int(g_low[position[row]]), "max_label": int(g_high[position[row]]),
+            })
+        removed = [
+            {"worker_id": w, "topic": t,
+             "gold": sorted(items, key=lambda g: (g["turn_id"], g["item_id"], g["criterion"]))}
+            for (w, t), items in sorted(by_pair.items())
+        ]
+
+    qrels, filtered, decisions, agreement_part, counted = {}, {}, {}, {}, {}
+    dropped: list[dict] = []
+    universe = set(zip(judgments.items["turn_id"].tolist(), judgments.items["item_id"].tolist()))
+    for c, name in enumerate(criteria):
+        chosen = criterion == c
+        unit_key = turn * n_items + item
+        before_units, before_index = np.unique(unit_key[chosen], return_inverse=True)
+        after_mask = chosen & keep
+        after_units, after_index = np.unique(unit_key[after_mask], return_inverse=True)
+        after_counts = np.bincount(after_index * size + (label[after_mask] - low),
+                                   minlength=len(after_units) * size).reshape(len(after_units), size)
+        decided, by_mode = decide(after_counts, domain, majority=majority, tie=tie, rounding=rounding)
+        decisions[name] = {"mode": int(by_mode.sum()), "tie": int((~by_mode).sum())}
+        counted[name] = int(after_mask.sum())
+
+        table: dict[str, dict[str, int]] = {}
+        unit_turns = turn_names[after_units // n_items]
+        unit_items = item_names[after_units % n_items]
+        for t, i, v in zip(unit_turns.tolist(), unit_items.tolist(), decided.tolist()):
+            table.setdefault(t, {})[i] = v
+        qrels[name] = {t: table[t] for t in sorted(table)}
+        filtered[name] = filter_turns(qrels[name], min_label)
+
+        kept = set(zip(unit_turns.tolist(), unit_items.tolist()))
+        judged = set(zip(turn_names[before_units // n_items].tolist(), item_names[before_units % n_items].tolist()))
+        for t, i in sorted(judged - kept):
+            dropped.append({"turn_id": t, "item_id": i, "criterion": name, "reason": "gold"})
+        for t, i in sorted(universe - judged):
+            dropped.append({"turn_id": t, "item_id": i, "criterion": name, "reason": "empty"})
+
+        if agreement:
+            before_counts = np.bincount(before_index * size + (label[chosen] - low),
+                                        minlength=len(before_units) * size).reshape(len(before_units), size)
+            reference_at = np.searchsorted(after_units, unit_key[chosen])
+            reference_at = np.minimum(reference_at, max(len(after_units) - 1, 0))
+            has_reference = (after_units[reference_at] == unit_key[chosen]) if len(after_units) else \
+                np.zeros(int(chosen.sum()), dtype=bool)
+            kappas, items_per_worker = worker_kappas(
+                worker[chosen][has_reference], label[chosen][has_reference],
+                decided[reference_at[has_reference]], len(worker_names), low, high,
+            )
+            agreement_part[name] = {
+                "before_gold": _alpha_summary(before_counts, domain, topic_of_turn[before_units // n_items],
+                                              topic_names),
+                "after_gold": _alpha_summary(after_counts, domain, topic_of_turn[after_units // n_items],
+                                             topic_names),
+                "workers": [
+                    {"worker_id": str(worker_names[w]), "items": int(items_per_worker[w]), "kappa": float(kappas[w])}
+                    for w in np.argsort(np.asarray(worker_names, dtype=object), kind="stable")
+                    if items_per_worker[w] > 0
+                ],
+            }
+    dropped.sort(key=lambda d: (d["turn_id"], d["item_id"], d["criterion"]))
+    return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted)
+
+
+def write_aggregation(aggregation: Aggregation, out_dir: str | os.PathLike, prefix: str = "question",
+                      inputs: Sequence[str | os.PathLike] = ()) -> list[Path]:
+    """Write every output of ``aggregation`` into ``out_dir``, all of them or none.
+
+    The files are written into a temporary directory inside ``out_dir`` and renamed into place
+    at the end; on an error the temporary directory (and ``out_dir``, if this call created it)
+    is removed. ``inputs`` are never overwritten.
+    """
+    target = Path(out_dir)
+    files = aggregation.outputs(prefix)
+    for name in files:
+        ensure_not_input(target / name, inputs)
+    if target.exists() and not target.is_dir():
+        raise InputError("exists and is not a directory; choose another --out-dir", source=str(target))
+    created = not target.exists()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the directory: {err.strerror}", source=str(target)) from None
+    staging = Path(tempfile.mkdtemp(prefix=".aggregate-", dir=target))
+    try:
+        for name, text in files.items():
+            with open(staging / name, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+            os.chmod(staging / name, 0o644)
+        written = []
+        for name in files:
+            os.replace(staging / name, target / name)
+            written.append(target / name)
+        return written
+    except BaseException:
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

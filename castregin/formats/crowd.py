@@ -1,0 +1,443 @@
+"""Crowd judgment CSVs (long form, MTurk batch results, any export by column remapping) and gold CSVs.
+
+Every CSV castregin reads for the aggregate stage is parsed here, with pandas, ids read as
+strings (``031`` stays ``031``). UTF-8 with or without BOM, CRLF line ends and quoted fields with
+commas or newlines are accepted. Errors name the file and the physical line of the first problem.
+
+The result of reading judgments is :class:`Judgments`: one row per label, that is per
+(worker, turn, item, criterion), with empty cells (not judged) and rejected assignments left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .common import decode, display_name, read_bytes
+
+INPUT_FORMATS = ("auto", "long", "mturk")
+ID_ROLES = ("worker_id", "turn_id", "item_id", "status")
+DEFAULT_SCALE = (0, 3)
+GOLD_COLUMNS = ("turn_id", "item_id", "criterion", "min_label", "max_label")
+
+_INTEGER = r"[+-]?[0-9]+"
+
+
+def default_columns(input_format: str, criteria: Sequence[str]) -> dict[str, str]:
+    """The column each role is read from in ``input_format`` (``long`` or ``mturk``).
+
+    Roles are ``worker_id``, ``turn_id``, ``item_id``, ``status`` (optional: rows whose status is
+    ``Rejected`` are ignored) and one per criterion.
+    """
+    if input_format == "mturk":
+        columns = {"worker_id": "WorkerId", "turn_id": "Input.turn_id", "item_id": "Input.item_id",
+                   "status": "AssignmentStatus"}
+        columns.update({c: f"Answer.{c}" for c in criteria})
+    elif input_format == "long":
+        columns = {role: role for role in ID_ROLES}
+        columns.update({c: c for c in criteria})
+    else:
+        raise ValueError(f"unknown input format {input_format!r}; expected long or mturk")
+    return columns
+
+
+def parse_scale(text: str) -> tuple[int, int]:
+    """``"0-3"`` -> ``(0, 3)``; negative bounds are written ``-1-3``. ValueError when malformed."""
+    match = re.fullmatch(rf"\s*({_INTEGER})\s*-\s*({_INTEGER})\s*", text)
+    if not match:
+        raise ValueError(f"expected MIN-MAX such as 0-3, got {text!r}")
+    low, high = int(match.group(1)), int(match.group(2))
+    if low >= high:
+        raise ValueError(f"the scale's minimum must be below its maximum, got {text!r}")
+    return low, high
+
+
+def parse_label_map(specs: str | Iterable[str]) -> dict[str, int]:
+    """``"not_relevant=0,relevant=1"`` (or several such strings) -> ``{"not_relevant": 0, "relevant": 1}``.
+
+    Texts are matched exactly after stripping surrounding whitespace. ValueError when malformed.
+    """
+    if isinstance(specs, str):
+        specs = [specs]
+    mapping: dict[str, int] = {}
+    for spec in specs:
+        for part in spec.split(","):
+            if not part.strip():
+                continue
+            text, sep, number = part.rpartition("=")
+            if not sep or not text.strip() or not re.fullmatch(_INTEGER, number.strip()):
+                raise ValueError(f"expected TEXT=INTEGER, got {part.strip()!r}")
+            text = text.strip()
+            value = int(number.strip())
+            if mapping.get(text, value) != value:
+                raise ValueError(f"label {text!r} is mapped twice, to {mapping[text]} and {value}")
+            mapping[text] = value
+    return mapping
+
+
+def parse_columns(specs: Iterable[str], criteria: Sequence[str]) -> dict[str, str]:
+    """``["worker_id=_worker_id", ...]`` -> ``{"worker_id": "_worker_id", ...}``; roles are checked.
+
+    ValueError for a malformed spec or a role that is neither an id role nor a criterion.
+    """
+    columns: dict[str, str] = {}
+    roles = set(ID_ROLES) | set(criteria)
+    for spec in specs:
+        role, sep, name = spec.partition("=")
+        role = role.strip()
+        if not sep or not role or not name.strip():
+            raise ValueError(f"expected ROLE=COLUMN, got {spec!r}")
+        if role not in roles:
+            raise ValueError(f"unknown role {role!r}; roles are {', '.join([*ID_ROLES, *criteria])}")
+        columns[role] = name.strip()
+    return columns
+
+
+@dataclass
+class CsvFile:
+    """A CSV read into a frame of strings, keeping its text to find the line of a record on demand.
+
+    Physical lines are computed only when an error needs one: quoted fields may span lines,
+    so record ``k`` is not always on line ``k + 2``.
+    """
+
+    source: str
+    text: str
+    frame: pd.DataFrame
+    header: list[str]
+    _starts: list[int] | None = field(default=None, repr=False)
+
+    def line_of(self, record: int) -> int:
+        """The physical line (1-based) where data record ``record`` (0-based) starts."""
+        if self._starts is None:
+            starts = []
+            reader = csv.reader(io.StringIO(self.text, newline=""))
+            previous_end = 0
+            for fields in reader:
+                start = previous_end + 1
+                previous_end = reader.line_num
+                if fields:  # pandas skips blank lines, so they are not records
+                    starts.append(start)
+            self._starts = starts[1:]  # the header is not a data record
+        if record < len(self._starts):
+            return self._starts[record]
+        return self.text.count("\n") + 1
+
+
+def _parser_error_line(text: str, width: int) -> tuple[int | None, str]:
+    """Where the csv module finds the malformed record pandas refused, and why."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for fields in reader:
+            if len(fields) > width:
+                return reader.line_num, f"{len(fields)} fields where the header has {width}; quote fields with commas"
+    except csv.Error as err:
+        return reader.line_num, f"malformed CSV ({err}); check the quotes"
+    return None, "malformed CSV; check the quotes"
+
+
+def read_csv_text(data: bytes, source: str, what: str) -> CsvFile:
+    """Parse CSV bytes into a frame of strings (empty cells are ``""``), errors naming their line."""
+    text = decode(data, source)
+    if not text.strip():
+        raise InputError(f"the file is empty, expected {what} with a header line", source=source)
+    header = next(csv.reader(io.StringIO(text, newline="")), [])
+    header = [name.strip() for name in header]
+    seen: set[str] = set()
+    for name in header:
+        if name in seen and name:
+            raise InputError(f"column {name!r} appears twice in the header", source=source, line=1)
+        seen.add(name)
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False,
+                            skipinitialspace=False, engine="c")
+    except pd.errors.ParserError:
+        line, problem = _parser_error_line(text, len(header))
+        raise InputError(problem, source=source, line=line) from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"the file is empty, expected {what} with a header line", source=source) from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.empty:
+        raise InputError(f"the file has a header but no rows, expected {what}", source=source, line=2)
+    return CsvFile(source, text, frame, header)
+
+
+def _require(csv_file: CsvFile, columns: Mapping[str, str], roles: Iterable[str], hint: str) -> None:
+    for role in roles:
+        name = columns[role]
+        if name not in csv_file.frame.columns:
+            available = ", ".join(csv_file.header[:12]) + (", ..." if len(csv_file.header) > 12 else "")
+            raise InputError(
+                f"missing column {name!r} ({role}); the header has {available}{hint}",
+                source=csv_file.source, line=1,
+            )
+
+
+def _first_bad(csv_file: CsvFile, rows: np.ndarray, mask: np.ndarray) -> tuple[int, int]:
+    """(record index, line) of the first True in ``mask`` (indices into ``rows``)."""
+    position = int(np.flatnonzero(mask)[0])
+    record = int(rows[position])
+    return position, csv_file.line_of(record)
+
+
+def _check_ids(csv_file: CsvFile, rows: np.ndarray, values: pd.Series, role: str, column: str) -> None:
+    bad = (values == "") | values.str.contains(r"\s", regex=True)
+    if bad.any():
+        position, line = _first_bad(csv_file, rows, bad.to_numpy())
+        value = values.iloc[position]
+        problem = "is empty" if value == "" else f"{value!r} contains whitespace, which qrels cannot hold"
+        raise InputError(f"{role} (column {column!r}) {problem}", source=csv_file.source, line=line)
+
+
+def _labels(csv_file: CsvFile, rows: np.ndarray, cells: pd.Series, criterion: str, column: str,
+            label_map: Mapping[str, int], scale: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(positions judged, integer labels) of one criterion's column; unmapped text is an error."""
+    cells = cells.str.strip()
+    judged = (cells != "").to_numpy()
+    positions = np.flatnonzero(judged)
+    cells = cells[judged]
+    if label_map:
+        mapped = cells.map(label_map)
+        is_mapped = mapped.notna().to_numpy()
+    else:
+        mapped = None
+        is_mapped = np.zeros(len(cells), dtype=bool)
+    is_integer = cells.str.fullmatch(_INTEGER).to_numpy(dtype=bool) | is_mapped
+    if not is_integer.all():
+        position, line = _first_bad(csv_file, rows[positions], ~is_integer)
+        text = cells.iloc[position]
+        hint = "; map it with --label-map" if not re.fullmatch(r"[+-]?[0-9.eE+-]+", text) else ""
+        raise InputError(f"{criterion} label {text!r} (column {column!r}) is not an integer{hint}",
+                         source=csv_file.source, line=line)
+    labels = np.zeros(len(cells), dtype=np.int64)
+    numeric = ~is_mapped
+    if numeric.any():
+        texts = cells[numeric]
+        # A 30-digit label must be reported as outside the scale, not overflow int64.
+        huge = (texts.str.len() > 15).to_numpy()
+        values = np.full(len(texts), scale[1] + 1, dtype=np.int64)
+        values[~huge] = texts[~huge].astype(np.int64).to_numpy()
+        labels[numeric] = values
+    if mapped is not None and is_mapped.any():
+        labels[is_mapped] = mapped[is_mapped].astype(np.int64).to_numpy()
+    outside = (labels < scale[0]) | (labels > scale[1])
+    if outside.any():
+        position, line = _first_bad(csv_file, rows[positions], outside)
+        raise InputError(
+            f"{criterion} label {cells.iloc[position]!r} is outside the scale {scale[0]}-{scale[1]}"
+            " (set another with --scale)", source=csv_file.source, line=line,
+        )
+    return positions, labels
+
+
+@dataclass
+class Judgments:
+    """Crowd labels in long form, ready to aggregate.
+
+    ``labels`` has one row per label: ``worker_id``, ``turn_id``, ``item_id`` (categoricals),
+    ``criterion`` (categorical over ``criteria``), ``label`` (int64), and ``file``/``record``
+    locating it. ``items`` holds every (turn_id, item_id) of an accepted row, judged or not, so
+    that an item whose labels are all removed or empty can be reported.
+    """
+
+    labels: pd.DataFrame
+    items: pd.DataFrame
+    criteria: list[str]
+    scale: tuple[int, int] = DEFAULT_SCALE
+    files: list[CsvFile] = field(default_factory=list, repr=False)
+    rejected: int = 0
+
+    def line_of(self, position: int) -> tuple[str, int]:
+        """(file, line) of the label at row ``position`` of :attr:`labels`."""
+        file_index = int(self.labels["file"].iat[position])
+        record = int(self.labels["record"].iat[position])
+        csv_file = self.files[file_index]
+        return csv_file.source, csv_file.line_of(record)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def detect_format(header: Sequence[str]) -> str:
+    """``mturk`` for an MTurk batch-results header (it has ``WorkerId``), else ``long``."""
+    return "mturk" if "WorkerId" in header or "AssignmentStatus" in header else "long"
+
+
+def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, columns: Mapping[str, str],
+               label_map: Mapping[str, int], scale: tuple[int, int]):
+    fmt = detect_format(csv_file.header) if input_format == "auto" else input_format
+    roles = default_columns(fmt, criteria)
+    roles.update(columns)
+    hint = "; name the column with --column ROLE=NAME"
+    if fmt == "long" and input_format == "auto":
+        hint += " (or --input-format mturk)"
+    _require(csv_file, roles, ["worker_id", "turn_id", "item_id", *criteria], hint)
+    if "status" in columns:
+        _require(csv_file, roles, ["status"], hint)
+    frame = csv_file.frame
+    rows = np.arange(len(frame))
+    rejected = 0
+    if roles["status"] in frame.columns:
+        # MTurk writes "Rejected"; other exports vary in case and spacing.
+        keep = (frame[roles["status"]].str.strip().str.lower() != "rejected").to_numpy()
+        rejected = int((~keep).sum())
+        rows = rows[keep]
+        frame = frame.iloc[rows]
+    ids = {}
+    for role in ("worker_id", "turn_id", "item_id"):
+        values = frame[roles[role]].str.strip()
+        _check_ids(csv_file, rows, values, role, roles[role])
+        ids[role] = values.to_numpy(dtype=object)
+    picked_rows, picked_criteria, picked_labels = [], [], []
+    for index, criterion in enumerate(criteria):
+        positions, labels = _labels(csv_file, rows, frame[roles[criterion]], criterion, roles[criterion],
+                                    label_map, scale)
+        picked_rows.append(positions)
+        picked_criteria.append(np.full(len(positions), index, dtype=np.int16))
+        picked_labels.append(labels)
+    positions = np.concatenate(picked_rows)
+    return {
+        "worker_id": ids["worker_id"][positions], "turn_id": ids["turn_id"][positions],
+        "item_id": ids["item_id"][positions], "criterion": np.concatenate(picked_criteria),
+        "label": np.concatenate(picked_labels), "record": rows[positions],
+    }, (ids["turn_id"], ids["item_id"]), rejected
+
+
+def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str], *,
+                    input_format: str = "auto", columns: Mapping[str, str] | None = None,
+                    label_map: Mapping[str, int] | None = None,
+                    scale: tuple[int, int] = DEFAULT_SCALE) -> Judgments:
+    """:func:`read_judgments` on ``(bytes, name for messages)`` pairs."""
+    criteria = list(criteria)
+    if not criteria:
+        raise ValueError("at least one criterion is needed")
+    if len(set(criteria)) != len(criteria):
+        raise ValueError("a criterion is listed twice")
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}")
+    columns = dict(columns or {})
+    label_map = dict(label_map or {})
+    files, parts, item_parts = [], [], []
+    rejected = 0
+    for index, (data, source) in enumerate(sources):
+        csv_file = read_csv_text(data, source, "a judgments CSV")
+        part, items, file_rejected = _parse_one(csv_file, criteria, input_format, columns, label_map, scale)
+        part["file"] = np.full(len(part["label"]), index, dtype=np.int32)
+        files.append(csv_file)
+        parts.append(part)
+        item_parts.append(items)
+        rejected += file_rejected
+    if not parts:
+        raise ValueError("no judgment files given")
+    merged = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    labels = pd.DataFrame({
+        "worker_id": pd.Categorical(merged["worker_id"]),
+        "turn_id": pd.Categorical(merged["turn_id"]),
+        "item_id": pd.Categorical(merged["item_id"]),
+        "criterion": pd.Categorical.from_codes(merged["criterion"], categories=criteria),
+        "label": merged["label"],
+        "file": merged["file"],
+        "record": merged["record"].astype(np.int64),
+    })
+    items = pd.DataFrame({
+        "turn_id": np.concatenate([t for t, _ in item_parts]),
+        "item_id": np.concatenate([i for _, i in item_parts]),
+    }).drop_duplicates().sort_values(["turn_id", "item_id"], kind="stable").reset_index(drop=True)
+    judgments = Judgments(labels, items, criteria, scale, files, rejected)
+    _check_duplicates(judgments)
+    return judgments
+
+
+def _check_duplicates(judgments: Judgments) -> None:
+    """A worker labelling the same (turn, item, criterion) twice is refused: usually a file given twice."""
+    frame = judgments.labels
+    if frame.empty:
+        return
+    duplicated = frame.duplicated(["worker_id", "turn_id", "item_id", "criterion"]).to_numpy()
+    if duplicated.any():
+        second = int(np.flatnonzero(duplicated)[0])
+        row = frame.iloc[second]
+        same = (frame["worker_id"] == row["worker_id"]) & (frame["turn_id"] == row["turn_id"]) & (
+            frame["item_id"] == row["item_id"]) & (frame["criterion"] == row["criterion"])
+        first = int(np.flatnonzero(same.to_numpy())[0])
+        first_source, first_line = judgments.line_of(first)
+        source, line = judgments.line_of(second)
+        raise InputError(
+            f"worker {row['worker_id']} labels {row['criterion']} of turn {row['turn_id']} item {row['item_id']}"
+            f" a second time (first at {first_source}:{first_line}); keep one of the rows",
+            source=source, line=line,
+        )
+
+
+def read_judgments(paths: Sequence[str | os.PathLike], criteria: Sequence[str], *,
+                   input_format: str = "auto", columns: Mapping[str, str] | None = None,
+                   label_map: Mapping[str, int] | None = None,
+                   scale: tuple[int, int] = DEFAULT_SCALE) -> Judgments:
+    """Read and concatenate judgment CSVs into one :class:`Judgments`.
+
+    ``input_format`` is ``long`` (``worker_id,turn_id,item_id,<criterion>...``), ``mturk``
+    (``WorkerId``, ``AssignmentStatus``, ``Input.turn_id``, ``Input.item_id``, ``Answer.<criterion>``)
+    or ``auto`` (``mturk`` when the header has ``WorkerId`` or ``AssignmentStatus``). ``columns``
+    maps roles (``worker_id``, ``turn_id``, ``item_id``, ``status``, each criterion) to other column
+    names; ``label_map`` maps textual labels to integers. Rows whose status is ``Rejected`` and
+    empty cells are skipped; a label outside ``scale`` is an :class:`InputError`.
+    """
+    return parse_judgments([(read_bytes(p), display_name(p)) for p in paths], criteria,
+                           input_format=input_format, columns=columns, label_map=label_map, scale=scale)
+
+
+def parse_gold(data: bytes, source: str, scale: tuple[int, int] | None = DEFAULT_SCALE) -> pd.DataFrame:
+    """:func:`read_gold` on the bytes of a file that ``source`` names in messages."""
+    csv_file = read_csv_text(data, source, "a gold CSV (turn_id,item_id,criterion,min_label,max_label)")
+    frame = csv_file.frame
+    missing = [c for c in GOLD_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"missing column {missing[0]!r}; a gold CSV has the columns {','.join(GOLD_COLUMNS)}",
+            source=source, line=1,
+        )
+    rows = np.arange(len(frame))
+    gold = pd.DataFrame({c: frame[c].str.strip() for c in GOLD_COLUMNS})
+    for column in ("turn_id", "item_id", "criterion"):
+        _check_ids(csv_file, rows, gold[column], column, column)
+    for column in ("min_label", "max_label"):
+        ok = gold[column].str.fullmatch(_INTEGER).to_numpy(dtype=bool)
+        if not ok.all():
+            position, line = _first_bad(csv_file, rows, ~ok)
+            raise InputError(f"{column} {gold[column].iloc[position]!r} is not an integer", source=source, line=line)
+        gold[column] = [int(v) for v in gold[column].tolist()]
+    inverted = (gold["min_label"] > gold["max_label"]).to_numpy()
+    if inverted.any():
+        _, line = _first_bad(csv_file, rows, inverted)
+        raise InputError("min_label is above max_label", source=source, line=line)
+    if scale is not None:
+        outside = ((gold["min_label"] < scale[0]) | (gold["max_label"] > scale[1])).to_numpy()
+        if outside.any():
+            _, line = _first_bad(csv_file, rows, outside)
+            raise InputError(f"the gold range is outside the scale {scale[0]}-{scale[1]}", source=source, line=line)
+    twice = gold.duplicated(["turn_id", "item_id", "criterion"]).to_numpy()
+    if twice.any():
+        position, line = _first_bad(csv_file, rows, twice)
+        g = gold.iloc[position]
+        raise InputError(f"gold for turn {g.turn_id} item {g.item_id} {g.criterion} is given twice",
+                         source=source, line=line)
+    gold["line"] = [csv_file.line_of(r) for r in rows]
+    return gold.sort_values(["turn_id", "item_id", "criterion"], kind="stable").reset_index(drop=True)
+
+
+def read_gold(path: str | os.PathLike, scale: tuple[int, int] | None = DEFAULT_SCALE) -> pd.DataFrame:
+    """Read a gold CSV: ``turn_id,item_id,criterion,min_label,max_label`` (other columns ignored).
+
+    Returns a frame with those columns (bounds as ints) and ``line``, sorted by turn, item and
+    criterion. Non-integer bounds, ``min_label > max_label``, bounds outside ``scale`` and a
+    (turn, item, criterion) given twice are :class:`InputError`.
+    """
+    return parse_gold(read_bytes(path), display_name(path), scale)
