@@ -1,0 +1,118 @@
+"""Our Krippendorff's alpha against the ``krippendorff`` package (GPL-3.0, a test oracle only) and
+our weighted kappa against statsmodels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from castregin.agreement import (
+    alpha_from_counts,
+    alpha_from_ratings,
+    krippendorff_alpha,
+    quadratic_kappa_from_confusion,
+    value_counts,
+    weighted_kappa,
+    worker_kappas,
+)
+
+krippendorff = pytest.importorskip("krippendorff")
+
+LEVELS = ["nominal", "ordinal", "interval"]
+
+
+def random_reliability(seed: int, raters=7, units=60, values=4, missing=0.45) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, values, units)
+    noise = rng.integers(-1, 2, (raters, units)) * (rng.random((raters, units)) < 0.4)
+    data = np.clip(truth + noise, 0, values - 1).astype(float)
+    data[rng.random(data.shape) < missing] = np.nan
+    return data
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("level", LEVELS)
+def test_alpha_equals_the_krippendorff_package_with_missing_values(seed, level):
+    data = random_reliability(seed)
+    assert np.isnan(data).any() and (np.sum(~np.isnan(data), axis=0) < 2).any()  # unpairable units too
+    want = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(data, level) == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("level", LEVELS)
+def test_alpha_with_uneven_values_and_many_raters(seed, level):
+    rng = np.random.default_rng(100 + seed)
+    data = rng.choice([0.0, 1.0, 2.0, 5.0, 9.0], size=(25, 200), p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    data[rng.random(data.shape) < 0.8] = np.nan
+    want = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(data, level) == pytest.approx(want, abs=1e-9)
+
+
+def test_krippendorffs_worked_example():
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the example with missing data.
+    nan = np.nan
+    data = [[nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
+            [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
+            [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4]]
+    assert round(krippendorff_alpha(data, "nominal"), 6) == 0.691358
+    assert round(krippendorff_alpha(data, "interval"), 6) == 0.810845
+
+
+def test_long_form_ratings_give_the_same_alpha():
+    data = random_reliability(3)
+    rater, unit = np.nonzero(~np.isnan(data))
+    names = np.array([f"unit{u:03d}" for u in unit])
+    for level in LEVELS:
+        assert alpha_from_ratings(names, data[rater, unit], level) == pytest.approx(
+            krippendorff_alpha(data, level), abs=1e-12)
+
+
+def test_count_matrix_with_unused_scale_values_changes_nothing():
+    data = random_reliability(5, values=3)
+    rater, unit = np.nonzero(~np.isnan(data))
+    counts, domain = value_counts(unit, data[rater, unit])
+    padded = np.hstack([counts, np.zeros((len(counts), 1), dtype=counts.dtype)])
+    for level in LEVELS:
+        assert alpha_from_counts(padded, [*domain, 3], level) == pytest.approx(
+            alpha_from_counts(counts, domain, level), abs=1e-12)
+
+
+def test_undefined_alpha_is_nan():
+    assert math.isnan(krippendorff_alpha([[1, 1, 1], [1, 1, 1]], "ordinal"))    # one value only
+    assert math.isnan(krippendorff_alpha([[1, np.nan], [np.nan, 2]], "interval"))  # nothing pairable
+    with pytest.raises(ValueError):
+        krippendorff_alpha([[1, 2], [2, 1]], "ratio")
+
+
+def test_perfect_agreement_is_one():
+    assert krippendorff_alpha([[0, 1, 2, 3], [0, 1, 2, 3], [0, 1, np.nan, 3]], "ordinal") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weighted_kappa_equals_statsmodels(seed):
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, 80)
+    b = np.clip(a + rng.integers(-1, 2, 80), 0, 3)
+    table = np.zeros((4, 4))
+    np.add.at(table, (a, b), 1)
+    want = inter_rater.cohens_kappa(table, wt="quadratic").kappa
+    assert weighted_kappa(a.tolist(), b.tolist(), range(4)) == pytest.approx(want, abs=1e-12)
+    assert quadratic_kappa_from_confusion(table) == pytest.approx(want, abs=1e-12)
+
+
+def test_worker_kappas_match_one_at_a_time():
+    rng = np.random.default_rng(11)
+    workers = rng.integers(0, 5, 400)
+    reference = rng.integers(1, 4, 400)
+    labels = np.clip(reference + rng.integers(-1, 2, 400) * (workers % 2), 1, 3)
+    kappas, items = worker_kappas(workers, labels, reference, 6, 1, 3)
+    for w in range(5):
+        mine = workers == w
+        assert items[w] == mine.sum()
+        assert kappas[w] == pytest.approx(weighted_kappa(labels[mine], reference[mine], [1, 2, 3]), abs=1e-12)
+    assert items[5] == 0 and math.isnan(kappas[5])
+    assert kappas[0] == pytest.approx(1.0)   # even workers copy the reference
