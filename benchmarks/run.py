@@ -1,0 +1,182 @@
+"""``make bench``: castregin against trec_eval's peers on deterministic synthetic data.
+
+    .venv/bin/python benchmarks/run.py            # the full workloads (about 10 minutes on 2 cores)
+    .venv/bin/python benchmarks/run.py --quick    # scaled down, a smoke run of a minute or so
+    .venv/bin/python benchmarks/run.py --repeat 5 --no-peers
+
+Workloads, each tool as a whole process (read files, evaluate AP, nDCG@10, P@10 and RR at
+relevance level 2, print), medians of ``--repeat`` runs of wall time and peak memory:
+
+1. one run of 5,000 turns x 1,000 items (about 190 MB) against 5,000 x 100 judged items (grades
+   0-3): castregin's CLI, pytrec_eval with the files read in Python, ir_measures, ranx; and the
+   same run with tied scores (castregin and pytrec_eval);
+2. 20 runs of 5,000 turns x 100 items against the same qrels: castregin in one call, pytrec_eval
+   in a loop over the runs in one process;
+3. converting a 200 MB JSON MI run (``castregin convert questions``), when that command exists;
+4. aggregating 1,000,000 crowd judgments (``benchmarks/bench_aggregate.py``), when it exists.
+
+Data goes to ``bench-out/`` (``bench-out/quick`` with ``--quick``) and is reused while its
+parameters are unchanged. The peers are installed, pinned, into their own virtualenv
+``.venv-bench`` on first use, so castregin's environment never holds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from bench_evaluate import Timing, many_runs, markdown, measure, single_run
+from generate import make_qrels_and_runs
+
+PEER_VENV = REPO / ".venv-bench"
+PEER_PINS = ["pytrec-eval-terrier==0.5.11", "ir-measures==0.4.3", "ranx==0.3.21"]
+CASTREGIN = REPO / ".venv" / "bin" / "castregin"
+
+
+def ensure_peers() -> Path | None:
+    """The peers' Python, installing them pinned into ``.venv-bench`` when missing (None on failure)."""
+    python = PEER_VENV / "bin" / "python"
+    check = [str(python), "-c", "import pytrec_eval, ir_measures, ranx"]
+    if python.exists() and subprocess.run(check, capture_output=True, check=False).returncode == 0:
+        return python
+    print(f"installing the peers into {PEER_VENV}: {' '.join(PEER_PINS)}", file=sys.stderr)
+    try:
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PEER_PINS], check=True)
+    except (subprocess.CalledProcessError, OSError) as err:
+        print(f"could not install the peers ({err}); castregin alone is measured", file=sys.stderr)
+        return None
+    return python
+
+
+def machine() -> str:
+    """One line about the machine, for the README next to the table."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split("\n")[0].split()[1])
+        memory = f", {kb / 1024 / 1024:.0f} GB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){memory}, Python {platform.python_version()}, {platform.system()}"
+
+
+def write_json_run(path: Path, bank_path: Path, turns: int, per_turn: int) -> None:
+    """A CAsT 2022 MI run JSON of ``turns`` x ``per_turn`` questions (bank ids and texts) and its bank."""
+    import numpy as np
+    from generate import turn_ids
+
+    rng = np.random.default_rng(7)
+    bank_size = 50_000
+    bank = {f"Q{i:05d}": f"Would you like to know more about topic {i} and its {i % 97} aspects?"
+            for i in range(1, bank_size + 1)}
+    bank_path.write_text(json.dumps(bank), encoding="utf-8")
+    texts = list(bank.values())
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write('{"run_name": "bench_json", "turns": [')
+        for t, turn in enumerate(turn_ids(turns)):
+            ids = rng.integers(1, bank_size + 1, size=per_turn)
+            scores = rng.random(per_turn) * 20
+            # Most questions are bank ids; one in ten is the question's text, as some runs submit.
+            questions = [{"question": texts[i - 1] if k % 10 == 0 else f"Q{i:05d}", "score": float(s)}
+                         for k, (i, s) in enumerate(zip(ids.tolist(), scores.tolist()))]
+            handle.write(("," if t else "") + json.dumps({"turn_id": turn, "questions": questions}))
+        handle.write("]}\n")
+
+
+def bench_convert(out: Path, repeat: int, quick: bool) -> list[Timing] | str:
+    """``castregin convert questions`` on a large JSON run, or a note why it was skipped."""
+    probe = subprocess.run([str(CASTREGIN), "convert", "questions", "--help"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        return "skipped: `castregin convert questions` is not available yet"
+    turns, per_turn = (500, 400) if quick else (5000, 800)
+    run, bank = out / "questions_run.json", out / "question_bank.json"
+    if not run.exists() or not bank.exists():
+        write_json_run(run, bank, turns, per_turn)
+    size = run.stat().st_size / 1e6
+    command = [str(CASTREGIN), "convert", "questions", str(run), "--bank", str(bank), "-o", str(out / "converted.run")]
+    try:
+        seconds, peak = measure(command, repeat)
+    except RuntimeError as err:
+        return f"failed: {err}"
+    return [Timing(f"convert a {size:.0f} MB JSON run ({turns:,} turns x {per_turn} questions)",
+                   "castregin convert questions", seconds, peak, repeat)]
+
+
+def bench_aggregate(repeat: int, quick: bool) -> list[Timing] | str:
+    """``benchmarks/bench_aggregate.py`` as a subprocess, or a note why it was skipped."""
+    script = HERE / "bench_aggregate.py"
+    if not script.exists():
+        return "skipped: benchmarks/bench_aggregate.py is not there yet"
+    command = [sys.executable, str(script), *(["--quick"] if quick else [])]
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0 and quick:  # the script may not know --quick
+        command = command[:2]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        return f"failed: {result.stderr.strip()[-500:]}"
+    print(result.stdout.strip())
+    seconds, peak = measure(command, max(1, repeat - 1)) if repeat > 1 else (time.perf_counter() - start, 0.0)
+    return [Timing("aggregate 1,000,000 crowd judgments" + (" (quick)" if quick else ""),
+                   "castregin (bench_aggregate.py)", seconds, peak, max(1, repeat - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=str(REPO / "bench-out"), help="Where the data goes.")
+    parser.add_argument("--repeat", type=int, default=3, help="Runs of each command (medians).")
+    parser.add_argument("--quick", action="store_true", help="Scaled-down workloads for a smoke run.")
+    parser.add_argument("--no-peers", action="store_true", help="Measure castregin only.")
+    args = parser.parse_args()
+
+    out = Path(args.out) / "quick" if args.quick else Path(args.out)
+    if args.quick:
+        shape = {"turns": 500, "depth": 200, "judged": 50, "runs": 5, "multi_depth": 100}
+    else:
+        shape = {"turns": 5000, "depth": 1000, "judged": 100, "runs": 20, "multi_depth": 100}
+    print(f"generating data in {out} ...", file=sys.stderr)
+    data = make_qrels_and_runs(out, **shape)
+    peer = None if args.no_peers else ensure_peers()
+
+    single = f"{shape['turns']:,} turns x {shape['depth']:,} items ({data['run'].stat().st_size / 1e6:.0f} MB run)"
+    multi = f"{shape['runs']} runs x {shape['turns']:,} turns x {shape['multi_depth']} items"
+    print("single run ...", file=sys.stderr)
+    timings = single_run(data, args.repeat, peer, single)
+    print("many runs ...", file=sys.stderr)
+    timings += many_runs(data, args.repeat, peer, multi)
+    notes = []
+    for name, outcome in (("convert", bench_convert(out, args.repeat, args.quick)),
+                          ("aggregate", bench_aggregate(args.repeat, args.quick))):
+        if isinstance(outcome, str):
+            notes.append(f"- {name}: {outcome}")
+        else:
+            timings += outcome
+
+    print(f"\nMachine: {machine()}; medians of {args.repeat} runs; peak memory is the process's maximum "
+          "resident set size.\n")
+    print(markdown(timings))
+    for note in notes:
+        print(note)
+
+
+if __name__ == "__main__":
+    main()
