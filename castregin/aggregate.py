@@ -271,9 +271,9 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     qrels, filtered, decisions, agreement_part, counted = {}, {}, {}, {}, {}
     dropped: list[dict] = []
     universe = set(zip(judgments.items["turn_id"].tolist(), judgments.items["item_id"].tolist()))
+    unit_key = turn * n_items + item
     for c, name in enumerate(criteria):
         chosen = criterion == c
-        unit_key = turn * n_items + item
         before_units, before_index = np.unique(unit_key[chosen], return_inverse=True)
         after_mask = chosen & keep
         after_units, after_index = np.unique(unit_key[after_mask], return_inverse=True)

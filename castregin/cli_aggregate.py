@@ -118,8 +118,8 @@ def summary_table(aggregation) -> str:
             str(aggregation.decisions[name]["mode"]), str(aggregation.decisions[name]["tie"]),
             str(sum(1 for d in aggregation.dropped_items if d["criterion"] == name)),
             str(len(aggregation.qrels[name])), str(len(aggregation.filtered[name])),
-            f"{_fmt(before.get('ordinal'))}->{_fmt(after.get('ordinal'))}",
-            f"{_fmt(before.get('interval'))}->{_fmt(after.get('interval'))}",
+            f"{_fmt(before.get('ordinal'))} -> {_fmt(after.get('ordinal'))}",
+            f"{_fmt(before.get('interval'))} -> {_fmt(after.get('interval'))}",
         ])
     pairs = len(aggregation.removed)
     workers = len({r["worker_id"] for r in aggregation.removed})

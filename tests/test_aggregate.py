@@ -312,3 +312,24 @@ def test_agreement_matches_the_oracle_on_the_crowd_example(crowd_example, cli):
             assert report[stage][level] == pytest.approx(want, abs=1e-9)
     table = cli("agreement", crowd_example / "judgments.csv", "--criteria", "relevance")
     assert table.exit_code == 0 and "kappa" in table.stdout
+
+
+def test_a_criterion_without_any_label_gives_empty_qrels_and_audits_its_items(tmp_path, cli):
+    judgments = write(tmp_path, "j.csv", crowd([("A", "1_1", "Q1", 2, None), ("B", "1_1", "Q1", 3, None)],
+                                               ("relevance", "novelty")))
+    out = tmp_path / "out"
+    result = cli("aggregate", judgments, "--criteria", "relevance,novelty", "--out-dir", out)
+    assert result.exit_code == 0, result.stderr
+    assert (out / "question_novelty.qrel").read_text() == ""
+    audit = json.loads((out / "audit.json").read_text())
+    assert audit["dropped_items"] == [{"criterion": "novelty", "item_id": "Q1", "reason": "empty", "turn_id": "1_1"}]
+    assert audit["agreement"]["novelty"]["after_gold"]["ordinal"] is None      # undefined, not NaN
+    assert audit["agreement"]["relevance"]["after_gold"]["units"] == 1
+
+
+def test_every_row_rejected_is_an_error(tmp_path, cli):
+    judgments = write(tmp_path, "b.csv", b"WorkerId,AssignmentStatus,Input.turn_id,Input.item_id,Answer.relevance\n"
+                                         b"W1,Rejected,1_1,Q1,2\n")
+    result = cli("aggregate", judgments, "--criteria", "relevance", "--out-dir", tmp_path / "out")
+    assert result.exit_code == 1 and "no judgments" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -145,7 +145,11 @@ def _parser_error_line(text: str, width: int) -> tuple[int | None, str]:
 
 
 def read_csv_text(data: bytes, source: str, what: str) -> CsvFile:
-    """Parse CSV bytes into a frame of strings (empty cells are ``""``), errors naming their line."""
+    """Parse CSV bytes into a frame of strings (empty cells are ``""``), errors naming their line.
+
+    Every column is loaded: skipping columns (``usecols``) would also skip pandas' check that no
+    row has more fields than the header, and such a row is an unquoted comma shifting the labels.
+    """
     text = decode(data, source)
     if not text.strip():
         raise InputError(f"the file is empty, expected {what} with a header line", source=source)
@@ -188,54 +192,74 @@ def _first_bad(csv_file: CsvFile, rows: np.ndarray, mask: np.ndarray) -> tuple[i
     return position, csv_file.line_of(record)
 
 
-def _check_ids(csv_file: CsvFile, rows: np.ndarray, values: pd.Series, role: str, column: str) -> None:
-    bad = (values == "") | values.str.contains(r"\s", regex=True)
-    if bad.any():
-        position, line = _first_bad(csv_file, rows, bad.to_numpy())
-        value = values.iloc[position]
-        problem = "is empty" if value == "" else f"{value!r} contains whitespace, which qrels cannot hold"
+def _first_row_with(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, bad_codes) -> tuple[int, int]:
+    """(position, line) of the first row whose code is one of ``bad_codes``."""
+    return _first_bad(csv_file, rows, np.isin(codes, np.asarray(list(bad_codes), dtype=codes.dtype)))
+
+
+def _id_problem(value: str) -> str | None:
+    if value == "":
+        return "is empty"
+    if re.search(r"\s", value):
+        return f"{value!r} contains whitespace, which qrels cannot hold"
+    return None
+
+
+def factorize_ids(csv_file: CsvFile, rows: np.ndarray, values: pd.Series, role: str,
+                  column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, unique ids) of an id column, stripped; an empty id or one with whitespace is an error.
+
+    Stripping and checking run on the distinct values only, which keeps a million rows fast.
+    """
+    codes, uniques = pd.factorize(values)
+    stripped = [str(u).strip() for u in uniques]
+    problems = {k: p for k, p in ((k, _id_problem(v)) for k, v in enumerate(stripped)) if p}
+    if problems:
+        position, line = _first_row_with(csv_file, rows, codes, problems)
+        problem = problems[int(codes[position])]
         raise InputError(f"{role} (column {column!r}) {problem}", source=csv_file.source, line=line)
+    # Stripping can merge two raw values (" Q1" and "Q1"): factorise once more.
+    merged, names = pd.factorize(np.asarray(stripped, dtype=object))
+    return merged[codes] if len(codes) else codes, np.asarray(names, dtype=object)
+
+
+def _label_value(text: str, label_map: Mapping[str, int]) -> int | str:
+    """The integer of one distinct cell text, or the text itself when it is no label."""
+    if text in label_map:
+        return label_map[text]
+    if re.fullmatch(_INTEGER, text):
+        return int(text)
+    return text
 
 
 def _labels(csv_file: CsvFile, rows: np.ndarray, cells: pd.Series, criterion: str, column: str,
             label_map: Mapping[str, int], scale: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """(positions judged, integer labels) of one criterion's column; unmapped text is an error."""
-    cells = cells.str.strip()
-    judged = (cells != "").to_numpy()
-    positions = np.flatnonzero(judged)
-    cells = cells[judged]
-    if label_map:
-        mapped = cells.map(label_map)
-        is_mapped = mapped.notna().to_numpy()
-    else:
-        mapped = None
-        is_mapped = np.zeros(len(cells), dtype=bool)
-    is_integer = cells.str.fullmatch(_INTEGER).to_numpy(dtype=bool) | is_mapped
-    if not is_integer.all():
-        position, line = _first_bad(csv_file, rows[positions], ~is_integer)
-        text = cells.iloc[position]
+    """(positions judged, integer labels) of one criterion's column; unmapped text is an error.
+
+    A column holds few distinct texts, so each is parsed once and the rows take its value.
+    """
+    codes, uniques = pd.factorize(cells)
+    texts = [str(u).strip() for u in uniques]
+    values = [None if t == "" else _label_value(t, label_map) for t in texts]
+    not_integer = {k for k, v in enumerate(values) if isinstance(v, str)}
+    if not_integer:
+        position, line = _first_row_with(csv_file, rows, codes, not_integer)
+        text = texts[int(codes[position])]
         hint = "; map it with --label-map" if not re.fullmatch(r"[+-]?[0-9.eE+-]+", text) else ""
         raise InputError(f"{criterion} label {text!r} (column {column!r}) is not an integer{hint}",
                          source=csv_file.source, line=line)
-    labels = np.zeros(len(cells), dtype=np.int64)
-    numeric = ~is_mapped
-    if numeric.any():
-        texts = cells[numeric]
-        # A 30-digit label must be reported as outside the scale, not overflow int64.
-        huge = (texts.str.len() > 15).to_numpy()
-        values = np.full(len(texts), scale[1] + 1, dtype=np.int64)
-        values[~huge] = texts[~huge].astype(np.int64).to_numpy()
-        labels[numeric] = values
-    if mapped is not None and is_mapped.any():
-        labels[is_mapped] = mapped[is_mapped].astype(np.int64).to_numpy()
-    outside = (labels < scale[0]) | (labels > scale[1])
-    if outside.any():
-        position, line = _first_bad(csv_file, rows[positions], outside)
+    outside = {k for k, v in enumerate(values) if v is not None and not scale[0] <= v <= scale[1]}
+    if outside:
+        position, line = _first_row_with(csv_file, rows, codes, outside)
         raise InputError(
-            f"{criterion} label {cells.iloc[position]!r} is outside the scale {scale[0]}-{scale[1]}"
+            f"{criterion} label {texts[int(codes[position])]!r} is outside the scale {scale[0]}-{scale[1]}"
             " (set another with --scale)", source=csv_file.source, line=line,
         )
-    return positions, labels
+    # Every value now lies on the scale, so the missing ones can borrow a sentinel below it.
+    table = np.array([scale[0] - 1 if v is None else v for v in values], dtype=np.int64)
+    labels = table[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+    positions = np.flatnonzero(labels >= scale[0])
+    return positions, labels[positions]
 
 
 @dataclass
@@ -287,15 +311,14 @@ def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, co
     rejected = 0
     if roles["status"] in frame.columns:
         # MTurk writes "Rejected"; other exports vary in case and spacing.
-        keep = (frame[roles["status"]].str.strip().str.lower() != "rejected").to_numpy()
+        codes, uniques = pd.factorize(frame[roles["status"]])
+        rejected_codes = [k for k, u in enumerate(uniques) if str(u).strip().lower() == "rejected"]
+        keep = ~np.isin(codes, rejected_codes)
         rejected = int((~keep).sum())
         rows = rows[keep]
         frame = frame.iloc[rows]
-    ids = {}
-    for role in ("worker_id", "turn_id", "item_id"):
-        values = frame[roles[role]].str.strip()
-        _check_ids(csv_file, rows, values, role, roles[role])
-        ids[role] = values.to_numpy(dtype=object)
+    ids = {role: factorize_ids(csv_file, rows, frame[roles[role]], role, roles[role])
+           for role in ("worker_id", "turn_id", "item_id")}
     picked_rows, picked_criteria, picked_labels = [], [], []
     for index, criterion in enumerate(criteria):
         positions, labels = _labels(csv_file, rows, frame[roles[criterion]], criterion, roles[criterion],
@@ -303,12 +326,8 @@ def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, co
         picked_rows.append(positions)
         picked_criteria.append(np.full(len(positions), index, dtype=np.int16))
         picked_labels.append(labels)
-    positions = np.concatenate(picked_rows)
-    return {
-        "worker_id": ids["worker_id"][positions], "turn_id": ids["turn_id"][positions],
-        "item_id": ids["item_id"][positions], "criterion": np.concatenate(picked_criteria),
-        "label": np.concatenate(picked_labels), "record": rows[positions],
-    }, (ids["turn_id"], ids["item_id"]), rejected
+    return {"ids": ids, "positions": np.concatenate(picked_rows), "criterion": np.concatenate(picked_criteria),
+            "label": np.concatenate(picked_labels), "rows": rows}, rejected
 
 
 def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str], *,
@@ -325,32 +344,45 @@ def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str
         raise ValueError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}")
     columns = dict(columns or {})
     label_map = dict(label_map or {})
-    files, parts, item_parts = [], [], []
+    files, parts = [], []
     rejected = 0
-    for index, (data, source) in enumerate(sources):
+    for data, source in sources:
         csv_file = read_csv_text(data, source, "a judgments CSV")
-        part, items, file_rejected = _parse_one(csv_file, criteria, input_format, columns, label_map, scale)
-        part["file"] = np.full(len(part["label"]), index, dtype=np.int32)
+        part, file_rejected = _parse_one(csv_file, criteria, input_format, columns, label_map, scale)
         files.append(csv_file)
         parts.append(part)
-        item_parts.append(items)
         rejected += file_rejected
     if not parts:
         raise ValueError("no judgment files given")
-    merged = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    # One sorted vocabulary per id role over all files; each file's codes are mapped into it.
+    row_codes: dict[str, list[np.ndarray]] = {}
+    names: dict[str, np.ndarray] = {}
+    for role in ("worker_id", "turn_id", "item_id"):
+        names[role] = np.unique(np.concatenate([p["ids"][role][1] for p in parts]).astype(str))
+        vocabulary = pd.Index(names[role])
+        row_codes[role] = [vocabulary.get_indexer(p["ids"][role][1])[p["ids"][role][0]]
+                           if len(p["ids"][role][0]) else np.zeros(0, dtype=np.int64) for p in parts]
+
+    def labels_of(role):
+        return np.concatenate([codes[p["positions"]] for codes, p in zip(row_codes[role], parts)])
+
+    def categorical(role):
+        return pd.Categorical.from_codes(labels_of(role), categories=pd.Index(names[role], dtype=object))
+
     labels = pd.DataFrame({
-        "worker_id": pd.Categorical(merged["worker_id"]),
-        "turn_id": pd.Categorical(merged["turn_id"]),
-        "item_id": pd.Categorical(merged["item_id"]),
-        "criterion": pd.Categorical.from_codes(merged["criterion"], categories=criteria),
-        "label": merged["label"],
-        "file": merged["file"],
-        "record": merged["record"].astype(np.int64),
+        "worker_id": categorical("worker_id"),
+        "turn_id": categorical("turn_id"),
+        "item_id": categorical("item_id"),
+        "criterion": pd.Categorical.from_codes(np.concatenate([p["criterion"] for p in parts]), categories=criteria),
+        "label": np.concatenate([p["label"] for p in parts]),
+        "file": np.concatenate([np.full(len(p["positions"]), k, dtype=np.int32) for k, p in enumerate(parts)]),
+        "record": np.concatenate([p["rows"][p["positions"]] for p in parts]).astype(np.int64),
     })
-    items = pd.DataFrame({
-        "turn_id": np.concatenate([t for t, _ in item_parts]),
-        "item_id": np.concatenate([i for _, i in item_parts]),
-    }).drop_duplicates().sort_values(["turn_id", "item_id"], kind="stable").reset_index(drop=True)
+    n_items = max(len(names["item_id"]), 1)
+    pairs = np.unique(np.concatenate([t.astype(np.int64) * n_items + i
+                                      for t, i in zip(row_codes["turn_id"], row_codes["item_id"])]))
+    items = pd.DataFrame({"turn_id": names["turn_id"][pairs // n_items].astype(object),
+                          "item_id": names["item_id"][pairs % n_items].astype(object)})
     judgments = Judgments(labels, items, criteria, scale, files, rejected)
     _check_duplicates(judgments)
     return judgments
@@ -361,7 +393,16 @@ def _check_duplicates(judgments: Judgments) -> None:
     frame = judgments.labels
     if frame.empty:
         return
-    duplicated = frame.duplicated(["worker_id", "turn_id", "item_id", "criterion"]).to_numpy()
+    key = np.zeros(len(frame), dtype=np.int64)
+    room = 1.0
+    for column in ("worker_id", "turn_id", "item_id", "criterion"):
+        size = len(frame[column].cat.categories)
+        room *= max(size, 1)
+        key = key * size + frame[column].cat.codes.to_numpy().astype(np.int64)
+    if room < 2.0**62:
+        duplicated = pd.Series(key).duplicated().to_numpy()
+    else:  # too many distinct ids for one int64 key
+        duplicated = frame.duplicated(["worker_id", "turn_id", "item_id", "criterion"]).to_numpy()
     if duplicated.any():
         second = int(np.flatnonzero(duplicated)[0])
         row = frame.iloc[second]
@@ -407,7 +448,7 @@ def parse_gold(data: bytes, source: str, scale: tuple[int, int] | None = DEFAULT
     rows = np.arange(len(frame))
     gold = pd.DataFrame({c: frame[c].str.strip() for c in GOLD_COLUMNS})
     for column in ("turn_id", "item_id", "criterion"):
-        _check_ids(csv_file, rows, gold[column], column, column)
+        factorize_ids(csv_file, rows, gold[column], column, column)
     for column in ("min_label", "max_label"):
         ok = gold[column].str.fullmatch(_INTEGER).to_numpy(dtype=bool)
         if not ok.all():
