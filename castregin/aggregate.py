@@ -222,8 +222,14 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     """Aggregate :class:`~castregin.formats.crowd.Judgments` into qrels per criterion.
 
     ``gold`` is a frame as :func:`~castregin.formats.crowd.read_gold` returns (rows for criteria
-    not in ``judgments.criteria`` are ignored). ``agreement=False`` skips Krippendorff's alpha and
-    the per-worker kappas. Raises :class:`InputError` when no label is left at all.
+    not in ``judgments.criteria`` are ignored). Raises :class:`InputError` when there is no label.
+
+    ``agreement`` (skipped with ``agreement=False``) holds per criterion ``before_gold`` and
+    ``after_gold``: Krippendorff's alpha ``ordinal`` and ``interval`` over the pairable units
+    (``units``, ``labels``) and the same per topic (``topics``); and ``workers``: each worker's
+    quadratic-weighted Cohen's kappa with the aggregated labels and the number of ``items`` it
+    rests on. The kappa uses every label the worker gave, including those the gold filter
+    removed, so that a removed spammer's low agreement shows; undefined values are NaN.
     """
     _check_rules(majority, tie, rounding)
     criteria = list(judgments.criteria)

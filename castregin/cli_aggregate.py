@@ -202,7 +202,9 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
 
     Krippendorff's alpha (ordinal and interval) per criterion, overall and per topic, before
     and after the --gold filter, and each worker's quadratic-weighted Cohen's kappa with the
-    aggregated labels (the labels `castregin aggregate` writes with the same options).
+    aggregated labels (the labels `castregin aggregate` writes with the same options), computed
+    on all of the worker's labels, including those the gold filter removed. Undefined values
+    (a single label value, no unit with two labels) are shown as '-' (null in JSON).
     """
     from .aggregate import aggregate as run_aggregate
     from .aggregate import json_safe
