@@ -380,9 +380,10 @@ def _solve_ridge(A: sp.csr_matrix, m: np.ndarray, ridge: float) -> np.ndarray:
 
     Each feature is shrunk relative to its own scale (the squared norm of its column of ``A``): a
     rare pair's column is small, and a ridge scaled to the average column would flatten its zeta
-    towards zero. Small dense systems go through the normal equations (Cholesky); sparse ones
-    (one-hot features) through the augmented system ``[[I, A], [A', -L]] [r; w] = [e; 0]`` with SuperLU, because
-    ``A'A`` fills in (the pseudo states and the shared initial state touch every pair).
+    towards zero. Dense systems go through the normal equations ``(A'A + L) w = A'e`` (sparse LU
+    when small, Cholesky when large); sparse ones (one-hot features) through the augmented system
+    ``[[I, A], [A', -L]] [r; w] = [e; 0]`` with SuperLU, because ``A'A`` fills in (the pseudo
+    states and the shared initial state touch every pair).
     """
     penalty = ridge * np.asarray(A.multiply(A).sum(axis=0)).ravel()
     # A feature whose column is empty has no say in the equations: a tiny ridge keeps it at zero.
