@@ -130,6 +130,19 @@ class QrelsIndex:
         self.labels = qrels.labels[order]
         self._num_rel: dict[int, np.ndarray] = {}
         self._ideal: dict[int | None, np.ndarray] = {}
+        self._known: tuple = (None, None)
+
+    def item_index(self, run: ColumnarRun) -> np.ndarray:
+        """For each distinct item of ``run``, its index among the qrels' items (-1: not judged)."""
+        if run.known_items is None:
+            return lookup(run.items, self.qrels.items)
+        known, positions = self._known
+        if known is not run.known_items:
+            positions = lookup(run.known_items, self.qrels.items)
+            self._known = (run.known_items, positions)
+        out = np.full(len(run.items), -1, dtype=np.int64)
+        out[: len(positions)] = positions
+        return out
 
     def num_rel(self, rel: int) -> np.ndarray:
         """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel)."""
@@ -217,7 +230,7 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec
         turn_codes, item_codes, scores = turn_codes[keep], item_codes[keep], scores[keep]
 
     # The judged lines and their labels: (turn, item) looked up among the qrels' sorted keys.
-    qrels_item_of = lookup(run.items, index.qrels.items)
+    qrels_item_of = index.item_index(run)
     row_item = qrels_item_of[item_codes]
     candidates = np.flatnonzero(row_item >= 0)
     keys = qrels_turn_of[turn_codes[candidates]] * index.n_items + row_item[candidates]

@@ -213,9 +213,10 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
     if options.get("turns") is not None:
         qrels_list = [q.subset(options["turns"]) for q in qrels_list]
     indexes = [QrelsIndex(q) for q in qrels_list]
+    known = columnar.known_items(qrels_list)
 
     def score(path):
-        run = columnar.read_run(path)
+        run = columnar.read_run(path, known)
         per_qrels = [_engine_scores(run, index, parsed) for index in indexes]
         return _RunInfo(run.tag, run.source), per_qrels
 

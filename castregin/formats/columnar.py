@@ -59,7 +59,8 @@ class ColumnarRun:
     ``turns`` holds the distinct turn ids (an object array of str; their order carries no meaning);
     ``items`` the distinct item ids (a pyarrow string array, or an object array without pyarrow);
     ``scores`` are the scores as read (float64). The rank column is validated, then dropped,
-    since trec_eval ignores it.
+    since trec_eval ignores it. When read with ``known_items``, ``items`` starts with exactly
+    those strings (``known_items`` is kept), so a qrels' items need no second lookup.
     """
 
     tag: str
@@ -69,6 +70,7 @@ class ColumnarRun:
     items: Any
     item_codes: np.ndarray
     scores: np.ndarray
+    known_items: Any = None
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -260,6 +262,12 @@ def _encoded(column):
     return combined.dictionary, combined.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
 
 
+def _release(pa) -> None:
+    # pyarrow's allocator keeps freed pages for reuse; the parsed text columns are gone for good
+    # now, and numpy (another allocator) needs the memory next, so hand the pages back.
+    pa.default_memory_pool().release_unused()
+
+
 def _all_finite(column) -> bool:
     _, pc, _ = arrow()
     return bool(pc.all(pc.is_finite(column)).as_py())
@@ -300,7 +308,7 @@ def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int)
     return False
 
 
-def _fast_run(path, source: str) -> tuple[ColumnarRun | None, bytes | None]:
+def _fast_run(path, source: str, known_items=None) -> tuple[ColumnarRun | None, bytes | None]:
     modules = arrow()
     if not modules:
         return None, None
@@ -316,11 +324,20 @@ def _fast_run(path, source: str) -> tuple[ColumnarRun | None, bytes | None]:
     if not np.isfinite(scores).all():
         return None, data
     tag = table.column("tag")[0].as_py()
-    (turns, turn_codes), (items, item_codes) = _encoded(table.column("turn")), _encoded(table.column("item"))
-    del table
+    turns, turn_codes = _encoded(table.column("turn"))
+    item_column = table.column("item")
+    if known_items is not None:
+        # Hashing the run's items once, after the known ones, numbers the known ones 0..n-1:
+        # cheaper than encoding, then looking the distinct items up in the qrels.
+        item_column = pa.chunked_array([known_items, *item_column.chunks], type=pa.string())
+    items, item_codes = _encoded(item_column)
+    if known_items is not None:
+        item_codes = item_codes[len(known_items):]
+    del table, item_column
+    _release(pa)
     if has_duplicates(turn_codes, item_codes, len(items)):
         return None, data
-    return ColumnarRun(tag, source, _as_objects(turns), turn_codes, items, item_codes, scores), data
+    return ColumnarRun(tag, source, _as_objects(turns), turn_codes, items, item_codes, scores, known_items), data
 
 
 def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, bytes | None]:
@@ -355,13 +372,27 @@ def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, byt
     return ColumnarQrels(name, source, _as_objects(turns), turn_codes, items, item_codes, labels), data
 
 
-def read_run(path: str | os.PathLike) -> ColumnarRun:
-    """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`."""
+def read_run(path: str | os.PathLike, known_items=None) -> ColumnarRun:
+    """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`.
+
+    ``known_items`` (distinct strings, e.g. :func:`known_items` of the qrels) are numbered first.
+    """
     source = display_name(path)
-    fast, data = _fast_run(path, source)
+    fast, data = _fast_run(path, source, known_items)
     if fast is not None:
         return fast
     return run_from_dict(trec.parse_run(data if data is not None else read_bytes(path), source))
+
+
+def known_items(qrels: list[ColumnarQrels]):
+    """The distinct items of several qrels, to read runs with (None without pyarrow)."""
+    modules = arrow()
+    if not modules or not qrels or any(isinstance(q.items, np.ndarray) for q in qrels):
+        return None
+    pa, pc, _ = modules
+    if len(qrels) == 1:
+        return qrels[0].items
+    return pc.dictionary_encode(pa.chunked_array([q.items for q in qrels], type=pa.string())).combine_chunks().dictionary
 
 
 def read_qrels(path: str | os.PathLike, name: str | None = None) -> ColumnarQrels:
