@@ -1,7 +1,248 @@
-"""Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`)."""
+"""Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`).
+
+``convert questions|responses|passages`` and ``pool``. The work is done by :mod:`castregin.convert` and
+:mod:`castregin.pool`; this module parses arguments, opens outputs and prints warnings.
+"""
 
 from __future__ import annotations
 
-import click  # noqa: F401
+import contextlib
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable
 
-from .cli import main  # noqa: F401
+import click
+
+from .cli import main
+from .convert import Bank, Warnings, iter_passages, iter_questions, iter_responses, output_paths, write_ranked
+from .errors import InputError
+from .formats.common import STDIO, atomic_output, ensure_not_input, write_text
+from .formats.submissions import read_main_run, read_mi_run
+from .formats.trec import format_pool, read_qrels, read_turn_list
+from .pool import pool_files
+
+
+def _progress(description: str, unit: str = "turn"):
+    """A tqdm wrapper when standard error is a terminal, else nothing (logs stay clean)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    def wrap(iterable: Iterable) -> Iterable:
+        return tqdm(iterable, desc=description, unit=unit, file=sys.stderr, leave=False)
+
+    return wrap
+
+
+@contextlib.contextmanager
+def _open_output(path: str):
+    """Like atomic_output, but standard output is buffered too, so that an error writes nothing."""
+    if path != STDIO:
+        with atomic_output(path) as handle:
+            yield handle
+        return
+    with tempfile.SpooledTemporaryFile(max_size=16 << 20, mode="w+", encoding="utf-8", newline="\n") as spool:
+        yield spool
+        spool.seek(0)
+        shutil.copyfileobj(spool, sys.stdout)
+        sys.stdout.flush()
+
+
+def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, other_inputs: list[str]) -> list[str]:
+    if (output is None) == (out_dir is None):
+        raise click.UsageError("give either -o FILE (or -o - for standard output) or --out-dir DIR")
+    if output is not None and len(runs) != 1:
+        raise click.UsageError(f"-o takes exactly one input run ({len(runs)} given); use --out-dir DIR")
+    targets = output_paths(list(runs), output, out_dir)
+    for target in targets:
+        ensure_not_input(target, [*runs, *other_inputs])
+    return targets
+
+
+def _report(warnings: Warnings) -> None:
+    for line in warnings.lines():
+        click.echo(f"castregin: warning: {line}", err=True)
+
+
+def _finish(total: Warnings, strict: bool) -> None:
+    if total:
+        click.echo(f"castregin: {total.summary()}", err=True)
+        if strict:
+            raise InputError(f"{len(total)} warning{'s' if len(total) != 1 else ''} and --strict: nothing written")
+
+
+def _merge(total: Warnings, warnings: Warnings) -> None:
+    for kind, messages in warnings.messages.items():
+        total.messages.setdefault(kind, []).extend(messages)
+
+
+def _convert_all(runs, targets, reader, convert, strict: bool, after=None) -> None:
+    """Convert each run into its target, one at a time; every output is committed only if all succeed."""
+    total = Warnings()
+    with contextlib.ExitStack() as stack:
+        for path, target in zip(runs, targets):
+            submission = reader(path)
+            warnings = Warnings()
+            handle = stack.enter_context(_open_output(target))
+            write_ranked(handle, convert(submission, warnings), submission.tag)
+            del submission  # one run in memory at a time
+            _report(warnings)
+            _merge(total, warnings)
+        _finish(total, strict)
+        if after is not None:
+            after()
+
+
+_OUTPUT_OPTIONS = [
+    click.option("-o", "--output", metavar="FILE", help="Write the run here (`-`: standard output); one input only."),
+    click.option("--out-dir", metavar="DIR", help="Write DIR/<input stem>.run for each input."),
+]
+
+
+def _output_options(function):
+    for option in reversed(_OUTPUT_OPTIONS):
+        function = option(function)
+    return function
+
+
+def _turns_option(function):
+    return click.option("--turns", "turns_file", metavar="TURN_IDS.json",
+                        help="Official turn list (e.g. 2022_evaluation_topics_turn_ids.json); other turns are "
+                             "kept with a warning.")(function)
+
+
+def _strict_option(function):
+    return click.option("--strict", is_flag=True,
+                        help="Treat every warning as an error: exit 1 and write nothing.")(function)
+
+
+@main.group()
+def convert():
+    """Turn JSON submissions (CAsT 2022 formats) into TREC runs."""
+
+
+@convert.command("questions")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN.json...")
+@click.option("--bank", "banks", multiple=True, required=True, metavar="BANK",
+              help="Question bank (id -> text, or the official list of {question_id, question}); repeatable, "
+                   "the first given wins on an id present in several.")
+@click.option("--bank-out", metavar="FILE", help="Write the merged bank with the new questions here.")
+@_turns_option
+@click.option("--depth", type=click.IntRange(min=1), default=None, help="Keep the top N per turn (default: all).")
+@_strict_option
+@_output_options
+def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, output, out_dir):
+    """Mixed-initiative runs to TREC runs over a question bank.
+
+    A `question` that is a bank id is kept; an id absent from the banks is dropped (warning). Free
+    text is matched to the bank exactly, then after Unicode NFC and whitespace folding (letter case
+    matters; several matches: the lowest id); otherwise it gets a new id, one above the highest,
+    in order of first appearance. Several runs share one growing bank. A question repeated in a turn
+    keeps its highest score; ranking is by score, ties in input order.
+
+    \b
+    Example (CAsT 2022: the ReGIn bank, then the official pool, which holds Q2173):
+      castregin convert questions runs/*.json --bank question_bank.json \\
+        --bank 2022_mixed_initiative_question_pool.json --out-dir converted/
+    """
+    inputs = [*banks, *([turns_file] if turns_file else [])]
+    targets = _targets(runs, output, out_dir, inputs)
+    if bank_out is not None:
+        ensure_not_input(bank_out, [*runs, *inputs])
+        if bank_out in targets:
+            raise click.UsageError("--bank-out must differ from the run outputs")
+    bank = Bank.read(banks, "Q")
+    official = read_turn_list(turns_file) if turns_file else None
+
+    def convert_one(submission, warnings):
+        return iter_questions(submission, bank, official_turns=official, depth=depth, warnings=warnings,
+                              progress=_progress(submission.source))
+
+    _convert_all(runs, targets, read_mi_run, convert_one, strict,
+                 after=(lambda: bank.write(bank_out)) if bank_out is not None else None)
+
+
+@convert.command("responses")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN.json...")
+@click.option("--bank", "banks", multiple=True, required=True, metavar="RESPONSE_BANK",
+              help="Response bank (id -> text); repeatable, the first given wins.")
+@click.option("--passage-qrels", metavar="QRELS",
+              help="NIST passage qrels: keep a response only if a provenance passage is graded >= the level.")
+@click.option("--passage-rel-level", type=int, default=None, metavar="L",
+              help="Passage grade that counts as relevant (default 2). The CAsT-ReGIn README does not give "
+                   "the threshold; 2 is the one TREC CAsT 2022 uses for relevant passages (trec_eval -l2 on "
+                   "the 0-4 NIST grades).")
+@click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Responses taken per turn, by rank, before the passage filter.")
+@click.option("--bank-out", metavar="FILE", help="Write the merged bank with the new responses here.")
+@_turns_option
+@_strict_option
+@_output_options
+def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, depth, bank_out, turns_file, strict,
+                              output, out_dir):
+    """Main-task runs to the response runs CAsT-ReGIn judged.
+
+    Per turn: the first --depth responses by rank (ties in input order); with --passage-qrels only
+    those with a provenance passage graded >= --passage-rel-level; re-ranked 1.. with score 1/rank;
+    texts mapped to response-bank ids like question texts (new ids only for kept responses).
+
+    The default level is 2: the CAsT-ReGIn README does not state the threshold, and 2 is TREC CAsT
+    2022's threshold for a relevant passage (its evaluation uses trec_eval -l2 on the NIST grades 0-4).
+    """
+    if passage_rel_level is not None and passage_qrels is None:
+        raise click.UsageError("--passage-rel-level needs --passage-qrels")
+    level = 2 if passage_rel_level is None else passage_rel_level
+    inputs = [*banks, *([turns_file] if turns_file else []), *([passage_qrels] if passage_qrels else [])]
+    targets = _targets(runs, output, out_dir, inputs)
+    if bank_out is not None:
+        ensure_not_input(bank_out, [*runs, *inputs])
+        if bank_out in targets:
+            raise click.UsageError("--bank-out must differ from the run outputs")
+    bank = Bank.read(banks, "R")
+    qrels = read_qrels(passage_qrels) if passage_qrels else None
+    official = read_turn_list(turns_file) if turns_file else None
+
+    def convert_one(submission, warnings):
+        return iter_responses(submission, bank, depth=depth, passage_qrels=qrels, rel_level=level,
+                              official_turns=official, warnings=warnings, progress=_progress(submission.source))
+
+    _convert_all(runs, targets, read_main_run, convert_one, strict,
+                 after=(lambda: bank.write(bank_out)) if bank_out is not None else None)
+
+
+@convert.command("passages")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN.json...")
+@_turns_option
+@_strict_option
+@_output_options
+def convert_passages_command(runs, turns_file, strict, output, out_dir):
+    """Main-task runs to the passage rankings NIST judged.
+
+    Per turn, as the official CAsT tools did: the provenance passages of the responses in rank order,
+    each in provenance order, each passage once (first occurrence); scores 100, 99, 98, ...; ranks 1..
+    """
+    targets = _targets(runs, output, out_dir, [turns_file] if turns_file else [])
+    official = read_turn_list(turns_file) if turns_file else None
+
+    def convert_one(submission, warnings):
+        return iter_passages(submission, official_turns=official, warnings=warnings,
+                             progress=_progress(submission.source))
+
+    _convert_all(runs, targets, read_main_run, convert_one, strict)
+
+
+@main.command("pool")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Items taken from each run per turn, by the rank column.")
+@click.option("-o", "--output", default=STDIO, show_default=True, metavar="FILE",
+              help="Where to write the pool (`-`: standard output).")
+def pool_command(runs, depth, output):
+    """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
+
+    Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
+    """
+    ensure_not_input(output, runs)
+    pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
+    write_text(output, format_pool(pool))

@@ -1,0 +1,390 @@
+"""Converting JSON submissions into TREC runs (SPEC "Converting runs").
+
+Three conversions, each a generator of ranked turns ``(turn_id, [(item, score), ...])`` that a caller
+streams to a file (:func:`write_ranked`) or collects into a :class:`~castregin.data.Run`:
+
+- :func:`iter_questions`: a mixed-initiative run over a question bank (ids kept, texts matched or
+  given new ids);
+- :func:`iter_responses`: a main-task run to the response run that CAsT-ReGIn judged;
+- :func:`iter_passages`: a main-task run to the passage ranking that NIST judged.
+
+Problems that can be worked around are collected in a :class:`Warnings` (kind -> messages); nothing
+here prints. :class:`Bank` holds the id -> text mapping, grows with new texts, and is shared by
+several runs so that one text gets one id across all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from typing import IO
+
+from .data import Qrels, Run
+from .errors import InputError
+from .formats.submissions import BankFile, Submission, read_bank, read_main_run, read_mi_run
+from .formats.trec import format_score
+
+Ranked = tuple[str, list[tuple[str, float]]]
+Progress = Callable[[Iterable], Iterable]
+
+DUPLICATE_QUESTION = "duplicate question"
+DUPLICATE_RESPONSE = "duplicate response"
+DUPLICATE_TURN = "duplicate turn"
+EMPTY_QUESTION = "empty question"
+EMPTY_RESPONSE = "empty response"
+UNKNOWN_ID = "unknown id"
+UNLISTED_TURN = "turn not in --turns"
+EMPTY_TURN = "turn without items"
+
+
+class Warnings:
+    """Problems worked around during a conversion: ``messages[kind]`` lists one line per occurrence.
+
+    The CLI prints each message and then :meth:`summary`; ``--strict`` turns any of them into an error.
+    """
+
+    def __init__(self) -> None:
+        self.messages: dict[str, list[str]] = {}
+
+    def add(self, kind: str, message: str) -> None:
+        """Record one warning of ``kind``."""
+        self.messages.setdefault(kind, []).append(message)
+
+    def counts(self) -> dict[str, int]:
+        """Number of warnings per kind, in order of first occurrence."""
+        return {kind: len(messages) for kind, messages in self.messages.items()}
+
+    def lines(self) -> list[str]:
+        """Every message, grouped by kind."""
+        return [message for messages in self.messages.values() for message in messages]
+
+    def summary(self) -> str:
+        """One line: ``3 warnings: 2 unknown id, 1 empty question``."""
+        total = len(self)
+        counts = ", ".join(f"{n} {kind}" for kind, n in self.counts().items())
+        return f"{total} warning{'s' if total != 1 else ''}: {counts}"
+
+    def __len__(self) -> int:
+        return sum(len(messages) for messages in self.messages.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.messages)
+
+
+def fold(text: str) -> str:
+    """The form texts are matched in after an exact miss: Unicode NFC, whitespace runs collapsed to one
+    space, no leading or trailing whitespace. Letter case is kept: the bank holds questions that
+    differ only in case under different ids."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+class Bank:
+    """Item ids -> texts, with text matching and new ids (``Q`` + digits for questions, ``R`` for responses).
+
+    A text is matched exactly, then after :func:`fold`; among several matches the lowest id wins. An
+    unmatched text is added under the next free id: one above the highest ``<prefix><digits>`` id,
+    zero-padded like it. ``new_ids`` lists the added ids in order.
+    """
+
+    def __init__(self, entries: Mapping[str, str] | None = None, prefix: str = "Q", shape: str = "object"):
+        self.prefix = prefix
+        self.shape = shape
+        self.entries: dict[str, str] = dict(entries or {})
+        self.new_ids: list[str] = []
+        self._id_pattern = re.compile(rf"{re.escape(prefix)}(\d+)")
+        self._exact: dict[str, str] = {}
+        self._folded: dict[str, str] = {}
+        self._next, self._width = 1, 4 if prefix == "Q" else 5
+        numbered = []
+        for item_id in self.entries:
+            match = self._id_pattern.fullmatch(item_id)
+            if match:
+                numbered.append((int(match.group(1)), item_id))
+        if numbered:
+            number, highest = max(numbered)
+            self._next, self._width = number + 1, len(highest) - len(prefix)
+        for item_id in sorted(self.entries, key=self._order):
+            text = self.entries[item_id]
+            self._exact.setdefault(text, item_id)
+            self._folded.setdefault(fold(text), item_id)
+
+    def _order(self, item_id: str):
+        match = self._id_pattern.fullmatch(item_id)
+        return (0, int(match.group(1)), item_id) if match else (1, 0, item_id)
+
+    @classmethod
+    def merge(cls, banks: Iterable[Mapping[str, str] | BankFile], prefix: str = "Q") -> Bank:
+        """One bank from several; on an id present in several, the first given wins."""
+        entries: dict[str, str] = {}
+        shape = None
+        for bank in banks:
+            if isinstance(bank, BankFile):
+                shape = shape or bank.shape
+                bank = bank.entries
+            for item_id, text in bank.items():
+                entries.setdefault(item_id, text)
+        return cls(entries, prefix, shape or "object")
+
+    @classmethod
+    def read(cls, paths: Iterable[str | os.PathLike], prefix: str = "Q") -> Bank:
+        """Read and merge bank files (either shape), the first given winning; the shape of the first
+        is the one :meth:`write` uses."""
+        return cls.merge((read_bank(path) for path in paths), prefix)
+
+    def is_id(self, text: str) -> bool:
+        """Whether ``text`` looks like an id of this bank (``Q`` + digits), present or not."""
+        return self._id_pattern.fullmatch(text) is not None
+
+    def match(self, text: str) -> str | None:
+        """The id of ``text``: exact match, else match after :func:`fold`, else None."""
+        found = self._exact.get(text)
+        return found if found is not None else self._folded.get(fold(text))
+
+    def add(self, text: str) -> str:
+        """Add ``text`` under the next free id and return that id."""
+        item_id = f"{self.prefix}{self._next:0{self._width}d}"
+        while item_id in self.entries:  # an odd id such as Q00012 beside Q0012
+            self._next += 1
+            item_id = f"{self.prefix}{self._next:0{self._width}d}"
+        self._next += 1
+        self.entries[item_id] = text
+        self.new_ids.append(item_id)
+        self._exact.setdefault(text, item_id)
+        self._folded.setdefault(fold(text), item_id)
+        return item_id
+
+    def id_for(self, text: str) -> str:
+        """The id of ``text``, adding it to the bank when no entry matches."""
+        found = self.match(text)
+        return found if found is not None else self.add(text)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def write(self, path: str | os.PathLike, shape: str | None = None) -> None:
+        """Write the bank (with its new entries) atomically, in ``shape`` or the first input's shape."""
+        from .formats.submissions import write_bank
+
+        write_bank(path, self.entries, shape or self.shape, self.prefix)
+
+
+def _grouped(submission: Submission, what: str, warnings: Warnings,
+             official: Collection[str] | None) -> dict[str, list[int]]:
+    """turn id -> indices in ``turns`` (a turn listed twice is one turn), with the turn warnings."""
+    groups: dict[str, list[int]] = {}
+    for index, turn in enumerate(submission.turns):
+        groups.setdefault(turn["turn_id"], []).append(index)
+    for turn_id, indices in groups.items():
+        if len(indices) > 1:
+            where = ", ".join(f"turns[{i}]" for i in indices)
+            warnings.add(DUPLICATE_TURN, f"{submission.source}: turn {turn_id} is listed {len(indices)} times "
+                                         f"({where}); its {what} are taken together, in file order")
+        if official is not None and turn_id not in official:
+            warnings.add(UNLISTED_TURN, f"{submission.source}: turn {turn_id} is not in the official turn "
+                                        f"list; kept")
+    return groups
+
+
+def _as_submission(run: Submission | str | os.PathLike, reader) -> Submission:
+    return run if isinstance(run, Submission) else reader(run)
+
+
+def _identity(iterable: Iterable) -> Iterable:
+    return iterable
+
+
+def iter_questions(run: Submission | str | os.PathLike, bank: Bank, *,
+                   official_turns: Collection[str] | None = None, depth: int | None = None,
+                   warnings: Warnings | None = None, progress: Progress | None = None) -> Iterator[Ranked]:
+    """Convert a mixed-initiative run, turn by turn, into ``(turn_id, [(question_id, score), ...])``.
+
+    Ids in ``bank`` are kept; an id-shaped string absent from it is dropped (warning); a text is matched
+    to the bank (:meth:`Bank.id_for`), new texts growing it. A question repeated within a turn keeps
+    its highest score (and its first position); items are ranked by score descending, ties in input
+    order, and cut to ``depth``. Turns come in order of first appearance; a turn left without
+    questions is omitted (warning). ``progress`` may wrap the turn iteration (e.g. ``tqdm``).
+    """
+    submission = _as_submission(run, read_mi_run)
+    warnings = warnings if warnings is not None else Warnings()
+    source, turns = submission.source, submission.turns
+    official = set(official_turns) if official_turns is not None else None
+    groups = _grouped(submission, "questions", warnings, official)
+    entries = bank.entries
+    for turn_id, indices in (progress or _identity)(groups.items()):
+        scores: dict[str, float] = {}
+        for index in indices:
+            for position, question in enumerate(turns[index]["questions"]):
+                text, score = question["question"], float(question["score"])
+                key = text.strip()
+                if bank.is_id(key):
+                    if key not in entries:
+                        warnings.add(UNKNOWN_ID, f"{source}: turns[{index}].questions[{position}]: {key} "
+                                                 f"is not in the question bank (turn {turn_id}); dropped")
+                        continue
+                    item = key
+                elif not key:
+                    warnings.add(EMPTY_QUESTION, f"{source}: turns[{index}].questions[{position}]: the question "
+                                                 f"is empty (turn {turn_id}); dropped")
+                    continue
+                else:
+                    item = bank.id_for(text)
+                previous = scores.get(item)
+                if previous is None:
+                    scores[item] = score
+                    continue
+                warnings.add(DUPLICATE_QUESTION, f"{source}: turns[{index}].questions[{position}]: {item} is "
+                                                 f"repeated in turn {turn_id}; its highest score is kept")
+                if score > previous:
+                    scores[item] = score
+        if not scores:
+            warnings.add(EMPTY_TURN, f"{source}: turn {turn_id} has no questions; omitted")
+            continue
+        ranked = sorted(scores.items(), key=_negated_score)  # stable: ties stay in input order
+        yield turn_id, ranked[:depth] if depth is not None else ranked
+
+
+def _negated_score(pair: tuple[str, float]) -> float:
+    return -pair[1]
+
+
+def _responses_in_rank_order(submission: Submission, indices: list[int]) -> list[dict]:
+    responses = [response for index in indices for response in submission.turns[index]["responses"]]
+    return sorted(responses, key=lambda response: response["rank"])  # stable: ties in input order
+
+
+def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: int = 3,
+                   passage_qrels: Qrels | None = None, rel_level: int = 2,
+                   official_turns: Collection[str] | None = None, warnings: Warnings | None = None,
+                   progress: Progress | None = None) -> Iterator[Ranked]:
+    """Convert a main-task run into the response run CAsT-ReGIn judged: ``(turn_id, [(R id, 1/rank)])``.
+
+    Per turn, responses are taken by ``rank`` (ties in input order) and the first ``depth`` kept; with
+    ``passage_qrels``, a response stays only if one of its provenance passages is graded >=
+    ``rel_level`` for that turn. The survivors are ranked 1.. with score ``1/rank``; their texts get
+    response-bank ids (new ids only for them). A text repeated within a turn is kept once (warning).
+    Turns left empty by the depth cut or the passage filter are omitted silently.
+    """
+    submission = _as_submission(run, read_main_run)
+    warnings = warnings if warnings is not None else Warnings()
+    source = submission.source
+    official = set(official_turns) if official_turns is not None else None
+    groups = _grouped(submission, "responses", warnings, official)
+    for turn_id, indices in (progress or _identity)(groups.items()):
+        responses = _responses_in_rank_order(submission, indices)
+        if not responses:
+            warnings.add(EMPTY_TURN, f"{source}: turn {turn_id} has no responses; omitted")
+            continue
+        grades = passage_qrels.labels.get(turn_id, {}) if passage_qrels is not None else None
+        items: list[str] = []
+        for response in responses[:depth]:
+            if grades is not None and not any(grades.get(p["id"], 0) >= rel_level for p in response["provenance"]):
+                continue
+            text = response["text"]
+            if not text.strip():
+                warnings.add(EMPTY_RESPONSE, f"{source}: turn {turn_id}: the response at rank "
+                                             f"{_rank(response)} is empty; dropped")
+                continue
+            item = bank.id_for(text)
+            if item in items:
+                warnings.add(DUPLICATE_RESPONSE, f"{source}: turn {turn_id}: the response at rank "
+                                                 f"{_rank(response)} repeats {item}; kept once")
+                continue
+            items.append(item)
+        if items:
+            yield turn_id, [(item, 1.0 / rank) for rank, item in enumerate(items, start=1)]
+
+
+def _rank(response: dict) -> str:
+    rank = response["rank"]
+    return str(int(rank)) if float(rank).is_integer() else repr(rank)
+
+
+def iter_passages(run: Submission | str | os.PathLike, *, official_turns: Collection[str] | None = None,
+                  warnings: Warnings | None = None, progress: Progress | None = None) -> Iterator[Ranked]:
+    """Convert a main-task run into the passage ranking NIST judged, as the official CAsT tools did.
+
+    Per turn: the provenance passages of the responses in rank order (ties in input order), each in
+    provenance order, each passage once (its first occurrence); scores 100, 99, 98, ...
+    """
+    submission = _as_submission(run, read_main_run)
+    warnings = warnings if warnings is not None else Warnings()
+    official = set(official_turns) if official_turns is not None else None
+    groups = _grouped(submission, "responses", warnings, official)
+    for turn_id, indices in (progress or _identity)(groups.items()):
+        seen: dict[str, None] = {}
+        for response in _responses_in_rank_order(submission, indices):
+            for passage in response["provenance"]:
+                seen.setdefault(passage["id"], None)
+        if not seen:
+            warnings.add(EMPTY_TURN, f"{submission.source}: turn {turn_id} has no provenance passages; omitted")
+            continue
+        yield turn_id, [(passage, float(100 - i)) for i, passage in enumerate(seen)]
+
+
+def write_ranked(handle: IO[str], ranked: Iterable[Ranked], tag: str) -> int:
+    """Stream ranked turns as TREC run lines (tab-separated, ranks from 1); returns the line count."""
+    lines = 0
+    for turn_id, items in ranked:
+        handle.write("".join(f"{turn_id}\tQ0\t{item}\t{rank}\t{format_score(score)}\t{tag}\n"
+                             for rank, (item, score) in enumerate(items, start=1)))
+        lines += len(items)
+    return lines
+
+
+def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run:
+    """Collect ranked turns into a :class:`~castregin.data.Run`."""
+    run = Run(tag=tag, source=source)
+    for turn_id, items in ranked:
+        run.scores[turn_id] = {item: score for item, score in items}
+        run.ranks[turn_id] = {item: rank for rank, (item, _) in enumerate(items, start=1)}
+    return run
+
+
+def convert_questions(path: str | os.PathLike, bank: Bank, *, official_turns: Collection[str] | None = None,
+                      depth: int | None = None) -> tuple[Run, Warnings]:
+    """A mixed-initiative JSON run as a :class:`Run` over ``bank`` (which grows), with the warnings."""
+    submission = read_mi_run(path)
+    warnings = Warnings()
+    ranked = iter_questions(submission, bank, official_turns=official_turns, depth=depth, warnings=warnings)
+    return to_run(ranked, submission.tag, submission.source), warnings
+
+
+def convert_responses(path: str | os.PathLike, bank: Bank, *, depth: int = 3, passage_qrels: Qrels | None = None,
+                      rel_level: int = 2, official_turns: Collection[str] | None = None) -> tuple[Run, Warnings]:
+    """A main-task JSON run as a response :class:`Run` over ``bank`` (which grows), with the warnings."""
+    submission = read_main_run(path)
+    warnings = Warnings()
+    ranked = iter_responses(submission, bank, depth=depth, passage_qrels=passage_qrels, rel_level=rel_level,
+                            official_turns=official_turns, warnings=warnings)
+    return to_run(ranked, submission.tag, submission.source), warnings
+
+
+def convert_passages(path: str | os.PathLike, *,
+                     official_turns: Collection[str] | None = None) -> tuple[Run, Warnings]:
+    """A main-task JSON run as the passage :class:`Run` NIST judged, with the warnings."""
+    submission = read_main_run(path)
+    warnings = Warnings()
+    ranked = iter_passages(submission, official_turns=official_turns, warnings=warnings)
+    return to_run(ranked, submission.tag, submission.source), warnings
+
+
+def output_paths(inputs: list[str], output: str | None, out_dir: str | None) -> list[str]:
+    """Where each input's run goes: ``output`` for a single input, else ``out_dir/<stem>.run``.
+
+    Two inputs with the same stem would overwrite each other: an error.
+    """
+    from .formats.common import stem
+
+    if output is not None:
+        return [output]
+    paths, seen = [], {}
+    for path in inputs:
+        target = os.path.join(out_dir, f"{stem(path)}.run")
+        if target in seen:
+            raise InputError(f"{seen[target]} and {path} would both be written to {target}; rename one",
+                             source=path)
+        seen[target] = path
+        paths.append(target)
+    return paths
