@@ -72,11 +72,6 @@ def _finish(total: Warnings, strict: bool) -> None:
             raise InputError(f"{len(total)} warning{'s' if len(total) != 1 else ''} and --strict: nothing written")
 
 
-def _merge(total: Warnings, warnings: Warnings) -> None:
-    for kind, messages in warnings.messages.items():
-        total.messages.setdefault(kind, []).extend(messages)
-
-
 def _convert_all(runs, targets, reader, convert, strict: bool, after=None) -> None:
     """Convert each run into its target, one at a time; every output is committed only if all succeed."""
     total = Warnings()
@@ -88,7 +83,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, after=None) -> No
             write_ranked(handle, convert(submission, warnings), submission.tag)
             del submission  # one run in memory at a time
             _report(warnings)
-            _merge(total, warnings)
+            total.extend(warnings)
         _finish(total, strict)
         if after is not None:
             after()

@@ -36,7 +36,9 @@ EMPTY_QUESTION = "empty question"
 EMPTY_RESPONSE = "empty response"
 UNKNOWN_ID = "unknown id"
 UNLISTED_TURN = "turn not in --turns"
-EMPTY_TURN = "turn without items"
+EMPTY_TURN = "turn without questions"
+EMPTY_RESPONSE_TURN = "turn without responses"
+EMPTY_PASSAGE_TURN = "turn without passages"
 
 
 class Warnings:
@@ -47,18 +49,30 @@ class Warnings:
 
     def __init__(self) -> None:
         self.messages: dict[str, list[str]] = {}
+        self._order: list[tuple[str, int]] = []
 
     def add(self, kind: str, message: str) -> None:
         """Record one warning of ``kind``."""
-        self.messages.setdefault(kind, []).append(message)
+        messages = self.messages.setdefault(kind, [])
+        self._order.append((kind, len(messages)))
+        messages.append(message)
+
+    def extend(self, other: Warnings) -> None:
+        """Add every warning of ``other``, in its order."""
+        for message, kind in other.events():
+            self.add(kind, message)
+
+    def events(self) -> list[tuple[str, str]]:
+        """``(message, kind)`` pairs in the order they were recorded."""
+        return [(self.messages[kind][i], kind) for kind, i in self._order]
 
     def counts(self) -> dict[str, int]:
         """Number of warnings per kind, in order of first occurrence."""
         return {kind: len(messages) for kind, messages in self.messages.items()}
 
     def lines(self) -> list[str]:
-        """Every message, grouped by kind."""
-        return [message for messages in self.messages.values() for message in messages]
+        """Every message, in the order recorded."""
+        return [message for message, _ in self.events()]
 
     def summary(self) -> str:
         """One line: ``3 warnings: 2 unknown id, 1 empty question``."""
@@ -274,7 +288,7 @@ def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: in
     for turn_id, indices in (progress or _identity)(groups.items()):
         responses = _responses_in_rank_order(submission, indices)
         if not responses:
-            warnings.add(EMPTY_TURN, f"{source}: turn {turn_id} has no responses; omitted")
+            warnings.add(EMPTY_RESPONSE_TURN, f"{source}: turn {turn_id} has no responses; omitted")
             continue
         grades = passage_qrels.labels.get(turn_id, {}) if passage_qrels is not None else None
         items: list[str] = []
@@ -318,7 +332,8 @@ def iter_passages(run: Submission | str | os.PathLike, *, official_turns: Collec
             for passage in response["provenance"]:
                 seen.setdefault(passage["id"], None)
         if not seen:
-            warnings.add(EMPTY_TURN, f"{submission.source}: turn {turn_id} has no provenance passages; omitted")
+            warnings.add(EMPTY_PASSAGE_TURN, f"{submission.source}: turn {turn_id} has no provenance passages; "
+                                             "omitted")
             continue
         yield turn_id, [(passage, float(100 - i)) for i, passage in enumerate(seen)]
 

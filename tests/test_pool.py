@@ -1,0 +1,101 @@
+"""`castregin pool`: the union of each run's top items per turn, by the rank column."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from castregin.cli import main
+from castregin.data import Run
+from castregin.pool import pool_runs
+
+BASELINES = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw_run", "T5_rewrite_run"]
+
+
+def pairs(text: str) -> set[tuple[str, str]]:
+    return {(f[0], f[2]) for f in (line.split() for line in text.splitlines())}
+
+
+@pytest.fixture(scope="module")
+def baselines(cast2022, tmp_path_factory) -> dict[str, object]:
+    """The four organiser baselines converted with both banks (Q2173 kept)."""
+    out = tmp_path_factory.mktemp("baselines")
+    result = CliRunner().invoke(main, [
+        "convert", "questions", *[str(cast2022 / f"runs/mi/{name}.json") for name in BASELINES],
+        "--bank", str(cast2022 / "regin/question_bank.json"),
+        "--bank", str(cast2022 / "topics/2022_mixed_initiative_question_pool.json"), "--out-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    return {name: out / f"{name}.run" for name in BASELINES}
+
+
+def test_baseline_pool_is_in_the_regin_pool_but_for_a_case_twin(cast2022, baselines, cli):
+    result = cli("pool", *baselines.values())  # default: depth 1, standard output
+    assert result.exit_code == 0
+    ours = pairs(result.stdout)
+    regin = pairs((cast2022 / "regin/question_pool_depth_1.pool").read_text())
+    assert len({turn for turn, _ in ours}) == 205
+    assert ("142_5-7", "Q2173") in ours & regin  # judged, and only in the official pool's bank
+
+    # Everything the four baselines put at rank 1 was judged by CAsT-ReGIn except one pair.
+    assert ours - regin == {("144_2-9", "Q5472")}
+    # Why: at 144_2-9, T5_raw generated "Would you like to know how to build a hydrogen engine", which is
+    # word for word Q5472. The bank holds a case twin, Q6223 "would you like ..." (lower-case w); one of
+    # the bank's four groups of questions that differ only in letter case. CAsT-ReGIn judged Q6223 for
+    # that turn and never Q5472, anywhere: their matching folded case (or took the other twin). SPEC
+    # matching is case-sensitive, so the exact match Q5472 is the right id here, and the judgment of
+    # Q6223 does not carry over.
+    bank = json.loads((cast2022 / "regin/question_bank.json").read_text())
+    t5_raw = json.loads((cast2022 / "runs/mi/T5_raw_run.json").read_text())
+    text = next(t["questions"][0]["question"] for t in t5_raw["turns"] if t["turn_id"] == "144_2-9")
+    assert text == bank["Q5472"] == "Would you like to know how to build a hydrogen engine"
+    assert bank["Q6223"] == "would you like to know how to build a hydrogen engine"
+    assert bank["Q6223"] != bank["Q5472"] and bank["Q6223"].lower() == bank["Q5472"].lower()
+    assert ("144_2-9", "Q6223") in regin and not [p for p in regin if p[1] == "Q5472"]
+    # Both twins are CAsT-ReGIn additions (above the official pool's highest id), i.e. texts that
+    # participants generated, spelled once with each case.
+    official = json.loads((cast2022 / "topics/2022_mixed_initiative_question_pool.json").read_text())
+    assert max(q["question_id"] for q in official) == "Q4553"
+    assert "Q5472" not in {q["question_id"] for q in official} and "Q6223" not in {q["question_id"] for q in official}
+    # The other case twins that the T5 runs generate (Q6341 at 137_1-9, Q6475 at 149_2-5) are the very
+    # ids ReGIn judged: exact matching agrees with ReGIn whenever the texts are identical.
+    assert {("137_1-9", "Q6341"), ("149_2-5", "Q6475")} <= ours & regin
+    case_groups = {}
+    for question in bank.values():
+        case_groups.setdefault(question.lower(), set()).add(question)
+    assert sum(len(group) > 1 for group in case_groups.values()) == 4
+
+
+def test_depth_uses_the_rank_column(tmp_path, cli):
+    a = tmp_path / "a.run"
+    # The rank column, not the score, decides: X has the best score but rank 3. Ties on rank: file order.
+    a.write_text("t1 Q0 X 3 9.0 a\nt1 Q0 Y 1 1.0 a\nt1 Q0 Z 2 2.0 a\nt2 Q0 P 1 1 a\nt2 Q0 O 1 1 a\n")
+    b = tmp_path / "b.run"
+    b.write_text("t1\tQ0\tZ\t1\t0.5\tb\nt3\tQ0\tK\t1\t0.5\tb\n")
+    assert cli("pool", a, b).stdout == ("t1\tQ0\tY\t1\t0.0\tdummytag\nt1\tQ0\tZ\t1\t0.0\tdummytag\n"
+                                        "t2\tQ0\tP\t1\t0.0\tdummytag\nt3\tQ0\tK\t1\t0.0\tdummytag\n")
+    two = cli("pool", a, b, "--depth", "2", "-o", tmp_path / "pool.txt")
+    assert two.exit_code == 0 and two.stdout == ""
+    assert pairs((tmp_path / "pool.txt").read_text()) == {("t1", "Y"), ("t1", "Z"), ("t2", "P"), ("t2", "O"),
+                                                          ("t3", "K")}
+    again = cli("pool", a, b, "--depth", "2", "-o", tmp_path / "again.txt")
+    assert again.exit_code == 0
+    assert (tmp_path / "again.txt").read_bytes() == (tmp_path / "pool.txt").read_bytes()
+
+
+def test_pool_api_and_errors(tmp_path, cli):
+    run = Run("r", scores={"t": {"a": 1.0, "b": 2.0}}, ranks={"t": {"a": 2, "b": 1}})
+    assert pool_runs([run], depth=1) == {"t": {"b"}}
+    bad = tmp_path / "bad.run"
+    bad.write_text("t Q0 a one 1.0 r\n")
+    result = cli("pool", bad)
+    assert result.exit_code == 1
+    assert result.stderr == f"castregin: error: {bad}:1: rank 'one' is not a number\n"
+    good = tmp_path / "good.run"
+    good.write_text("t Q0 a 1 1.0 r\n")
+    before = good.read_bytes()
+    refused = cli("pool", good, "-o", good)
+    assert refused.exit_code == 1 and "refusing to overwrite the input file" in refused.stderr
+    assert good.read_bytes() == before
+    assert cli("pool", good, "--depth", "0").exit_code == 2
