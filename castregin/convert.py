@@ -24,7 +24,6 @@ from typing import IO
 from .data import Qrels, Run
 from .errors import InputError
 from .formats.submissions import BankFile, Submission, read_bank, read_main_run, read_mi_run
-from .formats.trec import format_score
 
 Ranked = tuple[str, list[tuple[str, float]]]
 Progress = Callable[[Iterable], Iterable]
@@ -225,14 +224,14 @@ def iter_questions(run: Submission | str | os.PathLike, bank: Bank, *,
     source, turns = submission.source, submission.turns
     official = set(official_turns) if official_turns is not None else None
     groups = _grouped(submission, "questions", warnings, official)
-    entries = bank.entries
+    entries, is_id = bank.entries, bank.is_id
     for turn_id, indices in (progress or _identity)(groups.items()):
         scores: dict[str, float] = {}
         for index in indices:
             for position, question in enumerate(turns[index]["questions"]):
                 text, score = question["question"], float(question["score"])
-                key = text.strip()
-                if bank.is_id(key):
+                key = text if text in entries else text.strip()  # the common case first: a bank id
+                if is_id(key):
                     if key not in entries:
                         warnings.add(UNKNOWN_ID, f"{source}: turns[{index}].questions[{position}]: {key} "
                                                  f"is not in the question bank (turn {turn_id}); dropped")
@@ -341,9 +340,11 @@ def iter_passages(run: Submission | str | os.PathLike, *, official_turns: Collec
 def write_ranked(handle: IO[str], ranked: Iterable[Ranked], tag: str) -> int:
     """Stream ranked turns as TREC run lines (tab-separated, ranks from 1); returns the line count."""
     lines = 0
+    write = handle.write
     for turn_id, items in ranked:
-        handle.write("".join(f"{turn_id}\tQ0\t{item}\t{rank}\t{format_score(score)}\t{tag}\n"
-                             for rank, (item, score) in enumerate(items, start=1)))
+        # Same text as format_score (repr of a float), inlined: this loop runs once per output line.
+        write("".join([f"{turn_id}\tQ0\t{item}\t{rank}\t{float(score)!r}\t{tag}\n"
+                       for rank, (item, score) in enumerate(items, start=1)]))
         lines += len(items)
     return lines
 

@@ -246,8 +246,17 @@ def validate_run(data, kind: str, source: str) -> None:
 def parse_json(data: bytes, source: str):
     """Parse JSON bytes; a syntax error names its line. NaN/Infinity literals are read as floats
     (so that the schema reports them with their path)."""
-    text = decode(data, source)
-    del data
+    return _parse_text(decode(data, source), source)
+
+
+def load_json(path: str | os.PathLike):
+    """:func:`parse_json` on a file (``-``: standard input), holding its bytes and text only briefly."""
+    source = display_name(path)
+    # The bytes are released once decoded: a run of hundreds of MB is not held three times over.
+    return _parse_text(decode(read_bytes(path), source), source)
+
+
+def _parse_text(text: str, source: str):
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
@@ -285,7 +294,7 @@ def run_tag(name: str | None, fallback: str) -> str:
 def read_submission(path: str | os.PathLike, kind: str) -> Submission:
     """Read and validate a JSON run (``kind``: ``"mi"`` for mixed-initiative, ``"main"`` for main-task)."""
     source = display_name(path)
-    data = parse_json(read_bytes(path), source)
+    data = load_json(path)
     validate_run(data, kind, source)
     return Submission(name=data.get("run_name"), turns=data["turns"], source=source, stem=stem(path),
                       run_type=data.get("run_type"))
@@ -323,7 +332,7 @@ def read_bank(path: str | os.PathLike) -> BankFile:
     twice with different texts is an error; ids must be non-empty and without whitespace.
     """
     source = display_name(path)
-    data = parse_json(read_bytes(path), source)
+    data = load_json(path)
     error = _first_error(_Validator(BANK_SCHEMA), data, [])
     if error is not None:
         if isinstance(data, (dict, list)):
