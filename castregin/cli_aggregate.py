@@ -123,7 +123,8 @@ def summary_table(aggregation) -> str:
         ])
     pairs = len(aggregation.removed)
     workers = len({r["worker_id"] for r in aggregation.removed})
-    note = f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); alpha before->after\n"
+    note = (f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); "
+            "alpha_ord/alpha_int: Krippendorff's alpha (ordinal/interval) before -> after the gold filter\n")
     return text_table(header, rows, align_right=set(range(1, 10))) + note
 
 

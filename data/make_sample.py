@@ -1,6 +1,6 @@
 """Make the small sample data of `make demo` (deterministic: run it again, get the same bytes).
 
-A track in miniature: two topics, five turns, a bank of twelve clarifying questions, two
+A track in miniature: two topics, six turns (one where no question helps), a bank of twelve clarifying questions, two
 mixed-initiative runs in the CAsT 2022 JSON format (one ranks bank ids, one generates text, with
 a question the bank lacks and a whitespace variant of one it has), and a simulated crowd of six
 workers who judge every question the runs return on relevance, novelty and diversity, one of whom fails a gold
@@ -33,7 +33,7 @@ BANK = {
     "Q0011": "Do you bake with a bread machine or by hand?",
 }
 
-TURNS = {"101": ["1-1", "1-3", "2-1"], "102": ["1-1", "1-3"]}
+TURNS = {"101": ["1-1", "1-3", "2-1"], "102": ["1-1", "1-3", "2-1"]}
 
 # How useful each question is for each turn (hidden truth the simulated crowd judges by).
 TRUTH = {
@@ -42,6 +42,8 @@ TRUTH = {
     "101_2-1": {"Q0005": 3, "Q0003": 2, "Q0001": 0, "Q0002": 0, "Q0004": 1, "new": 0},
     "102_1-1": {"Q0006": 3, "Q0009": 2, "Q0011": 1, "Q0007": 1, "Q0008": 0, "new": 3},
     "102_1-3": {"Q0008": 3, "Q0010": 1, "Q0006": 2, "Q0011": 0, "Q0007": 0, "new": 1},
+    # A turn where no question helps: `qrels filter --min-label 2` drops it.
+    "102_2-1": {"Q0010": 1, "Q0009": 0, "Q0011": 1, "Q0007": 0, "Q0008": 0, "new": 0},
 }
 
 NEW_QUESTION = {
@@ -50,6 +52,7 @@ NEW_QUESTION = {
     "101_2-1": "Are you training for a specific Olympic sport?",
     "102_1-1": "What kind of bread would you like to bake?",
     "102_1-3": "Is your bread dough not rising?",
+    "102_2-1": "Do you want a bread recipe for dinner tonight?",
 }
 
 # The ids `castregin convert questions` gives the new texts: next free ids, in order of first appearance.
