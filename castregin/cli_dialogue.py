@@ -1,7 +1,442 @@
-"""Commands of the castregin CLI for the dialogue stage (registered on `castregin.cli.main`)."""
+"""Commands of the castregin CLI for the dialogue stage (registered on `castregin.cli.main`).
+
+``castregin paradise`` (kappa, fit, predict): PARADISE's task success and performance function;
+``castregin scorekeeping`` (score, summary): clembench's privateshared scores and leaderboard. The
+work is in :mod:`castregin.dialogue` and :mod:`castregin.formats.dialogue`, imported inside the
+commands so that ``castregin --help`` loads neither numpy nor statsmodels.
+"""
 
 from __future__ import annotations
 
-import click  # noqa: F401
+import click
 
-from .cli import main  # noqa: F401
+from .cli import main
+
+_NUMBER_DECIMALS = 4
+
+
+def _output_option(function):
+    return click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
+                        help="Where to write (`-`: standard output). Written atomically.")(function)
+
+
+def _fmt(value, decimals: int = _NUMBER_DECIMALS) -> str:
+    import math
+
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return f"{value:.{decimals}f}"
+
+
+def _json_clean(value):
+    """NaN and infinities to null, recursively (standard JSON for programs)."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_clean(v) for v in value]
+    return value
+
+
+def _dumps(data) -> str:
+    import json
+
+    return json.dumps(_json_clean(data), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- paradise ----------------------------------------------------------------------------------------------
+
+@main.group()
+def paradise():
+    """PARADISE (Walker et al. 1997): task success as kappa, and the performance function.
+
+    \b
+      castregin paradise kappa avm.csv --attribute-groups depart-city=4,arrival-city=4,depart-range=2,depart-time=4
+      castregin paradise fit dialogues.csv --satisfaction US --success kappa --cost turns --cost time \\
+          --group agent --save performance.json
+      castregin paradise predict performance.json new_dialogues.csv --id dialogue
+    """
+
+
+@paradise.command("kappa")
+@click.argument("matrix_file", metavar="MATRIX.csv")
+@click.option("--attribute-groups", "groups_spec", metavar="NAME=N,...|labels",
+              help="The attribute blocks, for a kappa per attribute: consecutive block sizes "
+                   "(depart-city=4,arrival-city=4,...) or `labels` to group values labelled ATTRIBUTE:VALUE.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_output_option
+def paradise_kappa(matrix_file, groups_spec, fmt, output):
+    """Task success of an attribute-value-matrix confusion matrix: P(A), P(E), kappa.
+
+    MATRIX.csv has a header line (a corner cell, then one label per column: the values in the
+    scenario keys) and one line per row (the values in the dialogue data: label, then counts).
+    Rows are matched to columns by label; an unlabelled matrix of numbers is read as is.
+
+    \b
+    P(A)  = trace(M) / T                 (T: the total count)
+    P(E)  = sum_i (t_i / T)^2            (t_i: column sums, the key's distribution)
+    kappa = (P(A) - P(E)) / (1 - P(E))   (nan when P(E) = 1)
+
+    With --attribute-groups, each attribute's diagonal block gets the same computation; counts
+    outside the blocks enter only the overall kappa.
+
+    \b
+    Examples:
+      castregin paradise kappa agent_a.csv
+      castregin paradise kappa agent_a.csv --attribute-groups depart-city=4,arrival-city=4,depart-range=2,depart-time=4
+      castregin paradise kappa agent_a.csv --attribute-groups labels --format json -o kappa.json
+    """
+    from .dialogue.paradise import OVERALL, avm_kappas, parse_attribute_groups
+    from .formats import display_name, ensure_not_input, write_text
+    from .formats.dialogue import read_avm_matrix
+    from .tables import text_table
+
+    ensure_not_input(output, [matrix_file])
+    source = display_name(matrix_file)
+    labels, matrix = read_avm_matrix(matrix_file)
+    groups = parse_attribute_groups(groups_spec, labels, source=source) if groups_spec else []
+    results = avm_kappas(matrix, groups, source=source)
+    if fmt == "json":
+        data = {"overall": results[OVERALL].as_dict(),
+                "attributes": {name: k.as_dict() for name, k in results.items() if name != OVERALL}}
+        write_text(output, _dumps(data))
+        return
+    rows = [[name, _fmt(k.total, 0) if float(k.total).is_integer() else _fmt(k.total), _fmt(k.p_a),
+             _fmt(k.p_e), _fmt(k.kappa)] for name, k in results.items()]
+    write_text(output, text_table(["attribute", "T", "P(A)", "P(E)", "kappa"], rows, {1, 2, 3, 4}))
+
+
+def _fmt_p(p: float) -> str:
+    """A p-value: four decimals, or two significant digits below 0.0001 (``1.7e-09``)."""
+    return f"{p:.1e}" if 0 < p < 0.0001 else _fmt(p)
+
+
+def _regression_rows(regression) -> list[list[str]]:
+    return [[name, _fmt(b), _fmt_p(regression.p_values[name])] for name, b in regression.coefficients.items()]
+
+
+def _fit_table(fit, table, alpha_level: float) -> str:
+    from .tables import text_table
+
+    out = []
+    full, final = fit.full, fit.final
+    out.append(f"Full model: N({fit.function.satisfaction}) on every factor, {full.n} dialogues, "
+               f"R^2 = {_fmt(full.r_squared)}")
+    out.append(text_table(["factor", "coefficient", "p-value"], _regression_rows(full), {1, 2}))
+    out.append(f"Final model: the factors with p < {alpha_level:g}, R^2 = {_fmt(final.r_squared)}")
+    if final.coefficients:
+        out.append(text_table(["factor", "coefficient", "p-value"], _regression_rows(final), {1, 2}))
+    else:
+        out.append("(no factor is significant)\n")
+    out.append(fit.function.formula() + "\n")
+    header = ["dialogue", *(["group"] if fit.groups is not None else []), "performance"]
+    rows = [[ident, *([fit.groups[i]] if fit.groups is not None else []), _fmt(p)]
+            for i, (ident, p) in enumerate(zip(table.ids, fit.performance))]
+    out.append(text_table(header, rows, {len(header) - 1}))
+    if fit.groups is not None:
+        rows = [[g, str(fit.group_sizes[g]), _fmt(m)] for g, m in fit.performance_by_group.items()]
+        out.append(text_table(["group", "dialogues", "mean performance"], rows, {1, 2}))
+        test = fit.t_test
+        if test is None:
+            out.append(f"(no t-test: it needs exactly two groups, there are {len(fit.performance_by_group)})\n")
+        else:
+            out.append(f"Student's two-sample t-test (equal variances), {test.first} vs {test.second}: "
+                       f"t({test.df:g}) = {_fmt(test.statistic)}, p = {_fmt_p(test.p_value)}\n")
+    return "\n".join(out)
+
+
+@paradise.command("fit")
+@click.argument("dialogues", metavar="DIALOGUES.csv")
+@click.option("--satisfaction", required=True, metavar="COL", help="User satisfaction (what is predicted).")
+@click.option("--success", required=True, metavar="COL", help="Task success, usually each dialogue's kappa.")
+@click.option("--cost", "costs", multiple=True, required=True, metavar="COL",
+              help="A cost measure (turns, seconds, repairs...); repeat for several.")
+@click.option("--group", metavar="COL", help="Group column (e.g. the agent): mean performance per group, "
+                                            "and with two groups Student's t-test.")
+@click.option("--id", "id_column", metavar="COL", help="Column naming each dialogue (default: its number, 1...).")
+@click.option("--alpha-level", default=0.05, show_default=True, type=float,
+              help="Factors with p below this in the full model make the final model.")
+@click.option("--save", metavar="FILE", help="Save the performance function as JSON for `paradise predict`.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_output_option
+def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alpha_level, save, fmt, output):
+    """Fit PARADISE's performance function on one CSV line per dialogue.
+
+    Every factor (--success and each --cost) and --satisfaction are z-scored (sample standard
+    deviation, n - 1). A multiple linear regression (statsmodels OLS, with an intercept, which is 0
+    with z-scored data and not reported) of N(satisfaction) on all factors is the full model; the
+    factors with p < --alpha-level make the final model, whose coefficients give
+
+    \b
+      Performance = alpha * N(success) - sum_i w_i * N(cost_i)
+
+    Coefficients are printed signed as fitted (a cost's is usually negative). Then each dialogue's
+    performance, the mean per --group and, with two groups, Student's two-sample t-test (equal
+    variances; t is the group seen first minus the other).
+
+    \b
+    --format json prints {"full": {"coefficients": {factor: b}, "p_values": {...}, "r_squared": x},
+    "final": {...}, "performance_by_group": {group: mean}, "t_test": {"statistic": t, "p_value": p},
+    "performance_function": {...}, "performance": [{"dialogue", "group", "performance"}]};
+    "t_test" is null unless there are two groups, "performance_by_group" empty without --group.
+
+    \b
+    Examples:
+      castregin paradise fit dialogues.csv --satisfaction US --success kappa --cost turns --cost time
+      castregin paradise fit dialogues.csv --satisfaction US --success kappa --cost turns --cost time \\
+          --group agent --id dialogue --save performance.json --format json -o fit.json
+    """
+    from .dialogue.paradise import fit_performance
+    from .formats import ensure_not_input, write_text
+    from .formats.dialogue import read_dialogues, write_performance_function
+
+    ensure_not_input(output, [dialogues])
+    if save:
+        ensure_not_input(save, [dialogues])
+    table = read_dialogues(dialogues, list(dict.fromkeys([satisfaction, success, *costs])),
+                           group=group, id_column=id_column)
+    fit = fit_performance(table.columns, satisfaction=satisfaction, success=success, costs=costs,
+                          groups=table.groups, alpha_level=alpha_level, source=table.source)
+    if not fit.final.coefficients:
+        click.echo(f"castregin: warning: no factor is significant at {alpha_level:g}; the performance "
+                   "function is empty", err=True)
+    if save:
+        write_performance_function(save, fit.function)
+    if fmt == "json":
+        data = {
+            "full": fit.full.as_dict(),
+            "final": fit.final.as_dict(),
+            "performance_by_group": dict(fit.performance_by_group),
+            "t_test": fit.t_test.as_dict() if fit.t_test else None,
+            "performance_function": fit.function.as_dict(),
+            "performance": [
+                {"dialogue": ident, **({"group": fit.groups[i]} if fit.groups is not None else {}), "performance": p}
+                for i, (ident, p) in enumerate(zip(table.ids, fit.performance))
+            ],
+        }
+        write_text(output, _dumps(data))
+        return
+    write_text(output, _fit_table(fit, table, alpha_level))
+
+
+@paradise.command("predict")
+@click.argument("function_file", metavar="FUNCTION.json")
+@click.argument("dialogues", metavar="DIALOGUES.csv")
+@click.option("--id", "id_column", metavar="COL", help="Column naming each dialogue (default: its number, 1...).")
+@click.option("--group", metavar="COL", help="Group column: also the mean performance per group.")
+@click.option("--normalize", type=click.Choice(["fitted", "own"]), default="fitted", show_default=True,
+              help="z-score with the mean and sd of the dialogues the function was fitted on (`fitted`), "
+                   "or of the new dialogues themselves (`own`).")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@_output_option
+def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt, output):
+    """Apply a performance function saved by `paradise fit --save` to new dialogues.
+
+    DIALOGUES.csv needs the columns the function uses (its final factors). By default they are
+    z-scored with the fitted dialogues' means and standard deviations, so the values compare with
+    theirs and a single dialogue can be scored; --normalize own z-scores the new set on its own.
+
+    \b
+    --format json prints {"performance_function": "...", "performance": [{"dialogue", "performance"}],
+    "performance_by_group": {group: mean}}.
+
+    \b
+    Examples:
+      castregin paradise predict performance.json new_dialogues.csv --id dialogue
+      castregin paradise predict performance.json new_dialogues.csv --group agent --format csv -o perf.csv
+    """
+    import csv
+    import io
+
+    from .dialogue.paradise import group_means, predict
+    from .formats import ensure_not_input, write_text
+    from .formats.dialogue import read_dialogues, read_performance_function
+    from .tables import text_table
+
+    ensure_not_input(output, [function_file, dialogues])
+    function = read_performance_function(function_file)
+    table = read_dialogues(dialogues, list(function.coefficients), group=group, id_column=id_column)
+    performance = predict(function, table.columns, normalize=normalize, source=table.source)
+    by_group, sizes = group_means(performance, table.groups) if table.groups is not None else ({}, {})
+    records = [{"dialogue": ident, **({"group": table.groups[i]} if table.groups is not None else {}),
+                "performance": p} for i, (ident, p) in enumerate(zip(table.ids, performance))]
+    if fmt == "json":
+        write_text(output, _dumps({"performance_function": function.formula(), "performance": records,
+                                   "performance_by_group": by_group}))
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(list(records[0]))
+        writer.writerows([[*r.values()][:-1] + [repr(r["performance"])] for r in records])
+        write_text(output, buffer.getvalue())
+    else:
+        header = list(records[0])
+        rows = [[*(str(v) for v in list(r.values())[:-1]), _fmt(r["performance"])] for r in records]
+        text = function.formula() + "\n\n" + text_table(header, rows, {len(header) - 1})
+        if by_group:
+            text += "\n" + text_table(["group", "dialogues", "mean performance"],
+                                      [[g, str(sizes[g]), _fmt(m)] for g, m in by_group.items()], {1, 2})
+        write_text(output, text)
+
+
+# --- scorekeeping ------------------------------------------------------------------------------------------
+
+@main.group()
+def scorekeeping():
+    """clembench's "privateshared" game: episode scores and the leaderboard summary.
+
+    \b
+      castregin scorekeeping score results/MODEL/privateshared/1_job-interview/episode_0 --format json
+      castregin scorekeeping summary results/
+    """
+
+
+_EPISODE_COLUMNS = ("Aborted", "Accuracy", "Kappa", "Slot-Filling-Accuracy", "Main Score",
+                    "Request Success Ratio")
+
+
+@scorekeeping.command("score")
+@click.argument("episodes", nargs=-1, required=True, metavar="EPISODE...")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--write", "write_beside", is_flag=True,
+              help="Also write each episode's scores.json beside its interactions.json, in clembench's "
+                   "layout (replacing the one there), as `clem score` does.")
+@_output_option
+def scorekeeping_score(episodes, fmt, write_beside, output):
+    """clembench's scores of privateshared episodes, from their interactions.json.
+
+    EPISODE is an episode directory or its interactions.json. Only fully played probing rounds
+    ("Played Probe Rounds") are scored. Per round: request counts, Accuracy and (from round 1)
+    Slot Filled?. Per episode: Middle-Accuracy (round int((n+1)/2)-1), Accuracy, Kappa (Cohen's,
+    as scikit-learn computes it), Truncated Kappa max(0, kappa), Slot-Filling-Accuracy, Main Score
+    100*(2*sf*tk/(sf+tk)) (0 when sf+tk = 0), Aborted, Lose, Success, request counts and ratio.
+    An aborted episode gets NaN game scores. The output equals the scores.json clembench
+    published, to the byte.
+
+    \b
+    --format json prints clembench's scores.json structure {"turn scores": {"0": {...}, ...},
+    "episode scores": {...}} for one EPISODE, and {EPISODE: that structure} for several; undefined
+    scores are NaN, as clembench writes them.
+
+    \b
+    Examples:
+      castregin scorekeeping score results/gpt-4/privateshared/1_job-interview/episode_0
+      castregin scorekeeping score results/*/privateshared/*/episode_*/interactions.json --format json
+      castregin scorekeeping score results/*/privateshared/*/episode_* --write
+    """
+    import json
+    from pathlib import Path
+
+    from .dialogue.scorekeeping import score_episode
+    from .formats import ensure_not_input, write_text
+    from .formats.dialogue import SCORES, read_interactions, write_scores
+    from .tables import text_table
+    from .errors import InputError
+
+    ensure_not_input(output, episodes)
+    scored = []
+    for episode in episodes:
+        interactions, source = read_interactions(episode)
+        scored.append((source, score_episode(interactions, source=source)))
+    if write_beside:
+        for source, scores in scored:
+            if source == "<stdin>":
+                raise InputError("--write needs episode files, not standard input")
+            target = Path(source).parent / SCORES
+            try:
+                write_scores(target, scores)
+            except OSError as err:
+                raise InputError(f"cannot write: {err.strerror}", source=str(target)) from None
+    if fmt == "json":
+        data = scored[0][1] if len(scored) == 1 else {source: scores for source, scores in scored}
+        write_text(output, json.dumps(data, indent=None if len(scored) == 1 else 2) + "\n")
+        return
+    header = ["episode", "rounds", *_EPISODE_COLUMNS]
+    rows = []
+    for source, scores in scored:
+        name = str(Path(source).parent) if Path(source).name == "interactions.json" else source
+        values = scores["episode scores"]
+        rows.append([name, str(len(scores["turn scores"])), *(_fmt(values[c]) for c in _EPISODE_COLUMNS)])
+    write_text(output, text_table(header, rows, set(range(1, len(header)))))
+
+
+@scorekeeping.command("summary")
+@click.argument("runs_dir", metavar="RUNS_DIR")
+@click.option("--rescore", is_flag=True,
+              help="Score every episode from its interactions.json (privateshared only) instead of reading "
+                   "the scores.json beside it.")
+@click.option("--no-overall", is_flag=True, help="Leave out the per-game rows (experiment `all`).")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@_output_option
+def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
+    """The clembench leaderboard's numbers per model, game and experiment.
+
+    RUNS_DIR is laid out as clembench's results: MODEL/GAME/EXPERIMENT/EPISODE/scores.json (the
+    model is everything between RUNS_DIR and the game, e.g. `v1.0/gpt-4-t0.0--gpt-4-t0.0`). Each
+    episode's scores.json is read (an episode with only interactions.json is scored; --rescore
+    scores them all). Per group:
+
+    \b
+      played       % played: 100 * (1 - mean of Aborted)
+      quality      quality score: mean of Main Score over the non-aborted episodes (NaN ones skipped)
+      quality_std  its sample standard deviation (n - 1; empty with fewer than two episodes)
+      clemscore    played / 100 * quality
+
+    A row with experiment `all` per model and game pools all its experiments (the leaderboard's
+    per-game figure). JSON: a list of {"model", "game", "experiment", "episodes", "played",
+    "quality", "quality_std", "clemscore"}, null where undefined.
+
+    \b
+    Examples:
+      castregin scorekeeping summary results/
+      castregin scorekeeping summary results/ --rescore --format json -o leaderboard.json
+    """
+    import csv
+    import io
+
+    from .dialogue.scorekeeping import EpisodeRecord, score_episode, summarize
+    from .formats import write_text
+    from .formats.dialogue import INTERACTIONS, SCORES, find_episodes, read_interactions, read_scores
+    from .tables import text_table
+
+    records = []
+    for location in find_episodes(runs_dir):
+        scores_file = location.directory / SCORES
+        if rescore or not scores_file.exists():
+            if not (location.directory / INTERACTIONS).exists():
+                from .errors import InputError
+
+                raise InputError(f"no {INTERACTIONS} to score", source=str(location.directory))
+            interactions, source = read_interactions(location.directory)
+            scores = score_episode(interactions, source=source)
+        else:
+            scores = read_scores(scores_file)
+        records.append(EpisodeRecord(location.model, location.game, location.experiment, location.episode,
+                                     scores["episode scores"]))
+    rows = summarize(records, overall=not no_overall)
+    if fmt == "json":
+        write_text(output, _dumps(rows))
+        return
+    columns = ["model", "game", "experiment", "episodes", "played", "quality", "quality_std", "clemscore"]
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow(["" if isinstance(row[c], float) and row[c] != row[c] else row[c] for c in columns])
+        write_text(output, buffer.getvalue())
+        return
+    header = ["model", "game", "experiment", "episodes", "% played", "quality", "std", "clemscore"]
+    body = [[r["model"], r["game"], r["experiment"], str(r["episodes"]), _fmt(r["played"], 2),
+             _fmt(r["quality"], 2), "" if r["quality_std"] != r["quality_std"] else _fmt(r["quality_std"], 2),
+             _fmt(r["clemscore"], 2)] for r in rows]
+    write_text(output, text_table(header, body, {3, 4, 5, 6, 7}))

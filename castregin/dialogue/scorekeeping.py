@@ -1,0 +1,313 @@
+"""Scorekeeping: clembench's scores for its "privateshared" game, and its leaderboard summary.
+
+In privateshared (Chalamalasetti et al., 2023, *clembench*) a model plays a person (a job applicant,
+a customer...) who holds private information. A programmatic questioner requests one slot of that
+information per round; before the first request and after each answer the game master *probes* the
+model, asking for every slot whether the other party already knows it (yes = 1, no = 0). A probe is
+right when the model's answer equals the ground truth ``gt``: a slot is shared once it was requested.
+
+:func:`score_episode` turns an episode's ``interactions.json`` into the ``scores.json`` that
+clembench writes beside it. What it computes was established from the published episodes in
+``shared/clembench`` (clembench 0.9 and 1.0; :func:`score_episode` reproduces each published
+``scores.json`` exactly, byte for byte when serialised with :func:`json.dumps`):
+
+* Only **fully played probing rounds** count: the first ``"Played Probe Rounds"`` rounds of
+  ``"probes"``. An aborted episode can hold one more, half-played round (its answers may be the
+  invalid value 2 after several tries); it is left out of every score, the turn scores included.
+* **Turn scores**, one per played round ``t`` (keys ``"0"``, ``"1"``, ...): ``Request Count``,
+  ``Parsed Request Count`` and ``Violated Request Count`` (the round's entries of the lists of the
+  same names), ``Accuracy`` (share of the round's probes answered right) and, from the second round
+  on, ``Slot Filled?`` = ``int("Filled Slots"[t - 1])`` (round 0 precedes any request).
+* **Episode scores**, in this order: ``Middle-Accuracy`` (the accuracy of round
+  ``int((n + 1) / 2) - 1``, ``n`` the played rounds), ``Accuracy`` (right probes / probes over all
+  played rounds, pooled), ``Kappa`` (Cohen's kappa of all played probes, ``gt`` against the answer,
+  computed as scikit-learn's ``cohen_kappa_score``: ``1 - sum(W*C) / sum(W*E)`` with ``C`` the
+  confusion matrix over the sorted union of labels, ``E`` the outer product of its marginals over
+  the total, ``W`` one off the diagonal, zero on it), ``Truncated Kappa`` = ``max(0, kappa)`` (so
+  the *integer* ``0`` when kappa <= 0, as published: ``"Truncated Kappa": 0``),
+  ``Slot-Filling-Accuracy`` (share of true values in ``"Filled Slots"``), ``Main Score`` =
+  ``100 * (2 * sf * tk / (sf + tk))``, the harmonic mean of the two in percent (``0`` when
+  ``sf + tk == 0``), ``Aborted``, ``Lose``, ``Success`` (0 or 1), and ``Request Count``, ``Parsed
+  Request Count``, ``Violated Request Count`` (sums over *all* entries of the lists, the aborted
+  round's included: 40 = 5+6+6+6+17+0 in the published aborted episode) and ``Request Success
+  Ratio`` = parsed / requests.
+* An **aborted** episode gets ``NaN`` for the six game scores (Middle-Accuracy to Main Score),
+  ``Aborted`` 1, ``Lose`` 0, ``Success`` 0; its turn and request scores are kept.
+
+Two rules cannot be checked on the published data and are castregin's choice, documented here:
+``Success`` is 1 when a non-aborted episode has every probe right and every slot filled (a Main
+Score of 100), and ``Lose`` is ``1 - Success`` (both published non-aborted episodes have Success 0,
+Lose 1, with Main Scores 57.14 and 0); a ``Request Success Ratio`` with no request is ``NaN``.
+
+:func:`summarize` is the leaderboard's aggregation (clembench's ``bencheval``): per model, game and
+experiment, ``% Played`` = 100 * (1 - mean of ``Aborted``) and the quality score = mean and sample
+standard deviation (n - 1) of ``Main Score`` over the episodes where it is not NaN, i.e. the
+non-aborted ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+GAME = "privateshared"
+
+TURN_REQUESTS = ("Request Count", "Parsed Request Count", "Violated Request Count")
+GAME_SCORES = ("Middle-Accuracy", "Accuracy", "Kappa", "Truncated Kappa", "Slot-Filling-Accuracy", "Main Score")
+EPISODE_SCORES = (*GAME_SCORES, "Aborted", "Lose", "Success", *TURN_REQUESTS, "Request Success Ratio")
+MAIN_SCORE = "Main Score"
+ABORTED = "Aborted"
+
+
+def cohen_kappa(y1: Sequence, y2: Sequence) -> float:
+    """Cohen's kappa of two label sequences, computed exactly as scikit-learn's ``cohen_kappa_score``.
+
+    ``C`` is the confusion matrix (rows ``y1``, columns ``y2``) over the sorted union of the labels,
+    ``E = outer(column sums, row sums) / total`` and ``W`` is 1 off the diagonal and 0 on it; kappa is
+    ``1 - sum(W*C) / sum(W*E)``. NaN when ``sum(W*E)`` is 0 (a single label everywhere).
+    """
+    a = np.asarray(y1)
+    b = np.asarray(y2)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError("cohen_kappa needs two non-empty label sequences of the same length")
+    labels = np.unique(np.concatenate([a, b]))
+    index = {label: i for i, label in enumerate(labels.tolist())}
+    n = len(labels)
+    confusion = np.zeros((n, n), dtype=np.int64)
+    for x, y in zip(a.tolist(), b.tolist()):
+        confusion[index[x], index[y]] += 1
+    sum0 = np.sum(confusion, axis=0)
+    sum1 = np.sum(confusion, axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    w_mat = np.ones([n, n], dtype=int)
+    w_mat.flat[:: n + 1] = 0
+    denominator = np.sum(w_mat * expected)
+    if denominator == 0:
+        return math.nan
+    return float(1 - np.sum(w_mat * confusion) / denominator)
+
+
+def main_score(slot_filling_accuracy: float, truncated_kappa: float) -> float:
+    """clembench's Main Score: the harmonic mean of slot-filling accuracy and truncated kappa, times 100.
+
+    ``100 * (2 * sf * tk / (sf + tk))``, and ``0`` when ``sf + tk == 0``.
+    """
+    if slot_filling_accuracy + truncated_kappa == 0:
+        return 0
+    return 100 * (2 * slot_filling_accuracy * truncated_kappa / (slot_filling_accuracy + truncated_kappa))
+
+
+# --- validating interactions.json -----------------------------------------------------------------------
+
+def _describe(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value if len(value) <= 40 else value[:37] + "...", ensure_ascii=False)
+    if isinstance(value, (list, dict)):
+        return "an array" if isinstance(value, list) else "an object"
+    return repr(value)
+
+
+class _Checker:
+    """Type checks with a JSON path in every message (``probes[2][0].gt: expected an integer, got "x"``)."""
+
+    def __init__(self, source: str | None):
+        self.source = source
+
+    def fail(self, path: str, problem: str):
+        raise InputError(f"{path}: {problem}" if path else problem, source=self.source)
+
+    def key(self, obj: Mapping, name: str, path: str = ""):
+        if name not in obj:
+            where = f"{path}: " if path else ""
+            hint = " (is this a privateshared episode's interactions.json?)" if not path else ""
+            raise InputError(f"{where}missing key {name!r}{hint}", source=self.source)
+        return obj[name]
+
+    def integer(self, value, path: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(path, f"expected an integer, got {_describe(value)}")
+        return value
+
+    def boolean(self, value, path: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(path, f"expected true or false, got {_describe(value)}")
+        return value
+
+    def array(self, value, path: str) -> list:
+        if not isinstance(value, list):
+            self.fail(path, f"expected an array, got {_describe(value)}")
+        return value
+
+    def obj(self, value, path: str) -> dict:
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {_describe(value)}")
+        return value
+
+    def integers(self, obj: Mapping, name: str) -> list[int]:
+        values = self.array(self.key(obj, name), name)
+        return [self.integer(v, f"{name}[{i}]") for i, v in enumerate(values)]
+
+
+@dataclass(frozen=True)
+class Episode:
+    """The parts of a privateshared ``interactions.json`` that the scores use, validated."""
+
+    probes: list[list[tuple[int, int]]]  # per round: (gt, value) per probe
+    played_rounds: int
+    aborted: bool
+    filled_slots: list[bool]
+    requests: dict[str, list[int]]  # TURN_REQUESTS -> one count per round
+
+
+def parse_episode(interactions, source: str | None = None) -> Episode:
+    """Check an episode's ``interactions.json`` (already parsed) and keep what the scores need.
+
+    A missing key or a value of the wrong type is an :class:`InputError` naming its JSON path.
+    """
+    check = _Checker(source)
+    check.obj(interactions, "")
+    rounds = check.array(check.key(interactions, "probes"), "probes")
+    probes = []
+    for r, probe_round in enumerate(rounds):
+        check.array(probe_round, f"probes[{r}]")
+        pairs = []
+        for p, probe in enumerate(probe_round):
+            path = f"probes[{r}][{p}]"
+            check.obj(probe, path)
+            gt = check.integer(check.key(probe, "gt", path), f"{path}.gt")
+            value = check.integer(check.key(probe, "value", path), f"{path}.value")
+            pairs.append((gt, value))
+        probes.append(pairs)
+    played = check.integer(check.key(interactions, "Played Probe Rounds"), "Played Probe Rounds")
+    aborted = check.boolean(check.key(interactions, ABORTED), ABORTED)
+    filled = check.array(check.key(interactions, "Filled Slots"), "Filled Slots")
+    filled = [check.boolean(v, f"Filled Slots[{i}]") for i, v in enumerate(filled)]
+    requests = {name: check.integers(interactions, name) for name in TURN_REQUESTS}
+
+    if not 0 <= played <= len(probes):
+        check.fail("Played Probe Rounds", f"{played} is not between 0 and the {len(probes)} rounds in 'probes'")
+    for r in range(played):
+        if not probes[r]:
+            check.fail(f"probes[{r}]", "a played probing round has no probes")
+    for name, counts in requests.items():
+        if len(counts) < played:
+            check.fail(name, f"has {len(counts)} entries, fewer than the {played} played probing rounds")
+    if played > 1 and len(filled) < played - 1:
+        check.fail("Filled Slots", f"has {len(filled)} entries; the {played} played probing rounds need "
+                                   f"{played - 1} (one per request)")
+    if not aborted:
+        if played == 0:
+            check.fail("Played Probe Rounds", "a game that was not aborted must have played a probing round")
+        if not filled:
+            check.fail("Filled Slots", "a game that was not aborted must have requested a slot")
+    return Episode(probes, played, aborted, filled, requests)
+
+
+def _accuracy(pairs: Sequence[tuple[int, int]]) -> float:
+    return float(np.average([gt == value for gt, value in pairs]))
+
+
+def score_episode(interactions, source: str | None = None) -> dict:
+    """The clembench ``scores.json`` of one privateshared episode: ``{"turn scores", "episode scores"}``.
+
+    ``interactions`` is the parsed ``interactions.json``; ``source`` names it in error messages.
+    See the module documentation for every score.
+    """
+    episode = parse_episode(interactions, source)
+    played = episode.played_rounds
+    turn_scores: dict[str, dict] = {}
+    for t in range(played):
+        scores = {name: episode.requests[name][t] for name in TURN_REQUESTS}
+        scores["Accuracy"] = _accuracy(episode.probes[t])
+        if t > 0:
+            scores["Slot Filled?"] = int(episode.filled_slots[t - 1])
+        turn_scores[str(t)] = scores
+
+    episode_scores: dict = {}
+    if episode.aborted:
+        episode_scores.update({name: math.nan for name in GAME_SCORES})
+        episode_scores.update({ABORTED: 1, "Lose": 0, "Success": 0})
+    else:
+        pooled = [pair for probe_round in episode.probes[:played] for pair in probe_round]
+        accuracy = _accuracy(pooled)
+        kappa = cohen_kappa([gt for gt, _ in pooled], [value for _, value in pooled])
+        truncated = max(0, kappa)
+        slot_filling = sum(episode.filled_slots) / len(episode.filled_slots)
+        middle = int((played + 1) / 2) - 1
+        success = int(accuracy == 1 and slot_filling == 1)
+        episode_scores.update({
+            "Middle-Accuracy": turn_scores[str(middle)]["Accuracy"],
+            "Accuracy": accuracy,
+            "Kappa": kappa,
+            "Truncated Kappa": truncated,
+            "Slot-Filling-Accuracy": slot_filling,
+            MAIN_SCORE: main_score(slot_filling, truncated),
+            ABORTED: 0, "Lose": 1 - success, "Success": success,
+        })
+    totals = {name: sum(episode.requests[name]) for name in TURN_REQUESTS}
+    episode_scores.update(totals)
+    requests, parsed = totals["Request Count"], totals["Parsed Request Count"]
+    episode_scores["Request Success Ratio"] = parsed / requests if requests else math.nan
+    return {"turn scores": turn_scores, "episode scores": episode_scores}
+
+
+# --- the leaderboard ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One scored episode and where it belongs: ``RUNS_DIR/MODEL/GAME/EXPERIMENT/EPISODE``."""
+
+    model: str
+    game: str
+    experiment: str
+    episode: str
+    episode_scores: Mapping
+
+
+def _number(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return math.nan
+    return float(value)
+
+
+def summarize(records: Iterable[EpisodeRecord], *, overall: bool = True) -> list[dict]:
+    """The clembench leaderboard's numbers, per (model, game, experiment).
+
+    For each group: ``episodes``, ``played`` = 100 * (1 - mean of ``Aborted``) (clembench's
+    "% Played"), ``quality`` = mean of ``Main Score`` over the episodes where it is not NaN (the
+    non-aborted ones; clembench's "Quality Score", pandas' ``mean``), ``quality_std`` its sample
+    standard deviation (n - 1; pandas' ``std``; NaN with fewer than two such episodes), and
+    ``clemscore`` = played / 100 * quality. With ``overall``, each (model, game) also gets a row
+    with experiment ``"all"`` over all its episodes: the per-game figure of the leaderboard.
+
+    Rows are sorted by model, game and experiment (the ``all`` row after its experiments).
+    """
+    groups: dict[tuple[str, str, str], list[Mapping]] = {}
+    for record in records:
+        groups.setdefault((record.model, record.game, record.experiment), []).append(record.episode_scores)
+        if overall:
+            groups.setdefault((record.model, record.game, "\uffffall"), []).append(record.episode_scores)
+    rows = []
+    for (model, game, experiment), scores in sorted(groups.items()):
+        aborted = np.array([_number(s.get(ABORTED)) for s in scores])
+        main = np.array([_number(s.get(MAIN_SCORE)) for s in scores])
+        main = main[~np.isnan(main)]
+        played = 100 * (1 - float(np.mean(aborted))) if aborted.size else math.nan
+        quality = float(np.mean(main)) if main.size else math.nan
+        quality_std = float(np.std(main, ddof=1)) if main.size > 1 else math.nan
+        rows.append({
+            "model": model, "game": game, "experiment": experiment.replace("\uffff", ""),
+            "episodes": len(scores), "played": played, "quality": quality, "quality_std": quality_std,
+            "clemscore": played / 100 * quality,
+        })
+    return rows

@@ -1,0 +1,273 @@
+"""Files of the dialogue stage: AVM confusion matrices, dialogue tables, clembench episodes and scores.
+
+* **AVM matrix CSV** (``paradise kappa``): a header line with a corner cell (anything, e.g.
+  ``data\\key``) and one label per column (the values in the scenario keys), then one line per row
+  (the values in the dialogue data): its label, then one count per column. Rows may come in any
+  order; they are matched to the columns by label. A matrix without labels (every cell of the first
+  line a number) is read as is, values named ``v1``, ``v2``, ...
+* **Dialogue CSV** (``paradise fit`` and ``predict``): a header, then one line per dialogue; the
+  columns named on the command line must hold numbers, the group and id columns any text.
+* **clembench episodes**: ``RUNS_DIR/MODEL/GAME/EXPERIMENT/EPISODE/interactions.json`` with the
+  ``scores.json`` clembench writes beside it: one line of JSON, Python's ``json.dumps`` layout
+  (``", "`` and ``": "``), ``NaN`` for undefined scores (not standard JSON, but what clembench writes
+  and reads).
+* **Performance function JSON** (``paradise fit --save``, read by ``predict``): see
+  :meth:`castregin.dialogue.paradise.PerformanceFunction.as_dict`.
+
+Every reader raises :class:`~castregin.errors.InputError` naming the file and line (or JSON path).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .common import display_name, read_json, read_text, write_json, write_text
+
+INTERACTIONS = "interactions.json"
+SCORES = "scores.json"
+
+
+# --- CSV ---------------------------------------------------------------------------------------------------
+
+def _csv_rows(path: str | os.PathLike) -> tuple[str, list[tuple[int, list[str]]]]:
+    """(display name, [(line number, cells)]) of a CSV file, blank lines skipped."""
+    source = display_name(path)
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows = []
+    line = 1
+    try:
+        for cells in reader:
+            if any(cell.strip() for cell in cells):
+                rows.append((line, cells))
+            line = reader.line_num + 1
+    except csv.Error as err:
+        raise InputError(f"malformed CSV: {err}", source=source, line=reader.line_num) from None
+    return source, rows
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def read_avm_matrix(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
+    """An AVM confusion matrix: (value labels, square matrix of counts, rows = data, columns = key).
+
+    Rows are put in the order of the columns (matched by label). Not square, a row label that is
+    not a column label, a missing or negative count are InputErrors naming the line.
+    """
+    source, rows = _csv_rows(path)
+    if not rows:
+        raise InputError("the file is empty, expected a confusion matrix", source=source)
+    first_line, first = rows[0]
+    labelled = not all(_number(cell) is not None for cell in first)
+    if labelled:
+        columns = [cell.strip() for cell in first[1:]]
+        while columns and not columns[-1]:
+            columns.pop()
+        body = rows[1:]
+    else:
+        columns = [f"v{i + 1}" for i in range(len(first))]
+        body = rows
+    if not columns:
+        raise InputError("the header names no column", source=source, line=first_line)
+    for i, label in enumerate(columns):
+        if not label:
+            raise InputError(f"column {i + 2} of the header has no label", source=source, line=first_line)
+    if len(set(columns)) != len(columns):
+        duplicate = next(c for c in columns if columns.count(c) > 1)
+        raise InputError(f"column label {duplicate!r} appears twice", source=source, line=first_line)
+    if len(body) != len(columns):
+        raise InputError(f"the matrix has {len(body)} rows and {len(columns)} columns; a confusion matrix "
+                         "must be square, one row and one column per attribute value", source=source)
+    labels: list[str] = []
+    values = np.zeros((len(body), len(columns)))
+    for r, (line, cells) in enumerate(body):
+        if labelled:
+            label, cells = cells[0].strip(), cells[1:]
+        else:
+            label = f"v{r + 1}"
+        while len(cells) > len(columns) and not cells[-1].strip():
+            cells = cells[:-1]
+        if len(cells) != len(columns):
+            raise InputError(f"row {label!r} has {len(cells)} counts but there are {len(columns)} columns; "
+                             "a confusion matrix must be square", source=source, line=line)
+        for c, cell in enumerate(cells):
+            value = _number(cell)
+            if value is None or value < 0:
+                raise InputError(f"row {label!r}, column {columns[c]!r}: expected a count (a number >= 0), "
+                                 f"got {cell.strip()!r}", source=source, line=line)
+            values[r, c] = value
+        labels.append(label)
+    if labelled:
+        for (line, _), label in zip(body, labels):
+            if label not in columns:
+                raise InputError(f"row label {label!r} is not a column label; rows (values in the dialogues) "
+                                 "and columns (values in the keys) must list the same values",
+                                 source=source, line=line)
+            if labels.count(label) > 1:
+                raise InputError(f"row label {label!r} appears twice", source=source, line=line)
+        order = [labels.index(c) for c in columns]
+        values = values[order]
+    return columns, values
+
+
+@dataclass(frozen=True)
+class DialogueTable:
+    """Dialogues read from a CSV: numeric columns, optional group and id, the line of each dialogue."""
+
+    source: str
+    columns: dict[str, list[float]]
+    groups: list[str] | None
+    ids: list[str]
+    lines: list[int]
+
+
+def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: str | None = None,
+                   id_column: str | None = None) -> DialogueTable:
+    """Read the ``numeric`` columns (and ``group``, ``id_column`` as text) of a dialogue CSV.
+
+    Ids default to the dialogue's number (1, 2, ...). A missing column, an empty cell or a value
+    that is not a finite number is an InputError naming the line and column.
+    """
+    source, rows = _csv_rows(path)
+    if not rows:
+        raise InputError("the file is empty, expected a header line and one line per dialogue", source=source)
+    header_line, header = rows[0]
+    header = [h.strip() for h in header]
+    for name in header:
+        if name and header.count(name) > 1:
+            raise InputError(f"column {name!r} appears twice in the header", source=source, line=header_line)
+    wanted = [*numeric, *([group] if group else []), *([id_column] if id_column else [])]
+    for name in wanted:
+        if name not in header:
+            shown = ", ".join(h for h in header if h)
+            raise InputError(f"no column {name!r}; the header has: {shown}", source=source, line=header_line)
+    if len(rows) == 1:
+        raise InputError("the file has a header but no dialogues", source=source, line=header_line + 1)
+    index = {name: header.index(name) for name in wanted}
+    columns: dict[str, list[float]] = {name: [] for name in numeric}
+    groups: list[str] | None = [] if group else None
+    ids: list[str] = []
+    lines: list[int] = []
+    for number, (line, cells) in enumerate(rows[1:], start=1):
+        def cell(name: str) -> str:
+            i = index[name]
+            return cells[i].strip() if i < len(cells) else ""
+
+        for name in numeric:
+            text = cell(name)
+            if not text:
+                raise InputError(f"column {name!r} is empty; every dialogue needs a value",
+                                 source=source, line=line)
+            value = _number(text)
+            if value is None:
+                raise InputError(f"column {name!r}: expected a finite number, got {text!r}", source=source, line=line)
+            columns[name].append(value)
+        if group:
+            text = cell(group)
+            if not text:
+                raise InputError(f"group column {group!r} is empty", source=source, line=line)
+            groups.append(text)
+        ids.append(cell(id_column) if id_column else str(number))
+        lines.append(line)
+    return DialogueTable(source, columns, groups, ids, lines)
+
+
+# --- clembench ---------------------------------------------------------------------------------------------
+
+def interactions_path(path: str | os.PathLike) -> Path:
+    """An episode given as its directory or its ``interactions.json``."""
+    p = Path(path)
+    return p / INTERACTIONS if p.is_dir() else p
+
+
+def read_interactions(path: str | os.PathLike) -> tuple[dict, str]:
+    """(parsed ``interactions.json``, its display name); ``path`` may be the episode directory."""
+    if str(path) == "-":
+        return read_json(path), display_name(path)
+    p = interactions_path(path)
+    if not p.exists():
+        hint = f" (no {INTERACTIONS} in that directory)" if Path(path).is_dir() else ""
+        raise InputError(f"no such file{hint}; give an episode directory or its {INTERACTIONS}", source=str(p))
+    return read_json(p), str(p)
+
+
+def scores_text(scores: dict) -> str:
+    """``scores.json`` as clembench writes it: ``json.dumps`` on one line, NaN as ``NaN``, no final newline."""
+    return json.dumps(scores)
+
+
+def write_scores(path: str | os.PathLike, scores: dict) -> None:
+    """Write ``scores.json`` atomically in clembench's layout."""
+    write_text(path, scores_text(scores))
+
+
+def read_scores(path: str | os.PathLike) -> dict:
+    """A clembench ``scores.json``: an object with an ``"episode scores"`` object."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("episode scores"), dict):
+        raise InputError("expected a clembench scores.json, an object with \"episode scores\"", source=str(path))
+    return data
+
+
+@dataclass(frozen=True)
+class EpisodeLocation:
+    """Where an episode lies in a clembench results tree."""
+
+    model: str
+    game: str
+    experiment: str
+    episode: str
+    directory: Path
+
+
+def find_episodes(runs_dir: str | os.PathLike) -> list[EpisodeLocation]:
+    """Every episode directory (holding ``interactions.json`` or ``scores.json``) under ``runs_dir``.
+
+    The layout is clembench's ``MODEL/GAME/EXPERIMENT/EPISODE/``; the model is everything between
+    ``runs_dir`` and the game directory (``v1.0/gpt-3.5-turbo-0613-t0.0--gpt-3.5-turbo-0613-t0.0``
+    when several result trees sit side by side). Sorted by path.
+    """
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise InputError("no such directory; give clembench's results directory", source=str(runs_dir))
+    directories = sorted({p.parent for name in (INTERACTIONS, SCORES) for p in root.rglob(name)})
+    episodes = []
+    for directory in directories:
+        parts = directory.relative_to(root).parts
+        if len(parts) < 4:
+            raise InputError(f"{directory} is not laid out as RUNS_DIR/MODEL/GAME/EXPERIMENT/EPISODE/",
+                             source=str(runs_dir))
+        episodes.append(EpisodeLocation("/".join(parts[:-3]), parts[-3], parts[-2], parts[-1], directory))
+    if not episodes:
+        raise InputError(f"no {INTERACTIONS} or {SCORES} below this directory", source=str(runs_dir))
+    return episodes
+
+
+# --- PARADISE performance functions ------------------------------------------------------------------------
+
+def write_performance_function(path: str | os.PathLike, function) -> None:
+    """Save a :class:`~castregin.dialogue.paradise.PerformanceFunction` as JSON (atomically)."""
+    write_json(path, function.as_dict())
+
+
+def read_performance_function(path: str | os.PathLike):
+    """Read a performance function saved by :func:`write_performance_function`."""
+    from ..dialogue.paradise import PerformanceFunction
+
+    return PerformanceFunction.from_dict(read_json(path), source=display_name(path))
