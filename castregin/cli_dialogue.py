@@ -265,7 +265,8 @@ def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt,
     ensure_not_input(output, [function_file, dialogues])
     function = read_performance_function(function_file)
     table = read_dialogues(dialogues, list(function.coefficients), group=group, id_column=id_column)
-    performance = predict(function, table.columns, normalize=normalize, source=table.source)
+    performance = (predict(function, table.columns, normalize=normalize, source=table.source)
+                   if function.coefficients else [0.0] * len(table.ids))
     by_group, sizes = group_means(performance, table.groups) if table.groups is not None else ({}, {})
     records = [{"dialogue": ident, **({"group": table.groups[i]} if table.groups is not None else {}),
                 "performance": p} for i, (ident, p) in enumerate(zip(table.ids, performance))]
@@ -319,13 +320,13 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
     Slot Filled?. Per episode: Middle-Accuracy (round int((n+1)/2)-1), Accuracy, Kappa (Cohen's,
     as scikit-learn computes it), Truncated Kappa max(0, kappa), Slot-Filling-Accuracy, Main Score
     100*(2*sf*tk/(sf+tk)) (0 when sf+tk = 0), Aborted, Lose, Success, request counts and ratio.
-    An aborted episode gets NaN game scores. The output equals the scores.json clembench
-    published, to the byte.
+    An aborted episode gets NaN game scores. On clembench's published episodes the scores are
+    equal, and --write writes them byte for byte as clembench did.
 
     \b
     --format json prints clembench's scores.json structure {"turn scores": {"0": {...}, ...},
-    "episode scores": {...}} for one EPISODE, and {EPISODE: that structure} for several; undefined
-    scores are NaN, as clembench writes them.
+    "episode scores": {...}} for one EPISODE, and {interactions.json path: that structure} for
+    several; undefined scores are NaN, as clembench writes them.
 
     \b
     Examples:
@@ -337,10 +338,10 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
     from pathlib import Path
 
     from .dialogue.scorekeeping import score_episode
+    from .errors import InputError
     from .formats import ensure_not_input, write_text
     from .formats.dialogue import SCORES, read_interactions, write_scores
     from .tables import text_table
-    from .errors import InputError
 
     ensure_not_input(output, episodes)
     scored = []

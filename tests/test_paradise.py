@@ -97,7 +97,7 @@ def test_unlabelled_matrix(cli, tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("8,2\n1,9\n")
     data = json.loads(cli("paradise", "kappa", path, "--format", "json").stdout)
-    p_a, p_e, kappa = kappa_from_pairs(np.array([[8, 2], [1, 9]]))
+    kappa = kappa_from_pairs(np.array([[8, 2], [1, 9]]))[2]
     assert data["overall"]["kappa"] == pytest.approx(kappa, abs=1e-15)
     assert data["attributes"] == {}
 
@@ -342,3 +342,18 @@ def test_the_command_module_imports_no_statsmodels_or_scipy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_no_significant_factor_gives_an_empty_function(cli, tmp_path):
+    rows = zip([3, 5, 2, 4, 1, 5, 3, 2], [0.5, 0.6, 0.9, 0.2, 0.4, 0.7, 0.3, 0.8], [10, 12, 9, 14, 11, 8, 13, 12])
+    path = write(tmp_path, "d.csv", "US,kappa,turns\n" + "".join(f"{u},{k},{t}\n" for u, k, t in rows))
+    result = cli("paradise", "fit", path, "--satisfaction", "US", "--success", "kappa", "--cost", "turns",
+                 "--format", "json")
+    assert result.exit_code == 0
+    assert result.stderr == ("castregin: warning: no factor is significant at 0.05; the performance function "
+                             "is empty\n")
+    data = json.loads(result.stdout)
+    assert all(p >= 0.05 for p in data["full"]["p_values"].values())
+    assert data["final"] == {"coefficients": {}, "p_values": {}, "r_squared": 0.0}
+    assert data["performance_function"]["formula"] == "Performance = 0"
+    assert {d["performance"] for d in data["performance"]} == {0.0}

@@ -24,7 +24,8 @@ clembench writes beside it. What it computes was established from the published 
   computed as scikit-learn's ``cohen_kappa_score``: ``1 - sum(W*C) / sum(W*E)`` with ``C`` the
   confusion matrix over the sorted union of labels, ``E`` the outer product of its marginals over
   the total, ``W`` one off the diagonal, zero on it), ``Truncated Kappa`` = ``max(0, kappa)`` (so
-  the *integer* ``0`` when kappa <= 0, as published: ``"Truncated Kappa": 0``),
+  the *integer* ``0`` when kappa <= 0, as published: ``"Truncated Kappa": 0``; also 0 for a NaN
+  kappa, when every probe and answer has one label),
   ``Slot-Filling-Accuracy`` (share of true values in ``"Filled Slots"``), ``Main Score`` =
   ``100 * (2 * sf * tk / (sf + tk))``, the harmonic mean of the two in percent (``0`` when
   ``sf + tk == 0``), ``Aborted``, ``Lose``, ``Success`` (0 or 1), and ``Request Count``, ``Parsed

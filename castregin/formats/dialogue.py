@@ -165,7 +165,7 @@ def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: st
     ids: list[str] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(rows[1:], start=1):
-        def cell(name: str) -> str:
+        def cell(name: str, cells: list[str] = cells) -> str:
             i = index[name]
             return cells[i].strip() if i < len(cells) else ""
 
