@@ -55,7 +55,7 @@ def _dumps(data) -> str:
 
 # --- paradise ----------------------------------------------------------------------------------------------
 
-@main.group()
+@main.group(short_help="PARADISE: task success as kappa, the performance function (Walker et al. 1997).")
 def paradise():
     """PARADISE (Walker et al. 1997): task success as kappa, and the performance function.
 
@@ -291,7 +291,7 @@ def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt,
 
 # --- scorekeeping ------------------------------------------------------------------------------------------
 
-@main.group()
+@main.group(short_help="clembench's privateshared game: episode scores.json and the leaderboard summary.")
 def scorekeeping():
     """clembench's "privateshared" game: episode scores and the leaderboard summary.
 
