@@ -66,8 +66,10 @@ def task_kappa(matrix, *, source: str | None = None) -> Kappa:
     when ``P(E) = 1``. A matrix that is not square, negative, or sums to 0 is an InputError.
     """
     m = np.asarray(matrix, dtype=float)
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.size == 0:
-        rows, columns = (m.shape + (0,))[:2] if m.ndim >= 1 else (0, 0)
+    if m.ndim != 2:
+        raise InputError(f"expected a two-dimensional matrix, got an array of shape {m.shape}", source=source)
+    if m.shape[0] != m.shape[1] or m.size == 0:
+        rows, columns = m.shape
         raise InputError(f"the matrix has {rows} rows and {columns} columns; a confusion matrix must be "
                          "square, one row and one column per attribute value", source=source)
     if not np.all(np.isfinite(m)) or np.any(m < 0):
