@@ -49,6 +49,14 @@ def clembench() -> Path:
     return _shared_dir("clembench")
 
 
+@pytest.fixture(scope="session")
+def run_paths(cast2022, tmp_path_factory) -> list[Path]:
+    """The four CAsT 2022 baseline MI runs as TREC runs (see tests/reference_runs.py)."""
+    from reference_runs import write_reference_runs
+
+    return write_reference_runs(cast2022, tmp_path_factory.mktemp("runs"))
+
+
 @pytest.fixture
 def cli():
     """Invoke the castregin CLI in-process: ``cli("evaluate", "run", "--qrels", "q")``.

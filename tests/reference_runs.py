@@ -55,3 +55,23 @@ def write_reference_runs(cast2022: Path, directory: Path) -> list[Path]:
         path.write_text("".join(lines), encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def read_plain(path: Path, value) -> dict[str, dict[str, object]]:
+    """An independent reader for the oracles: ``{turn: {item: value(fields)}}`` of whitespace-split lines."""
+    table: dict[str, dict[str, object]] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if fields:
+            table.setdefault(fields[0], {})[fields[2]] = value(fields)
+    return table
+
+
+def read_qrels_plain(path: Path) -> dict[str, dict[str, int]]:
+    """Qrels as pytrec_eval takes them, read without castregin."""
+    return read_plain(path, lambda fields: int(fields[3]))
+
+
+def read_run_plain(path: Path) -> dict[str, dict[str, float]]:
+    """A run as pytrec_eval takes it, read without castregin."""
+    return read_plain(path, lambda fields: float(fields[4]))

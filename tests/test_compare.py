@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
-from reference_runs import write_reference_runs
+from reference_runs import read_qrels_plain, read_run_plain
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
@@ -24,33 +24,18 @@ JSON_KEYS = ["measure", "run", "baseline", "qrels", "turns", "mean_difference", 
 
 
 @pytest.fixture(scope="module")
-def run_paths(cast2022, tmp_path_factory):
-    return write_reference_runs(cast2022, tmp_path_factory.mktemp("runs"))
-
-
-@pytest.fixture(scope="module")
 def qrels_path(cast2022):
     return cast2022 / "regin/qrels/question_relevance_all.qrel"
-
-
-def _read_plain(path, column):
-    table = {}
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            fields = line.split()
-            if fields:
-                table.setdefault(fields[0], {})[fields[2]] = column(fields)
-    return table
 
 
 @pytest.fixture(scope="module")
 def oracle(run_paths, qrels_path):
     """{tag: {trec measure: {turn: value}}} straight from pytrec_eval, relevance_level=2."""
-    qrels = _read_plain(qrels_path, lambda f: int(f[3]))
+    qrels = read_qrels_plain(qrels_path)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_NAMES.values()), relevance_level=2)
     out = {}
     for path, tag in zip(run_paths, TAGS):
-        per_turn = evaluator.evaluate(_read_plain(path, lambda f: float(f[4])))
+        per_turn = evaluator.evaluate(read_run_plain(path))
         out[tag] = {m: {t: v[m] for t, v in per_turn.items()} for m in TREC_NAMES.values()}
     return out
 

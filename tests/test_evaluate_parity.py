@@ -11,7 +11,7 @@ import json
 
 import pytest
 import pytrec_eval
-from reference_runs import write_reference_runs
+from reference_runs import read_qrels_plain, read_run_plain
 
 from castregin import Run, formats
 from castregin.evaluate import evaluate
@@ -22,24 +22,9 @@ TREC_NAMES = {"P@1": "P_1", "P@3": "P_3", "nDCG@3": "ndcg_cut_3", "nDCG@5": "ndc
 QRELS = ["question_relevance_all", "question_relevance_filtered", "question_relevance_mi_subset"]
 
 
-@pytest.fixture(scope="module")
-def run_paths(cast2022, tmp_path_factory):
-    return write_reference_runs(cast2022, tmp_path_factory.mktemp("runs"))
-
-
-def _read_plain(path, columns):
-    """Independent reader: {turn: {item: value}} from whitespace-split lines."""
-    table = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if fields:
-            table.setdefault(fields[0], {})[fields[2]] = columns(fields)
-    return table
-
-
 def _oracle(run_path, qrels_path):
-    qrels = _read_plain(qrels_path, lambda f: int(f[3]))
-    run = _read_plain(run_path, lambda f: float(f[4]))
+    qrels = read_qrels_plain(qrels_path)
+    run = read_run_plain(run_path)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_NAMES.values()), relevance_level=2)
     return evaluator.evaluate(run), qrels
 
