@@ -4,19 +4,58 @@ Every command is one function; the work is done by plain functions in the stage 
 (``evaluate``, ``qrels``, ``convert``, ``pool``, ``aggregate``, ...), which Python users call
 directly. Errors a user can cause are :class:`castregin.errors.InputError`: one line on standard
 error and exit code 1.
+
+Commands live in the ``cli_*`` modules, which register themselves on :data:`main` when imported.
+They are imported on demand (:class:`CastreginGroup`): ``castregin evaluate`` loads the evaluate
+command's module only, not the statistics, plotting and JSON-schema code of the other commands.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from .errors import InputError
 
+#: The module that defines each command, so that running one imports only that module.
+COMMAND_MODULES = {
+    "aggregate": "castregin.cli_aggregate",
+    "agreement": "castregin.cli_aggregate",
+    "compare": "castregin.cli_compare",
+    "convert": "castregin.cli_convert",
+    "evaluate": "castregin.cli_evaluate",
+    "ope": "castregin.cli_ope",
+    "paradise": "castregin.cli_dialogue",
+    "pool": "castregin.cli_convert",
+    "qrels": "castregin.cli_evaluate",
+    "report": "castregin.cli_compare",
+    "scorekeeping": "castregin.cli_dialogue",
+}
+
 
 class CastreginGroup(click.Group):
-    """A click group that turns InputError into one line on standard error and exit code 1."""
+    """The top-level group: commands imported on first use, InputError as one line and exit code 1."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            module = COMMAND_MODULES.get(cmd_name)
+            if module is not None:
+                importlib.import_module(module)
+            if cmd_name not in self.commands:
+                # A name the map does not know may still be defined by some command module.
+                self.load_all()
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load_all()
+        return sorted(self.commands)
+
+    def load_all(self) -> None:
+        """Import every command module (for the list of commands in ``castregin --help``)."""
+        for module in dict.fromkeys(COMMAND_MODULES.values()):
+            importlib.import_module(module)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -42,18 +81,3 @@ def main():
       castregin aggregate JUDGMENTS.csv --criteria relevance ...     # crowd labels to qrels
       castregin evaluate RUN.run... --qrels QRELS                    # trec_eval's numbers
     """
-
-
-def _register() -> None:
-    # Command modules register themselves on `main`; imported here so `castregin.cli:main` has them all.
-    from . import (
-        cli_aggregate,  # noqa: F401
-        cli_compare,  # noqa: F401
-        cli_convert,  # noqa: F401
-        cli_dialogue,  # noqa: F401
-        cli_evaluate,  # noqa: F401
-        cli_ope,  # noqa: F401
-    )
-
-
-_register()

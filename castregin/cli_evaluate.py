@@ -10,9 +10,9 @@ import click
 from . import formats
 from . import qrels as qrels_tools
 from .cli import main
-from .evaluate import evaluate_files
+from .evaluate import evaluate_file_rows
 from .measures import DEFAULT_MEASURES
-from .tables import FORMATS, render_results, text_table
+from .tables import FORMATS, render_rows, text_table
 
 
 def split_named(value: str) -> tuple[str | None, str]:
@@ -61,12 +61,12 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     turns = formats.read_turn_list(turns_file) if turns_file else None
-    results = evaluate_files(
+    rows = evaluate_file_rows(
         runs, [split_named(spec) for spec in qrels_specs],
         measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
         per_turn=per_turn, turns=turns,
     )
-    formats.write_text(output, render_results(results, fmt))
+    formats.write_text(output, render_rows(rows, fmt))
 
 
 @main.group()

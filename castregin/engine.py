@@ -28,7 +28,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .formats.columnar import ColumnarQrels, ColumnarRun, byte_order_ranks, lookup
+from .formats.columnar import (
+    ColumnarQrels,
+    ColumnarRun,
+    arrow,
+    arrow_indices,
+    byte_order_ranks,
+    in_threads,
+    lookup,
+    to_numpy,
+)
 from .measures import EngineSpec
 
 _LOG2: list[float] = []
@@ -83,12 +92,13 @@ def _descending_float_key(scores: np.ndarray, bits: int) -> np.ndarray:
     return np.where(raw & sign, raw, ~raw & ~sign)
 
 
-def _break_ties(order: np.ndarray | None, sorted_keys, items, item_codes: np.ndarray,
+def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items, item_codes: np.ndarray,
                 descending: bool) -> np.ndarray | None:
     """Reorder runs of equal ``sorted_keys`` (turn and score) by item id, in byte order.
 
-    ``order`` None stands for the identity (lines already in order) and is returned when no two
-    lines tie.
+    ``order`` None stands for the identity (lines already in order) and is returned when no tie
+    matters. ``judged`` marks the judged lines (in the lines' own order): a tie without a judged
+    line moves only unjudged lines among positions no measure looks at, so it is left alone.
     """
     equal = None
     for key in sorted_keys:
@@ -96,53 +106,113 @@ def _break_ties(order: np.ndarray | None, sorted_keys, items, item_codes: np.nda
         equal = same if equal is None else equal & same
     if equal is None or not equal.any():
         return order
-    if order is None:
-        order = np.arange(len(item_codes))
     in_tie = np.r_[equal, False] | np.r_[False, equal]
     positions = np.flatnonzero(in_tie)
     group = np.cumsum(~np.r_[False, equal][positions])
-    rows = order[positions]
-    codes = item_codes[rows]
-    if len(rows) * 4 > len(items):
-        ranks = byte_order_ranks(items)[codes]
-    else:
-        distinct, inverse = np.unique(codes, return_inverse=True)
-        ranks = byte_order_ranks(items, distinct)[inverse]
+    rows = positions if order is None else order[positions]
+    with_judged = np.zeros(int(group[-1]) + 1, dtype=bool)
+    with_judged[group[judged[rows]]] = True
+    keep = with_judged[group]
+    if not keep.any():
+        return order
+    positions, group, rows = positions[keep], group[keep], rows[keep]
+    if order is None:
+        order = np.arange(len(item_codes))
+    distinct, inverse = np.unique(item_codes[rows], return_inverse=True)
+    ranks = byte_order_ranks(items, distinct)[inverse]
     # One 64-bit key (group, then rank) sorts far faster than a two-key lexsort; groups come in
     # ascending order already, which the stable sort exploits.
     if descending:
-        ranks = (len(items) - 1) - ranks
+        ranks = (len(distinct) - 1) - ranks
     composite = (group.astype(np.uint64) << np.uint64(32)) | ranks.astype(np.uint64)
     order[positions] = rows[np.argsort(composite, kind="stable")]
     return order
 
 
+class _QrelsLines:
+    """Some of a qrels' lines sorted by (turn, item): turn t's are ``turn_starts[t]:turn_starts[t + 1]``."""
+
+    def __init__(self, qrels: ColumnarQrels, keep: np.ndarray | None):
+        turn_codes, item_codes, labels = qrels.turn_codes, qrels.item_codes, qrels.labels
+        if keep is not None:
+            turn_codes, item_codes, labels = turn_codes[keep], item_codes[keep], labels[keep]
+        order = np.lexsort((item_codes, turn_codes))
+        self.item_codes = item_codes[order].astype(np.int64)
+        self.labels = labels[order]
+        self.turn_starts = np.searchsorted(turn_codes[order], np.arange(len(qrels.turns) + 1))
+
+
 class QrelsIndex:
-    """One qrels prepared for many runs: sorted (turn, item) keys, relevant counts, ideal DCGs."""
+    """One qrels prepared for many runs: its lines by turn, relevant counts, ideal DCGs."""
 
     def __init__(self, qrels: ColumnarQrels):
         self.qrels = qrels
         self.turns = qrels.turns
         self.n_items = max(len(qrels.items), 1)
-        keys = qrels.turn_codes.astype(np.int64) * self.n_items + qrels.item_codes
-        order = np.argsort(keys, kind="stable")
-        self.keys = keys[order]
-        self.labels = qrels.labels[order]
+        self._lines: dict[bool, _QrelsLines] = {}
         self._num_rel: dict[int, np.ndarray] = {}
         self._ideal: dict[int | None, np.ndarray] = {}
-        self._known: tuple = (None, None)
 
-    def item_index(self, run: ColumnarRun) -> np.ndarray:
-        """For each distinct item of ``run``, its index among the qrels' items (-1: not judged)."""
-        if run.known_items is None:
-            return lookup(run.items, self.qrels.items)
-        known, positions = self._known
-        if known is not run.known_items:
-            positions = lookup(run.known_items, self.qrels.items)
-            self._known = (run.known_items, positions)
-        out = np.full(len(run.items), -1, dtype=np.int64)
-        out[: len(positions)] = positions
-        return out
+    def lines(self, positive_only: bool) -> _QrelsLines:
+        """All lines, or those labelled 1 or more: the only ones P, R, AP, RR, nDCG and Rprec see.
+
+        A judged item whose label is 0 or less is neither relevant (``rel`` is at least 1) nor
+        has a gain, so for those measures it is as good as unjudged; only Judged@k counts it.
+        """
+        if positive_only not in self._lines:
+            self._lines[positive_only] = _QrelsLines(self.qrels, self.qrels.labels > 0 if positive_only else None)
+        return self._lines[positive_only]
+
+    def judged_lines(self, run: ColumnarRun, qrels_turn_of: np.ndarray,
+                     positive_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The run's judged lines (ascending) and their labels (with ``positive_only``: labels >= 1).
+
+        ``qrels_turn_of`` maps the run's turns to the qrels' (-1: not judged). Batch by batch, the
+        batch's distinct items are looked up among the items the qrels judge for the batch's
+        turns, then (turn, item) among the qrels lines of those turns: small tables, built and
+        probed in the processor's cache, where one table for the whole run would not fit.
+        """
+        pc = arrow()[1]
+        qrels = self.lines(positive_only)
+        # The qrels lines of each run turn, one run turn after the other (in run turn code order).
+        turn = np.maximum(qrels_turn_of, 0)
+        begin = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn], 0)
+        count = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn + 1] - begin, 0)
+        first = np.r_[0, np.cumsum(count)]
+        qrels_lines = np.repeat(begin - first[:-1], count) + np.arange(first[-1])
+        line_items = qrels.item_codes[qrels_lines]
+        line_strings = self.qrels.items.take(arrow_indices(line_items))
+        # (run turn, qrels item) of each of these lines: sorted, since each turn's lines are sorted by item.
+        line_keys = np.repeat(np.arange(len(count), dtype=np.int64), count) * self.n_items + line_items
+        line_labels = qrels.labels[qrels_lines]
+        chunk_starts = np.cumsum([0, *(len(chunk) for chunk in run.items.chunks)])
+
+        def look_up(batches: range):
+            rows, labels = [], []
+            for k in batches:
+                lines = slice(int(run.batch_lines[k]), int(run.batch_lines[k + 1]))
+                judged = slice(int(first[run.batch_turns[k]]), int(first[run.batch_turns[k + 1]]))
+                if judged.start == judged.stop:
+                    continue
+                # Where each distinct run item first occurs among these qrels lines (-1: nowhere).
+                found = pc.index_in(run.items.chunk(k),
+                                    value_set=line_strings.slice(judged.start, judged.stop - judged.start))
+                item_of = np.r_[line_items[judged], -1][to_numpy(found, np.int32, fill=-1)]
+                row_item = item_of[run.item_codes[lines] - chunk_starts[k]]
+                hits = np.flatnonzero(row_item >= 0)
+                keys = run.turn_codes[lines][hits].astype(np.int64) * self.n_items + row_item[hits]
+                batch_keys = line_keys[judged]
+                at = np.minimum(np.searchsorted(batch_keys, keys), len(batch_keys) - 1)
+                hit = batch_keys[at] == keys
+                rows.append(hits[hit] + lines.start)
+                labels.append(line_labels[judged][at[hit]])
+            return rows, labels
+
+        parts = in_threads(look_up, len(run.batch_lines) - 1)
+        rows = [r for part_rows, _ in parts for r in part_rows]
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(rows), np.concatenate([x for _, part_labels in parts for x in part_labels])
 
     def num_rel(self, rel: int) -> np.ndarray:
         """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel)."""
@@ -224,28 +294,24 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec
     shared = qrels_turn_of >= 0
     if not shared.any():
         return results
+    judged_rows, judged_labels = index.judged_lines(run, qrels_turn_of,
+                                                    positive_only=all(s.kind != "Judged" for s in specs))
     turn_codes, item_codes, scores = run.turn_codes, run.item_codes, run.scores
     if not shared.all():
+        # Lines of turns the qrels lack take no part; judged lines are never among them.
         keep = shared[turn_codes]
+        judged_rows = (np.cumsum(keep) - 1)[judged_rows]
         turn_codes, item_codes, scores = turn_codes[keep], item_codes[keep], scores[keep]
-
-    # The judged lines and their labels: (turn, item) looked up among the qrels' sorted keys.
-    qrels_item_of = index.item_index(run)
-    row_item = qrels_item_of[item_codes]
-    candidates = np.flatnonzero(row_item >= 0)
-    keys = qrels_turn_of[turn_codes[candidates]] * index.n_items + row_item[candidates]
-    del row_item
-    at = np.minimum(np.searchsorted(index.keys, keys), len(index.keys) - 1)
-    hit = index.keys[at] == keys
-    judged_rows, judged_labels = candidates[hit], index.labels[at[hit]]
-    del candidates, keys, at, hit
+    judged = np.zeros(len(turn_codes), dtype=bool)
+    judged[judged_rows] = True
 
     trec_specs = [s for s in specs if s.kind != "Judged"]
     if trec_specs:
         key = _descending_float_key(scores, 32).astype(np.uint64)
         key |= turn_codes.astype(np.uint64) << np.uint64(32)
         order = None if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
-        order = _break_ties(order, [key if order is None else key[order]], run.items, item_codes, descending=True)
+        order = _break_ties(order, [key if order is None else key[order]], judged, run.items, item_codes,
+                            descending=True)
         del key
         ranked = _rank(order, turn_codes, judged_rows, judged_labels, qrels_turn_of)
         del order
@@ -256,7 +322,8 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec
     if len(trec_specs) < len(specs):
         float_key = _descending_float_key(scores, 64)
         order = np.lexsort((float_key, turn_codes))
-        order = _break_ties(order, [turn_codes[order], float_key[order]], run.items, item_codes, descending=False)
+        order = _break_ties(order, [turn_codes[order], float_key[order]], judged, run.items, item_codes,
+                            descending=False)
         ranked = _rank(order, turn_codes, judged_rows, judged_labels, qrels_turn_of)
         run_turns = index.turns[ranked.turn_of_segment].tolist()
         everything = np.ones(len(ranked.segment), dtype=bool)

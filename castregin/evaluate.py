@@ -21,8 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from . import formats
 from .data import Qrels, Run
@@ -30,6 +29,9 @@ from .engine import QrelsIndex
 from .engine import evaluate_run as engine_evaluate_run
 from .formats import columnar
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Columns of the long result table, as in ``--format json``.
 RESULT_COLUMNS = ["run", "qrels", "measure", "turn", "value"]
@@ -173,6 +175,17 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
 
     >>> evaluate(read_run("bm25.run"), read_qrels("question_relevance_all.qrel"), ["P@1"])  # doctest: +SKIP
     """
+    import pandas as pd  # only here: the command line renders rows without it
+
+    rows = evaluate_rows(runs, qrels, measures, rel_level, complete, per_turn, turns)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+
+
+def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
+                  measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
+                  complete: bool = False, per_turn: bool = False,
+                  turns: Iterable[str] | None = None) -> list[tuple]:
+    """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
     runs = [runs] if isinstance(runs, Run) else list(runs)
     qrels_list = [qrels] if isinstance(qrels, Qrels) else list(qrels)
     if turns is not None:
@@ -188,7 +201,7 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
             scores = _engine_scores(run_columns, index, parsed)
             scores.update(_pytrec_eval_scores(run, qrels_item, others))
             rows.extend(_rows(name, qrels_item.name, list(qrels_item.labels), parsed, scores, complete, per_turn))
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    return rows
 
 
 def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
@@ -200,12 +213,20 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
     run's parsing overlaps another's evaluation) and dropped once scored, so memory holds at most
     two runs. With a measure the engine lacks, runs are read as dicts for pytrec_eval instead.
     """
+    import pandas as pd  # only here: the command line renders rows without it
+
+    return pd.DataFrame(evaluate_file_rows(run_paths, qrels_paths, **options), columns=RESULT_COLUMNS)
+
+
+def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
+                       **options) -> list[tuple]:
+    """:func:`evaluate_files` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
     measures = tuple(options.get("measures", DEFAULT_MEASURES))
     rel_level = options.get("rel_level", 2)
     parsed = parse_measures(measures, rel_level)
     if any(m.engine is None for m in parsed):
         qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
-        return evaluate([formats.read_run(path) for path in run_paths], qrels_list, **options)
+        return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list, **options)
     unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
     if unknown:
         raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
@@ -213,10 +234,9 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
     if options.get("turns") is not None:
         qrels_list = [q.subset(options["turns"]) for q in qrels_list]
     indexes = [QrelsIndex(q) for q in qrels_list]
-    known = columnar.known_items(qrels_list)
 
     def score(path):
-        run = columnar.read_run(path, known)
+        run = columnar.read_run(path)
         per_qrels = [_engine_scores(run, index, parsed) for index in indexes]
         return _RunInfo(run.tag, run.source), per_qrels
 
@@ -235,7 +255,7 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
         for (_, per_qrels), name in zip(results, names):
             rows.extend(_rows(name, qrels_item.name, qrels_turns, parsed, per_qrels[q],
                               options.get("complete", False), options.get("per_turn", False)))
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    return rows
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,18 @@ markdown and LaTeX the best value of each column in bold, ready to paste into a 
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The columns of result rows, as in ``--format json`` (castregin.evaluate.RESULT_COLUMNS).
+_RESULT_COLUMNS = ("run", "qrels", "measure", "turn", "value")
 
 FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
 
@@ -63,35 +70,44 @@ def latex_table(header: list[str], rows: list[list[str]], align_right: set[int] 
 
 
 def render_results(results: pd.DataFrame, fmt: str = "table", decimals: int = 4) -> str:
-    """Render ``run, qrels, measure, turn, value`` rows in one of :data:`FORMATS`."""
+    """Render a DataFrame of ``run, qrels, measure, turn, value`` rows in one of :data:`FORMATS`."""
+    rows = list(results[list(_RESULT_COLUMNS)].itertuples(index=False, name=None))
+    return render_rows(rows, fmt, decimals)
+
+
+def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4) -> str:
+    """Render ``(run, qrels, measure, turn, value)`` tuples in one of :data:`FORMATS`."""
     if fmt == "json":
-        records = [
-            {"run": r.run, "qrels": r.qrels, "measure": r.measure, "turn": r.turn, "value": float(r.value)}
-            for r in results.itertuples(index=False)
-        ]
+        records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])))) for row in rows]
         return json.dumps(records, indent=2) + "\n"
     if fmt in ("tsv", "csv"):
         buffer = io.StringIO()
-        frame = results.copy()
-        frame["value"] = [repr(float(v)) for v in frame["value"]]
-        frame.to_csv(buffer, sep="\t" if fmt == "tsv" else ",", index=False, lineterminator="\n")
+        # The csv module's minimal quoting, as pandas' to_csv wrote these tables before.
+        writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        writer.writerow(_RESULT_COLUMNS)
+        writer.writerows((*row[:4], repr(float(row[4]))) for row in rows)
         return buffer.getvalue()
-    return render_wide(results, fmt, decimals)
+    return render_wide(rows, fmt, decimals)
 
 
-def render_wide(results: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
-    """One row per (qrels, run[, turn]), one column per measure; best of each column bold."""
-    measures = list(dict.fromkeys(results["measure"]))
-    per_turn = bool((results["turn"] != "all").any())
-    keys = ["qrels", "run"] + (["turn"] if per_turn else [])
-    order = list(dict.fromkeys(map(tuple, results[keys].itertuples(index=False))))
-    values = {(*key, m): v for *key, m, v in results[keys + ["measure", "value"]].itertuples(index=False)}
-    show_qrels = results["qrels"].nunique() > 1
+def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4) -> str:
+    """One row per (qrels, run[, turn]), one column per measure; best of each column bold.
+
+    ``rows`` are ``(run, qrels, measure, turn, value)`` tuples.
+    """
+    measures = list(dict.fromkeys(measure for _, _, measure, _, _ in rows))
+    per_turn = any(turn != "all" for _, _, _, turn, _ in rows)
+    if per_turn:
+        values = {(qrels, run, turn, measure): value for run, qrels, measure, turn, value in rows}
+    else:
+        values = {(qrels, run, measure): value for run, qrels, measure, _, value in rows}
+    order = list(dict.fromkeys(key[:-1] for key in values))
+    show_qrels = len({qrels for _, qrels, _, _, _ in rows}) > 1
     key_header = (["qrels"] if show_qrels else []) + ["run"] + (["turn"] if per_turn else [])
 
     best: dict[tuple, float] = {}
     if not per_turn:
-        for (qrels, _run, measure), value in ((k[:2] + (k[-1],), v) for k, v in values.items()):
+        for (qrels, _run, measure), value in values.items():
             if not math.isnan(value):
                 best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
 
@@ -105,12 +121,12 @@ def render_wide(results: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
             out.append(text)
         return out
 
-    rows = [[*(list(key) if show_qrels else list(key[1:])), *cells(key)] for key in order]
+    table = [[*(list(key) if show_qrels else list(key[1:])), *cells(key)] for key in order]
     header = key_header + measures
     numeric = set(range(len(key_header), len(header)))
     if fmt == "markdown":
-        return markdown_table(header, rows, numeric)
+        return markdown_table(header, table, numeric)
     if fmt == "latex":
-        escaped = [[latex_escape(c) if i < len(key_header) else c for i, c in enumerate(r)] for r in rows]
+        escaped = [[latex_escape(c) if i < len(key_header) else c for i, c in enumerate(r)] for r in table]
         return latex_table([latex_escape(h) for h in header], escaped, numeric)
-    return text_table(header, rows, numeric)
+    return text_table(header, table, numeric)

@@ -10,12 +10,19 @@ parser rejects, a non-finite number, a duplicate pair, pyarrow missing), the sam
 through that reader, which either raises its usual :class:`~castregin.errors.InputError` naming
 the file and line, or reads the file, whose dicts are then turned into columns. Both readers
 therefore accept the same files with the same values and messages.
+
+Item ids are numbered batch by batch (a batch: whole turns, about :data:`BATCH_LINES` lines):
+hashing a million distinct ids into one table costs cache misses on every line, while a table
+per batch stays in the processor's cache. Numbers are therefore only comparable within a batch,
+which is all that trec_eval's per-turn semantics needs. pyarrow's ``to_numpy`` imports pandas (a
+quarter of a second), so primitive columns are viewed through their buffers instead.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -30,37 +37,49 @@ from .common import display_name, read_bytes, stem
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader.
 _OTHER_SEPARATORS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-_BLOCK_SIZE = 1 << 24
+_BLOCK_SIZE = 1 << 22
+#: Bytes read at a time by the scan that decides whether the fast path applies: small enough to
+#: stay in the processor's cache through its several passes.
+_SCAN_SIZE = 1 << 20
+#: Lines per batch of whole turns whose item ids are numbered together (see the module docstring).
+BATCH_LINES = 1 << 16
+#: Threads for work on batches.
+THREADS = min(4, os.cpu_count() or 1)
+#: Entries of the scratch table of :func:`has_duplicates` (int32: 8 MB, reused across batches).
+_DUPLICATE_TABLE_SIZE = 1 << 21
 
 _arrow_modules: tuple | None = None
 
 
-def arrow():
-    """``(pyarrow, pyarrow.compute, pyarrow.csv)``, or None when pyarrow is not installed.
+def arrow() -> tuple:
+    """``(pyarrow, pyarrow.compute, pyarrow.csv)``, imported on first use.
 
-    Imported on first use: ``castregin --help`` should not pay for it.
+    ``castregin --help`` should not pay for pyarrow.
     """
     global _arrow_modules
     if _arrow_modules is None:
-        try:
-            import pyarrow
-            import pyarrow.compute
-            import pyarrow.csv
-            _arrow_modules = (pyarrow, pyarrow.compute, pyarrow.csv)
-        except ImportError:  # pragma: no cover - pyarrow is a dependency; this keeps old installs working
-            _arrow_modules = ()
-    return _arrow_modules or None
+        import pyarrow
+        import pyarrow.compute
+        import pyarrow.csv
+
+        _arrow_modules = (pyarrow, pyarrow.compute, pyarrow.csv)
+    return _arrow_modules
 
 
 @dataclass
 class ColumnarRun:
-    """A TREC run as arrays, one entry per line: ``turns[turn_codes[i]]``, ``items[item_codes[i]]``.
+    """A TREC run as arrays, one entry per line, its turns cut into batches.
 
-    ``turns`` holds the distinct turn ids (an object array of str; their order carries no meaning);
-    ``items`` the distinct item ids (a pyarrow string array, or an object array without pyarrow);
-    ``scores`` are the scores as read (float64). The rank column is validated, then dropped,
-    since trec_eval ignores it. When read with ``known_items``, ``items`` starts with exactly
-    those strings (``known_items`` is kept), so a qrels' items need no second lookup.
+    ``turns`` holds the distinct turn ids (an object array of str) and ``turn_codes`` each line's
+    index into it; codes follow the turns' first appearance, so they never decrease when each
+    turn's lines are contiguous, as in any run written turn by turn. The lines of batch ``k`` are
+    ``batch_lines[k]:batch_lines[k + 1]`` and hold exactly the turns ``batch_turns[k]`` to
+    ``batch_turns[k + 1] - 1``: whole turns, consecutive lines (a run whose turns are not
+    contiguous is one batch). ``items`` is a pyarrow chunked array whose chunk ``k`` holds the
+    distinct item ids of batch ``k``, and ``items[item_codes[i]]`` is line ``i``'s item, so two
+    lines of one turn share a code exactly when they name the same item. ``scores`` are the
+    scores as read (float64). The rank column is validated, then dropped, since trec_eval
+    ignores it.
     """
 
     tag: str
@@ -70,7 +89,8 @@ class ColumnarRun:
     items: Any
     item_codes: np.ndarray
     scores: np.ndarray
-    known_items: Any = None
+    batch_lines: np.ndarray
+    batch_turns: np.ndarray
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -78,7 +98,10 @@ class ColumnarRun:
 
 @dataclass
 class ColumnarQrels:
-    """TREC qrels as arrays (see :class:`ColumnarRun`); ``labels`` are int64."""
+    """TREC qrels as arrays: ``turns[turn_codes[i]]``, ``items[item_codes[i]]``, ``labels[i]`` (int64).
+
+    ``items`` holds the distinct item ids (a pyarrow string array).
+    """
 
     name: str
     source: str | None
@@ -102,58 +125,74 @@ class ColumnarQrels:
 
 
 # ---------------------------------------------------------------------------------------------
-# String columns: the engine needs two operations on item ids, with or without pyarrow.
+# Between pyarrow and numpy without pandas: pyarrow's own conversions import it.
+
+
+def to_numpy(array, dtype, fill=None) -> np.ndarray:
+    """A pyarrow array or chunked array of a fixed-width type as numpy ``dtype``.
+
+    A view of a single array's buffer; chunks are concatenated. Nulls become ``fill``, which an
+    array with nulls needs.
+    """
+    if hasattr(array, "chunks"):
+        chunks = array.chunks
+        if len(chunks) != 1:
+            if not chunks:
+                return np.zeros(0, dtype)
+            return np.concatenate([to_numpy(chunk, dtype, fill) for chunk in chunks])
+        array = chunks[0]
+    dtype = np.dtype(dtype)
+    values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+    if array.null_count:
+        if fill is None:
+            raise ValueError("to_numpy needs a fill value for an array with nulls")
+        bits = np.frombuffer(array.buffers()[0], dtype=np.uint8)
+        valid = np.unpackbits(bits, bitorder="little")[array.offset: array.offset + len(array)].view(bool)
+        values = np.where(valid, values, fill).astype(dtype, copy=False)
+    return values
+
+
+def arrow_indices(indices: np.ndarray):
+    """Integer indices as a pyarrow int64 array (for ``take``), sharing numpy's memory."""
+    pa = arrow()[0]
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(indices), [None, pa.py_buffer(indices)])
 
 
 def strings(values: list[str]):
-    """Distinct ids as the column type the readers produce (pyarrow strings when available)."""
-    modules = arrow()
-    if modules:
-        return modules[0].array(values, type=modules[0].string())
-    return np.array(values, dtype=object)
+    """Distinct ids as the string column the readers produce (a pyarrow string array)."""
+    pa = arrow()[0]
+    return pa.array(values, type=pa.string())
 
 
 def lookup(values, value_set) -> np.ndarray:
-    """For each string of ``values``, its index in ``value_set`` (distinct strings), -1 when absent."""
-    modules = arrow()
-    if modules and not isinstance(values, np.ndarray):
-        pc = modules[1]
-        found = pc.index_in(values, value_set=value_set)
-        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    position = {value: i for i, value in enumerate(_as_list(value_set))}
-    return np.fromiter((position.get(v, -1) for v in _as_list(values)), dtype=np.int64, count=len(values))
+    """For each string of ``values``, its index in ``value_set`` (distinct strings), -1 when absent.
+
+    Both are pyarrow arrays; object arrays (turn ids, a few thousand) are looked up in a dict.
+    """
+    if isinstance(values, np.ndarray) or isinstance(value_set, np.ndarray):
+        position = {value: i for i, value in enumerate(_as_list(value_set))}
+        return np.fromiter((position.get(v, -1) for v in _as_list(values)), dtype=np.int64, count=len(values))
+    pc = arrow()[1]
+    return to_numpy(pc.index_in(values, value_set=value_set), np.int32, fill=-1).astype(np.int64)
 
 
 def byte_order_ranks(values, codes: np.ndarray | None = None) -> np.ndarray:
-    """Rank of each string ``values[codes]`` in byte order (strcmp), as int64.
+    """Rank of each string ``values[codes]`` (a pyarrow array) in byte order (strcmp), as int64.
 
     With ``codes=None`` the ranks of all of ``values``. UTF-8 byte order equals code point order,
-    so Python's str ordering gives the same ranks as pyarrow's binary sort.
+    so pyarrow's binary sort gives strcmp's order.
     """
-    subset = values if codes is None else _take(values, codes)
-    modules = arrow()
-    if modules and not isinstance(subset, np.ndarray):
-        order = modules[1].sort_indices(subset).to_numpy()
-    else:
-        as_list = _as_list(subset)
-        order = np.array(sorted(range(len(as_list)), key=as_list.__getitem__), dtype=np.int64)
+    pc = arrow()[1]
+    subset = values if codes is None else values.take(arrow_indices(codes))
+    order = to_numpy(pc.sort_indices(subset), np.uint64).astype(np.int64)
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.arange(len(order))
     return ranks
 
 
-def _take(values, codes: np.ndarray):
-    if isinstance(values, np.ndarray):
-        return values[codes]
-    return values.take(codes)
-
-
 def _as_list(values) -> list:
     return values.tolist() if isinstance(values, np.ndarray) else values.to_pylist()
-
-
-def _as_objects(values) -> np.ndarray:
-    return values if isinstance(values, np.ndarray) else np.array(values.to_pylist(), dtype=object)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,14 +206,17 @@ def _encode(keys: list[str]) -> tuple[list[str], np.ndarray]:
 
 
 def run_from_dict(run: Run) -> ColumnarRun:
-    """A :class:`~castregin.data.Run` as columns (turns and items in the run's order)."""
+    """A :class:`~castregin.data.Run` as columns (turns and items in the run's order, one batch)."""
+    pa = arrow()[0]
     turns = list(run.scores)
     counts = np.fromiter((len(run.scores[t]) for t in turns), dtype=np.int64, count=len(turns))
     total = int(counts.sum())
     items, item_codes = _encode([item for t in turns for item in run.scores[t]])
     scores = np.fromiter((s for t in turns for s in run.scores[t].values()), dtype=np.float64, count=total)
     return ColumnarRun(run.tag, run.source, np.array(turns, dtype=object),
-                       np.repeat(np.arange(len(turns), dtype=np.int32), counts), strings(items), item_codes, scores)
+                       np.repeat(np.arange(len(turns), dtype=np.int32), counts),
+                       pa.chunked_array([strings(items)], type=pa.string()), item_codes, scores,
+                       np.array([0, total]), np.array([0, len(turns)]))
 
 
 def qrels_from_dict(qrels: Qrels) -> ColumnarQrels:
@@ -222,7 +264,7 @@ def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
     try:
         with open(path, "rb") as handle:
             while shape.ok:
-                chunk = handle.read(_BLOCK_SIZE)
+                chunk = handle.read(_SCAN_SIZE)
                 if not chunk:
                     break
                 shape.scan(chunk)
@@ -233,10 +275,9 @@ def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
 
 def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], types: dict):
     """The file as a pyarrow table, or None when the fast path cannot vouch for it."""
-    modules = arrow()
-    if not modules or not shape.ok or (shape.tab and shape.space):
+    if not shape.ok or (shape.tab and shape.space):
         return None
-    pa, _, pa_csv = modules
+    pa, _, pa_csv = arrow()
     source = pa.py_buffer(data) if data is not None else str(path)
     try:
         return pa_csv.read_csv(
@@ -254,37 +295,39 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
 
 
 def _encoded(column):
-    """(distinct values, int32 codes) of a string or dictionary column."""
-    _, pc, _ = arrow()
-    if not str(column.type).startswith("dictionary"):
-        column = pc.dictionary_encode(column)
-    combined = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    return combined.dictionary, combined.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    """(distinct values, int32 codes) of a string column, codes in order of first appearance."""
+    pc = arrow()[1]
+    encoded = pc.dictionary_encode(column)
+    if hasattr(encoded, "chunks"):  # one memo table across chunks, so one dictionary
+        encoded = encoded.combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
+    return encoded.dictionary, to_numpy(encoded.indices, np.int32)
 
 
-def _release(pa) -> None:
+def _release() -> None:
     # pyarrow's allocator keeps freed pages for reuse; the parsed text columns are gone for good
     # now, and numpy (another allocator) needs the memory next, so hand the pages back.
-    pa.default_memory_pool().release_unused()
+    arrow()[0].default_memory_pool().release_unused()
 
 
 def _all_finite(column) -> bool:
-    _, pc, _ = arrow()
+    pc = arrow()[1]
     return bool(pc.all(pc.is_finite(column)).as_py())
 
 
 def _no_empty_field(table, names) -> bool:
     # An empty field (two separators in a row, or one at either end of a line) reaches the
     # parser as an empty string where the line reader sees one column fewer.
-    _, pc, _ = arrow()
+    pc = arrow()[1]
     return all(pc.min(pc.binary_length(table.column(name))).as_py() > 0 for name in names)
 
 
-def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int) -> bool:
+def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int,
+                   scratch: np.ndarray | None = None) -> bool:
     """Whether a (turn, item) pair occurs twice, in linear time.
 
     Per batch of turns, each pair writes its row number into a table indexed by the pair; a
-    pair seen twice finds the later row there instead of its own. Batches keep the table small.
+    pair seen twice finds the later row there instead of its own. Batches keep the table small;
+    ``scratch`` (int32) is used as the table when large enough, saving the allocation.
     """
     if len(turn_codes) < 2:
         return False
@@ -292,15 +335,18 @@ def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int)
         order = np.argsort(turn_codes, kind="stable")
         turn_codes, item_codes = turn_codes[order], item_codes[order]
     n_items = max(int(n_items), 1)
-    # A table of about 2**23 int32 (32 MB): large enough for few batches, small enough for caches.
-    per_batch = max(1, (1 << 23) // n_items)
-    n_turns = int(turn_codes[-1]) + 1
-    bounds = np.searchsorted(turn_codes, np.arange(0, n_turns + per_batch, per_batch, dtype=turn_codes.dtype))
-    table = np.empty(min(per_batch, n_turns) * n_items, dtype=np.int32)
-    for batch, (begin, end) in enumerate(pairwise(bounds)):
+    first_turn = int(turn_codes[0])
+    per_batch = max(1, _DUPLICATE_TABLE_SIZE // n_items)
+    n_turns = int(turn_codes[-1]) + 1 - first_turn
+    size = min(per_batch, n_turns) * n_items
+    table = scratch[:size] if scratch is not None and len(scratch) >= size else np.empty(size, dtype=np.int32)
+    bounds = np.searchsorted(turn_codes, np.arange(first_turn, first_turn + n_turns + per_batch, per_batch,
+                                                   dtype=np.int64))
+    for batch, (begin, end) in enumerate(pairwise(bounds.tolist())):
         if end - begin < 2:
             continue
-        local = (turn_codes[begin:end].astype(np.int64) - batch * per_batch) * n_items + item_codes[begin:end]
+        local = (turn_codes[begin:end] - (first_turn + batch * per_batch)).astype(np.int64) * n_items
+        local += item_codes[begin:end]
         rows = np.arange(end - begin, dtype=np.int32)
         table[local] = rows
         if np.any(table[local] != rows):
@@ -308,11 +354,63 @@ def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int)
     return False
 
 
-def _fast_run(path, source: str, known_items=None) -> tuple[ColumnarRun | None, bytes | None]:
-    modules = arrow()
-    if not modules:
-        return None, None
-    pa = modules[0]
+def _batches(turn_codes: np.ndarray, n_turns: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(batch_lines, batch_turns)`` bounds of batches of whole turns, about BATCH_LINES lines each."""
+    if n_turns == 0 or np.any(turn_codes[1:] < turn_codes[:-1]):
+        return np.array([0, len(turn_codes)]), np.array([0, n_turns])  # turns interleave: one batch
+    turn_starts = np.searchsorted(turn_codes, np.arange(n_turns + 1))
+    # A batch begins at the first turn that starts in each span of BATCH_LINES lines.
+    new_batch = np.flatnonzero(np.diff(turn_starts[:-1] // BATCH_LINES)) + 1
+    batch_turns = np.r_[0, new_batch, n_turns]
+    return turn_starts[batch_turns], batch_turns
+
+
+def in_threads(function, count: int) -> list:
+    """``[function(range_0), function(range_1), ...]``: ``range(count)`` cut into consecutive parts, one a thread.
+
+    For work on batches that releases the GIL (pyarrow's kernels, numpy's big loops); with one
+    part (one batch, or one core) the function runs in the calling thread.
+    """
+    parts = max(1, min(THREADS, count))
+    bounds = [count * p // parts for p in range(parts + 1)]
+    ranges = [range(begin, end) for begin, end in pairwise(bounds)]
+    if parts == 1:
+        return [function(ranges[0])]
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        return list(pool.map(function, ranges))
+
+
+def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray):
+    """``(chunked distinct items, item codes)`` numbered batch by batch, or None on a duplicate pair."""
+    pa, pc, _ = arrow()
+    item_codes = np.empty(len(turn_codes), dtype=np.int32)
+
+    def encode(batches: range):
+        dictionaries = []
+        scratch = np.empty(_DUPLICATE_TABLE_SIZE, dtype=np.int32)
+        for k in batches:
+            begin, end = int(batch_lines[k]), int(batch_lines[k + 1])
+            encoded = pc.dictionary_encode(items.slice(begin, end - begin))
+            item_codes[begin:end] = to_numpy(encoded.indices, np.int32)
+            if has_duplicates(turn_codes[begin:end], item_codes[begin:end], len(encoded.dictionary), scratch):
+                return None
+            dictionaries.append(encoded.dictionary)
+        return dictionaries
+
+    parts = in_threads(encode, len(batch_lines) - 1)
+    if any(part is None for part in parts):
+        return None
+    dictionaries = [dictionary for part in parts for dictionary in part]
+    # Codes so far count from each batch's start; make them count from the start of all items.
+    offset = 0
+    for k, dictionary in enumerate(dictionaries):
+        item_codes[batch_lines[k]:batch_lines[k + 1]] += offset
+        offset += len(dictionary)
+    return pa.chunked_array(dictionaries, type=pa.string()), item_codes
+
+
+def _fast_run(path, source: str) -> tuple[ColumnarRun | None, bytes | None]:
+    pa = arrow()[0]
     shape, data = _scan(path)
     table = _parse_table(path, data, shape, ["turn", "q0", "item", "rank", "score", "tag"],
                          {"turn": pa.string(), "q0": pa.string(), "item": pa.string(), "rank": pa.float64(),
@@ -320,35 +418,30 @@ def _fast_run(path, source: str, known_items=None) -> tuple[ColumnarRun | None, 
     if (table is None or table.num_rows == 0 or not _no_empty_field(table, ["turn", "q0", "item", "tag"])
             or not _all_finite(table.column("rank"))):
         return None, data
-    scores = table.column("score").to_numpy()
+    scores = to_numpy(table.column("score"), np.float64)
     if not np.isfinite(scores).all():
         return None, data
     tag = table.column("tag")[0].as_py()
     turns, turn_codes = _encoded(table.column("turn"))
-    item_column = table.column("item")
-    if known_items is not None:
-        # Hashing the run's items once, after the known ones, numbers the known ones 0..n-1:
-        # cheaper than encoding, then looking the distinct items up in the qrels.
-        item_column = pa.chunked_array([known_items, *item_column.chunks], type=pa.string())
-    items, item_codes = _encoded(item_column)
-    if known_items is not None:
-        item_codes = item_codes[len(known_items):]
-    del table, item_column
-    _release(pa)
-    if has_duplicates(turn_codes, item_codes, len(items)):
+    column = table.column("item")
+    items = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    del table, column
+    _release()
+    batch_lines, batch_turns = _batches(turn_codes, len(turns))
+    encoded = _encode_items(items, turn_codes, batch_lines)
+    del items
+    if encoded is None:
         return None, data
-    return ColumnarRun(tag, source, _as_objects(turns), turn_codes, items, item_codes, scores, known_items), data
+    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, *encoded, scores,
+                       batch_lines, batch_turns), data
 
 
 def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, bytes | None]:
-    modules = arrow()
-    if not modules:
-        return None, None
-    pa = modules[0]
+    pa = arrow()[0]
     shape, data = _scan(path)
     table = _parse_table(path, data, shape, ["turn", "iteration", "item", "label"],
                          {"turn": pa.string(), "iteration": pa.string(), "item": pa.string(),
-                          "label": pa.dictionary(pa.int32(), pa.string())})
+                          "label": pa.string()})
     if table is None or table.num_rows == 0 or not _no_empty_field(table, ["turn", "iteration", "item"]):
         return None, data
     (turns, turn_codes), (items, item_codes), (label_texts, label_codes) = (
@@ -369,30 +462,17 @@ def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, byt
     labels = np.array(values, dtype=np.int64)[label_codes]
     if has_duplicates(turn_codes, item_codes, len(items)):
         return None, data
-    return ColumnarQrels(name, source, _as_objects(turns), turn_codes, items, item_codes, labels), data
+    return ColumnarQrels(name, source, np.array(turns.to_pylist(), dtype=object), turn_codes, items, item_codes,
+                         labels), data
 
 
-def read_run(path: str | os.PathLike, known_items=None) -> ColumnarRun:
-    """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`.
-
-    ``known_items`` (distinct strings, e.g. :func:`known_items` of the qrels) are numbered first.
-    """
+def read_run(path: str | os.PathLike) -> ColumnarRun:
+    """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`."""
     source = display_name(path)
-    fast, data = _fast_run(path, source, known_items)
+    fast, data = _fast_run(path, source)
     if fast is not None:
         return fast
     return run_from_dict(trec.parse_run(data if data is not None else read_bytes(path), source))
-
-
-def known_items(qrels: list[ColumnarQrels]):
-    """The distinct items of several qrels, to read runs with (None without pyarrow)."""
-    modules = arrow()
-    if not modules or not qrels or any(isinstance(q.items, np.ndarray) for q in qrels):
-        return None
-    pa, pc, _ = modules
-    if len(qrels) == 1:
-        return qrels[0].items
-    return pc.dictionary_encode(pa.chunked_array([q.items for q in qrels], type=pa.string())).combine_chunks().dictionary
 
 
 def read_qrels(path: str | os.PathLike, name: str | None = None) -> ColumnarQrels:
