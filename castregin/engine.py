@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .formats.columnar import (
+    THREADS,
     ColumnarQrels,
     ColumnarRun,
     arrow,
@@ -163,8 +164,8 @@ class QrelsIndex:
             self._lines[positive_only] = _QrelsLines(self.qrels, self.qrels.labels > 0 if positive_only else None)
         return self._lines[positive_only]
 
-    def judged_lines(self, run: ColumnarRun, qrels_turn_of: np.ndarray,
-                     positive_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def judged_lines(self, run: ColumnarRun, qrels_turn_of: np.ndarray, positive_only: bool = False,
+                     threads: int = THREADS) -> tuple[np.ndarray, np.ndarray]:
         """The run's judged lines (ascending) and their labels (with ``positive_only``: labels >= 1).
 
         ``qrels_turn_of`` maps the run's turns to the qrels' (-1: not judged). Batch by batch, the
@@ -208,7 +209,7 @@ class QrelsIndex:
                 labels.append(line_labels[judged][at[hit]])
             return rows, labels
 
-        parts = in_threads(look_up, len(run.batch_lines) - 1)
+        parts = in_threads(look_up, len(run.batch_lines) - 1, threads)
         rows = [r for part_rows, _ in parts for r in part_rows]
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -287,15 +288,19 @@ def _rank(order: np.ndarray | None, turn_codes: np.ndarray, judged_rows: np.ndar
     return _Ranked(segment, sorted_index - starts[segment], judged_labels, lengths, turn_of_segment)
 
 
-def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec]) -> list[dict[str, float]]:
-    """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge."""
+def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
+                 threads: int = THREADS) -> list[dict[str, float]]:
+    """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge.
+
+    ``threads`` share the lookup of the run's judged lines, batch by batch.
+    """
     results: list[dict[str, float]] = [{} for _ in specs]
     qrels_turn_of = lookup(run.turns, index.turns)
     shared = qrels_turn_of >= 0
     if not shared.any():
         return results
-    judged_rows, judged_labels = index.judged_lines(run, qrels_turn_of,
-                                                    positive_only=all(s.kind != "Judged" for s in specs))
+    positive_only = all(s.kind != "Judged" for s in specs)
+    judged_rows, judged_labels = index.judged_lines(run, qrels_turn_of, positive_only, threads)
     turn_codes, item_codes, scores = run.turn_codes, run.item_codes, run.scores
     if not shared.all():
         # Lines of turns the qrels lack take no part; judged lines are never among them.

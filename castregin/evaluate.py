@@ -92,11 +92,11 @@ def _pytrec_eval_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> 
     return scores
 
 
-def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex,
-                   measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
+def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
+                   threads: int = columnar.THREADS) -> dict[str, dict[str, float]]:
     """Per-turn values from the engine for the measures it computes (the others are left out)."""
     mine = [m for m in measures if m.engine is not None]
-    values = engine_evaluate_run(run, index, [m.engine for m in mine])
+    values = engine_evaluate_run(run, index, [m.engine for m in mine], threads)
     return {m.name: v for m, v in zip(mine, values)}
 
 
@@ -208,10 +208,11 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
                    **options) -> pd.DataFrame:
     """:func:`evaluate` on files: ``qrels_paths`` holds ``(name or None, path)`` pairs.
 
-    Each qrels is read and indexed once; runs are read by the columnar reader and evaluated one
-    after the other by two threads (pyarrow's parser and numpy's big loops release the GIL, so one
-    run's parsing overlaps another's evaluation) and dropped once scored, so memory holds at most
-    two runs. With a measure the engine lacks, runs are read as dicts for pytrec_eval instead.
+    Each qrels is read and indexed once, while the first runs are parsed. Runs are read by the
+    columnar reader and scored side by side, one a thread and a core (pyarrow's kernels and
+    numpy's big loops release the GIL), and dropped once scored, so memory holds one run per core
+    (at most four); a single run spreads its batches over the cores instead. With a measure the
+    engine lacks, runs are read as dicts for pytrec_eval instead.
     """
     import pandas as pd  # only here: the command line renders rows without it
 
@@ -230,24 +231,36 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
     if unknown:
         raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
-    qrels_list = [columnar.read_qrels(path, name) for name, path in qrels_paths]
-    if options.get("turns") is not None:
-        qrels_list = [q.subset(options["turns"]) for q in qrels_list]
-    indexes = [QrelsIndex(q) for q in qrels_list]
+    turns = options.get("turns")
+
+    def load_qrels():
+        qrels_list = [columnar.read_qrels(path, name) for name, path in qrels_paths]
+        if turns is not None:
+            qrels_list = [q.subset(turns) for q in qrels_list]
+        return qrels_list, [QrelsIndex(q) for q in qrels_list]
+
+    # Several runs are scored side by side, each in one thread; a single run spreads its own
+    # batches over the threads instead.
+    workers = max(1, min(len(run_paths), columnar.THREADS))
+    threads = columnar.THREADS if workers == 1 else 1
 
     def score(path):
-        run = columnar.read_run(path)
-        per_qrels = [_engine_scores(run, index, parsed) for index in indexes]
+        run = columnar.read_run(path, threads)
+        _, indexes = loading.result()
+        per_qrels = [_engine_scores(run, index, parsed, threads) for index in indexes]
         return _RunInfo(run.tag, run.source), per_qrels
 
-    if len(run_paths) > 1:
-        pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
-        try:
-            results = list(pool.map(score, run_paths))  # in order: the first bad run is the one reported
-        finally:
-            pool.shutdown(cancel_futures=True)
-    else:
-        results = [score(path) for path in run_paths]
+    # The qrels are read while the first runs are parsed; their errors still come first, and a
+    # bad run is reported in the order given.
+    qrels_pool, run_pool = ThreadPoolExecutor(max_workers=1), ThreadPoolExecutor(max_workers=workers)
+    try:
+        loading = qrels_pool.submit(load_qrels)
+        scoring = run_pool.map(score, run_paths)
+        qrels_list, _ = loading.result()
+        results = list(scoring)
+    finally:
+        run_pool.shutdown(cancel_futures=True)
+        qrels_pool.shutdown()
     names = run_names([info for info, _ in results])
     rows: list[tuple] = []
     for q, qrels_item in enumerate(qrels_list):

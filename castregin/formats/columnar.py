@@ -37,13 +37,13 @@ from .common import display_name, read_bytes, stem
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader.
 _OTHER_SEPARATORS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-_BLOCK_SIZE = 1 << 22
+_BLOCK_SIZE = 1 << 20
 #: Bytes read at a time by the scan that decides whether the fast path applies: small enough to
 #: stay in the processor's cache through its several passes.
 _SCAN_SIZE = 1 << 20
 #: Lines per batch of whole turns whose item ids are numbered together (see the module docstring).
 BATCH_LINES = 1 << 16
-#: Threads for work on batches.
+#: Threads for the work on one run's batches (callers running several runs at once pass 1).
 THREADS = min(4, os.cpu_count() or 1)
 #: Entries of the scratch table of :func:`has_duplicates` (int32: 8 MB, reused across batches).
 _DUPLICATE_TABLE_SIZE = 1 << 21
@@ -273,34 +273,51 @@ def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
     return shape, None
 
 
-def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], types: dict):
-    """The file as a pyarrow table, or None when the fast path cannot vouch for it."""
+def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], types: dict) -> dict | None:
+    """The columns named in ``types`` as pyarrow chunked arrays, or None when the fast path cannot vouch for the file.
+
+    Text columns are parsed as binary and then viewed as strings: the scan found only ASCII, so
+    the parser's UTF-8 validation would be wasted work.
+    """
     if not shape.ok or (shape.tab and shape.space):
         return None
     pa, _, pa_csv = arrow()
     source = pa.py_buffer(data) if data is not None else str(path)
+    parse_types = {name: pa.binary() if kind == pa.string() else kind for name, kind in types.items()}
     try:
-        return pa_csv.read_csv(
+        table = pa_csv.read_csv(
             source,
             read_options=pa_csv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE),
             parse_options=pa_csv.ParseOptions(delimiter="\t" if shape.tab else " ", quote_char=False,
                                                double_quote=False, escape_char=False,
                                                newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pa_csv.ConvertOptions(column_types=types, include_columns=list(types),
+            convert_options=pa_csv.ConvertOptions(column_types=parse_types, include_columns=list(types),
                                                   null_values=[], true_values=[], false_values=[],
                                                   strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
+    columns = {}
+    for name, kind in types.items():
+        column = table.column(name)
+        if kind == pa.string():
+            column = pa.chunked_array([chunk.view(kind) for chunk in column.chunks], type=kind)
+        columns[name] = column
+    return columns
 
 
 def _encoded(column):
-    """(distinct values, int32 codes) of a string column, codes in order of first appearance."""
+    """(distinct values, int32 codes) of a string array or chunked array, codes in order of first appearance."""
     pc = arrow()[1]
     encoded = pc.dictionary_encode(column)
-    if hasattr(encoded, "chunks"):  # one memo table across chunks, so one dictionary
-        encoded = encoded.combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
-    return encoded.dictionary, to_numpy(encoded.indices, np.int32)
+    if not hasattr(encoded, "chunks"):
+        return encoded.dictionary, to_numpy(encoded.indices, np.int32)
+    # One memo table serves all chunks, so each chunk carries the same, final dictionary.
+    chunks = encoded.chunks
+    if not chunks:
+        return pc.unique(column), np.zeros(0, dtype=np.int32)
+    codes = [to_numpy(chunk.indices, np.int32) for chunk in chunks]
+    return chunks[-1].dictionary, codes[0] if len(codes) == 1 else np.concatenate(codes)
 
 
 def _release() -> None:
@@ -310,15 +327,17 @@ def _release() -> None:
 
 
 def _all_finite(column) -> bool:
-    pc = arrow()[1]
+    pa, pc, _ = arrow()
+    if pa.types.is_integer(column.type):
+        return True
     return bool(pc.all(pc.is_finite(column)).as_py())
 
 
-def _no_empty_field(table, names) -> bool:
+def _no_empty_field(columns: dict, names) -> bool:
     # An empty field (two separators in a row, or one at either end of a line) reaches the
     # parser as an empty string where the line reader sees one column fewer.
     pc = arrow()[1]
-    return all(pc.min(pc.binary_length(table.column(name))).as_py() > 0 for name in names)
+    return all(pc.min(pc.binary_length(columns[name])).as_py() > 0 for name in names)
 
 
 def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int,
@@ -365,13 +384,13 @@ def _batches(turn_codes: np.ndarray, n_turns: int) -> tuple[np.ndarray, np.ndarr
     return turn_starts[batch_turns], batch_turns
 
 
-def in_threads(function, count: int) -> list:
+def in_threads(function, count: int, threads: int) -> list:
     """``[function(range_0), function(range_1), ...]``: ``range(count)`` cut into consecutive parts, one a thread.
 
     For work on batches that releases the GIL (pyarrow's kernels, numpy's big loops); with one
-    part (one batch, or one core) the function runs in the calling thread.
+    part (one batch, or ``threads=1``) the function runs in the calling thread.
     """
-    parts = max(1, min(THREADS, count))
+    parts = max(1, min(threads, count))
     bounds = [count * p // parts for p in range(parts + 1)]
     ranges = [range(begin, end) for begin, end in pairwise(bounds)]
     if parts == 1:
@@ -380,9 +399,9 @@ def in_threads(function, count: int) -> list:
         return list(pool.map(function, ranges))
 
 
-def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray):
+def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray, threads: int):
     """``(chunked distinct items, item codes)`` numbered batch by batch, or None on a duplicate pair."""
-    pa, pc, _ = arrow()
+    pa = arrow()[0]
     item_codes = np.empty(len(turn_codes), dtype=np.int32)
 
     def encode(batches: range):
@@ -390,14 +409,13 @@ def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray):
         scratch = np.empty(_DUPLICATE_TABLE_SIZE, dtype=np.int32)
         for k in batches:
             begin, end = int(batch_lines[k]), int(batch_lines[k + 1])
-            encoded = pc.dictionary_encode(items.slice(begin, end - begin))
-            item_codes[begin:end] = to_numpy(encoded.indices, np.int32)
-            if has_duplicates(turn_codes[begin:end], item_codes[begin:end], len(encoded.dictionary), scratch):
+            dictionary, item_codes[begin:end] = _encoded(items.slice(begin, end - begin))
+            if has_duplicates(turn_codes[begin:end], item_codes[begin:end], len(dictionary), scratch):
                 return None
-            dictionaries.append(encoded.dictionary)
+            dictionaries.append(dictionary)
         return dictionaries
 
-    parts = in_threads(encode, len(batch_lines) - 1)
+    parts = in_threads(encode, len(batch_lines) - 1, threads)
     if any(part is None for part in parts):
         return None
     dictionaries = [dictionary for part in parts for dictionary in part]
@@ -409,27 +427,31 @@ def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray):
     return pa.chunked_array(dictionaries, type=pa.string()), item_codes
 
 
-def _fast_run(path, source: str) -> tuple[ColumnarRun | None, bytes | None]:
+def _fast_run(path, source: str, threads: int = THREADS) -> tuple[ColumnarRun | None, bytes | None]:
     pa = arrow()[0]
     shape, data = _scan(path)
-    table = _parse_table(path, data, shape, ["turn", "q0", "item", "rank", "score", "tag"],
-                         {"turn": pa.string(), "q0": pa.string(), "item": pa.string(), "rank": pa.float64(),
-                          "score": pa.float64(), "tag": pa.string()})
-    if (table is None or table.num_rows == 0 or not _no_empty_field(table, ["turn", "q0", "item", "tag"])
-            or not _all_finite(table.column("rank"))):
+    names = ["turn", "q0", "item", "rank", "score", "tag"]
+    types = {"turn": pa.string(), "q0": pa.string(), "item": pa.string(), "rank": pa.int64(),
+             "score": pa.float64(), "tag": pa.string()}
+    # Ranks are integers in nearly every run, and integers parse faster than floats (and are
+    # finite); a run with other ranks is parsed again, its ranks as floats.
+    columns = _parse_table(path, data, shape, names, types)
+    if columns is None:
+        columns = _parse_table(path, data, shape, names, {**types, "rank": pa.float64()})
+    if (columns is None or len(columns["score"]) == 0
+            or not _no_empty_field(columns, ["turn", "q0", "item", "tag"]) or not _all_finite(columns["rank"])):
         return None, data
-    scores = to_numpy(table.column("score"), np.float64)
+    scores = to_numpy(columns["score"], np.float64)
     if not np.isfinite(scores).all():
         return None, data
-    tag = table.column("tag")[0].as_py()
-    turns, turn_codes = _encoded(table.column("turn"))
-    column = table.column("item")
-    items = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    del table, column
-    _release()
+    tag = columns["tag"][0].as_py()
+    turns, turn_codes = _encoded(columns["turn"])
+    items = columns["item"]
+    del columns
     batch_lines, batch_turns = _batches(turn_codes, len(turns))
-    encoded = _encode_items(items, turn_codes, batch_lines)
+    encoded = _encode_items(items, turn_codes, batch_lines, threads)
     del items
+    _release()
     if encoded is None:
         return None, data
     return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, *encoded, scores,
@@ -439,14 +461,14 @@ def _fast_run(path, source: str) -> tuple[ColumnarRun | None, bytes | None]:
 def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, bytes | None]:
     pa = arrow()[0]
     shape, data = _scan(path)
-    table = _parse_table(path, data, shape, ["turn", "iteration", "item", "label"],
-                         {"turn": pa.string(), "iteration": pa.string(), "item": pa.string(),
-                          "label": pa.string()})
-    if table is None or table.num_rows == 0 or not _no_empty_field(table, ["turn", "iteration", "item"]):
+    columns = _parse_table(path, data, shape, ["turn", "iteration", "item", "label"],
+                           {"turn": pa.string(), "iteration": pa.string(), "item": pa.string(),
+                            "label": pa.string()})
+    if columns is None or len(columns["turn"]) == 0 or not _no_empty_field(columns, ["turn", "iteration", "item"]):
         return None, data
     (turns, turn_codes), (items, item_codes), (label_texts, label_codes) = (
-        _encoded(table.column(c)) for c in ("turn", "item", "label"))
-    del table
+        _encoded(columns[c]) for c in ("turn", "item", "label"))
+    del columns
     # Few distinct labels: each is checked with Python's int() as the line reader does (pyarrow
     # alone would take "0x10").
     values = []
@@ -466,10 +488,13 @@ def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, byt
                          labels), data
 
 
-def read_run(path: str | os.PathLike) -> ColumnarRun:
-    """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`."""
+def read_run(path: str | os.PathLike, threads: int = THREADS) -> ColumnarRun:
+    """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`.
+
+    ``threads`` share the work on the run's batches (pyarrow's parser uses its own pool).
+    """
     source = display_name(path)
-    fast, data = _fast_run(path, source)
+    fast, data = _fast_run(path, source, threads)
     if fast is not None:
         return fast
     return run_from_dict(trec.parse_run(data if data is not None else read_bytes(path), source))
