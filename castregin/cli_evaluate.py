@@ -11,6 +11,7 @@ from . import formats
 from . import qrels as qrels_tools
 from .cli import main
 from .evaluate import evaluate_file_rows
+from .formats import columnar
 from .measures import DEFAULT_MEASURES
 from .tables import FORMATS, render_rows, text_table
 
@@ -61,6 +62,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     turns = formats.read_turn_list(turns_file) if turns_file else None
+    columnar.choose_allocator()
     rows = evaluate_file_rows(
         runs, [split_named(spec) for spec in qrels_specs],
         measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,

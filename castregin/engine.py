@@ -100,6 +100,7 @@ def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items
     ``order`` None stands for the identity (lines already in order) and is returned when no tie
     matters. ``judged`` marks the judged lines (in the lines' own order): a tie without a judged
     line moves only unjudged lines among positions no measure looks at, so it is left alone.
+    ``items[item_codes]`` are the lines' item ids.
     """
     equal = None
     for key in sorted_keys:
@@ -128,6 +129,41 @@ def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items
     composite = (group.astype(np.uint64) << np.uint64(32)) | ranks.astype(np.uint64)
     order[positions] = rows[np.argsort(composite, kind="stable")]
     return order
+
+
+def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.ndarray, judged_rows: np.ndarray,
+                bits: int, descending: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the judged lines of one batch land once its lines are ranked: ``(turn, position, by_rank)``.
+
+    The batch's lines are ordered by turn, then score descending (as ``bits``-bit floats), then
+    item id (``items[item_codes]``) in descending or ascending byte order. ``judged_rows``
+    (ascending) index the batch's lines; ``by_rank`` reorders them so that the turns and
+    positions returned are in ranking order.
+    """
+    float_key = _descending_float_key(scores, bits)
+    if bits == 32:
+        key = float_key.astype(np.uint64) | (turns.astype(np.uint64) << np.uint64(32))
+        order = None if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
+        sorted_keys = [key if order is None else key[order]]
+    else:
+        order = np.lexsort((float_key, turns))
+        sorted_keys = [turns[order], float_key[order]]
+    judged = np.zeros(len(turns), dtype=bool)
+    judged[judged_rows] = True
+    order = _break_ties(order, sorted_keys, judged, items, item_codes, descending)
+    if order is None:
+        sorted_index, by_rank = judged_rows, np.arange(len(judged_rows))
+        turn_sorted = turns
+    else:
+        inverse = np.empty(len(order), dtype=np.int64)
+        inverse[order] = np.arange(len(order))
+        sorted_index = inverse[judged_rows]
+        by_rank = np.argsort(sorted_index, kind="stable")
+        sorted_index = sorted_index[by_rank]
+        turn_sorted = turns[order]
+    starts = np.flatnonzero(np.r_[True, turn_sorted[1:] != turn_sorted[:-1]])
+    first = starts[np.searchsorted(starts, sorted_index, side="right") - 1]
+    return turn_sorted[first], sorted_index - first, by_rank
 
 
 class _QrelsLines:
@@ -164,56 +200,12 @@ class QrelsIndex:
             self._lines[positive_only] = _QrelsLines(self.qrels, self.qrels.labels > 0 if positive_only else None)
         return self._lines[positive_only]
 
-    def judged_lines(self, run: ColumnarRun, qrels_turn_of: np.ndarray, positive_only: bool = False,
-                     threads: int = THREADS) -> tuple[np.ndarray, np.ndarray]:
-        """The run's judged lines (ascending) and their labels (with ``positive_only``: labels >= 1).
+    def matcher(self, run: ColumnarRun, qrels_turn_of: np.ndarray, positive_only: bool) -> _JudgedLines:
+        """Finds the run's judged lines batch by batch (with ``positive_only``: those labelled >= 1).
 
-        ``qrels_turn_of`` maps the run's turns to the qrels' (-1: not judged). Batch by batch, the
-        batch's distinct items are looked up among the items the qrels judge for the batch's
-        turns, then (turn, item) among the qrels lines of those turns: small tables, built and
-        probed in the processor's cache, where one table for the whole run would not fit.
+        ``qrels_turn_of`` maps the run's turns to the qrels' (-1: not judged).
         """
-        pc = arrow()[1]
-        qrels = self.lines(positive_only)
-        # The qrels lines of each run turn, one run turn after the other (in run turn code order).
-        turn = np.maximum(qrels_turn_of, 0)
-        begin = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn], 0)
-        count = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn + 1] - begin, 0)
-        first = np.r_[0, np.cumsum(count)]
-        qrels_lines = np.repeat(begin - first[:-1], count) + np.arange(first[-1])
-        line_items = qrels.item_codes[qrels_lines]
-        line_strings = self.qrels.items.take(arrow_indices(line_items))
-        # (run turn, qrels item) of each of these lines: sorted, since each turn's lines are sorted by item.
-        line_keys = np.repeat(np.arange(len(count), dtype=np.int64), count) * self.n_items + line_items
-        line_labels = qrels.labels[qrels_lines]
-        chunk_starts = np.cumsum([0, *(len(chunk) for chunk in run.items.chunks)])
-
-        def look_up(batches: range):
-            rows, labels = [], []
-            for k in batches:
-                lines = slice(int(run.batch_lines[k]), int(run.batch_lines[k + 1]))
-                judged = slice(int(first[run.batch_turns[k]]), int(first[run.batch_turns[k + 1]]))
-                if judged.start == judged.stop:
-                    continue
-                # Where each distinct run item first occurs among these qrels lines (-1: nowhere).
-                found = pc.index_in(run.items.chunk(k),
-                                    value_set=line_strings.slice(judged.start, judged.stop - judged.start))
-                item_of = np.r_[line_items[judged], -1][to_numpy(found, np.int32, fill=-1)]
-                row_item = item_of[run.item_codes[lines] - chunk_starts[k]]
-                hits = np.flatnonzero(row_item >= 0)
-                keys = run.turn_codes[lines][hits].astype(np.int64) * self.n_items + row_item[hits]
-                batch_keys = line_keys[judged]
-                at = np.minimum(np.searchsorted(batch_keys, keys), len(batch_keys) - 1)
-                hit = batch_keys[at] == keys
-                rows.append(hits[hit] + lines.start)
-                labels.append(line_labels[judged][at[hit]])
-            return rows, labels
-
-        parts = in_threads(look_up, len(run.batch_lines) - 1, threads)
-        rows = [r for part_rows, _ in parts for r in part_rows]
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(rows), np.concatenate([x for _, part_labels in parts for x in part_labels])
+        return _JudgedLines(self, run, qrels_turn_of, self.lines(positive_only))
 
     def num_rel(self, rel: int) -> np.ndarray:
         """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel)."""
@@ -239,6 +231,50 @@ class QrelsIndex:
         return self._ideal[cutoff]
 
 
+class _JudgedLines:
+    """The qrels lines of a run's turns, ready to be matched with the run's lines batch by batch.
+
+    Batch by batch, the batch's distinct items are looked up among the items the qrels judge for
+    the batch's turns, then (turn, item) among the qrels lines of those turns: small tables,
+    built and probed in the processor's cache, where one table for the whole run would not fit.
+    """
+
+    def __init__(self, index: QrelsIndex, run: ColumnarRun, qrels_turn_of: np.ndarray, qrels: _QrelsLines):
+        self.run = run
+        # The qrels lines of each run turn, one run turn after the other (in run turn code order).
+        turn = np.maximum(qrels_turn_of, 0)
+        begin = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn], 0)
+        count = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn + 1] - begin, 0)
+        self.first = np.r_[0, np.cumsum(count)]
+        lines = np.repeat(begin - self.first[:-1], count) + np.arange(self.first[-1])
+        self.items = qrels.item_codes[lines]
+        self.strings = index.qrels.items.take(arrow_indices(self.items))
+        # (run turn, qrels item) of each of these lines.
+        self.n_items = index.n_items
+        self.keys = np.repeat(np.arange(len(count), dtype=np.int64), count) * self.n_items + self.items
+        self.labels = qrels.labels[lines]
+        self.chunk_starts = np.cumsum([0, *(len(chunk) for chunk in run.items.chunks)])
+
+    def batch(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Batch ``k``'s judged lines (ascending, counted from the batch's first line) and their labels."""
+        pc = arrow()[1]
+        run = self.run
+        lines = slice(int(run.batch_lines[k]), int(run.batch_lines[k + 1]))
+        judged = slice(int(self.first[run.batch_turns[k]]), int(self.first[run.batch_turns[k + 1]]))
+        if judged.start == judged.stop:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        # Where each distinct run item first occurs among these qrels lines (-1: nowhere).
+        found = pc.index_in(run.items.chunk(k), value_set=self.strings.slice(judged.start, judged.stop - judged.start))
+        item_of = np.r_[self.items[judged], -1][to_numpy(found, np.int32, fill=-1)]
+        row_item = item_of[run.item_codes[lines] - self.chunk_starts[k]]
+        hits = np.flatnonzero(row_item >= 0)
+        keys = run.turn_codes[lines][hits].astype(np.int64) * self.n_items + row_item[hits]
+        # Then (turn, item) among the lines (hashing beats a binary search here).
+        at = to_numpy(pc.index_in(arrow_indices(keys), value_set=arrow_indices(self.keys[judged])), np.int32, fill=-1)
+        hit = at >= 0
+        return hits[hit], self.labels[judged][at[hit]]
+
+
 def _positions(segments: np.ndarray) -> np.ndarray:
     """0-based position of each element within its run of equal (sorted) segment ids."""
     if len(segments) == 0:
@@ -251,8 +287,9 @@ def _positions(segments: np.ndarray) -> np.ndarray:
 class _Ranked:
     """The judged lines of a run in one ranking order: turn segment, position and label of each.
 
-    Unjudged lines only take up positions, so after ranking only judged lines are kept: in a
-    run of a thousand items per turn that is a tenth of the data or less.
+    Segments are the run's turns that the qrels judge, in run turn code order; ``lengths`` are
+    their numbers of lines and ``turn_of_segment`` their qrels turn codes. Unjudged lines only
+    take up positions, so only judged lines are kept: a tenth of a deep run or less.
     """
 
     def __init__(self, segment: np.ndarray, position: np.ndarray, labels: np.ndarray, lengths: np.ndarray,
@@ -267,77 +304,70 @@ class _Ranked:
         return np.bincount(self.segment[mask], minlength=len(self.lengths))
 
 
-def _rank(order: np.ndarray | None, turn_codes: np.ndarray, judged_rows: np.ndarray, judged_labels: np.ndarray,
-          qrels_turn_of: np.ndarray) -> _Ranked:
-    """Positions of the judged lines once all lines are in ``order`` (None: as they are)."""
-    turn_sorted = turn_codes if order is None else turn_codes[order]
-    starts = np.flatnonzero(np.r_[True, turn_sorted[1:] != turn_sorted[:-1]])
-    lengths = np.diff(np.r_[starts, len(turn_sorted)])
-    turn_of_segment = qrels_turn_of[turn_sorted[starts]]
-    del turn_sorted
-    if order is None:
-        sorted_index = judged_rows
-    else:
-        inverse = np.empty(len(order), dtype=np.int64)
-        inverse[order] = np.arange(len(order))
-        sorted_index = inverse[judged_rows]
-        del inverse
-        by_rank = np.argsort(sorted_index, kind="stable")
-        sorted_index, judged_labels = sorted_index[by_rank], judged_labels[by_rank]
-    segment = np.searchsorted(starts, sorted_index, side="right") - 1
-    return _Ranked(segment, sorted_index - starts[segment], judged_labels, lengths, turn_of_segment)
+#: The two orders of a run's lines: trec_eval's (32-bit scores, ties by item id descending) and
+#: ir_measures' judged provider's (64-bit scores, ties by item id ascending), for Judged@k.
+_TREC_ORDER, _JUDGED_ORDER = (32, True), (64, False)
 
 
 def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
                  threads: int = THREADS) -> list[dict[str, float]]:
     """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
-    ``threads`` share the lookup of the run's judged lines, batch by batch.
+    The run is ranked and matched with the qrels batch by batch (whole turns, a few tens of
+    thousands of lines), in ``threads`` threads: a batch's arrays stay in the processor's cache
+    and memory is reused, instead of a dozen passes over arrays of millions of lines.
     """
     results: list[dict[str, float]] = [{} for _ in specs]
     qrels_turn_of = lookup(run.turns, index.turns)
     shared = qrels_turn_of >= 0
     if not shared.any():
         return results
-    positive_only = all(s.kind != "Judged" for s in specs)
-    judged_rows, judged_labels = index.judged_lines(run, qrels_turn_of, positive_only, threads)
-    turn_codes, item_codes, scores = run.turn_codes, run.item_codes, run.scores
-    if not shared.all():
-        # Lines of turns the qrels lack take no part; judged lines are never among them.
-        keep = shared[turn_codes]
-        judged_rows = (np.cumsum(keep) - 1)[judged_rows]
-        turn_codes, item_codes, scores = turn_codes[keep], item_codes[keep], scores[keep]
-    judged = np.zeros(len(turn_codes), dtype=bool)
-    judged[judged_rows] = True
+    orders = sorted({_JUDGED_ORDER if spec.kind == "Judged" else _TREC_ORDER for spec in specs})
+    judged_lines = index.matcher(run, qrels_turn_of, positive_only=_JUDGED_ORDER not in orders)
+    chunk_starts = judged_lines.chunk_starts
 
-    trec_specs = [s for s in specs if s.kind != "Judged"]
-    if trec_specs:
-        key = _descending_float_key(scores, 32).astype(np.uint64)
-        key |= turn_codes.astype(np.uint64) << np.uint64(32)
-        order = None if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
-        order = _break_ties(order, [key if order is None else key[order]], judged, run.items, item_codes,
-                            descending=True)
-        del key
-        ranked = _rank(order, turn_codes, judged_rows, judged_labels, qrels_turn_of)
-        del order
-        run_turns = index.turns[ranked.turn_of_segment].tolist()
+    lengths = np.zeros(len(run.turns), dtype=np.int64)
+
+    def rank(batches: range) -> dict:
+        ranked = {order: ([], [], []) for order in orders}
+        for k in batches:
+            lines = slice(int(run.batch_lines[k]), int(run.batch_lines[k + 1]))
+            first_turn = int(run.batch_turns[k])
+            counts = np.bincount(run.turn_codes[lines] - first_turn)
+            lengths[first_turn: first_turn + len(counts)] = counts
+            rows, labels = judged_lines.batch(k)
+            if len(rows) == 0:
+                continue
+            for bits, descending in orders:
+                turns, positions, by_rank = _rank_batch(
+                    run.turn_codes[lines], run.scores[lines], run.items.chunk(k),
+                    run.item_codes[lines] - chunk_starts[k], rows, bits, descending)
+                for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank])):
+                    out.append(values)
+        return ranked
+
+    parts = in_threads(rank, len(run.batch_lines) - 1, threads)
+    # Ranking orders by turn code first and batches follow each other in turn code order, so the
+    # judged lines put together are in (turn, position) order, as the measures need them.
+    segment_of_turn = np.cumsum(shared) - 1
+    lengths = lengths[shared]
+    turn_of_segment = qrels_turn_of[shared]
+    run_turns = run.turns[shared].tolist()
+    for order in orders:
+        turns, positions, labels = (_concatenate([a for part in parts for a in part[order][i]]) for i in range(3))
+        ranked = _Ranked(segment_of_turn[turns], positions, labels, lengths, turn_of_segment)
         for i, spec in enumerate(specs):
-            if spec.kind != "Judged":
+            if order == _TREC_ORDER and spec.kind != "Judged":
                 results[i] = dict(zip(run_turns, _trec_measure(spec, ranked, index).tolist()))
-    if len(trec_specs) < len(specs):
-        float_key = _descending_float_key(scores, 64)
-        order = np.lexsort((float_key, turn_codes))
-        order = _break_ties(order, [turn_codes[order], float_key[order]], judged, run.items, item_codes,
-                            descending=False)
-        ranked = _rank(order, turn_codes, judged_rows, judged_labels, qrels_turn_of)
-        run_turns = index.turns[ranked.turn_of_segment].tolist()
-        everything = np.ones(len(ranked.segment), dtype=bool)
-        for i, spec in enumerate(specs):
-            if spec.kind == "Judged":
+            elif order == _JUDGED_ORDER and spec.kind == "Judged":
                 cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
-                top = everything if spec.cutoff is None else ranked.position < spec.cutoff
+                top = np.ones(len(ranked.segment), dtype=bool) if spec.cutoff is None else ranked.position < spec.cutoff
                 results[i] = dict(zip(run_turns, (ranked.count(top) / cutoff).tolist()))
     return results
+
+
+def _concatenate(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
 def _trec_measure(spec: EngineSpec, ranked: _Ranked, index: QrelsIndex) -> np.ndarray:
