@@ -2,7 +2,8 @@
 
 ``castregin aggregate`` turns crowd judgment CSVs into qrels per criterion plus an audit;
 ``castregin agreement`` prints the agreement part alone. The work is in :mod:`castregin.aggregate`,
-:mod:`castregin.agreement` and :mod:`castregin.formats.crowd`.
+:mod:`castregin.agreement` and :mod:`castregin.formats.crowd`, imported where used (they need
+pandas, which ``castregin --help`` should not load).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import click
 
 from .cli import main
 from .formats import ensure_not_input, write_text
-from .formats.crowd import parse_columns, parse_label_map, parse_scale, read_gold, read_judgments
 from .tables import text_table
 
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -34,6 +34,8 @@ def _criteria(ctx, param, value: str) -> list[str]:
 
 
 def _scale(ctx, param, value: str) -> tuple[int, int]:
+    from .formats.crowd import parse_scale
+
     try:
         return parse_scale(value)
     except ValueError as err:
@@ -41,6 +43,8 @@ def _scale(ctx, param, value: str) -> tuple[int, int]:
 
 
 def _label_map(ctx, param, value) -> dict[str, int]:
+    from .formats.crowd import parse_label_map
+
     try:
         return parse_label_map(value)
     except ValueError as err:
@@ -90,6 +94,8 @@ def _input_options(function):
 
 
 def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
+    from .formats.crowd import parse_columns, read_gold, read_judgments
+
     try:
         roles = parse_columns(columns, criteria)
     except ValueError as err:

@@ -1,7 +1,8 @@
 """Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`).
 
 ``convert questions|responses|passages`` and ``pool``. The work is done by :mod:`castregin.convert` and
-:mod:`castregin.pool`; this module parses arguments, opens outputs and prints warnings.
+:mod:`castregin.pool`; this module parses arguments, opens outputs and prints warnings. The convert
+stage (and jsonschema with it) is imported by the commands that use it, not by ``castregin --help``.
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import click
 
 from .cli import main
-from .convert import Bank, Warnings, iter_passages, iter_questions, iter_responses, output_paths, write_ranked
 from .errors import InputError
 from .formats.common import STDIO, atomic_output, ensure_not_input, write_text
-from .formats.submissions import read_main_run, read_mi_run
 from .formats.trec import format_pool, read_qrels, read_turn_list
 from .pool import pool_files
+
+if TYPE_CHECKING:
+    from .convert import Warnings
 
 
 def _progress(description: str, unit: str = "turn"):
@@ -54,6 +57,8 @@ def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, oth
         raise click.UsageError("give either -o FILE (or -o - for standard output) or --out-dir DIR")
     if output is not None and len(runs) != 1:
         raise click.UsageError(f"-o takes exactly one input run ({len(runs)} given); use --out-dir DIR")
+    from .convert import output_paths
+
     targets = output_paths(list(runs), output, out_dir)
     for target in targets:
         ensure_not_input(target, [*runs, *other_inputs])
@@ -74,6 +79,8 @@ def _finish(total: Warnings, strict: bool) -> None:
 
 def _convert_all(runs, targets, reader, convert, strict: bool, after=None) -> None:
     """Convert each run into its target, one at a time; every output is committed only if all succeed."""
+    from .convert import Warnings, write_ranked
+
     total = Warnings()
     with contextlib.ExitStack() as stack:
         for path, target in zip(runs, targets):
@@ -147,6 +154,9 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
         ensure_not_input(bank_out, [*runs, *inputs])
         if bank_out in targets:
             raise click.UsageError("--bank-out must differ from the run outputs")
+    from .convert import Bank, iter_questions
+    from .formats.submissions import read_mi_run
+
     bank = Bank.read(banks, "Q")
     official = read_turn_list(turns_file) if turns_file else None
 
@@ -194,6 +204,9 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
         ensure_not_input(bank_out, [*runs, *inputs])
         if bank_out in targets:
             raise click.UsageError("--bank-out must differ from the run outputs")
+    from .convert import Bank, iter_responses
+    from .formats.submissions import read_main_run
+
     bank = Bank.read(banks, "R")
     qrels = read_qrels(passage_qrels) if passage_qrels else None
     official = read_turn_list(turns_file) if turns_file else None
@@ -219,6 +232,8 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
     """
     targets = _targets(runs, output, out_dir, [turns_file] if turns_file else [])
     official = read_turn_list(turns_file) if turns_file else None
+    from .convert import iter_passages
+    from .formats.submissions import read_main_run
 
     def convert_one(submission, warnings):
         return iter_passages(submission, official_turns=official, warnings=warnings,

@@ -34,16 +34,19 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
-from tqdm import tqdm
 
 from .errors import InputError
 from .evaluate import ALL_TURNS
 from .tables import latex_escape, latex_table, markdown_table, text_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, scipy, statsmodels and tqdm are imported where they are used: together they take about
+# a second to import, which `castregin --help` and the evaluate command should not pay.
 
 TESTS = ("paired-t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -75,6 +78,8 @@ def paired_test(values: Sequence[float], baseline: Sequence[float], test: str = 
     if len(x) == 0 or np.all(x == y):
         # wilcoxon raises here in some scipy versions and ttest_rel gives nan: no evidence either way.
         return 0.0, 1.0
+    from scipy import stats
+
     with warnings.catch_warnings():
         # Precision-loss and divide-by-zero warnings on nearly constant differences are expected here.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -123,6 +128,8 @@ def correct(p_values: Sequence[float], method: str = "holm", alpha: float = 0.05
         return [], []
     if method == "none":
         return p, [v <= alpha for v in p]
+    from statsmodels.stats.multitest import multipletests
+
     reject, corrected, _, _ = multipletests(p, alpha=alpha, method=method)
     return [float(v) for v in corrected], [bool(r) for r in reject]
 
@@ -181,6 +188,9 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
         raise InputError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
     if permutations < 1:
         raise InputError(f"the number of permutations must be positive, not {permutations}")
+    import pandas as pd
+    from tqdm import tqdm
+
     table = per_turn_table(results)
     run_order = list(dict.fromkeys(results["run"]))
     compared = pairs(run_order, baseline)

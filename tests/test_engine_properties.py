@@ -195,3 +195,97 @@ def test_duplicates_found_in_linear_time():
     items[-1] = 3
     assert columnar.has_duplicates(turns, items, 40)
     assert not columnar.has_duplicates(turns[::-1].copy(), np.tile(np.arange(40, dtype=np.int32), 50), 40)
+
+
+# --- files read in small batches, by several threads -------------------------------------------
+
+ASCII_ITEMS = [item for item in ITEMS if item.isascii()]
+ascii_scores = st.dictionaries(st.sampled_from(ASCII_ITEMS), st.sampled_from(SCORES), min_size=1, max_size=7)
+ascii_run_strategy = st.dictionaries(st.sampled_from(TURNS), ascii_scores, min_size=1, max_size=4)
+
+
+def _write(tmp_path, qrels: dict, run: dict, interleave: bool):
+    lines = [(turn, f"{turn}\tQ0\t{item}\t{rank}\t{score!r}\tr\n")
+             for turn, items in run.items() for rank, (item, score) in enumerate(items.items(), start=1)]
+    if interleave:  # turns not contiguous: the reader makes one batch of the whole run
+        lines = lines[::2] + lines[1::2]
+    run_path, qrels_path = tmp_path / "r.run", tmp_path / "q.qrel"
+    run_path.write_text("".join(line for _, line in lines))
+    qrels_path.write_text("".join(f"{t} 0 {i} {label}\n" for t, items in qrels.items() for i, label in items.items()))
+    return run_path, qrels_path
+
+
+@FAST
+@given(qrels=qrels_strategy, run=ascii_run_strategy, rel_level=st.sampled_from([1, 2]), complete=st.booleans(),
+       batch_lines=st.sampled_from([1, 2, 5]), interleave=st.booleans())
+def test_files_in_small_batches_and_threads_equal_the_dicts(tmp_path_factory, qrels, run, rel_level, complete,
+                                                            batch_lines, interleave):
+    run_path, qrels_path = _write(tmp_path_factory.mktemp("batches"), qrels, run, interleave)
+    measures = [*TREC_NAMES, *JUDGED]
+    options = {"rel_level": rel_level, "complete": complete, "per_turn": True}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columnar, "BATCH_LINES", batch_lines)
+        patch.setattr(columnar, "THREADS", 2)
+        assert columnar._fast_run(run_path, str(run_path))[0] is not None
+        from_files = evaluate_files([run_path], [(None, str(qrels_path))], measures=measures, **options)
+    from_dicts = evaluate(formats.read_run(run_path), formats.read_qrels(qrels_path), measures, **options)
+    assert from_files.equals(from_dicts)
+
+
+def test_batches_hold_whole_turns(tmp_path, monkeypatch):
+    monkeypatch.setattr(columnar, "BATCH_LINES", 4)
+    path = tmp_path / "r.run"
+    path.write_text("".join(f"t{t}\tQ0\td{i}\t{i}\t{i}\tr\n" for t in range(5) for i in range(t + 1)))
+    run = columnar.read_run(path)
+    lines, turns = run.batch_lines.tolist(), run.batch_turns.tolist()
+    assert lines[0] == 0 and lines[-1] == len(run) and turns[0] == 0 and turns[-1] == len(run.turns)
+    assert len(lines) > 2
+    for k in range(len(lines) - 1):
+        assert set(run.turn_codes[lines[k]:lines[k + 1]].tolist()) == set(range(turns[k], turns[k + 1]))
+        distinct = run.items.chunk(k).to_pylist()  # each batch numbers its own distinct items
+        assert len(set(distinct)) == len(distinct)
+    items = run.items.to_pylist()
+    assert [items[c] for c in run.item_codes] == [f"d{i}" for t in range(5) for i in range(t + 1)]
+
+
+def test_duplicate_pair_in_a_later_batch_is_reported_by_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(columnar, "BATCH_LINES", 2)
+    path = tmp_path / "r.run"
+    path.write_text("t1 Q0 a 1 3 r\nt1 Q0 b 2 2 r\nt2 Q0 a 1 3 r\nt3 Q0 c 1 1 r\nt3 Q0 c 2 1 r\n")
+    with pytest.raises(InputError, match=r"r\.run:5: item c is listed twice for turn t3"):
+        columnar.read_run(path)
+
+
+def test_hexadecimal_rank_is_refused_as_by_the_line_reader(tmp_path):
+    # pyarrow's integer parser reads 0x10 as 16; Python's float() refuses it.
+    path = tmp_path / "r.run"
+    path.write_text("t1 Q0 d1 1 2.0 r\nt1 Q0 d2 0x10 1.0 r\n")
+    with pytest.raises(InputError, match=r"r\.run:2: rank '0x10' is not a number"):
+        columnar.read_run(path)
+
+
+def test_integer_and_fractional_ranks_take_the_fast_path(tmp_path):
+    for ranks in (["1", "2"], ["1.5", "2e0"]):
+        path = tmp_path / "r.run"
+        path.write_text(f"t1 Q0 d1 {ranks[0]} 2.0 r\nt1 Q0 d2 {ranks[1]} 1.0 r\n")
+        assert columnar._fast_run(path, str(path))[0] is not None
+
+
+def test_duplicate_table_smaller_than_needed_is_not_used():
+    import numpy as np
+
+    turns = np.repeat(np.arange(3, dtype=np.int32), 4)
+    items = np.tile(np.arange(4, dtype=np.int32), 3)
+    for scratch in (np.empty(2, dtype=np.int32), np.empty(1 << 10, dtype=np.int32)):
+        assert not columnar.has_duplicates(turns, items, 4, scratch)
+        items[-1] = 0
+        assert columnar.has_duplicates(turns, items, 4, scratch)
+        items[-1] = 3
+
+
+def test_allocator_chosen_by_the_environment_is_kept(monkeypatch):
+    pa = columnar.arrow()[0]
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")
+    before = pa.default_memory_pool().backend_name
+    columnar.choose_allocator()
+    assert pa.default_memory_pool().backend_name == before
