@@ -14,6 +14,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,13 +41,16 @@ def measure(command: list[str], repeat: int, warmup: int = 0, env: dict | None =
     """Median wall time and median peak RSS (MB) of ``command`` run ``repeat`` times in new processes."""
     seconds, peaks = [], []
     for attempt in range(warmup + repeat):
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        error = process.stderr.read().decode(errors="replace")
-        process.stderr.close()
+        # Standard error goes to a file, not a pipe: a command that warns more than a pipe holds
+        # (64 KB) would block on a pipe nobody reads until it exits.
+        with tempfile.TemporaryFile() as errors:
+            start = time.perf_counter()
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=env)
+            _, status, usage = os.wait4(process.pid, 0)
+            elapsed = time.perf_counter() - start
+            process.returncode = os.waitstatus_to_exitcode(status)
+            errors.seek(0)
+            error = errors.read().decode(errors="replace")
         if process.returncode != 0:
             raise RuntimeError(f"{' '.join(map(str, command))} failed ({process.returncode}): {error[-2000:]}")
         if attempt >= warmup:

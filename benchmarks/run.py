@@ -140,6 +140,30 @@ def bench_aggregate(repeat: int, quick: bool) -> list[Timing] | str:
                    "castregin (bench_aggregate.py)", seconds, peak, max(1, repeat - 1))]
 
 
+def target_lines(timings: list[Timing], single: str, multi: str) -> list[str]:
+    """The targets of the issue, checked: on the single run castregin takes at most half of
+    pytrec_eval's time and no more memory; on many runs at most a third of a pytrec_eval loop's time."""
+    def find(workload: str, tool: str) -> Timing | None:
+        return next((t for t in timings if t.workload == workload and t.tool.startswith(tool)), None)
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    lines = []
+    ours, theirs = find(single, "castregin"), find(single, "pytrec_eval")
+    if ours and theirs:
+        speed, memory = theirs.seconds / ours.seconds, ours.peak_mb / theirs.peak_mb
+        lines.append(f"- {single}: pytrec_eval takes {speed:.1f}x castregin's time (target: 2x or more, "
+                     f"{verdict(speed >= 2)}); castregin's peak memory is {memory:.2f}x pytrec_eval's "
+                     f"(target: 1x or less, {verdict(memory <= 1)})")
+    ours, theirs = find(multi, "castregin"), find(multi, "pytrec_eval")
+    if ours and theirs:
+        speed = theirs.seconds / ours.seconds
+        lines.append(f"- {multi}: the pytrec_eval loop takes {speed:.1f}x castregin's time "
+                     f"(target: 3x or more, {verdict(speed >= 3)})")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(REPO / "bench-out"), help="Where the data goes.")
@@ -174,8 +198,8 @@ def main() -> None:
     print(f"\nMachine: {machine()}; medians of {args.repeat} runs; peak memory is the process's maximum "
           "resident set size.\n")
     print(markdown(timings))
-    for note in notes:
-        print(note)
+    for line in [*target_lines(timings, single, multi), *notes]:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """trec_eval's measures on whole arrays: P@k, R@k, AP, RR, nDCG@k, nDCG, Rprec, Success@k, Judged@k.
 
-One run against one qrels is a handful of numpy passes over all of the run's lines at once,
-instead of a loop per turn over Python objects. The numbers are trec_eval 9's (as pytrec_eval
+One run against one qrels is a handful of numpy passes over the run's lines, batch by batch
+(whole turns, tens of thousands of lines, whose arrays stay in the processor's cache; see
+:class:`~castregin.formats.columnar.ColumnarRun`), instead of a loop per turn over Python
+objects. Only judged lines are kept once ranked. The numbers are trec_eval 9's (as pytrec_eval
 computes them), including the floating-point details that decide the last bits:
 
 - Items are ordered by score descending, compared as 32-bit floats (trec_eval stores scores as
@@ -24,6 +26,7 @@ Turns are the run's turns that the qrels judge; means and ``--complete`` are the
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -187,6 +190,8 @@ class QrelsIndex:
         self.turns = qrels.turns
         self.n_items = max(len(qrels.items), 1)
         self._lines: dict[bool, _QrelsLines] = {}
+        self._lines_of_run_turns: dict[tuple, _LinesOfRunTurns] = {}
+        self._lock = threading.Lock()
         self._num_rel: dict[int, np.ndarray] = {}
         self._ideal: dict[int | None, np.ndarray] = {}
 
@@ -205,7 +210,17 @@ class QrelsIndex:
 
         ``qrels_turn_of`` maps the run's turns to the qrels' (-1: not judged).
         """
-        return _JudgedLines(self, run, qrels_turn_of, self.lines(positive_only))
+        # Runs of one track list the same turns in the same order: their qrels lines are gathered once.
+        key = (positive_only, tuple(run.turns.tolist()))
+        with self._lock:
+            lines = self._lines_of_run_turns.get(key)
+        if lines is None:
+            lines = _LinesOfRunTurns(self, qrels_turn_of, self.lines(positive_only))
+            with self._lock:
+                if len(self._lines_of_run_turns) >= 4:
+                    self._lines_of_run_turns.clear()
+                self._lines_of_run_turns[key] = lines
+        return _JudgedLines(run, lines, self.n_items)
 
     def num_rel(self, rel: int) -> np.ndarray:
         """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel)."""
@@ -231,6 +246,22 @@ class QrelsIndex:
         return self._ideal[cutoff]
 
 
+class _LinesOfRunTurns:
+    """The qrels lines of a list of run turns, one run turn after the other: those of run turn
+    ``t`` are ``first[t]:first[t + 1]``, with their items, item ids, labels and (turn, item) keys."""
+
+    def __init__(self, index: QrelsIndex, qrels_turn_of: np.ndarray, qrels: _QrelsLines):
+        turn = np.maximum(qrels_turn_of, 0)
+        begin = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn], 0)
+        count = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn + 1] - begin, 0)
+        self.first = np.r_[0, np.cumsum(count)]
+        lines = np.repeat(begin - self.first[:-1], count) + np.arange(self.first[-1])
+        self.items = qrels.item_codes[lines]
+        self.strings = index.qrels.items.take(arrow_indices(self.items))
+        self.keys = np.repeat(np.arange(len(count), dtype=np.int64), count) * index.n_items + self.items
+        self.labels = qrels.labels[lines]
+
+
 class _JudgedLines:
     """The qrels lines of a run's turns, ready to be matched with the run's lines batch by batch.
 
@@ -239,20 +270,11 @@ class _JudgedLines:
     built and probed in the processor's cache, where one table for the whole run would not fit.
     """
 
-    def __init__(self, index: QrelsIndex, run: ColumnarRun, qrels_turn_of: np.ndarray, qrels: _QrelsLines):
+    def __init__(self, run: ColumnarRun, lines: _LinesOfRunTurns, n_items: int):
         self.run = run
-        # The qrels lines of each run turn, one run turn after the other (in run turn code order).
-        turn = np.maximum(qrels_turn_of, 0)
-        begin = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn], 0)
-        count = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn + 1] - begin, 0)
-        self.first = np.r_[0, np.cumsum(count)]
-        lines = np.repeat(begin - self.first[:-1], count) + np.arange(self.first[-1])
-        self.items = qrels.item_codes[lines]
-        self.strings = index.qrels.items.take(arrow_indices(self.items))
-        # (run turn, qrels item) of each of these lines.
-        self.n_items = index.n_items
-        self.keys = np.repeat(np.arange(len(count), dtype=np.int64), count) * self.n_items + self.items
-        self.labels = qrels.labels[lines]
+        self.first, self.items, self.strings, self.keys, self.labels = (
+            lines.first, lines.items, lines.strings, lines.keys, lines.labels)
+        self.n_items = n_items
         self.chunk_starts = np.cumsum([0, *(len(chunk) for chunk in run.items.chunks)])
 
     def batch(self, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,12 +1,12 @@
 """Fast columnar readers of TREC runs and qrels: numpy arrays instead of dicts of dicts.
 
 Millions of run lines parsed into Python strings and floats cost seconds and gigabytes; here
-pyarrow's multithreaded CSV parser reads the common shape of TREC files (ASCII, one separator
-kind: tabs or single spaces) straight into arrays, and turn and item ids become integer codes.
+pyarrow's CSV parser reads the common shape of TREC files (ASCII, one separator kind: tabs or
+single spaces) straight into arrays, and turn and item ids become integer codes.
 
 The line-by-line reader of :mod:`castregin.formats.trec` stays the reference: whenever the fast
 path meets anything it cannot vouch for (other whitespace, non-ASCII bytes, a column count the
-parser rejects, a non-finite number, a duplicate pair, pyarrow missing), the same bytes go
+parser rejects, a non-finite number, a duplicate pair), the same bytes go
 through that reader, which either raises its usual :class:`~castregin.errors.InputError` naming
 the file and line, or reads the file, whose dicts are then turned into columns. Both readers
 therefore accept the same files with the same values and messages.
@@ -38,6 +38,7 @@ from .common import display_name, read_bytes, stem
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader.
 _OTHER_SEPARATORS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+#: Bytes per block of pyarrow's CSV parser (the unit of its threads).
 _BLOCK_SIZE = 1 << 20
 #: Bytes read at a time by the scan that decides whether the fast path applies: small enough to
 #: stay in the processor's cache through its several passes.
