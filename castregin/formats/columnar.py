@@ -267,7 +267,7 @@ class _Shape:
         self.ok = True
         self.tab = self.space = self.x = False
 
-    def scan(self, chunk: bytes) -> None:
+    def scan(self, chunk: bytes | bytearray) -> None:
         if not self.ok:
             return
         if not chunk.isascii() or any(byte in chunk for byte in _OTHER_SEPARATORS):
@@ -285,13 +285,16 @@ def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
         data = read_bytes(path)
         shape.scan(data)
         return shape, data
+    # One buffer, filled again and again: a new megabyte object per read would be new memory
+    # (page faults) every time.
+    block = bytearray(_SCAN_SIZE)
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb", buffering=0) as handle:
             while shape.ok:
-                chunk = handle.read(_SCAN_SIZE)
-                if not chunk:
+                size = handle.readinto(block)
+                if not size:
                     break
-                shape.scan(chunk)
+                shape.scan(block if size == len(block) else block[:size])
     except OSError:  # a missing file and the like: the line reader reports it
         shape.ok = False
     return shape, None
