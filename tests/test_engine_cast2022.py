@@ -9,7 +9,7 @@ from __future__ import annotations
 import ir_measures
 import pytest
 import pytrec_eval
-from reference_runs import write_reference_runs
+from reference_runs import read_qrels_plain, read_run_plain
 
 from castregin import formats
 from castregin.evaluate import evaluate, evaluate_files
@@ -22,33 +22,18 @@ JUDGED = ["Judged@3", "Judged@10"]
 QRELS = ["question_relevance_all", "question_relevance_filtered", "question_relevance_mi_subset"]
 
 
-@pytest.fixture(scope="module")
-def run_paths(cast2022, tmp_path_factory):
-    return write_reference_runs(cast2022, tmp_path_factory.mktemp("runs"))
-
-
-def _plain(path, column):
-    table = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            fields = line.split()
-            if fields:
-                table.setdefault(fields[0], {})[fields[2]] = column(fields)
-    return table
-
-
 @pytest.mark.parametrize("qrels_name", QRELS)
 @pytest.mark.parametrize("rel_level", [1, 2])
 def test_every_turn_equals_pytrec_eval_bit_for_bit(run_paths, cast2022, qrels_name, rel_level):
     qrels_path = cast2022 / f"regin/qrels/{qrels_name}.qrel"
-    oracle_qrels = _plain(qrels_path, lambda f: int(f[3]))
+    oracle_qrels = read_qrels_plain(qrels_path)
     evaluator = pytrec_eval.RelevanceEvaluator(oracle_qrels, set(TREC_NAMES.values()), relevance_level=rel_level)
     measures = [*TREC_NAMES, *JUDGED]
     for complete in (False, True):
         results = evaluate_files(run_paths, [(None, str(qrels_path))], measures=measures, rel_level=rel_level,
                                  complete=complete, per_turn=True)
         for run_path in run_paths:
-            run = _plain(run_path, lambda f: float(f[4]))
+            run = read_run_plain(run_path)
             expected = evaluator.evaluate(run)
             tag = run_path.read_text(encoding="utf-8").split("\n", 1)[0].split()[5]
             mine = results[results["run"] == tag]
