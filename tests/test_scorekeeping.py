@@ -94,8 +94,9 @@ def test_the_published_aborted_episode(clembench):
 
 # --- hand-made episodes ------------------------------------------------------------------------------------
 
-def make_episode(rounds, *, filled, aborted=False, played=None, extra_round=None):
-    """An interactions.json: rounds is a list of (gt list, answer list)."""
+def make_episode(rounds, *, filled, aborted=False, played=None, extra_round=None, slots=None):
+    """An interactions.json: rounds is a list of (gt list, answer list); ``slots`` defaults to one per
+    request after the first probing round (a whole game)."""
     probes = [[{"target": f"S{i}", "gt": g, "value": v, "tries": 1} for i, (g, v) in enumerate(zip(gts, answers))]
               for gts, answers in rounds]
     if extra_round is not None:
@@ -111,6 +112,7 @@ def make_episode(rounds, *, filled, aborted=False, played=None, extra_round=None
         "Filled Slots": filled,
         "Aborted": aborted,
         "Played Probe Rounds": n if played is None else played,
+        "realised_slots": {f"S{i}": i for i in range(len(rounds) - 1 if slots is None else slots)},
     }
 
 
@@ -145,7 +147,7 @@ def test_hand_made_episode():
     assert turn["2"]["Request Count"] == 5
     episode = scores["episode scores"]
     assert list(episode) == list(scorekeeping.EPISODE_SCORES)
-    assert episode["Middle-Accuracy"] == 0.5  # round int((5 + 1) / 2) - 1 = 2
+    assert episode["Middle-Accuracy"] == 1.0  # 4 slots: round int((4 + 1) / 2) - 1 = 1
     assert episode["Accuracy"] == 16 / 20
     kappa = cohen_textbook(gts, answers)
     assert episode["Kappa"] == pytest.approx(kappa, abs=1e-14)
@@ -156,6 +158,31 @@ def test_hand_made_episode():
     assert (episode["Aborted"], episode["Lose"], episode["Success"]) == (0, 1, 0)
     assert episode["Request Count"] == 4 + 4 * 5
     assert episode["Request Success Ratio"] == 1.0
+
+
+@pytest.mark.parametrize(("slots", "middle"), [(2, 0), (3, 1), (4, 1), (5, 2), (9, 4), (10, 4), (11, 5)])
+def test_middle_accuracy_is_the_round_clembench_names(slots, middle):
+    # clembench's scorer: "n_probes = n_slots + 1", middle round int((n_slots + 1) / 2) - 1. The published
+    # 11-round letter-number episode (10 slots) reports round 4; 6-round games (5 slots) round 2.
+    rounds = [([0] * t + [1], [0] * t + [1]) if t != middle else ([1], [0]) for t in range(slots + 1)]
+    interactions = make_episode(rounds, filled=[True] * slots)
+    episode = scorekeeping.score_episode(interactions)["episode scores"]
+    assert episode["Middle-Accuracy"] == 0.0
+    assert [scorekeeping.score_episode(interactions)["turn scores"][str(t)]["Accuracy"]
+            for t in range(slots + 1)].count(0.0) == 1
+    del interactions["realised_slots"]  # then the number of slots is the length of "Request Count" minus one
+    assert scorekeeping.score_episode(interactions)["episode scores"]["Middle-Accuracy"] == 0.0
+
+
+def test_middle_accuracy_absent_when_its_round_was_not_played():
+    # clembench logs Middle-Accuracy inside its loop over played rounds; an episode aborted before the middle
+    # round has none, and one aborted after it has NaN (the published aborted episode).
+    early = make_episode(ROUNDS[:2], filled=[True], aborted=True, played=2, slots=10)
+    episode = scorekeeping.score_episode(early)["episode scores"]
+    assert "Middle-Accuracy" not in episode
+    assert list(episode)[0] == "Accuracy" and math.isnan(episode["Accuracy"])
+    late = make_episode(ROUNDS[:3], filled=[True, True], aborted=True, played=3, slots=4)
+    assert math.isnan(scorekeeping.score_episode(late)["episode scores"]["Middle-Accuracy"])
 
 
 def test_negative_kappa_truncates_to_integer_zero():

@@ -19,7 +19,12 @@ clembench writes beside it. What it computes was established from the published 
   same names), ``Accuracy`` (share of the round's probes answered right) and, from the second round
   on, ``Slot Filled?`` = ``int("Filled Slots"[t - 1])`` (round 0 precedes any request).
 * **Episode scores**, in this order: ``Middle-Accuracy`` (the accuracy of round
-  ``int((n + 1) / 2) - 1``, ``n`` the played rounds), ``Accuracy`` (right probes / probes over all
+  ``int((s + 1) / 2) - 1``, ``s`` the game's number of slots: clembench's rule, "n_probes = n_slots + 1",
+  read from its scorer; ``s`` is the number of keys of ``"realised_slots"``, or, where an episode lacks
+  that key, the length of ``"Request Count"`` minus one, since the game probes once before the first
+  request and once after each. An 11-round letter-number game has 10 slots and reports round 4, not
+  round 5. Like clembench, the key is left out when that round was never played, an aborted episode's
+  early end), ``Accuracy`` (right probes / probes over all
   played rounds, pooled), ``Kappa`` (Cohen's kappa of all played probes, ``gt`` against the answer,
   computed as scikit-learn's ``cohen_kappa_score``: ``1 - sum(W*C) / sum(W*E)`` with ``C`` the
   confusion matrix over the sorted union of labels, ``E`` the outer product of its marginals over
@@ -168,6 +173,12 @@ class Episode:
     aborted: bool
     filled_slots: list[bool]
     requests: dict[str, list[int]]  # TURN_REQUESTS -> one count per round
+    slots: int  # the game's number of slots (requests), whether played or not
+
+    @property
+    def middle_round(self) -> int:
+        """The probing round whose accuracy is Middle-Accuracy (clembench: ``int((slots + 1) / 2) - 1``)."""
+        return int((self.slots + 1) / 2) - 1
 
 
 def parse_episode(interactions, source: str | None = None) -> Episode:
@@ -194,6 +205,10 @@ def parse_episode(interactions, source: str | None = None) -> Episode:
     filled = check.array(check.key(interactions, "Filled Slots"), "Filled Slots")
     filled = [check.boolean(v, f"Filled Slots[{i}]") for i, v in enumerate(filled)]
     requests = {name: check.integers(interactions, name) for name in TURN_REQUESTS}
+    if "realised_slots" in interactions:
+        slots = len(check.obj(interactions["realised_slots"], "realised_slots"))
+    else:
+        slots = len(requests["Request Count"]) - 1
 
     if not 0 <= played <= len(probes):
         check.fail("Played Probe Rounds", f"{played} is not between 0 and the {len(probes)} rounds in 'probes'")
@@ -211,7 +226,7 @@ def parse_episode(interactions, source: str | None = None) -> Episode:
             check.fail("Played Probe Rounds", "a game that was not aborted must have played a probing round")
         if not filled:
             check.fail("Filled Slots", "a game that was not aborted must have requested a slot")
-    return Episode(probes, played, aborted, filled, requests)
+    return Episode(probes, played, aborted, filled, requests, slots)
 
 
 def _accuracy(pairs: Sequence[tuple[int, int]]) -> float:
@@ -235,8 +250,12 @@ def score_episode(interactions, source: str | None = None) -> dict:
         turn_scores[str(t)] = scores
 
     episode_scores: dict = {}
+    if 0 <= episode.middle_round < played:
+        # clembench logs it inside its loop over played rounds: absent when the loop never got there.
+        episode_scores["Middle-Accuracy"] = (math.nan if episode.aborted
+                                             else turn_scores[str(episode.middle_round)]["Accuracy"])
     if episode.aborted:
-        episode_scores.update({name: math.nan for name in GAME_SCORES})
+        episode_scores.update({name: math.nan for name in GAME_SCORES if name != "Middle-Accuracy"})
         episode_scores.update({ABORTED: 1, "Lose": 0, "Success": 0})
     else:
         pooled = [pair for probe_round in episode.probes[:played] for pair in probe_round]
@@ -244,10 +263,8 @@ def score_episode(interactions, source: str | None = None) -> dict:
         kappa = cohen_kappa([gt for gt, _ in pooled], [value for _, value in pooled])
         truncated = max(0, kappa)
         slot_filling = sum(episode.filled_slots) / len(episode.filled_slots)
-        middle = int((played + 1) / 2) - 1
         success = int(accuracy == 1 and slot_filling == 1)
         episode_scores.update({
-            "Middle-Accuracy": turn_scores[str(middle)]["Accuracy"],
             "Accuracy": accuracy,
             "Kappa": kappa,
             "Truncated Kappa": truncated,
