@@ -31,10 +31,14 @@ def turn_ids(turns: int) -> list[str]:
 
 def _items(rng: np.random.Generator, turns: int, depth: int) -> np.ndarray:
     """``depth`` distinct item numbers per turn (a row a turn)."""
-    # Distinct per turn without a per-turn permutation of the whole id space: a random start
-    # and a random odd stride modulo the (even) id space never repeat within `depth` < space.
+    # Distinct per turn without a per-turn permutation of the whole id space: a random start and a
+    # stride coprime to the id space (10**6 = 2**6 * 5**6: ending in 1, 3, 7 or 9) visit every id
+    # once before repeating, so `depth` <= space steps never repeat. An odd stride alone is not
+    # enough: one divisible by 5**5 repeats after 10**6 / 5**5 = 320 steps.
+    if depth > ITEM_SPACE:
+        raise ValueError(f"at most {ITEM_SPACE} distinct items per turn, not {depth}")
     start = rng.integers(0, ITEM_SPACE, size=(turns, 1))
-    stride = rng.integers(0, ITEM_SPACE // 2, size=(turns, 1)) * 2 + 1
+    stride = rng.integers(0, ITEM_SPACE // 10, size=(turns, 1)) * 10 + rng.choice([1, 3, 7, 9], size=(turns, 1))
     return (start + stride * np.arange(depth)) % ITEM_SPACE
 
 
@@ -53,7 +57,7 @@ def make_qrels_and_runs(out: Path, turns: int, depth: int, judged: int, runs: in
     """Write the data set (see the module docstring) and return the paths by name."""
     out.mkdir(parents=True, exist_ok=True)
     params = {"turns": turns, "depth": depth, "judged": judged, "runs": runs,
-              "multi_depth": multi_depth, "seed": seed, "version": 1}
+              "multi_depth": multi_depth, "seed": seed, "version": 2}
     manifest = out / "manifest.json"
     paths = {"qrels": out / "qrels.qrel", "run": out / "run.run", "run_ties": out / "run_ties.run"}
     paths.update({f"multi_{i:02d}": out / "multi" / f"run_{i:02d}.run" for i in range(runs)})
