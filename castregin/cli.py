@@ -12,12 +12,14 @@ command's module only, not the statistics, plotting and JSON-schema code of the 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+import warnings
 
 import click
 
-from .errors import InputError
+from .errors import InputError, InputWarning
 
 #: The module that defines each command, so that running one imports only that module.
 COMMAND_MODULES = {
@@ -26,6 +28,7 @@ COMMAND_MODULES = {
     "compare": "castregin.cli_compare",
     "convert": "castregin.cli_convert",
     "evaluate": "castregin.cli_evaluate",
+    "measures": "castregin.cli_evaluate",
     "ope": "castregin.cli_ope",
     "paradise": "castregin.cli_dialogue",
     "pool": "castregin.cli_convert",
@@ -33,6 +36,25 @@ COMMAND_MODULES = {
     "report": "castregin.cli_compare",
     "scorekeeping": "castregin.cli_dialogue",
 }
+
+
+@contextlib.contextmanager
+def warnings_as_lines():
+    """Print the library's :class:`~castregin.errors.InputWarning` warnings as ``castregin: warning:`` lines.
+
+    The stages warn with :func:`warnings.warn` (a Python caller sees them as usual); the command line
+    shows each once, in order, on standard error.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        try:
+            yield
+        finally:
+            for warning in caught:
+                if issubclass(warning.category, InputWarning):
+                    click.echo(f"castregin: warning: {warning.message}", err=True)
+                else:
+                    warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 class CastreginGroup(click.Group):

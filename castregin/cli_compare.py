@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from . import formats
-from .cli import main
+from .cli import main, warnings_as_lines
 from .cli_evaluate import output_option, split_named
 from .compare import (
     COMPARE_FORMATS,
@@ -23,7 +23,7 @@ from .compare import compare as compare_runs
 from .errors import InputError
 from .evaluate import evaluate as evaluate_runs
 from .evaluate import run_names
-from .measures import DEFAULT_MEASURES
+from .measures import DEFAULT_MEASURES, parse_measures
 
 
 def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
@@ -42,6 +42,31 @@ def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
     if len(tagged) > 1:
         raise InputError(f"--baseline {baseline!r} is the tag of several runs; give its file instead")
     raise InputError(f"unknown --baseline {baseline!r}; give one of the run files or tags: {', '.join(names)}")
+
+
+def _distinct_files(paths) -> int:
+    """How many different files ``paths`` name (``a.run`` and ``./a.run`` are one)."""
+    identities = set()
+    for path in paths:
+        try:
+            stat = os.stat(path)
+            identities.add((stat.st_dev, stat.st_ino))
+        except OSError:
+            identities.add(path)  # reading it will say what is wrong
+    return len(identities)
+
+
+def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs: int):
+    """Usage problems before any file is read: too few runs, measures that cannot be tested per turn."""
+    if _distinct_files(run_paths) < minimum_runs:
+        raise click.UsageError(f"{command} needs at least {minimum_runs} different runs; "
+                               f"{_distinct_files(run_paths)} given")
+    for name in measures or DEFAULT_MEASURES:
+        parsed = parse_measures([name], rel_level)
+        # A set (all_trec) may hold summaries over turns: their means are shown, only they are not tested.
+        if len(parsed) == 1 and not parsed[0].per_turn:
+            raise click.BadParameter(f"{name} has no per-turn values to test (it is a summary over turns); "
+                                     "use a measure with per-turn values (map instead of gm_map)", param_hint="-m")
 
 
 def _read(run_paths, qrels_specs):
@@ -67,7 +92,7 @@ def _comparison_options(function):
                      show_default=True, help="Significance level."),
         click.option("--permutations", type=click.IntRange(min=1), default=DEFAULT_PERMUTATIONS,
                      show_default=True, help="Resamples of the randomization test."),
-        click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+        click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                      help="Seed of the randomization test (same seed, same p-values)."),
         click.option("--rel-level", default=2, show_default=True, type=int,
                      help="Label at or above which an item is relevant for binary measures (trec_eval -l)."),
@@ -103,10 +128,12 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
       castregin compare a.run b.run --qrels all.qrel --format json -o comparisons.json
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
+    _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
     run_list, qrels_list = _read(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
-    results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
-                            per_turn=True)
+    with warnings_as_lines():
+        results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
+                                per_turn=True)
     comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
                                progress=sys.stderr.isatty())
     formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha))
@@ -138,9 +165,11 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
 
     inputs = [*runs, *(split_named(s)[1] for s in qrels_specs)]
     formats.ensure_not_input(os.path.join(out_dir, "index.html"), inputs)
+    _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
     run_list, qrels_list = _read(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
-    index = write_report(run_list, qrels_list, out_dir, measures=measures or DEFAULT_MEASURES, baseline=base,
-                         rel_level=rel_level, depth=depth, test=test, correction=correction, alpha=alpha,
-                         permutations=permutations, seed=seed, progress=sys.stderr.isatty())
+    with warnings_as_lines():
+        index = write_report(run_list, qrels_list, out_dir, measures=measures or DEFAULT_MEASURES, baseline=base,
+                             rel_level=rel_level, depth=depth, test=test, correction=correction, alpha=alpha,
+                             permutations=permutations, seed=seed, progress=sys.stderr.isatty())
     click.echo(f"castregin: report written to {index}", err=True)

@@ -9,10 +9,10 @@ import click
 
 from . import formats
 from . import qrels as qrels_tools
-from .cli import main
-from .evaluate import evaluate_file_rows
+from .cli import main, warnings_as_lines
+from .evaluate import NUM_Q, evaluate_file_rows
 from .formats import columnar
-from .measures import DEFAULT_MEASURES
+from .measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
 from .tables import FORMATS, render_rows, text_table
 
 
@@ -35,7 +35,8 @@ def output_option(default: str = "-"):
 @click.option("--qrels", "qrels_specs", multiple=True, required=True, metavar="[NAME=]QRELS",
               help="Qrels to evaluate against; repeat for several, optionally named (mi=subset.qrel).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help=f"Measure, repeatable; ir_measures or trec_eval names. Default: {' '.join(DEFAULT_MEASURES)}.")
+              help=f"Measure, repeatable; ir_measures or trec_eval names, trec_eval's sets (all_trec, official) "
+                   f"and families (P.1,3,5). `castregin measures` lists them. Default: {' '.join(DEFAULT_MEASURES)}.")
 @click.option("--rel-level", default=2, show_default=True, type=int,
               help="Label at or above which an item is relevant for binary measures (trec_eval -l).")
 @click.option("--complete", is_flag=True,
@@ -61,14 +62,48 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
       castregin evaluate bm25.run --qrels all.qrel --per-turn --format json -o scores.json
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
+    parsed = parse_measures(measures or DEFAULT_MEASURES, rel_level)  # a refused measure before any reading
     turns = formats.read_turn_list(turns_file) if turns_file else None
     columnar.choose_allocator()
-    rows = evaluate_file_rows(
-        runs, [split_named(spec) for spec in qrels_specs],
-        measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
-        per_turn=per_turn, turns=turns,
-    )
-    formats.write_text(output, render_rows(rows, fmt))
+    with warnings_as_lines():
+        rows = evaluate_file_rows(
+            runs, [split_named(spec) for spec in qrels_specs],
+            measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
+            per_turn=per_turn, turns=turns,
+        )
+    counts = {NUM_Q, *(m.name for m in parsed if m.integer)}
+    formats.write_text(output, render_rows(rows, fmt, counts=counts))
+
+
+@main.command("measures")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_option()
+def measures_command(fmt, output):
+    """Every measure castregin accepts, which backend computes it, and what it refuses.
+
+    castregin reports trec_eval's measures (by its engine where it can, else by trec_eval's own C
+    code through pytrec_eval) and ir_measures' Judged@k; every other ir_measures measure is refused
+    with a line saying why, since castregin cannot check its numbers against trec_eval.
+
+    \b
+    Names: ir_measures (P@5, nDCG@3, AP, RR, R@10, P(rel=1)@5) or trec_eval (P_5, ndcg_cut_3, map,
+    recip_rank, recall_10); trec_eval's sets (all_trec, official, set) and families (P, P.1,3,5).
+    Counts are summed over turns as trec_eval does (num_ret, num_rel, num_rel_ret); num_q is the
+    number of turns averaged.
+
+    \b
+    Examples:
+      castregin measures
+      castregin evaluate bm25.run --qrels question_relevance_all.qrel -m all_trec --format json
+    """
+    catalogue = measure_catalogue()
+    if fmt == "json":
+        formats.write_text(output, json.dumps(catalogue, indent=2) + "\n")
+        return
+    header = ["trec_eval", "ir_measures", "backend", "all row", "note"]
+    rows = [[r["trec_eval"] or "-", r["ir_measures"] or "-", r["backend"], r["aggregate"] or "-", r["note"]]
+            for r in catalogue]
+    formats.write_text(output, text_table(header, rows))
 
 
 @main.group()

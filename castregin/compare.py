@@ -40,7 +40,15 @@ import numpy as np
 
 from .errors import InputError
 from .evaluate import ALL_TURNS
-from .tables import latex_escape, latex_table, markdown_table, text_table
+from .tables import (
+    COUNT_MEASURES,
+    NOT_SCORES,
+    latex_escape,
+    latex_table,
+    markdown_escape,
+    markdown_table,
+    text_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,8 +64,10 @@ COMPARE_FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
 
 #: Columns of :func:`compare`'s DataFrame; ``--format json`` keeps all but ``effect_size``.
 COMPARISON_COLUMNS = ["measure", "run", "baseline", "qrels", "turns", "mean_difference", "statistic",
-                      "p_value", "p_value_corrected", "significant", "effect_size"]
+                      "p_value", "p_value_corrected", "significant", "direction", "effect_size"]
 JSON_COLUMNS = COMPARISON_COLUMNS[:-1]
+#: ``direction`` of a significant difference: the run is better or worse than the baseline.
+BETTER, WORSE = "better", "worse"
 
 DAGGER = "\u2020"
 
@@ -95,6 +105,13 @@ def paired_test(values: Sequence[float], baseline: Sequence[float], test: str = 
     if math.isnan(p_value):
         return 0.0, 1.0
     return (0.0 if math.isnan(statistic) else statistic), p_value
+
+
+def direction(mean_difference: float, significant: bool) -> str | None:
+    """``better`` or ``worse`` (the run against the baseline) for a significant difference, else None."""
+    if not significant or mean_difference == 0 or math.isnan(mean_difference):
+        return None
+    return BETTER if mean_difference > 0 else WORSE
 
 
 def _mean_difference(x, y, axis=-1):
@@ -194,7 +211,8 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
     table = per_turn_table(results)
     run_order = list(dict.fromkeys(results["run"]))
     compared = pairs(run_order, baseline)
-    families = list(dict.fromkeys(zip(results["qrels"], results["measure"])))
+    # Measures without per-turn values (num_q, gm_map) have nothing to test.
+    families = list(dict.fromkeys((q, m) for q, m, _ in table))
     jobs = [(qrels, measure, run, base) for qrels, measure in families for run, base in compared]
     rows = []
     for qrels, measure, run, base in tqdm(jobs, desc="comparing", unit="test", file=sys.stderr,
@@ -209,7 +227,7 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
                      "mean_difference": float(np.mean(differences)) if len(turns) else 0.0,
                      "statistic": statistic, "p_value": p_value, "effect_size": cohens_d(differences)})
     frame = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c not in ("p_value_corrected",
-                                                                                     "significant")])
+                                                                                     "significant", "direction")])
     corrected = [math.nan] * len(frame)
     significant = [False] * len(frame)
     for index in frame.groupby(["qrels", "measure"], sort=False).groups.values():
@@ -219,6 +237,8 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
             corrected[position], significant[position] = value, reject
     frame["p_value_corrected"] = pd.Series(corrected, dtype=float)
     frame["significant"] = pd.Series(significant, dtype=bool)
+    frame["direction"] = pd.Series([direction(d, s) for d, s in zip(frame["mean_difference"], significant)],
+                                   dtype=object)
     return frame[COMPARISON_COLUMNS].reset_index(drop=True)
 
 
@@ -237,7 +257,7 @@ def comparison_records(comparisons: pd.DataFrame) -> list[dict]:
         {"measure": r.measure, "run": r.run, "baseline": r.baseline, "qrels": r.qrels, "turns": int(r.turns),
          "mean_difference": _json_number(r.mean_difference), "statistic": _json_number(r.statistic),
          "p_value": _json_number(r.p_value), "p_value_corrected": _json_number(r.p_value_corrected),
-         "significant": bool(r.significant)}
+         "significant": bool(r.significant), "direction": r.direction}
         for r in comparisons.itertuples(index=False)
     ]
 
@@ -281,7 +301,7 @@ def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: st
         index=False)}
     best: dict[tuple[str, str], float] = {}
     for (qrels, _run, measure), value in values.items():
-        if not math.isnan(value):
+        if not math.isnan(value) and measure not in NOT_SCORES:
             best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
     won = wins(comparisons)
     letters = run_letters(list(dict.fromkeys(means["run"])))
@@ -289,7 +309,12 @@ def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: st
     for qrels, run in keys:
         for measure in measures:
             value = values.get((qrels, run, measure), math.nan)
-            text = "nan" if math.isnan(value) else f"{value:.{decimals}f}"
+            if math.isnan(value):
+                text = "nan"
+            elif measure in COUNT_MEASURES and value.is_integer():
+                text = str(int(value))
+            else:
+                text = f"{value:.{decimals}f}"
             if baseline is not None:
                 marks = DAGGER if (qrels, measure, run, baseline) in won else ""
             else:
@@ -307,9 +332,8 @@ def _summary(results, comparisons, baseline, fmt, decimals=4) -> str:
         name = run if baseline is not None else f"{run} ({letters[run]})"
         if run == baseline:
             name += " [baseline]"
-        if fmt == "latex":
-            name = latex_escape(name)
-        row = ([latex_escape(qrels) if fmt == "latex" else qrels] if show_qrels else []) + [name]
+        escape = {"latex": latex_escape, "markdown": markdown_escape}.get(fmt, str)
+        row = ([escape(qrels)] if show_qrels else []) + [escape(name)]
         for measure in measures:
             text, is_best, marks = cells[(qrels, run, measure)]
             if fmt == "markdown":
@@ -325,7 +349,7 @@ def _summary(results, comparisons, baseline, fmt, decimals=4) -> str:
     header = (["qrels"] if show_qrels else []) + ["run"] + list(measures)
     numeric = set(range(len(header) - len(measures), len(header)))
     if fmt == "markdown":
-        return markdown_table(header, rows, numeric)
+        return markdown_table([markdown_escape(h) for h in header], rows, numeric)
     if fmt == "latex":
         return latex_table([latex_escape(h) for h in header], rows, numeric)
     return text_table(header, rows, numeric)
@@ -344,11 +368,12 @@ def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
     for r in comparisons.itertuples(index=False):
         cells = [r.qrels, r.measure, r.run, r.baseline, str(r.turns), f"{r.mean_difference:+.{decimals}f}",
                  f"{r.statistic:.{decimals}f}", f"{r.p_value:.{decimals}f}", f"{r.p_value_corrected:.{decimals}f}",
-                 f"{r.effect_size:.{decimals}f}", "yes" if r.significant else "no"]
+                 f"{r.effect_size:.{decimals}f}", r.direction or "no"]
         rows.append(cells)
     numeric = set(range(4, 10))
     if fmt == "markdown":
-        return markdown_table(header, rows, numeric)
+        escaped = [[markdown_escape(c) for c in row] for row in rows]
+        return markdown_table(header, escaped, numeric)
     if fmt == "latex":
         escaped = [[latex_escape(c) for c in row] for row in rows]
         return latex_table([latex_escape(h) for h in header], escaped, numeric)
@@ -373,6 +398,7 @@ def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str
         for column in ("mean_difference", "statistic", "p_value", "p_value_corrected", "effect_size"):
             frame[column] = [repr(float(v)) for v in frame[column]]
         frame["significant"] = ["true" if v else "false" for v in frame["significant"]]
+        frame["direction"] = [v or "" for v in frame["direction"]]
         frame.to_csv(buffer, sep="\t" if fmt == "tsv" else ",", index=False, lineterminator="\n")
         return buffer.getvalue()
     if fmt not in COMPARE_FORMATS:

@@ -25,6 +25,7 @@ Turns are the run's turns that the qrels judge; means and ``--complete`` are the
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Sequence
@@ -44,14 +45,21 @@ from .formats.columnar import (
 )
 from .measures import EngineSpec
 
-_LOG2: list[float] = []
+
+@functools.cache
+def _log2_values(size: int) -> np.ndarray:
+    # A new read-only array per size, never a shared list grown in place: runs are scored in threads.
+    table = np.array([math.log2(i) if i else 0.0 for i in range(size)])
+    table.flags.writeable = False
+    return table
 
 
 def log2_table(n: int) -> np.ndarray:
-    """``log2(i)`` for i in 0..n-1 from the C library, as trec_eval computes it (index 0 unused)."""
-    if len(_LOG2) < n:
-        _LOG2.extend(math.log2(i) if i else 0.0 for i in range(len(_LOG2), n))
-    return np.array(_LOG2[:n])
+    """``log2(i)`` for i in 0..n-1 from the C library, as trec_eval computes it (index 0 unused).
+
+    Read-only; sizes are rounded up to a power of two, so a handful of tables serve every run.
+    """
+    return _log2_values(max(64, 1 << max(n - 1, 1).bit_length()))[:n]
 
 
 def sequential_sums(values: np.ndarray, segments: np.ndarray, n: int) -> np.ndarray:

@@ -22,3 +22,11 @@ class InputError(Exception):
 
 class InputWarning(Warning):
     """A problem in the input that castregin can work around (reported on standard error)."""
+
+
+class CoverageWarning(InputWarning):
+    """A run and a qrels share no turn, or few: means over them may look like results and are not.
+
+    Raised with :func:`warnings.warn` by the evaluation functions; the command line prints each
+    as one ``castregin: warning:`` line.
+    """

@@ -2,23 +2,30 @@
 
 Per-turn values come from castregin's vectorised engine (:mod:`castregin.engine`) for P@k, R@k,
 AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 9's numbers
-(pytrec_eval's, to the last bit on the CAsT data); any other measure goes to trec_eval's own C
-code (pytrec_eval, through ir_measures). castregin decides which turns are averaged, because
-that is where tools differ:
+(pytrec_eval's, to the last bit on the CAsT data); every other trec_eval measure comes from
+trec_eval's own C code (pytrec_eval, called directly). castregin decides which turns are
+averaged, because that is where tools differ:
 
-- default (``trec_eval -l2``): the mean over turns present in both the qrels and the run;
-- ``complete=True`` (``trec_eval -l2 -c``): the mean over every qrels turn, a turn the run
-  lacks scoring 0. ir_measures' own aggregate always does this, so castregin averages itself.
+- default (``trec_eval -l2``): the turns present in both the qrels and the run;
+- ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
+  ir_measures' own aggregate always does this, so castregin averages itself.
 
-Means are summed in trec_eval's order (turn ids in byte order, one after the other), so the
-numbers equal trec_eval's to the last bit, not only to four decimals.
+The ``all`` value of each measure is formed as trec_eval forms it (see :mod:`castregin.measures`):
+means, sums for the counts, geometric means for gm_map and gm_bpref; means are summed in
+trec_eval's order (turn ids in byte order, one after the other), so they equal trec_eval's to the
+last bit. Every (run, qrels) also gets a ``num_q`` row: the number of turns averaged. A run that
+shares no turn with a qrels, or fewer than half of its turns, raises a
+:class:`~castregin.errors.CoverageWarning` (:func:`warnings.warn`): such means look like results
+and are not.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -27,8 +34,18 @@ from . import formats
 from .data import Qrels, Run
 from .engine import QrelsIndex
 from .engine import evaluate_run as engine_evaluate_run
+from .errors import CoverageWarning, InputError
 from .formats import columnar
-from .measures import DEFAULT_MEASURES, Measure, parse_measures
+from .measures import (
+    COUNT_TURNS,
+    DEFAULT_MEASURES,
+    GEOMETRIC,
+    MIN_GEO_MEAN,
+    NUM_REL,
+    SUM,
+    Measure,
+    parse_measures,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,15 +54,10 @@ if TYPE_CHECKING:
 RESULT_COLUMNS = ["run", "qrels", "measure", "turn", "value"]
 
 ALL_TURNS = "all"
-
-
-@dataclass(frozen=True)
-class EvaluationSettings:
-    """How to evaluate: measures, relevance level, and which turns to average."""
-
-    measures: tuple[str, ...] = DEFAULT_MEASURES
-    rel_level: int = 2
-    complete: bool = False
+#: The row every (run, qrels) gets: the number of turns averaged.
+NUM_Q = "num_q"
+#: Below this share of a qrels' turns, a run's coverage is worth a warning.
+FEW_TURNS = 0.5
 
 
 def natural_key(turn: str):
@@ -61,34 +73,63 @@ def trec_eval_mean(values: Iterable[float], count: int) -> float:
     return total / count if count else 0.0
 
 
-def _evaluator(measures: Sequence[Measure], qrels: Qrels):
-    """One evaluator for the qrels: pytrec_eval (trec_eval's C code) where it can, else ir_measures."""
-    import ir_measures  # only for measures the engine lacks; not worth its import otherwise
+@dataclass(frozen=True)
+class QrelsFacts:
+    """What averaging needs of a qrels: its name, its turns, and its lines labelled above 0."""
 
-    objects = [m.measure for m in measures]
-    by_trec_eval = [m for m in objects if ir_measures.pytrec_eval.supports(m)]
-    others = [m for m in objects if not ir_measures.pytrec_eval.supports(m)]
-    evaluators = []
-    if by_trec_eval:
-        evaluators.append(ir_measures.pytrec_eval.evaluator(by_trec_eval, qrels.labels))
-    if others:
-        evaluators.append(ir_measures.evaluator(others, qrels.labels))
-    return evaluators
+    name: str
+    turns: tuple[str, ...]
+    positive_lines: int
+
+    @classmethod
+    def of(cls, qrels: Qrels | columnar.ColumnarQrels) -> QrelsFacts:
+        if isinstance(qrels, Qrels):
+            positive = sum(1 for items in qrels.labels.values() for label in items.values() if label > 0)
+            return cls(qrels.name, tuple(qrels.labels), positive)
+        return cls(qrels.name, tuple(qrels.turns.tolist()), int((qrels.labels > 0).sum()))
 
 
-def _pytrec_eval_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
-    """Per-turn values from pytrec_eval / ir_measures, for the turns in both run and qrels."""
-    shared = set(run.scores) & set(qrels.labels)
-    by_object = {m.measure: m.name for m in measures}
+def check_qrels_names(names: Sequence[str]) -> None:
+    """Two qrels with one name would be two sets of rows nobody can tell apart: an error."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"two qrels are named {name!r}; give them distinct names (NAME=QRELS)")
+        seen.add(name)
+
+
+# --- per-turn values ---------------------------------------------------------------------------------------
+
+
+def _trec_eval_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                      measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
+    """Per-turn values from trec_eval's C code (pytrec_eval) for the turns in both run and qrels.
+
+    pytrec_eval takes one relevance level (and judged-only flag, gains, set_F beta) per evaluator,
+    so measures are grouped by those.
+    """
     scores: dict[str, dict[str, float]] = {m.name: {} for m in measures}
-    run_in_shared = {turn: items for turn, items in run.scores.items() if turn in shared}
-    if not run_in_shared or not measures:
+    shared = {turn: items for turn, items in run.items() if turn in qrels}
+    if not shared or not measures:
         return scores
-    for evaluator in _evaluator(measures, qrels):
-        for metric in evaluator.iter_calc(run_in_shared):
-            # ir_measures adds the qrels turns a run lacks; those belong to complete averaging only.
-            if metric.query_id in shared:
-                scores[by_object[metric.measure]][metric.query_id] = float(metric.value)
+    import pytrec_eval  # only for measures the engine lacks
+
+    groups: dict[tuple, list[Measure]] = {}
+    for m in measures:
+        spec = m.trec
+        groups.setdefault((spec.rel, spec.judged_only, spec.gains, spec.beta), []).append(m)
+    for (rel, judged_only, gains, _beta), group in groups.items():
+        labels = qrels
+        if gains is not None:
+            mapping = dict(gains)
+            labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            {t: dict(items) for t, items in labels.items()}, {m.trec.request for m in group},
+            relevance_level=rel, judged_docs_only_flag=judged_only)
+        per_turn = evaluator.evaluate({t: dict(items) for t, items in shared.items()})
+        for m in group:
+            key = m.trec.key if m.trec.beta is None else "set_F"
+            scores[m.name] = {turn: float(values[key]) for turn, values in per_turn.items()}
     return scores
 
 
@@ -100,43 +141,72 @@ def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Seque
     return {m.name: v for m, v in zip(mine, values)}
 
 
-def per_turn_scores(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
-    """``{measure name: {turn: value}}`` for the turns present in both ``run`` and ``qrels``."""
-    scores = _engine_scores(columnar.run_from_dict(run), QrelsIndex(columnar.qrels_from_dict(qrels)), measures)
-    scores.update(_pytrec_eval_scores(run, qrels, [m for m in measures if m.engine is None]))
-    return scores
+# --- from per-turn values to rows ------------------------------------------------------------------------------
 
 
-def _rows(name: str, qrels_name: str, qrels_turns: Sequence[str], measures: Sequence[Measure],
-          scores: dict[str, dict[str, float]], complete: bool, per_turn: bool) -> list[tuple]:
-    """Result rows ``(run, qrels, measure, turn, value)``: each measure's mean, then its turns."""
+def aggregate_value(measure: Measure, values: Mapping[str, float], facts: QrelsFacts, averaged: int,
+                    complete: bool) -> float:
+    """The ``all`` value of a measure from its per-turn values, as trec_eval's ``calc_avg`` forms it.
+
+    ``values`` holds the turns the run and qrels share; ``averaged`` is the number of turns the mean
+    is over (the shared turns, or every qrels turn when ``complete``).
+    """
+    ordered = [values[t] for t in sorted(values)]  # byte order, as trec_eval accumulates
+    if measure.aggregate == COUNT_TURNS:
+        return float(averaged)
+    if measure.aggregate == NUM_REL and complete:
+        # trec_eval -c counts the lines above 0 of every qrels turn, whatever the relevance level.
+        return float(facts.positive_lines)
+    if measure.aggregate in (SUM, NUM_REL):
+        return trec_eval_mean(ordered, 1)
+    if measure.aggregate == GEOMETRIC:
+        # Per-turn values are log(max(value, MIN_GEO_MEAN)); missing turns count as the floor.
+        if not averaged:
+            return 0.0
+        total = trec_eval_mean(ordered, 1) + (averaged - len(ordered)) * math.log(MIN_GEO_MEAN)
+        return math.exp(total / averaged)
+    return trec_eval_mean(ordered, averaged)
+
+
+def _rows(name: str, facts: QrelsFacts, measures: Sequence[Measure], scores: Mapping[str, Mapping[str, float]],
+          shared: int, complete: bool, per_turn: bool) -> list[tuple]:
+    """Result rows ``(run, qrels, measure, turn, value)``: num_q, then each measure's ``all`` and turns."""
+    averaged = len(facts.turns) if complete else shared
     rows = []
+    if not any(m.aggregate == COUNT_TURNS for m in measures):
+        rows.append((name, facts.name, NUM_Q, ALL_TURNS, float(averaged)))
     for measure in measures:
-        values = scores[measure.name]
-        if complete:
-            values = dict(values)
-            for turn in qrels_turns:
-                values.setdefault(turn, 0.0)
-        ordered = sorted(values)  # byte order, as trec_eval sums
-        mean = trec_eval_mean((values[t] for t in ordered), len(ordered))
-        rows.append((name, qrels_name, measure.name, ALL_TURNS, mean))
-        if per_turn:
-            rows.extend((name, qrels_name, measure.name, turn, values[turn]) for turn in sorted(values, key=natural_key))
+        values = scores.get(measure.name, {})
+        rows.append((name, facts.name, measure.name, ALL_TURNS,
+                     aggregate_value(measure, values, facts, averaged, complete)))
+        if per_turn and measure.per_turn:
+            if complete:
+                values = {turn: values.get(turn, 0.0) for turn in facts.turns}
+            rows.extend((name, facts.name, measure.name, turn, values[turn]) for turn in sorted(values, key=natural_key))
     return rows
 
 
-def evaluate_run(run: Run, qrels: Qrels, settings: EvaluationSettings = EvaluationSettings(),
-                 per_turn: bool = False, run_name: str | None = None) -> list[dict]:
-    """Evaluate one run against one qrels: rows ``{run, qrels, measure, turn, value}``.
+def _warn_coverage(run_name: str, facts: QrelsFacts, shared: int, complete: bool) -> None:
+    total = len(facts.turns)
+    if total == 0:
+        return  # said once per qrels by _warn_empty_qrels
+    if shared == 0:
+        warnings.warn(CoverageWarning(
+            f"run {run_name!r} shares no turn with qrels {facts.name!r} ({total} turns): every value is 0; "
+            f"check the turn ids (the qrels' look like {facts.turns[0]!r})"), stacklevel=3)
+    elif shared < FEW_TURNS * total:
+        counted = (f"the other {total - shared} count 0 (complete)" if complete
+                   else f"means are over {'that turn' if shared == 1 else f'those {shared} turns'} only")
+        warnings.warn(CoverageWarning(
+            f"run {run_name!r} covers {shared} of the {total} turns of qrels {facts.name!r}; {counted}"),
+            stacklevel=3)
 
-    The mean rows (``turn == "all"``) come first for each measure, then per-turn rows in natural
-    turn order when ``per_turn``. With ``settings.complete`` a qrels turn the run lacks counts 0
-    in the mean and appears with 0 among the per-turn rows.
-    """
-    measures = parse_measures(settings.measures, settings.rel_level)
-    scores = per_turn_scores(run, qrels, measures)
-    rows = _rows(run_name or run.tag, qrels.name, list(qrels.labels), measures, scores, settings.complete, per_turn)
-    return [dict(zip(RESULT_COLUMNS, row)) for row in rows]
+
+def _warn_empty_qrels(facts: QrelsFacts, before: int) -> None:
+    if not facts.turns:
+        warnings.warn(CoverageWarning(
+            f"qrels {facts.name!r} keeps none of its {before} turns after the turn list; every value is 0"),
+            stacklevel=3)
 
 
 def run_names(runs: Sequence[Run]) -> list[str]:
@@ -159,7 +229,8 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
     runs, qrels:
         One or several :class:`Run` / :class:`Qrels` (see :func:`castregin.formats.read_run`).
     measures:
-        Names in ir_measures' syntax (``P@1``, ``nDCG@3``) or trec_eval's (``P_1``, ``ndcg_cut_3``).
+        Names in ir_measures' syntax (``P@1``, ``nDCG@3``) or trec_eval's (``P_1``, ``ndcg_cut_3``,
+        ``all_trec``); see :mod:`castregin.measures`.
     rel_level:
         Label at or above which an item is relevant for binary measures (nDCG uses the grades).
     complete:
@@ -171,7 +242,9 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
 
     Returns
     -------
-    A DataFrame with columns ``run, qrels, measure, turn, value``; ``turn`` is ``"all"`` for means.
+    A DataFrame with columns ``run, qrels, measure, turn, value``; ``turn`` is ``"all"`` for the
+    values over all turns, and each (run, qrels) has a ``num_q`` row, the number of turns averaged.
+    Coverage problems are :class:`~castregin.errors.CoverageWarning` warnings.
 
     >>> evaluate(read_run("bm25.run"), read_qrels("question_relevance_all.qrel"), ["P@1"])  # doctest: +SKIP
     """
@@ -188,19 +261,25 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
     """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
     runs = [runs] if isinstance(runs, Run) else list(runs)
     qrels_list = [qrels] if isinstance(qrels, Qrels) else list(qrels)
+    check_qrels_names([q.name for q in qrels_list])
+    parsed = parse_measures(tuple(measures), rel_level)  # unknown names fail before any work
+    sizes = [len(q.labels) for q in qrels_list]
     if turns is not None:
         turns = list(turns)
         qrels_list = [q.subset(turns) for q in qrels_list]
-    parsed = parse_measures(tuple(measures), rel_level)  # unknown names fail before any work
-    columnar_runs = [columnar.run_from_dict(run) for run in runs]
+    columnar_runs = [columnar.run_from_dict(run) for run in runs] if any(m.engine for m in parsed) else None
+    others = [m for m in parsed if m.engine is None]
     rows: list[tuple] = []
-    for qrels_item in qrels_list:
-        index = QrelsIndex(columnar.qrels_from_dict(qrels_item))
-        others = [m for m in parsed if m.engine is None]
-        for run, run_columns, name in zip(runs, columnar_runs, run_names(runs)):
-            scores = _engine_scores(run_columns, index, parsed)
-            scores.update(_pytrec_eval_scores(run, qrels_item, others))
-            rows.extend(_rows(name, qrels_item.name, list(qrels_item.labels), parsed, scores, complete, per_turn))
+    for qrels_item, size in zip(qrels_list, sizes):
+        facts = QrelsFacts.of(qrels_item)
+        _warn_empty_qrels(facts, size)
+        index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
+        for position, (run, name) in enumerate(zip(runs, run_names(runs))):
+            scores = _engine_scores(columnar_runs[position], index, parsed) if index is not None else {}
+            scores.update(_trec_eval_scores(run.scores, qrels_item.labels, others))
+            shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
+            _warn_coverage(name, facts, shared, complete)
+            rows.extend(_rows(name, facts, parsed, scores, shared, complete, per_turn))
     return rows
 
 
@@ -219,25 +298,33 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
     return pd.DataFrame(evaluate_file_rows(run_paths, qrels_paths, **options), columns=RESULT_COLUMNS)
 
 
+def qrels_name(name: str | None, path: str | os.PathLike) -> str:
+    """The name of a qrels in results: the one given, else the file stem."""
+    return name or formats.stem(path)
+
+
 def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
                        **options) -> list[tuple]:
     """:func:`evaluate_files` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
+    unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
+    if unknown:
+        raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
+    check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     measures = tuple(options.get("measures", DEFAULT_MEASURES))
     rel_level = options.get("rel_level", 2)
     parsed = parse_measures(measures, rel_level)
     if any(m.engine is None for m in parsed):
         qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list, **options)
-    unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
-    if unknown:
-        raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
     turns = options.get("turns")
+    complete = options.get("complete", False)
 
     def load_qrels():
         qrels_list = [columnar.read_qrels(path, name) for name, path in qrels_paths]
+        sizes = [len(q.turns) for q in qrels_list]
         if turns is not None:
             qrels_list = [q.subset(turns) for q in qrels_list]
-        return qrels_list, [QrelsIndex(q) for q in qrels_list]
+        return qrels_list, sizes, [QrelsIndex(q) for q in qrels_list]
 
     # Several runs are scored side by side, each in one thread; a single run spreads its own
     # batches over the threads instead.
@@ -246,9 +333,11 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
 
     def score(path):
         run = columnar.read_run(path, threads)
-        _, indexes = loading.result()
+        qrels_list, _, indexes = loading.result()
+        run_turns = set(run.turns.tolist())
         per_qrels = [_engine_scores(run, index, parsed, threads) for index in indexes]
-        return _RunInfo(run.tag, run.source), per_qrels
+        shared = [len(run_turns.intersection(q.turns.tolist())) for q in qrels_list]
+        return _RunInfo(run.tag, run.source), per_qrels, shared
 
     # The qrels are read while the first runs are parsed; their errors still come first, and a
     # bad run is reported in the order given.
@@ -256,18 +345,20 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     try:
         loading = qrels_pool.submit(load_qrels)
         scoring = run_pool.map(score, run_paths)
-        qrels_list, _ = loading.result()
+        qrels_list, sizes, _ = loading.result()
         results = list(scoring)
     finally:
         run_pool.shutdown(cancel_futures=True)
         qrels_pool.shutdown()
-    names = run_names([info for info, _ in results])
+    names = run_names([info for info, _, _ in results])
     rows: list[tuple] = []
-    for q, qrels_item in enumerate(qrels_list):
-        qrels_turns = qrels_item.turns.tolist()
-        for (_, per_qrels), name in zip(results, names):
-            rows.extend(_rows(name, qrels_item.name, qrels_turns, parsed, per_qrels[q],
-                              options.get("complete", False), options.get("per_turn", False)))
+    for q, (qrels_item, size) in enumerate(zip(qrels_list, sizes)):
+        facts = QrelsFacts.of(qrels_item)
+        _warn_empty_qrels(facts, size)
+        for (_, per_qrels, shared), name in zip(results, names):
+            _warn_coverage(name, facts, shared[q], complete)
+            rows.extend(_rows(name, facts, parsed, per_qrels[q], shared[q], complete,
+                              options.get("per_turn", False)))
     return rows
 
 

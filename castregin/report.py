@@ -17,6 +17,7 @@ import html
 import math
 import re
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,8 +30,9 @@ from tqdm import tqdm
 from . import formats, plots
 from .compare import DAGGER, DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, run_letters, summary_cells
 from .data import Qrels, Run
-from .evaluate import ALL_TURNS, evaluate, natural_key, run_names
-from .measures import DEFAULT_MEASURES
+from .errors import CoverageWarning, InputError
+from .evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
+from .measures import DEFAULT_MEASURES, parse_measures
 
 DEFAULT_DEPTH = 10
 UNJUDGED = "unjudged"
@@ -58,24 +60,6 @@ def label_distribution(run: Run, qrels: Qrels, depth: int = DEFAULT_DEPTH) -> pd
     frame = pd.DataFrame([[counts[rank][c] for c in columns] for rank in counts], columns=columns,
                          index=pd.Index(list(counts), name="rank"))
     return frame
-
-
-def judged_at_k(run: Run, qrels: Qrels, k: int = DEFAULT_DEPTH) -> float:
-    """The share of the top ``k`` items that are judged, averaged over the turns of both ``run``
-    and ``qrels`` (0.0 when they share none).
-
-    As in ir_measures' ``Judged@k``, a turn with fewer than ``k`` items is divided by its length:
-    a generative run that returns one judged question per turn has judged@10 = 1, since nothing
-    it returned is unjudged. Items are in trec_eval's order, like every measure here.
-    """
-    shared = [turn for turn in run.scores if turn in qrels.labels]
-    if not shared:
-        return 0.0
-    total = 0.0
-    for turn in shared:
-        top = run.ranked(turn)[:k]
-        total += sum(item in qrels.labels[turn] for item in top) / len(top) if top else 0.0
-    return total / len(shared)
 
 
 def per_turn_versus_median(results: pd.DataFrame, qrels: str, measure: str, run: str) -> pd.DataFrame:
@@ -219,15 +203,26 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
     correction family per qrels and measure); the leaderboard marks wins over ``baseline`` when
     given, else over each other run.
     """
-    measures = list(dict.fromkeys(measures))
+    parsed = parse_measures(measures, rel_level)
+    measures = [m.name for m in parsed]
     names = run_names(runs)
     results = evaluate(runs, qrels, measures, rel_level=rel_level, per_turn=True)
+    # judged@k is evaluate's Judged@k (ir_measures' definition), the one implementation of it.
+    judged_measure = f"Judged@{depth}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)  # the same runs and qrels: said above
+        judged_rows = evaluate(runs, qrels, [judged_measure], rel_level=rel_level)
+    judged_rows = judged_rows[judged_rows["measure"] == judged_measure]
+    judged = {(q, r): float(v) for q, r, v in judged_rows[["qrels", "run", "value"]].itertuples(index=False)}
     options = {"test": test, "correction": correction, "alpha": alpha, "permutations": permutations,
                "seed": seed, "progress": progress}
     all_pairs = compare(results, None, **options)
     marks = compare(results, baseline, **options) if baseline is not None else all_pairs
-    judged = {(q.name, name): judged_at_k(run, q, depth) for q in qrels for run, name in zip(runs, names)}
-    primary = measures[0]
+    tested = [m.name for m in parsed if m.per_turn]  # summaries over turns (gm_map) have nothing to test
+    primary = tested[0] if tested else None
+    if primary is None:
+        raise InputError("the report's per-turn plots need a measure with per-turn values (num_q and gm_map "
+                         "have none)")
 
     figures: dict[str, bytes] = {}
     jobs = [("qrels", q, None, f"{i + 1:02d}") for i, q in enumerate(qrels)] + [
@@ -293,7 +288,7 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
     else:
         for q in qrels:
             body.append('<div class="figures">')
-            for measure in measures:
+            for measure in tested:
                 body.append(_matrix(all_pairs, names, q.name, measure))
             body.append("</div>")
 
@@ -314,12 +309,12 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
         header = ["qrels", "turns", *measures, f"judged@{depth}"]
         for q in qrels:
             own = means[(means["qrels"] == q.name) & (means["run"] == name)]
-            shared = sum(1 for turn in run.scores if turn in q.labels)
+            shared = int(own[own["measure"] == NUM_Q]["value"].iloc[0])
             row = [(_e(q.name), ""), (str(shared), "")]
             for measure in measures:
                 value = float(own[own["measure"] == measure]["value"].iloc[0])
                 cell = _fmt(value)
-                if baseline is not None and name != baseline:
+                if baseline is not None and name != baseline and measure in tested:
                     versus = marks[(marks["qrels"] == q.name) & (marks["measure"] == measure)
                                    & (marks["run"] == name)].iloc[0]
                     css = ("win" if versus.mean_difference > 0 else "loss") if versus.significant else ""

@@ -23,10 +23,34 @@ _RESULT_COLUMNS = ("run", "qrels", "measure", "turn", "value")
 FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
 
 
-def _cell(value, decimals: int) -> str:
+#: Measures whose values are counts, printed as integers (trec_eval prints them so).
+COUNT_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+#: Measures that are no score: never bold as "best".
+NOT_SCORES = frozenset({"num_q", "num_ret", "num_rel", "num_nonrel_judged_ret"})
+#: A cell with no value (a measure without per-turn values, on a per-turn row).
+MISSING = "-"
+
+
+def _cell(value, decimals: int, integer: bool = False) -> str:
+    if value is None:
+        return MISSING
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.{decimals}f}"
+        if math.isnan(value):
+            return "nan"
+        if integer and value.is_integer():
+            return str(int(value))
+        return f"{value:.{decimals}f}"
     return str(value)
+
+
+_MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`", "<": "&lt;"}
+
+
+def markdown_escape(text) -> str:
+    """Plain text for a markdown table cell: ``|`` would end the cell, ``*`` or a backtick start markup,
+    a newline end the row."""
+    out = "".join(_MARKDOWN_SPECIALS.get(ch, ch) for ch in str(text))
+    return " ".join(out.splitlines())
 
 
 def text_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:
@@ -69,14 +93,18 @@ def latex_table(header: list[str], rows: list[list[str]], align_right: set[int] 
     return "\n".join(lines) + "\n"
 
 
-def render_results(results: pd.DataFrame, fmt: str = "table", decimals: int = 4) -> str:
+def render_results(results: pd.DataFrame, fmt: str = "table", decimals: int = 4,
+                   counts=COUNT_MEASURES) -> str:
     """Render a DataFrame of ``run, qrels, measure, turn, value`` rows in one of :data:`FORMATS`."""
     rows = list(results[list(_RESULT_COLUMNS)].itertuples(index=False, name=None))
-    return render_rows(rows, fmt, decimals)
+    return render_rows(rows, fmt, decimals, counts)
 
 
-def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4) -> str:
-    """Render ``(run, qrels, measure, turn, value)`` tuples in one of :data:`FORMATS`."""
+def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, counts=COUNT_MEASURES) -> str:
+    """Render ``(run, qrels, measure, turn, value)`` tuples in one of :data:`FORMATS`.
+
+    ``counts`` names the measures printed as integers in the formats for people.
+    """
     if fmt == "json":
         records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])))) for row in rows]
         return json.dumps(records, indent=2) + "\n"
@@ -87,13 +115,14 @@ def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4) ->
         writer.writerow(_RESULT_COLUMNS)
         writer.writerows((*row[:4], repr(float(row[4]))) for row in rows)
         return buffer.getvalue()
-    return render_wide(rows, fmt, decimals)
+    return render_wide(rows, fmt, decimals, counts)
 
 
-def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4) -> str:
+def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT_MEASURES) -> str:
     """One row per (qrels, run[, turn]), one column per measure; best of each column bold.
 
-    ``rows`` are ``(run, qrels, measure, turn, value)`` tuples.
+    ``rows`` are ``(run, qrels, measure, turn, value)`` tuples. A measure without a value on a row
+    (``num_q`` on per-turn rows) shows ``-``; counts are never bold.
     """
     measures = list(dict.fromkeys(measure for _, _, measure, _, _ in rows))
     per_turn = any(turn != "all" for _, _, _, turn, _ in rows)
@@ -108,15 +137,16 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4) -> str:
     best: dict[tuple, float] = {}
     if not per_turn:
         for (qrels, _run, measure), value in values.items():
-            if not math.isnan(value):
+            if not math.isnan(value) and measure not in NOT_SCORES:
                 best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
 
     def cells(key):
         out = []
         for measure in measures:
-            value = values.get((*key, measure), float("nan"))
-            text = _cell(value, decimals)
-            if fmt in ("markdown", "latex") and not per_turn and value == best.get((key[0], measure)):
+            value = values.get((*key, measure))
+            text = _cell(value, decimals, measure in counts)
+            if fmt in ("markdown", "latex") and not per_turn and value is not None \
+                    and value == best.get((key[0], measure)):
                 text = f"**{text}**" if fmt == "markdown" else f"\\textbf{{{text}}}"
             out.append(text)
         return out
@@ -125,7 +155,8 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4) -> str:
     header = key_header + measures
     numeric = set(range(len(key_header), len(header)))
     if fmt == "markdown":
-        return markdown_table(header, table, numeric)
+        escaped = [[markdown_escape(c) if i < len(key_header) else c for i, c in enumerate(r)] for r in table]
+        return markdown_table([markdown_escape(h) for h in header], escaped, numeric)
     if fmt == "latex":
         escaped = [[latex_escape(c) if i < len(key_header) else c for i, c in enumerate(r)] for r in table]
         return latex_table([latex_escape(h) for h in header], escaped, numeric)

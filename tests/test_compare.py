@@ -20,7 +20,7 @@ from castregin.evaluate import evaluate
 TREC_NAMES = {"P@1": "P_1", "nDCG@3": "ndcg_cut_3", "AP": "map"}
 TAGS = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw", "T5_rewrite"]
 JSON_KEYS = ["measure", "run", "baseline", "qrels", "turns", "mean_difference", "statistic", "p_value",
-             "p_value_corrected", "significant"]
+             "p_value_corrected", "significant", "direction"]
 
 
 @pytest.fixture(scope="module")
@@ -156,9 +156,11 @@ def test_tables_mark_best_and_significant_wins(cli, run_paths, qrels_path):
         line = next(line for line in markdown.splitlines() if line.startswith(f"| {tag} |"))
         assert "<sup>\u2020</sup>" in line
         assert "$^{\\dagger}$" in next(line for line in latex.splitlines() if line.startswith(tag.replace("_", "\\_")))
-    assert "| miniLM_bert_sample_mi_run | **0.2437**<sup>\u2020</sup> |" in markdown
+    assert "| miniLM_bert_sample_mi_run | 205 | **0.2437**<sup>\u2020</sup> |" in markdown  # num_q, nDCG@3
     assert "\\textbf{0.2437}$^{\\dagger}$" in latex and "\\toprule" in latex
-    assert "| T5_raw [baseline] | 0.1472 |" in markdown
+    assert "| T5_raw [baseline] | 205 | 0.1472 |" in markdown
+    assert {r["direction"] for r in rows} == {"better"}
+    assert all((r["direction"] == "better") == (r["significant"] and r["mean_difference"] > 0) for r in rows)
     assert "0.2437\u2020" in table
     tsv = cli("compare", *args, "--format", "tsv").stdout.splitlines()
     assert tsv[0].split("\t") == [*JSON_KEYS, "effect_size"]

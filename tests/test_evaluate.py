@@ -11,6 +11,11 @@ from castregin import InputError, Qrels, Run
 from castregin.evaluate import evaluate
 
 
+def _mean(results, measure="P@1"):
+    """The ``all`` value of one measure in evaluate's rows."""
+    return results[(results["measure"] == measure) & (results["turn"] == "all")]["value"].item()
+
+
 def _run(scores, tag="r"):
     return Run(tag, scores, {t: {i: k for k, i in enumerate(items, 1)} for t, items in scores.items()})
 
@@ -22,29 +27,32 @@ def test_ties_are_broken_by_item_id_descending_like_trec_eval():
     # Q2 (label 0) sorts before Q1 (label 2) on a tie: P@1 is 0, as trec_eval gives.
     run = _run({"t1": {"Q1": 1.0, "Q2": 1.0}})
     assert evaluate(run, QRELS, ["P@1", "RR"], per_turn=True).query("turn == 't1'")["value"].tolist() == [0.0, 0.5]
+    # (num_q has no per-turn value: the rows of t1 are P@1's and RR's)
     expected = pytrec_eval.RelevanceEvaluator(QRELS.labels, {"P_1"}, relevance_level=2).evaluate(run.scores)
     assert expected["t1"]["P_1"] == 0.0
 
 
 def test_rank_column_is_ignored():
     run = Run("r", {"t1": {"Q2": 0.1, "Q1": 0.9}}, {"t1": {"Q2": 1, "Q1": 2}})
-    assert evaluate(run, QRELS, ["P@1"])["value"].item() == 1.0
+    assert _mean(evaluate(run, QRELS, ["P@1"])) == 1.0
 
 
 def test_intersection_by_default_and_complete():
     run = _run({"t1": {"Q1": 2.0}, "t4": {"Q1": 1.0}})  # t4 is not judged, t2 and t3 missing
-    assert evaluate(run, QRELS, ["P@1"])["value"].item() == 1.0
-    assert evaluate(run, QRELS, ["P@1"], complete=True)["value"].item() == pytest.approx(1 / 3)
-    per_turn = evaluate(run, QRELS, ["P@1"], complete=True, per_turn=True)
+    assert _mean(evaluate(run, QRELS, ["P@1"])) == 1.0
+    assert _mean(evaluate(run, QRELS, ["P@1"], complete=True)) == pytest.approx(1 / 3)
+    per_turn = evaluate(run, QRELS, ["P@1"], complete=True, per_turn=True).query("measure == 'P@1'")
     assert dict(zip(per_turn["turn"], per_turn["value"])) == {"all": pytest.approx(1 / 3), "t1": 1.0,
                                                               "t2": 0.0, "t3": 0.0}
+    counts = evaluate(run, QRELS, ["P@1"], complete=True)
+    assert _mean(counts, "num_q") == 3 and _mean(evaluate(run, QRELS, ["P@1"]), "num_q") == 1
 
 
 def test_turns_without_relevant_items_still_count():
     run = _run({"t1": {"Q1": 2.0}, "t3": {"Q9": 1.0}})  # t3 has only a label 1: nothing relevant at level 2
-    assert evaluate(run, QRELS, ["P@1"])["value"].item() == 0.5
+    assert _mean(evaluate(run, QRELS, ["P@1"])) == 0.5
     # nDCG uses grade 1 as a gain; it does not depend on the relevance level
-    ndcg = evaluate(run, QRELS, ["nDCG@3"], per_turn=True)
+    ndcg = evaluate(run, QRELS, ["nDCG@3"], per_turn=True).query("measure == 'nDCG@3'")
     assert dict(zip(ndcg["turn"], ndcg["value"]))["t3"] == 1.0
 
 
@@ -52,8 +60,8 @@ def test_rel_level_applies_to_binary_measures_only():
     run = _run({"t1": {"Q3": 3.0, "Q1": 2.0}})
     at2 = evaluate(run, QRELS, ["P@1", "nDCG@3"], rel_level=2)
     at1 = evaluate(run, QRELS, ["P@1", "nDCG@3"], rel_level=1)
-    assert at2["value"].tolist()[0] == 0.0 and at1["value"].tolist()[0] == 1.0
-    assert at2["value"].tolist()[1] == at1["value"].tolist()[1]
+    assert _mean(at2) == 0.0 and _mean(at1) == 1.0
+    assert _mean(at2, "nDCG@3") == _mean(at1, "nDCG@3")
 
 
 def test_trec_eval_names_equal_ir_measures_names():
@@ -61,12 +69,13 @@ def test_trec_eval_names_equal_ir_measures_names():
     pairs = [("P@1", "P_1"), ("nDCG@3", "ndcg_cut_3"), ("AP", "map"), ("RR", "recip_rank"), ("R@10", "recall_10")]
     a = evaluate(run, QRELS, [p[0] for p in pairs])["value"].tolist()
     b = evaluate(run, QRELS, [p[1] for p in pairs])["value"].tolist()
+    assert len(a) == len(pairs) + 1  # and num_q
     assert a == b
 
 
 def test_turns_restrict_every_qrels():
     run = _run({"t1": {"Q1": 2.0}, "t2": {"Q1": 1.0}})
-    assert evaluate(run, QRELS, ["P@1"], turns=["t2"])["value"].item() == 0.0
+    assert _mean(evaluate(run, QRELS, ["P@1"], turns=["t2"])) == 0.0
 
 
 def test_unknown_measure_is_an_input_error():
@@ -93,30 +102,33 @@ def test_cli_json_shape_and_named_qrels(cli, files):
                  "--format", "json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    assert rows[0] == {"run": "alpha", "qrels": "q", "measure": "P@1", "turn": "all", "value": 1.0}
+    assert rows[0] == {"run": "alpha", "qrels": "q", "measure": "num_q", "turn": "all", "value": 2.0}
+    assert rows[1] == {"run": "alpha", "qrels": "q", "measure": "P@1", "turn": "all", "value": 1.0}
     assert {(r["run"], r["qrels"], r["measure"]) for r in rows} == {
-        (r, q, m) for r in ("alpha", "beta") for q in ("q", "mi") for m in ("P@1", "map")}
+        (r, q, m) for r in ("alpha", "beta") for q in ("q", "mi") for m in ("num_q", "P@1", "map")}
     assert [r["value"] for r in rows if r["run"] == "beta" and r["measure"] == "P@1"] == [0.0, 0.0]
 
 
 def test_cli_per_turn_json(cli, files):
     run, _, qrels, _ = files
     rows = json.loads(cli("evaluate", run, "--qrels", qrels, "-m", "P@1", "--per-turn", "--format", "json").stdout)
-    assert [(r["turn"], r["value"]) for r in rows] == [("all", 1.0), ("t1", 1.0), ("t2", 1.0)]
+    assert [(r["measure"], r["turn"], r["value"]) for r in rows] == [
+        ("num_q", "all", 2.0), ("P@1", "all", 1.0), ("P@1", "t1", 1.0), ("P@1", "t2", 1.0)]
 
 
 def test_cli_table_markdown_latex_tsv(cli, files, tmp_path):
     run, other, qrels, _ = files
     table = cli("evaluate", run, other, "--qrels", qrels, "-m", "P@1").stdout
-    assert table.splitlines()[0].split() == ["run", "P@1"]
-    assert table.splitlines()[2].split() == ["alpha", "1.0000"]
+    assert table.splitlines()[0].split() == ["run", "num_q", "P@1"]
+    assert table.splitlines()[2].split() == ["alpha", "2", "1.0000"]
     markdown = cli("evaluate", run, other, "--qrels", qrels, "-m", "P@1", "--format", "markdown").stdout
-    assert "| alpha | **1.0000** |" in markdown and "| beta | 0.0000 |" in markdown
+    assert "| alpha | 2 | **1.0000** |" in markdown and "| beta | 2 | 0.0000 |" in markdown
     latex = cli("evaluate", run, other, "--qrels", qrels, "-m", "P@1", "--format", "latex").stdout
-    assert "alpha & \\textbf{1.0000} \\\\" in latex and "\\toprule" in latex
+    assert "alpha & 2 & \\textbf{1.0000} \\\\" in latex and "\\toprule" in latex
     out = tmp_path / "scores.tsv"
     assert cli("evaluate", run, "--qrels", qrels, "-m", "nDCG@3", "--format", "tsv", "-o", out).exit_code == 0
-    assert out.read_text().splitlines() == ["run\tqrels\tmeasure\tturn\tvalue", "alpha\tq\tnDCG@3\tall\t1.0"]
+    assert out.read_text().splitlines() == ["run\tqrels\tmeasure\tturn\tvalue", "alpha\tq\tnum_q\tall\t2.0",
+                                            "alpha\tq\tnDCG@3\tall\t1.0"]
 
 
 def test_cli_turns_option(cli, files, tmp_path):
@@ -125,7 +137,7 @@ def test_cli_turns_option(cli, files, tmp_path):
     turns.write_text("t2\n")
     rows = json.loads(cli("evaluate", run, "--qrels", qrels, "--turns", turns, "-m", "P@1", "--per-turn",
                           "--format", "json").stdout)
-    assert [r["turn"] for r in rows] == ["all", "t2"]
+    assert [(r["measure"], r["turn"]) for r in rows] == [("num_q", "all"), ("P@1", "all"), ("P@1", "t2")]
 
 
 def test_cli_unknown_measure_is_one_line(cli, files):

@@ -37,7 +37,9 @@ def test_means_and_per_turn_values_equal_pytrec_eval(run_paths, cast2022, qrels_
     for run_path in run_paths:
         expected, oracle_qrels = _oracle(run_path, qrels_path)
         results = evaluate(formats.read_run(run_path), qrels, DEFAULT_MEASURES, complete=complete, per_turn=True)
-        assert set(results["measure"]) == set(DEFAULT_MEASURES)
+        assert set(results["measure"]) == {"num_q", *DEFAULT_MEASURES}
+        num_q = results[results["measure"] == "num_q"]["value"].item()
+        assert num_q == (len(oracle_qrels) if complete else len(expected))
         for measure, trec_name in TREC_NAMES.items():
             rows = results[results["measure"] == measure]
             per_turn = {r.turn: r.value for r in rows.itertuples() if r.turn != "all"}
@@ -59,8 +61,8 @@ def test_complete_counts_the_turns_a_run_lacks_as_zero(run_paths, cast2022):
     partial_run = Run(bm25.tag, {t: bm25.scores[t] for t in kept}, {t: bm25.ranks[t] for t in kept})
     expected, _ = _oracle(run_paths[0], cast2022 / "regin/qrels/question_relevance_all.qrel")
     oracle_sum = sum(expected[t]["P_1"] for t in kept)
-    partial = evaluate(partial_run, qrels, ["P@1"])["value"].item()
-    complete = evaluate(partial_run, qrels, ["P@1"], complete=True)["value"].item()
+    partial = evaluate(partial_run, qrels, ["P@1"]).query("measure == 'P@1'")["value"].item()
+    complete = evaluate(partial_run, qrels, ["P@1"], complete=True).query("measure == 'P@1'")["value"].item()
     assert partial == pytest.approx(oracle_sum / len(kept), abs=1e-12)
     assert complete == pytest.approx(oracle_sum / len(qrels.turns), abs=1e-12)
     assert complete < partial

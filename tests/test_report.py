@@ -10,7 +10,7 @@ from reference_runs import write_reference_runs
 
 from castregin import Qrels, Run, formats
 from castregin.evaluate import evaluate
-from castregin.report import build_report, judged_at_k, label_distribution, per_turn_versus_median
+from castregin.report import build_report, label_distribution, per_turn_versus_median
 
 TAGS = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw", "T5_rewrite"]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -108,17 +108,31 @@ def test_label_distribution_counts_unjudged_and_uses_trec_eval_order():
     assert frame.loc[3].tolist() == [0, 0, 0, 1]
 
 
-def test_judged_at_k_equals_ir_measures_judged():
+def _leaderboard_judged(runs, qrels, k):
+    """The judged@k column of the report's leaderboard, run by run."""
+    page = build_report(runs, [qrels], ["P@1"], depth=k).html
+    board = page.split('id="leaderboard"')[1].split('id="significance"')[0]
+    return [float(cells[-1]) for cells in re.findall(r"<tr>(.*?)</tr>", board)
+            for cells in [re.findall(r"<td[^>]*>([^<]*)</td>", cells)] if cells]
+
+
+def test_report_judged_at_k_is_evaluates_judged_at_k_with_ties():
     import ir_measures
 
-    run = _run("r", {"t1": {"Q1": 1.0, "Q7": 0.5}, "t2": {"Q9": 2.0, "Q5": 1.0, "Q8": 0.1}, "t3": {"Q1": 1.0}})
-    assert judged_at_k(run, QRELS, 1) == pytest.approx((1 + 0) / 2)
-    assert judged_at_k(run, QRELS, 10) == pytest.approx((1 / 2 + 1 / 3) / 2)  # short rankings: / length
+    # t1's two items tie: ir_measures' Judged takes Q1 first (judged), trec_eval's order Q3 (not judged).
+    # Before, the report ranked in trec_eval's order and said 0.5 where `evaluate -m Judged@1` said 1.0.
+    runs = [_run("tied", {"t1": {"Q1": 1.0, "Q3": 1.0}, "t2": {"Q9": 2.0, "Q5": 1.0, "Q8": 0.1}}),
+            _run("short", {"t1": {"Q7": 0.5, "Q1": 1.0}, "t2": {"Q8": 3.0}, "t3": {"Q1": 1.0}})]
     for k in (1, 2, 3, 10):
-        expected = ir_measures.calc_aggregate([ir_measures.Judged @ k], QRELS.labels,
-                                              {t: s for t, s in run.scores.items() if t in QRELS.labels})
-        assert judged_at_k(run, QRELS, k) == pytest.approx(expected[ir_measures.Judged @ k])
-    assert judged_at_k(_run("r", {"t9": {"Q1": 1.0}}), QRELS, 4) == 0.0
+        expected = []
+        for run in runs:
+            shared = {t: s for t, s in run.scores.items() if t in QRELS.labels}
+            expected.append(ir_measures.calc_aggregate([ir_measures.Judged @ k], QRELS.labels, shared)[
+                ir_measures.Judged @ k])
+            rows = evaluate(run, QRELS, [f"Judged@{k}"])
+            assert rows[rows["measure"] == f"Judged@{k}"]["value"].item() == pytest.approx(expected[-1])
+        assert _leaderboard_judged(runs, QRELS, k) == pytest.approx([round(v, 4) for v in expected], abs=1e-9)
+    assert _leaderboard_judged(runs, QRELS, 1)[0] == 0.5  # trec_eval's order would give 0.0
 
 
 def test_per_turn_versus_median_and_best():

@@ -180,7 +180,7 @@ def test_middle_accuracy_absent_when_its_round_was_not_played():
     early = make_episode(ROUNDS[:2], filled=[True], aborted=True, played=2, slots=10)
     episode = scorekeeping.score_episode(early)["episode scores"]
     assert "Middle-Accuracy" not in episode
-    assert list(episode)[0] == "Accuracy" and math.isnan(episode["Accuracy"])
+    assert next(iter(episode)) == "Accuracy" and math.isnan(episode["Accuracy"])
     late = make_episode(ROUNDS[:3], filled=[True, True], aborted=True, played=3, slots=4)
     assert math.isnan(scorekeeping.score_episode(late)["episode scores"]["Middle-Accuracy"])
 
