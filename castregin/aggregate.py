@@ -20,8 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +29,7 @@ import pandas as pd
 
 from .agreement import alpha_from_counts, worker_kappas
 from .errors import InputError
-from .formats.common import ensure_not_input
+from .formats.output import OutputSet, check_outputs
 from .formats.trec import format_qrels
 
 MAJORITIES = ("plurality", "absolute")
@@ -330,39 +328,31 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted)
 
 
+def check_file_name_part(value: str, what: str = "prefix") -> str:
+    """A part of an output file name (the prefix, a criterion) is a name, not a path."""
+    if value and (any(c in value for c in "/\\") or value.startswith(".")
+                  or any(ord(c) < 32 or ord(c) == 127 for c in value)):
+        raise InputError(f"the {what} {value!r} is not a plain name (no /, \\, leading dot or control "
+                         "characters): outputs stay inside the output directory")
+    return value
+
+
 def write_aggregation(aggregation: Aggregation, out_dir: str | os.PathLike, prefix: str = "question",
                       inputs: Sequence[str | os.PathLike] = ()) -> list[Path]:
     """Write every output of ``aggregation`` into ``out_dir``, all of them or none.
 
-    The files are written into a temporary directory inside ``out_dir`` and renamed into place
-    at the end; on an error the temporary directory (and ``out_dir``, if this call created it)
-    is removed. ``inputs`` are never overwritten.
+    One :class:`~castregin.formats.output.OutputSet`: on an error the old files stay as they were
+    and a directory this call created is removed. ``inputs`` are never overwritten.
     """
     target = Path(out_dir)
-    files = aggregation.outputs(prefix)
-    for name in files:
-        ensure_not_input(target / name, inputs)
     if target.exists() and not target.is_dir():
         raise InputError("exists and is not a directory; choose another --out-dir", source=str(target))
-    created = not target.exists()
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"cannot create the directory: {err.strerror}", source=str(target)) from None
-    staging = Path(tempfile.mkdtemp(prefix=".aggregate-", dir=target))
-    try:
+    check_file_name_part(prefix)
+    for criterion in aggregation.criteria:
+        check_file_name_part(criterion, "criterion")
+    files = aggregation.outputs(prefix)
+    check_outputs([target / name for name in files], inputs)
+    with OutputSet(inputs) as outputs:
         for name, text in files.items():
-            with open(staging / name, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            os.chmod(staging / name, 0o644)
-        written = []
-        for name in files:
-            os.replace(staging / name, target / name)
-            written.append(target / name)
-        return written
-    except BaseException:
-        if created:
-            shutil.rmtree(target, ignore_errors=True)
-        raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            outputs.write_text(target / name, text)
+    return [target / name for name in files]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import signal
 import sys
 import warnings
 
@@ -89,6 +90,36 @@ class CastreginGroup(click.Group):
             # `castregin evaluate ... | head`: the reader left; that is not an error.
             sys.stderr.close()
             ctx.exit(0)
+        except Stopped as stop:
+            # The writers have removed their temporary files on the way out.
+            click.echo(f"castregin: stopped by {stop.name}; no output was written", err=True)
+            ctx.exit(128 + stop.number)
+        except KeyboardInterrupt:
+            click.echo("castregin: interrupted; no output was written", err=True)
+            ctx.exit(128 + signal.SIGINT)
+
+
+class Stopped(BaseException):
+    """SIGTERM (or SIGHUP) turned into an exception, so that ``finally`` blocks remove temporary files.
+
+    A BaseException, like KeyboardInterrupt: no ``except Exception`` swallows it.
+    """
+
+    def __init__(self, number: int):
+        super().__init__(number)
+        self.number = number
+        self.name = signal.Signals(number).name
+
+
+def _stop(number, _frame):
+    raise Stopped(number)
+
+
+def run() -> None:
+    """The ``castregin`` program: :data:`main` with SIGTERM and SIGHUP ending it cleanly, as SIGINT does."""
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, _stop)
+    main()
 
 
 @click.group(cls=CastreginGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

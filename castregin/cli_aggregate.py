@@ -15,6 +15,7 @@ import re
 import click
 
 from .cli import main
+from .errors import InputError
 from .formats import ensure_not_input, write_text
 from .tables import text_table
 
@@ -160,8 +161,12 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
           --gold gold.csv --prefix '' --out-dir qrels/
     """
     from .aggregate import aggregate as run_aggregate
-    from .aggregate import write_aggregation
+    from .aggregate import check_file_name_part, write_aggregation
 
+    try:
+        check_file_name_part(prefix)
+    except InputError as err:
+        raise click.BadParameter(str(err), param_hint="--prefix") from None
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
     result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label)
     inputs = [p for p in [*judgments, gold] if p]

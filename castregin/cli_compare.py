@@ -161,15 +161,18 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
       castregin report runs/*.run --qrels all=all.qrel --qrels mi=mi_subset.qrel --baseline bm25.run \\
           -m nDCG@3 -m P@1 --out report
     """
-    from .report import write_report  # matplotlib is slow to import; only this command needs it
+    from .report import (
+        check_report_directory,
+        write_report,  # matplotlib is slow to import; only this command needs it
+    )
 
     inputs = [*runs, *(split_named(s)[1] for s in qrels_specs)]
-    formats.ensure_not_input(os.path.join(out_dir, "index.html"), inputs)
+    check_report_directory(out_dir, inputs)
     _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
     run_list, qrels_list = _read(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
-        index = write_report(run_list, qrels_list, out_dir, measures=measures or DEFAULT_MEASURES, baseline=base,
+        index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES, baseline=base,
                              rel_level=rel_level, depth=depth, test=test, correction=correction, alpha=alpha,
                              permutations=permutations, seed=seed, progress=sys.stderr.isatty())
     click.echo(f"castregin: report written to {index}", err=True)

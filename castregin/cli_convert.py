@@ -7,10 +7,7 @@ stage (and jsonschema with it) is imported by the commands that use it, not by `
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -18,7 +15,7 @@ import click
 
 from .cli import main
 from .errors import InputError
-from .formats.common import STDIO, atomic_output, ensure_not_input, write_text
+from .formats.output import OutputSet, check_outputs, write_text
 from .formats.trec import format_pool, read_qrels, read_turn_list
 from .pool import pool_files
 
@@ -38,21 +35,9 @@ def _progress(description: str, unit: str = "turn"):
     return wrap
 
 
-@contextlib.contextmanager
-def _open_output(path: str):
-    """Like atomic_output, but standard output is buffered too, so that an error writes nothing."""
-    if path != STDIO:
-        with atomic_output(path) as handle:
-            yield handle
-        return
-    with tempfile.SpooledTemporaryFile(max_size=16 << 20, mode="w+", encoding="utf-8", newline="\n") as spool:
-        yield spool
-        spool.seek(0)
-        shutil.copyfileobj(spool, sys.stdout)
-        sys.stdout.flush()
-
-
-def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, other_inputs: list[str]) -> list[str]:
+def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, other_inputs: list[str],
+             bank_out: str | None = None) -> list[str]:
+    """Where each run goes; outputs that are inputs, or each other (``--bank-out`` too), are refused here."""
     if (output is None) == (out_dir is None):
         raise click.UsageError("give either -o FILE (or -o - for standard output) or --out-dir DIR")
     if output is not None and len(runs) != 1:
@@ -60,8 +45,7 @@ def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, oth
     from .convert import output_paths
 
     targets = output_paths(list(runs), output, out_dir)
-    for target in targets:
-        ensure_not_input(target, [*runs, *other_inputs])
+    check_outputs([*targets, bank_out], [*runs, *other_inputs])
     return targets
 
 
@@ -77,23 +61,23 @@ def _finish(total: Warnings, strict: bool) -> None:
             raise InputError(f"{len(total)} warning{'s' if len(total) != 1 else ''} and --strict: nothing written")
 
 
-def _convert_all(runs, targets, reader, convert, strict: bool, after=None) -> None:
-    """Convert each run into its target, one at a time; every output is committed only if all succeed."""
+def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None) -> None:
+    """Convert each run into its target, one at a time; the outputs (and ``--bank-out``) are committed
+    together, and only if every run converts (and, with ``--strict``, without a warning)."""
     from .convert import Warnings, write_ranked
 
     total = Warnings()
-    with contextlib.ExitStack() as stack:
+    with OutputSet(inputs) as outputs:
         for path, target in zip(runs, targets):
             submission = reader(path)
             warnings = Warnings()
-            handle = stack.enter_context(_open_output(target))
-            write_ranked(handle, convert(submission, warnings), submission.tag)
+            write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
             del submission  # one run in memory at a time
             _report(warnings)
             total.extend(warnings)
         _finish(total, strict)
-        if after is not None:
-            after()
+        if bank_out is not None:
+            outputs.write_text(bank_out, bank.text())
 
 
 _OUTPUT_OPTIONS = [
@@ -149,11 +133,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
         --bank 2022_mixed_initiative_question_pool.json --out-dir converted/
     """
     inputs = [*banks, *([turns_file] if turns_file else [])]
-    targets = _targets(runs, output, out_dir, inputs)
-    if bank_out is not None:
-        ensure_not_input(bank_out, [*runs, *inputs])
-        if bank_out in targets:
-            raise click.UsageError("--bank-out must differ from the run outputs")
+    targets = _targets(runs, output, out_dir, inputs, bank_out)
     from .convert import Bank, iter_questions
     from .formats.submissions import read_mi_run
 
@@ -164,8 +144,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
         return iter_questions(submission, bank, official_turns=official, depth=depth, warnings=warnings,
                               progress=_progress(submission.source))
 
-    _convert_all(runs, targets, read_mi_run, convert_one, strict,
-                 after=(lambda: bank.write(bank_out)) if bank_out is not None else None)
+    _convert_all(runs, targets, read_mi_run, convert_one, strict, [*runs, *inputs], bank, bank_out)
 
 
 @convert.command("responses")
@@ -199,11 +178,7 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
         raise click.UsageError("--passage-rel-level needs --passage-qrels")
     level = 2 if passage_rel_level is None else passage_rel_level
     inputs = [*banks, *([turns_file] if turns_file else []), *([passage_qrels] if passage_qrels else [])]
-    targets = _targets(runs, output, out_dir, inputs)
-    if bank_out is not None:
-        ensure_not_input(bank_out, [*runs, *inputs])
-        if bank_out in targets:
-            raise click.UsageError("--bank-out must differ from the run outputs")
+    targets = _targets(runs, output, out_dir, inputs, bank_out)
     from .convert import Bank, iter_responses
     from .formats.submissions import read_main_run
 
@@ -215,8 +190,7 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
         return iter_responses(submission, bank, depth=depth, passage_qrels=qrels, rel_level=level,
                               official_turns=official, warnings=warnings, progress=_progress(submission.source))
 
-    _convert_all(runs, targets, read_main_run, convert_one, strict,
-                 after=(lambda: bank.write(bank_out)) if bank_out is not None else None)
+    _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs], bank, bank_out)
 
 
 @convert.command("passages")
@@ -230,7 +204,8 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
     Per turn, as the official CAsT tools did: the provenance passages of the responses in rank order,
     each in provenance order, each passage once (first occurrence); scores 100, 99, 98, ...; ranks 1..
     """
-    targets = _targets(runs, output, out_dir, [turns_file] if turns_file else [])
+    inputs = [turns_file] if turns_file else []
+    targets = _targets(runs, output, out_dir, inputs)
     official = read_turn_list(turns_file) if turns_file else None
     from .convert import iter_passages
     from .formats.submissions import read_main_run
@@ -239,20 +214,20 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
         return iter_passages(submission, official_turns=official, warnings=warnings,
                              progress=_progress(submission.source))
 
-    _convert_all(runs, targets, read_main_run, convert_one, strict)
+    _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs])
 
 
 @main.command("pool")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="Items taken from each run per turn, by the rank column.")
-@click.option("-o", "--output", default=STDIO, show_default=True, metavar="FILE",
+@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
               help="Where to write the pool (`-`: standard output).")
 def pool_command(runs, depth, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
     """
-    ensure_not_input(output, runs)
+    check_outputs([output], runs)
     pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
-    write_text(output, format_pool(pool))
+    write_text(output, format_pool(pool), runs)

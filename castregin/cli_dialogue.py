@@ -196,12 +196,10 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
           --group agent --id dialogue --save performance.json --format json -o fit.json
     """
     from .dialogue.paradise import fit_performance
-    from .formats import ensure_not_input, write_text
-    from .formats.dialogue import read_dialogues, write_performance_function
+    from .formats.dialogue import performance_function_text, read_dialogues
+    from .formats.output import OutputSet, check_outputs
 
-    ensure_not_input(output, [dialogues])
-    if save:
-        ensure_not_input(save, [dialogues])
+    check_outputs([output, save], [dialogues])
     table = read_dialogues(dialogues, list(dict.fromkeys([satisfaction, success, *costs])),
                            group=group, id_column=id_column)
     fit = fit_performance(table.columns, satisfaction=satisfaction, success=success, costs=costs,
@@ -209,8 +207,6 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
     if not fit.final.coefficients:
         click.echo(f"castregin: warning: no factor is significant at {alpha_level:g}; the performance "
                    "function is empty", err=True)
-    if save:
-        write_performance_function(save, fit.function)
     if fmt == "json":
         data = {
             "full": fit.full.as_dict(),
@@ -223,9 +219,13 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
                 for i, (ident, p) in enumerate(zip(table.ids, fit.performance))
             ],
         }
-        write_text(output, _dumps(data))
-        return
-    write_text(output, _fit_table(fit, table, alpha_level))
+        text = _dumps(data)
+    else:
+        text = _fit_table(fit, table, alpha_level)
+    with OutputSet([dialogues]) as outputs:  # the function and the report, both or neither
+        if save:
+            outputs.write_text(save, performance_function_text(fit.function))
+        outputs.write_text(output, text)
 
 
 @paradise.command("predict")
@@ -339,35 +339,34 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
 
     from .dialogue.scorekeeping import score_episode
     from .errors import InputError
-    from .formats import ensure_not_input, write_text
-    from .formats.dialogue import SCORES, read_interactions, write_scores
+    from .formats.dialogue import SCORES, interactions_path, read_interactions, scores_text
+    from .formats.output import OutputSet, check_outputs
     from .tables import text_table
 
-    ensure_not_input(output, episodes)
+    inputs = [interactions_path(e) if e != "-" else e for e in episodes]
+    if write_beside and "-" in episodes:
+        raise InputError("--write needs episode files, not standard input")
+    beside = [Path(p).parent / SCORES for p in inputs] if write_beside else []
+    check_outputs([output, *beside], inputs)
     scored = []
     for episode in episodes:
         interactions, source = read_interactions(episode)
         scored.append((source, score_episode(interactions, source=source)))
-    if write_beside:
-        for source, scores in scored:
-            if source == "<stdin>":
-                raise InputError("--write needs episode files, not standard input")
-            target = Path(source).parent / SCORES
-            try:
-                write_scores(target, scores)
-            except OSError as err:
-                raise InputError(f"cannot write: {err.strerror}", source=str(target)) from None
     if fmt == "json":
         data = scored[0][1] if len(scored) == 1 else {source: scores for source, scores in scored}
-        write_text(output, json.dumps(data, indent=None if len(scored) == 1 else 2) + "\n")
-        return
-    header = ["episode", "rounds", *_EPISODE_COLUMNS]
-    rows = []
-    for source, scores in scored:
-        name = str(Path(source).parent) if Path(source).name == "interactions.json" else source
-        values = scores["episode scores"]
-        rows.append([name, str(len(scores["turn scores"])), *(_fmt(values[c]) for c in _EPISODE_COLUMNS)])
-    write_text(output, text_table(header, rows, set(range(1, len(header)))))
+        text = json.dumps(data, indent=None if len(scored) == 1 else 2) + "\n"
+    else:
+        header = ["episode", "rounds", *_EPISODE_COLUMNS]
+        rows = []
+        for source, scores in scored:
+            name = str(Path(source).parent) if Path(source).name == "interactions.json" else source
+            values = scores["episode scores"]
+            rows.append([name, str(len(scores["turn scores"])), *(_fmt(values[c]) for c in _EPISODE_COLUMNS)])
+        text = text_table(header, rows, set(range(1, len(header))))
+    with OutputSet(inputs) as outputs:  # every scores.json and the report, or none of them
+        for target, (_, scores) in zip(beside, scored):
+            outputs.write_text(target, scores_text(scores))
+        outputs.write_text(output, text)
 
 
 @scorekeeping.command("summary")

@@ -173,7 +173,7 @@ def qrels_stats(qrels_files, rel_level, fmt):
     """Turns, items and the label histogram of each QRELS."""
     all_stats = [qrels_tools.stats(formats.read_qrels(p), rel_level) for p in qrels_files]
     if fmt == "json":
-        click.echo(json.dumps(all_stats, indent=2))
+        formats.write_text("-", json.dumps(all_stats, indent=2) + "\n")
         return
     labels = sorted({int(label) for s in all_stats for label in s["labels"]})
     header = ["qrels", "turns", "topics", "items", "items/turn", f"turns with label>={rel_level}",
@@ -184,4 +184,4 @@ def qrels_stats(qrels_files, rel_level, fmt):
          str(s["turns_with_relevant"]), *[str(s["labels"].get(str(label), 0)) for label in labels]]
         for s in all_stats
     ]
-    click.echo(text_table(header, rows, set(range(1, len(header)))), nl=False)
+    formats.write_text("-", text_table(header, rows, set(range(1, len(header)))))

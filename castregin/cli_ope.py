@@ -104,4 +104,7 @@ def simulate_command(world, n_dialogues, seed, target_p, target_sample, world_se
     else:
         summary = (f"exact target value {sim.exact_value:.6f} (logged policies {sim.behavior_value:.6f}); "
                    f"{n_dialogues} dialogues of world {world} written to {display_name(output)}")
-    click.echo(summary, err=output == "-")
+    if output == "-":
+        click.echo(summary, err=True)
+    else:
+        write_text("-", summary + "\n")

@@ -176,11 +176,17 @@ class Bank:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def text(self, shape: str | None = None) -> str:
+        """The bank (with its new entries) as JSON text, in ``shape`` or the first input's shape."""
+        from .formats.submissions import bank_text
+
+        return bank_text(self.entries, shape or self.shape, self.prefix)
+
     def write(self, path: str | os.PathLike, shape: str | None = None) -> None:
         """Write the bank (with its new entries) atomically, in ``shape`` or the first input's shape."""
-        from .formats.submissions import write_bank
+        from .formats.common import write_text
 
-        write_bank(path, self.entries, shape or self.shape, self.prefix)
+        write_text(path, self.text(shape))
 
 
 def _grouped(submission: Submission, what: str, warnings: Warnings,

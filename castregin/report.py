@@ -27,16 +27,18 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from . import formats, plots
+from . import plots
 from .compare import DAGGER, DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, run_letters, summary_cells
 from .data import Qrels, Run
 from .errors import CoverageWarning, InputError
 from .evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
+from .formats.output import check_replaceable_directory, replace_directory
 from .measures import DEFAULT_MEASURES, parse_measures
 
 DEFAULT_DEPTH = 10
 UNJUDGED = "unjudged"
 FIGURES_DIR = "figures"
+INDEX = "index.html"
 
 
 # --- data ---------------------------------------------------------------------------------------------
@@ -337,17 +339,23 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
     return Report(page, figures)
 
 
-def write_report(runs: Sequence[Run], qrels: Sequence[Qrels], out_dir: str | Path, **options) -> Path:
-    """Write ``out_dir/index.html`` and ``out_dir/figures/*.png``; return the path of index.html.
+def write_report(runs: Sequence[Run], qrels: Sequence[Qrels], out_dir: str | Path,
+                 inputs: Sequence[str | Path] = (), **options) -> Path:
+    """Make ``out_dir`` hold this report, ``index.html`` and ``figures/*.png``, and nothing else.
 
-    Every file is written atomically; index.html last, so a page that exists is complete.
-    ``options`` are those of :func:`build_report`.
+    The directory is replaced as a whole (:func:`castregin.formats.output.replace_directory`): an
+    error leaves the old report as it was, and a directory holding files that are not a castregin
+    report is refused, never deleted. ``options`` are those of :func:`build_report`; returns the
+    path of index.html.
     """
     report = build_report(runs, qrels, **options)
-    out = Path(out_dir)
-    for name, data in sorted(report.figures.items()):
-        with formats.atomic_output(out / name, "wb") as handle:
-            handle.write(data)
-    index = out / "index.html"
-    formats.write_text(index, report.html)
-    return index
+    files = {name: data for name, data in sorted(report.figures.items())}
+    files[INDEX] = report.html.encode("utf-8")
+    directory = replace_directory(out_dir, files, kind="report", inputs=inputs,
+                                  allowed=[INDEX, f"{FIGURES_DIR}/*.png"])
+    return directory / INDEX
+
+
+def check_report_directory(out_dir: str | Path, inputs: Sequence[str | Path] = ()) -> None:
+    """Refuse, before any work, an ``out_dir`` that :func:`write_report` would refuse."""
+    check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=[INDEX, f"{FIGURES_DIR}/*.png"])

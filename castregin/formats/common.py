@@ -6,16 +6,14 @@ a half-written file. ``-`` means standard input or output.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
 from ..errors import InputError
+from . import output
 
 STDIO = "-"
 
@@ -71,46 +69,14 @@ def read_json(path: str | os.PathLike):
         raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=err.lineno) from None
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write text atomically (temporary file, then rename), or to standard output for ``-``."""
-    if str(path) == STDIO:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with atomic_output(path) as handle:
-        handle.write(text)
+def write_text(path: str | os.PathLike, text: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Write text by the rules of :mod:`castregin.formats.output` (atomic, safe; ``-`` standard output)."""
+    output.write_text(path, text, inputs)
 
 
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
-    """Open ``path`` for writing so that it appears whole or not at all.
-
-    The content goes to a temporary file beside ``path``, renamed over it on success and
-    removed on any error.
-    """
-    if str(path) == STDIO:
-        stream = sys.stdout.buffer if "b" in mode else sys.stdout
-        yield stream
-        stream.flush()
-        return
-    target = Path(path)
-    directory = target.parent
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"cannot create directory {directory}: {err.strerror}", source=str(path)) from None
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        encoding = None if "b" in mode else "utf-8"
-        newline = None if "b" in mode else "\n"
-        with open(fd, mode, encoding=encoding, newline=newline) as handle:
-            yield handle
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+def atomic_output(path: str | os.PathLike, mode: str = "w", inputs: Iterable[str | os.PathLike] = ()):
+    """Stream into ``path``: it appears whole when the block ends without an error, else not at all."""
+    return output.open_output(path, mode, inputs)
 
 
 def write_json(path: str | os.PathLike, data, *, indent: int | None = 2) -> None:
@@ -118,11 +84,6 @@ def write_json(path: str | os.PathLike, data, *, indent: int | None = 2) -> None
     write_text(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
 
 
-def ensure_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
-    """Refuse to write over an input file."""
-    if str(output) == STDIO:
-        return
-    target = Path(output).resolve()
-    for path in inputs:
-        if str(path) != STDIO and Path(path).resolve() == target:
-            raise InputError(f"refusing to overwrite the input file {path}; choose another output", source=str(output))
+def ensure_not_input(output_path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike]) -> None:
+    """Refuse an output that is an input however it is spelled (see :func:`output.check_outputs`)."""
+    output.check_outputs([output_path], inputs)

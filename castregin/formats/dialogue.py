@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from .common import display_name, read_json, read_text, write_json, write_text
+from .common import display_name, read_json, read_text, write_text
 
 INTERACTIONS = "interactions.json"
 SCORES = "scores.json"
@@ -261,9 +261,14 @@ def find_episodes(runs_dir: str | os.PathLike) -> list[EpisodeLocation]:
 
 # --- PARADISE performance functions ------------------------------------------------------------------------
 
+def performance_function_text(function) -> str:
+    """A :class:`~castregin.dialogue.paradise.PerformanceFunction` as the JSON text ``--save`` writes."""
+    return json.dumps(function.as_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
 def write_performance_function(path: str | os.PathLike, function) -> None:
     """Save a :class:`~castregin.dialogue.paradise.PerformanceFunction` as JSON (atomically)."""
-    write_json(path, function.as_dict())
+    write_text(path, performance_function_text(function))
 
 
 def read_performance_function(path: str | os.PathLike):

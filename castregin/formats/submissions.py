@@ -25,7 +25,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from ..errors import InputError
-from .common import decode, display_name, read_bytes, stem, write_json
+from .common import decode, display_name, read_bytes, stem, write_text
 
 NO_SPACE = r"^\S+$"
 
@@ -370,6 +370,11 @@ def bank_json(entries: dict[str, str], shape: str = "object", prefix: str = "Q")
     return [{id_key: item_id, text_key: text} for item_id, text in entries.items()]
 
 
+def bank_text(entries: dict[str, str], shape: str = "object", prefix: str = "Q") -> str:
+    """A bank as the JSON text castregin writes (UTF-8, indented by 4, entries in the given order)."""
+    return json.dumps(bank_json(entries, shape, prefix), ensure_ascii=False, indent=4) + "\n"
+
+
 def write_bank(path: str | os.PathLike, entries: dict[str, str], shape: str = "object", prefix: str = "Q") -> None:
     """Write a bank atomically (UTF-8, entries in the given order) in the given shape."""
-    write_json(path, bank_json(entries, shape, prefix), indent=4)
+    write_text(path, bank_text(entries, shape, prefix))

@@ -1,0 +1,486 @@
+"""Writing outputs: whole or not at all, through special files, never over an input, never outside.
+
+Every file castregin writes goes through here. The rules:
+
+- A regular file is replaced atomically: the content goes to a temporary file beside it
+  (``.NAME.castregin-XXXXXXXX.tmp``), which is renamed over it at the end; its mode is kept. A
+  symbolic link to a regular file is followed: the file it points to is replaced, the link stays
+  (a dangling link is followed too, creating its target).
+- Anything else is written *through*, never replaced: standard output (``-``), FIFOs and process
+  substitutions, character devices (``/dev/null``), and the paths of the process's own descriptors
+  (``/dev/stdout``, ``/dev/fd/N``), which are written to that descriptor, as the shell set it up
+  (a file opened for appending stays appended to). The content is still prepared in full first,
+  so an error writes nothing there either. A directory or a block device is refused.
+- An output that is one of the inputs, however it is spelled (``./x`` and ``x``, a symbolic or a
+  hard link), is an error: files are compared by device and inode. So are two outputs that are
+  the same file.
+- Several outputs of one command are one :class:`OutputSet`: all are committed, or, on any error,
+  none, the old files staying exactly as they were and a directory created for them removed.
+- Disk full, permission denied, a closed standard output: one :class:`~castregin.errors.InputError`
+  line. Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command
+  line turns into exceptions (:mod:`castregin.cli`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from ..errors import InputError
+
+STDIO = "-"
+#: Paths naming this process's own descriptors: written through the descriptor, never reopened or replaced.
+_DESCRIPTOR_PATHS = {"/dev/stdout": 1, "/dev/stderr": 2}
+_DESCRIPTOR_DIRS = ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
+#: Standard output and special files are prepared in memory up to this size, then on disk.
+_SPOOL_BYTES = 16 << 20
+
+_HINTS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EACCES: "permission denied; choose a place you can write to",
+    errno.EPERM: "permission denied; choose a place you can write to",
+    errno.EROFS: "the file system is read-only",
+    errno.EISDIR: "is a directory; give a file name",
+    errno.ENOTDIR: "a part of the path is not a directory",
+    errno.ENOENT: "no such directory",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.EBADF: "is closed",
+}
+
+
+def write_error(err: OSError, where: str) -> InputError:
+    """An OSError while writing ``where`` as one line saying what happened."""
+    return InputError(f"cannot write: {_HINTS.get(err.errno, err.strerror or str(err))}", source=where)
+
+
+def display(path: str | os.PathLike) -> str:
+    return "<stdout>" if str(path) == STDIO else str(path)
+
+
+def descriptor_of(path: str) -> int | None:
+    """The descriptor number a path like ``/dev/stdout`` or ``/dev/fd/3`` stands for, else None."""
+    absolute = os.path.abspath(path)
+    if absolute in _DESCRIPTOR_PATHS:
+        return _DESCRIPTOR_PATHS[absolute]
+    for directory in _DESCRIPTOR_DIRS:
+        if absolute.startswith(directory) and absolute[len(directory):].isdigit():
+            return int(absolute[len(directory):])
+    return None
+
+
+def identity(path: str | os.PathLike) -> tuple[int, int] | None:
+    """``(device, inode)`` of the file ``path`` names (links followed), None when there is none."""
+    if str(path) == STDIO:
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an output goes: ``stdout``, ``through`` (a special file), or ``file`` (the real path)."""
+
+    kind: str
+    path: str
+    given: str
+
+
+def resolve(path: str | os.PathLike) -> Target:
+    """Decide how ``path`` is written; a directory or block device is an :class:`InputError`."""
+    given = os.fspath(path)
+    if given == STDIO:
+        return Target("stdout", STDIO, STDIO)
+    if not given or "\0" in given:
+        raise InputError("not a usable file name", source=repr(given))
+    try:
+        st = os.stat(given)
+    except FileNotFoundError:
+        return Target("file", os.path.realpath(given), given)
+    except OSError as err:
+        raise write_error(err, given) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("is a directory; give a file name", source=given)
+    if stat.S_ISBLK(st.st_mode):
+        raise InputError("is a block device; castregin writes files, FIFOs and character devices only",
+                         source=given)
+    if stat.S_ISREG(st.st_mode) and descriptor_of(given) is None:
+        return Target("file", os.path.realpath(given), given)
+    return Target("through", given, given)
+
+
+def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Refuse, before any work, outputs that are inputs or each other, directories and block devices."""
+    inputs = [p for p in inputs if p is not None]
+    read = {identity(p): p for p in inputs}
+    read.pop(None, None)
+    seen: dict = {}
+    for output in outputs:
+        if output is None or str(output) == STDIO:
+            continue
+        target = resolve(output)
+        same = identity(output)
+        if same in read:
+            spelled = "" if str(read[same]) == str(output) else " (the same file by another path)"
+            raise InputError(f"refusing to overwrite the input file {read[same]}{spelled}; choose another output",
+                             source=str(output))
+        key = same or target.path
+        if target.kind == "file" and key in seen:
+            raise InputError(f"is the same file as the output {seen[key]}; give each output its own file",
+                             source=str(output))
+        seen[key] = output
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _new_file_mode() -> int:
+    return 0o666 & ~_umask()
+
+
+@dataclass
+class _Staged:
+    target: Target
+    handle: IO
+    temporary: str | None = None  # for files: the temporary file beside the target
+    binary: bool = False
+
+
+@dataclass
+class OutputSet:
+    """Outputs committed together, all of them or none. Use as a context manager::
+
+        with OutputSet(inputs=[run_path]) as outputs:
+            outputs.write_text("a.qrel", text)
+            with outputs.open("b.run") as handle:   # stream into it
+                ...
+        # here every file is in place; on an exception inside the block, none is changed
+
+    ``inputs`` are refused as outputs (compared by identity); two outputs that are the same file
+    are refused too.
+    """
+
+    inputs: Iterable[str | os.PathLike] = ()
+    _staged: list[_Staged] = field(default_factory=list)
+    _created: list[Path] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.inputs = [p for p in self.inputs if p is not None]
+
+    def __enter__(self) -> OutputSet:  # noqa: PYI034 - a dataclass; Self needs 3.11
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+    def open(self, path: str | os.PathLike, mode: str = "w") -> IO:
+        """A handle to write ``path``'s new content into (text: UTF-8, ``\\n`` line ends)."""
+        check_outputs([*(s.target.given for s in self._staged), path], self.inputs)
+        target = resolve(path)
+        binary = "b" in mode
+        if target.kind != "file":
+            spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+b")  # noqa: SIM115 - closed at commit
+            handle = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
+            self._staged.append(_Staged(target, handle, binary=binary))
+            return _Unclosable(handle)
+        directory = Path(target.path).parent
+        self._make_directory(directory, target.given)
+        name = Path(target.path).name
+        try:
+            fd, temporary = tempfile.mkstemp(prefix=f".{name}.castregin-", suffix=".tmp", dir=directory)
+        except OSError as err:
+            raise write_error(err, target.given) from None
+        handle = open(fd, "wb" if binary else "w", encoding=None if binary else "utf-8",  # noqa: SIM115
+                      newline=None if binary else "\n")
+        self._staged.append(_Staged(target, handle, temporary, binary))
+        return _Unclosable(handle)
+
+    def write_text(self, path: str | os.PathLike, text: str) -> None:
+        handle = self.open(path, "w")
+        self._write(handle, text, path)
+
+    def write_bytes(self, path: str | os.PathLike, data: bytes) -> None:
+        handle = self.open(path, "wb")
+        self._write(handle, data, path)
+
+    @staticmethod
+    def _write(handle, content, path) -> None:
+        try:
+            handle.write(content)
+        except OSError as err:
+            raise write_error(err, display(path)) from None
+
+    def _make_directory(self, directory: Path, given: str) -> None:
+        missing = []
+        probe = directory
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the directory {directory}: "
+                             f"{_HINTS.get(err.errno, err.strerror)}", source=given) from None
+        self._created.extend(reversed(missing))
+
+    def commit(self) -> None:
+        """Put every staged output in place: files first (rolled back together), then streams."""
+        try:
+            for staged in self._staged:
+                try:
+                    staged.handle.flush()
+                    if staged.temporary is not None:
+                        staged.handle.close()
+                except OSError as err:
+                    raise write_error(err, display(staged.target.given)) from None
+            self._replace_files([s for s in self._staged if s.target.kind == "file"])
+        except BaseException:
+            self.discard()
+            raise
+        for staged in self._staged:
+            if staged.target.kind != "file":
+                self._copy_out(staged)
+        self._staged.clear()
+        self._created.clear()
+
+    @staticmethod
+    def _replace_files(staged: list[_Staged]) -> None:
+        # Each old file is kept as a hard link until every new one is in place: an error part way
+        # puts the old ones back, and removes the new ones that had no old one.
+        backups: list[tuple[str, str | None]] = []
+        current = None
+        try:
+            for current in staged:
+                target = current.target.path
+                mode = _new_file_mode()
+                backup = None
+                if os.path.lexists(target):
+                    mode = stat.S_IMODE(os.stat(target).st_mode)
+                    backup = f"{current.temporary}.old"
+                    os.link(target, backup)
+                os.chmod(current.temporary, mode)
+                backups.append((target, backup))
+                os.replace(current.temporary, target)
+                current.temporary = None
+        except BaseException as err:
+            for target, backup in reversed(backups):
+                with contextlib.suppress(OSError):
+                    if backup is not None:
+                        os.replace(backup, target)
+                    else:
+                        os.unlink(target)
+            if isinstance(err, OSError):
+                raise write_error(err, current.target.given) from None
+            raise
+        finally:
+            for _, backup in backups:
+                if backup is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(backup)
+
+    def _copy_out(self, staged: _Staged) -> None:
+        handle = staged.handle
+        raw = handle if staged.binary else handle.buffer
+        raw.seek(0)
+        where = display(staged.target.given)
+        try:
+            if staged.target.kind == "stdout":
+                _copy_to_stdout(raw, where)
+            elif descriptor_of(staged.target.path) is not None:
+                _copy_to_descriptor(raw, descriptor_of(staged.target.path))
+            else:
+                with open(staged.target.path, "wb") as out:
+                    shutil.copyfileobj(raw, out, 1 << 20)
+        except OSError as err:
+            raise write_error(err, where) from None
+        finally:
+            handle.close()
+
+    def discard(self) -> None:
+        """Forget every staged output: temporary files removed, directories this set created removed."""
+        for staged in self._staged:
+            with contextlib.suppress(Exception):
+                staged.handle.close()
+            if staged.temporary is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(staged.temporary)
+        self._staged.clear()
+        for directory in reversed(self._created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only if still empty: never anything castregin did not write
+        self._created.clear()
+
+
+class _Unclosable:
+    """A staged handle the caller may use in ``with`` without closing it before the commit."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+    def write(self, data):
+        return self._handle.write(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def close(self):
+        pass
+
+
+def _copy_to_stdout(raw, where: str) -> None:
+    stream = sys.stdout
+    if stream is None:
+        raise InputError("standard output is closed; give -o FILE")
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        fd = None  # a stream without a descriptor (a test runner's capture): write through Python
+    if fd is None:
+        buffer = getattr(stream, "buffer", None)
+        for chunk in iter(lambda: raw.read(1 << 20), b""):
+            if buffer is not None:
+                buffer.write(chunk)
+            else:
+                stream.write(chunk.decode("utf-8"))
+        stream.flush()
+        return
+    # Straight to the descriptor: a failed write (disk full) leaves nothing in Python's buffer that
+    # the interpreter would try, and fail, to flush again at exit.
+    stream.flush()
+    _copy_to_descriptor(raw, fd)
+
+
+def _copy_to_descriptor(raw, fd: int) -> None:
+    for chunk in iter(lambda: raw.read(1 << 20), b""):
+        view = memoryview(chunk)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+
+# --- the common cases --------------------------------------------------------------------------------------
+
+
+def write_text(path: str | os.PathLike, text: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Write ``text`` (UTF-8) to ``path`` by the rules above; ``-`` is standard output."""
+    with OutputSet(inputs) as outputs:
+        outputs.write_text(path, text)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    with OutputSet(inputs) as outputs:
+        outputs.write_bytes(path, data)
+
+
+@contextlib.contextmanager
+def open_output(path: str | os.PathLike, mode: str = "w", inputs: Iterable[str | os.PathLike] = ()) -> Iterator[IO]:
+    """Stream into ``path``; it appears whole when the block ends without an error, else not at all."""
+    with OutputSet(inputs) as outputs:
+        yield outputs.open(path, mode)
+
+
+# --- a directory that is one output ----------------------------------------------------------------------------
+
+#: The file that marks a directory as castregin's own output, safe to replace as a whole.
+MARKER = ".castregin-output"
+
+
+def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, kind: str,
+                      inputs: Iterable[str | os.PathLike] = (), allowed: Iterable[str] = ()) -> Path:
+    """Make ``out_dir`` hold exactly ``files`` (relative path -> bytes), replacing it as a whole.
+
+    The new directory is built beside it and swapped in with two renames, so it never holds a
+    mix of two versions. An existing directory is replaced only if castregin wrote it (it holds
+    the marker file, or only names matching ``allowed``, glob patterns such as ``figures/*.png``,
+    for outputs older than the marker) or is empty; anything else is refused, never deleted.
+    Inputs inside it are refused too.
+    """
+    target = Path(out_dir)
+    check_replaceable_directory(out_dir, kind=kind, inputs=inputs, allowed=allowed)
+    parent = target.absolute().parent
+    created: list[Path] = []
+    probe = parent
+    while not probe.exists():
+        created.append(probe)
+        probe = probe.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.castregin-", suffix=".tmp", dir=parent))
+    except OSError as err:
+        raise write_error(err, str(out_dir)) from None
+    old = None
+    try:
+        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; a report is for reading
+        for name, data in {**files, MARKER: f"castregin {kind}\n".encode()}.items():
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.castregin-old-", suffix=".tmp", dir=parent))
+            os.rename(target, old / "d")
+        try:
+            os.rename(staging, target)
+        except BaseException:
+            if old is not None:
+                os.rename(old / "d", target)
+            raise
+    except OSError as err:
+        raise write_error(err, str(out_dir)) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        for directory in created if not target.exists() else []:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+    return target
+
+
+def check_replaceable_directory(out_dir: str | os.PathLike, *, kind: str, inputs: Iterable[str | os.PathLike] = (),
+                                allowed: Iterable[str] = ()) -> None:
+    """Refuse an ``out_dir`` that :func:`replace_directory` must not replace (see there)."""
+    target = Path(out_dir)
+    if target.exists() and not target.is_dir():
+        raise InputError("exists and is not a directory; choose a directory for the output", source=str(out_dir))
+    if target.is_dir():
+        _check_replaceable(target, kind, list(allowed))
+        real = target.resolve()
+        for path in inputs:
+            if path is not None and str(path) != STDIO and Path(path).resolve().is_relative_to(real):
+                raise InputError(f"holds the input {path}, which replacing it would delete; choose another "
+                                 "directory", source=str(out_dir))
+
+
+def _check_replaceable(directory: Path, kind: str, allowed: list[str]) -> None:
+    entries = [p for p in directory.rglob("*") if p.is_file() or p.is_symlink()]
+    if not entries or (directory / MARKER).is_file():
+        return
+    strangers = [p for p in entries if not any(p.relative_to(directory).match(a) for a in allowed)]
+    if strangers:
+        raise InputError(f"holds files that are not a castregin {kind} ({strangers[0].relative_to(directory)}); "
+                         "choose a new or empty directory", source=str(directory))
