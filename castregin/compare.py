@@ -40,6 +40,7 @@ import numpy as np
 
 from .errors import InputError
 from .evaluate import ALL_TURNS
+from .limits import MAX_PERMUTATIONS
 from .tables import (
     COUNT_MEASURES,
     NOT_SCORES,
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
 TESTS = ("paired-t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bonferroni", "none")
 DEFAULT_PERMUTATIONS = 10_000
+#: Resamples drawn at a time: memory stays at about this many times the number of turns.
+_PERMUTATION_BATCH = 10_000
 DEFAULT_SEED = 42
 COMPARE_FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
 
@@ -100,7 +103,8 @@ def paired_test(values: Sequence[float], baseline: Sequence[float], test: str = 
         else:
             result = stats.permutation_test(
                 (x, y), _mean_difference, permutation_type="samples", vectorized=True,
-                n_resamples=permutations, alternative="two-sided", rng=np.random.default_rng(seed))
+                n_resamples=permutations, alternative="two-sided", rng=np.random.default_rng(seed),
+                batch=min(permutations, _PERMUTATION_BATCH))
     statistic, p_value = float(result.statistic), float(result.pvalue)
     if math.isnan(p_value):
         return 0.0, 1.0
@@ -203,8 +207,8 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
         raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
         raise InputError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    if permutations < 1:
-        raise InputError(f"the number of permutations must be positive, not {permutations}")
+    if not 1 <= permutations <= MAX_PERMUTATIONS:
+        raise InputError(f"the number of permutations must be between 1 and {MAX_PERMUTATIONS}, not {permutations}")
     import pandas as pd
     from tqdm import tqdm
 

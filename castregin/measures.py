@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .errors import InputError
+from .limits import MAX_CUTOFF
 
 #: The CAsT measures, in the order of the track's tables.
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
@@ -205,8 +206,8 @@ def _trec_param(family: TrecFamily, text: str, name: str):
     if family.param is int:
         if not text.isdigit() or int(text) < 1:
             raise _refuse(name, f"{family.name}'s cutoff must be a positive whole number, not {text!r}")
-        if int(text) > 10**9:
-            raise _refuse(name, f"the cutoff {text} is too large (at most 1000000000)")
+        if int(text) > MAX_CUTOFF:
+            raise _refuse(name, f"the cutoff {text} is too large (at most {MAX_CUTOFF})")
         return int(text)
     if not re.fullmatch(r"\d+(\.\d{1,2})?", text):
         raise _refuse(name, f"{family.name}'s parameter must be a number with at most two decimals "
@@ -316,8 +317,8 @@ def _ir_measure_spec(name: str, measure, rel_level: int) -> Measure:
     judged_only = bool(params.get("judged_only", False))
     cutoff = params.get("cutoff")
     if kind == "Judged":
-        if cutoff is not None and (not isinstance(cutoff, int) or cutoff < 1):
-            raise _refuse(name, "Judged's cutoff must be a positive whole number")
+        if cutoff is not None and (not isinstance(cutoff, int) or not 1 <= cutoff <= MAX_CUTOFF):
+            raise _refuse(name, f"Judged's cutoff must be a whole number from 1 to {MAX_CUTOFF}")
         return Measure(name, None, EngineSpec("Judged", cutoff, None), None)
     family_of = {"P": "P", "R": "recall", "Success": "success", "Rprec": "Rprec", "Bpref": "bpref",
                  "infAP": "infAP", "NumQ": "num_q", "NumRel": "num_rel", "SetAP": "set_map", "SetR": "set_recall"}
@@ -359,8 +360,8 @@ def _ir_measure_spec(name: str, measure, rel_level: int) -> Measure:
     if kind not in family_of:
         raise _not_trec_eval(name, measure)
     family = TREC_FAMILIES[family_of[kind]]
-    if param is not None and family.param is int and (not isinstance(param, int) or param < 1):
-        raise _refuse(name, "the cutoff must be a positive whole number")
+    if param is not None and family.param is int and (not isinstance(param, int) or not 1 <= param <= MAX_CUTOFF):
+        raise _refuse(name, f"the cutoff must be a whole number from 1 to {MAX_CUTOFF}")
     if not isinstance(rel, int) or isinstance(rel, bool):
         raise _refuse(name, f"the relevance level must be a whole number, not {rel!r}")
     gains = params.get("gains")

@@ -142,16 +142,32 @@ def avm_kappas(matrix, groups: Sequence[tuple[str, Sequence[int]]] = (), *, sour
 
 # --- the performance function ------------------------------------------------------------------------------
 
-def zscore(values: Sequence[float], name: str = "values", *, source: str | None = None) -> np.ndarray:
-    """``(x - mean) / sd`` with the sample standard deviation (n - 1); a constant column is an InputError."""
+def mean_sd(values: Sequence[float], name: str = "values", *, source: str | None = None) -> tuple[float, float]:
+    """Mean and sample standard deviation (n - 1) of a column; a constant column is an InputError.
+
+    Computed on the values divided by their largest magnitude, so that values near the largest
+    float (1e308) do not overflow when squared; a spread beyond the largest float is an InputError.
+    """
     x = np.asarray(values, dtype=float)
     if x.size < 2:
         raise InputError(f"column {name!r} needs at least two dialogues to be z-scored", source=source)
-    sd = float(np.std(x, ddof=1))
-    if np.all(x == x[0]) or sd == 0 or not math.isfinite(sd):
+    if np.all(x == x[0]):
         raise InputError(f"column {name!r} is constant (every value is {x[0]:g}), so it cannot be z-scored; "
                          "leave it out", source=source)
-    return (x - x.mean()) / sd
+    scale = float(np.max(np.abs(x)))
+    scaled = x / scale
+    mean, sd = scale * float(scaled.mean()), scale * float(np.std(scaled, ddof=1))
+    if not (math.isfinite(mean) and math.isfinite(sd)) or sd == 0:
+        raise InputError(f"column {name!r}: its values spread beyond the largest number (1.8e308); rescale it",
+                         source=source)
+    return mean, sd
+
+
+def zscore(values: Sequence[float], name: str = "values", *, source: str | None = None) -> np.ndarray:
+    """``(x - mean) / sd`` with the sample standard deviation (n - 1); see :func:`mean_sd`."""
+    mean, sd = mean_sd(values, name, source=source)
+    x = np.asarray(values, dtype=float)
+    return x / sd - mean / sd
 
 
 @dataclass(frozen=True)
@@ -378,8 +394,8 @@ def fit_performance(
     function = PerformanceFunction(
         satisfaction=satisfaction, success=success, costs=costs,
         coefficients=dict(final.coefficients),
-        means={name: float(factors_raw[name].mean()) for name in kept},
-        sds={name: float(np.std(factors_raw[name], ddof=1)) for name in kept},
+        means={name: mean_sd(factors_raw[name], name)[0] for name in kept},
+        sds={name: mean_sd(factors_raw[name], name)[1] for name in kept},
         alpha_level=alpha_level, r_squared=final.r_squared,
     )
     performance = _combine(function.coefficients, kept, len(y))

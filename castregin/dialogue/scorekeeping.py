@@ -120,6 +120,8 @@ def _describe(value) -> str:
         return json.dumps(value if len(value) <= 40 else value[:37] + "...", ensure_ascii=False)
     if isinstance(value, (list, dict)):
         return "an array" if isinstance(value, list) else "an object"
+    if hasattr(value, "describe"):  # an integer too large for a number (castregin.formats.common.TooLarge)
+        return value.describe()
     return repr(value)
 
 

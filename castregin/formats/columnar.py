@@ -523,8 +523,8 @@ def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, byt
             values.append(int(label))
         except ValueError:
             return None, data
-    if any(v < -(1 << 63) or v >= (1 << 63) for v in values):
-        return None, data
+    if any(not trec.LABEL_RANGE[0] <= v <= trec.LABEL_RANGE[1] for v in values):
+        return None, data  # the line reader names the line
     labels = np.array(values, dtype=np.int64)[label_codes]
     if has_duplicates(turn_codes, item_codes, len(items)):
         return None, data

@@ -7,6 +7,7 @@ a half-written file. ``-`` means standard input or output.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable
@@ -59,14 +60,69 @@ def read_text(path: str | os.PathLike) -> str:
     return decode(read_bytes(path), display_name(path))
 
 
-def read_json(path: str | os.PathLike):
-    """Parse a JSON file; a syntax error names its line and column."""
-    source = display_name(path)
-    text = read_text(path)
+#: Integers beyond this magnitude would overflow a float: they are read as infinities, which every
+#: reader of numbers refuses with its JSON path ("not a finite number").
+_FLOAT_LIMIT = 1 << 1023
+
+
+class TooLarge(float):
+    """An integer in a JSON file too large for a float: an infinity that says what it was."""
+
+    def __new__(cls, text: str):
+        value = super().__new__(cls, -math.inf if text.startswith("-") else math.inf)
+        value.digits = len(text.lstrip("-"))
+        return value
+
+    def describe(self) -> str:
+        return f"an integer of {self.digits} digits, too large for a number (at most about 1.8e308)"
+
+
+def _json_int(text: str):
+    if len(text) > 320:  # beyond any float, and beyond Python's default limit on digits
+        return TooLarge(text)
+    value = int(text)
+    return value if abs(value) < _FLOAT_LIMIT else TooLarge(text)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def parse_json_text(text: str, source: str, line: int | None = None, *, unique_keys: bool = False):
+    """Parse JSON text (a file, or one line of a JSONL file when ``line`` is given).
+
+    A syntax error names its line and column; nesting deeper than Python's recursion allows is one
+    error line, not a RecursionError; integers too large for a float become infinities
+    (:class:`TooLarge`). With ``unique_keys`` (banks, episodes: small files where a key given twice
+    is a mistake that JSON would settle silently by keeping the last) a repeated key is an error.
+    """
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int, object_pairs_hook=_unique_keys if unique_keys else None)
+    except _DuplicateKey as err:
+        raise InputError(f"the key {err.args[0]!r} appears twice in one JSON object; keep one", source=source,
+                         line=line) from None
     except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=err.lineno) from None
+        where = line if line is not None else err.lineno
+        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=where) from None
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels)",
+                         source=source, line=line) from None
+
+
+def read_json(path: str | os.PathLike, *, unique_keys: bool = True):
+    """Parse a JSON file (``-``: standard input); see :func:`parse_json_text`."""
+    return parse_json_text(read_text(path), display_name(path), unique_keys=unique_keys)
 
 
 def write_text(path: str | os.PathLike, text: str, inputs: Iterable[str | os.PathLike] = ()) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..limits import MAX_SCALE_LABELS
 from .common import decode, display_name, read_bytes
 
 INPUT_FORMATS = ("auto", "long", "mturk")
@@ -57,6 +58,10 @@ def parse_scale(text: str) -> tuple[int, int]:
     low, high = int(match.group(1)), int(match.group(2))
     if low >= high:
         raise ValueError(f"the scale's minimum must be below its maximum, got {text!r}")
+    if high - low >= MAX_SCALE_LABELS:
+        # Counts are kept per label of the scale: a scale of 10**12 labels would need terabytes.
+        raise ValueError(f"a scale holds at most {MAX_SCALE_LABELS} labels (such as 0-{MAX_SCALE_LABELS - 1}), "
+                         f"{text!r} holds {high - low + 1}")
     return low, high
 
 
@@ -471,7 +476,9 @@ def parse_gold(data: bytes, source: str, scale: tuple[int, int] | None = DEFAULT
         raise InputError(f"gold for turn {g.turn_id} item {g.item_id} {g.criterion} is given twice",
                          source=source, line=line)
     gold["line"] = [csv_file.line_of(r) for r in rows]
-    return gold.sort_values(["turn_id", "item_id", "criterion"], kind="stable").reset_index(drop=True)
+    gold = gold.sort_values(["turn_id", "item_id", "criterion"], kind="stable").reset_index(drop=True)
+    gold.attrs["source"] = source
+    return gold
 
 
 def read_gold(path: str | os.PathLike, scale: tuple[int, int] | None = DEFAULT_SCALE) -> pd.DataFrame:

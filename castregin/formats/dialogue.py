@@ -165,6 +165,11 @@ def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: st
     ids: list[str] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(rows[1:], start=1):
+        if len(cells) != len(header):
+            more = "more" if len(cells) > len(header) else "fewer"
+            raise InputError(f"the line has {len(cells)} fields, {more} than the {len(header)} columns of the "
+                             "header; quote fields that hold commas", source=source, line=line)
+
         def cell(name: str, cells: list[str] = cells) -> str:
             i = index[name]
             return cells[i].strip() if i < len(cells) else ""
@@ -218,10 +223,25 @@ def write_scores(path: str | os.PathLike, scores: dict) -> None:
 
 
 def read_scores(path: str | os.PathLike) -> dict:
-    """A clembench ``scores.json``: an object with an ``"episode scores"`` object."""
+    """A clembench ``scores.json``: an object with an ``"episode scores"`` object.
+
+    The two scores the leaderboard uses are checked: ``Main Score`` a number (NaN, as clembench writes
+    for an aborted episode, included; not a string, not an infinity) and ``Aborted`` 0 or 1.
+    """
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("episode scores"), dict):
         raise InputError("expected a clembench scores.json, an object with \"episode scores\"", source=str(path))
+    episode = data["episode scores"]
+    for key in ("Main Score", "Aborted"):
+        if key not in episode:
+            raise InputError(f"episode scores: missing key {key!r}", source=str(path))
+        value = episode[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isinf(value):
+            shown = value.describe() if hasattr(value, "describe") else json.dumps(value)[:40]
+            raise InputError(f"episode scores.{key}: expected a number (NaN for an aborted episode), got {shown}",
+                             source=str(path))
+    if episode["Aborted"] not in (0, 1):
+        raise InputError(f"episode scores.Aborted: expected 0 or 1, got {episode['Aborted']!r}", source=str(path))
     return data
 
 

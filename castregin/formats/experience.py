@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .common import decode, display_name, read_bytes
+from .common import decode, display_name, parse_json_text, read_bytes
 
 PROB_TOLERANCE = 1e-6
 
@@ -109,10 +109,7 @@ def _target(turn: dict, where: str, source: str, line: int) -> tuple[tuple[str, 
 
 def parse_dialogue(text: str, source: str, line: int) -> Dialogue:
     """One JSONL line as a :class:`Dialogue`; any problem is an InputError naming ``source:line``."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=line) from None
+    obj = parse_json_text(text, source, line)
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object (one dialogue per line), found {_type_name(obj)}",
                          source=source, line=line)

@@ -25,7 +25,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from ..errors import InputError
-from .common import decode, display_name, read_bytes, stem, write_text
+from .common import TooLarge, decode, display_name, parse_json_text, read_bytes, stem, write_text
 
 NO_SPACE = r"^\S+$"
 
@@ -121,6 +121,8 @@ def _show(value) -> str:
         return "an object"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, TooLarge):
+        return value.describe()
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     text = json.dumps(value, ensure_ascii=False)
@@ -246,23 +248,20 @@ def validate_run(data, kind: str, source: str) -> None:
 def parse_json(data: bytes, source: str):
     """Parse JSON bytes; a syntax error names its line. NaN/Infinity literals are read as floats
     (so that the schema reports them with their path)."""
-    return _parse_text(decode(data, source), source)
+    return parse_json_text(decode(data, source), source)
 
 
-def load_json(path: str | os.PathLike):
-    """:func:`parse_json` on a file (``-``: standard input), holding its bytes and text only briefly."""
+def load_json(path: str | os.PathLike, *, unique_keys: bool = False):
+    """:func:`parse_json` on a file (``-``: standard input), holding its bytes and text only briefly.
+
+    Runs are read without checking for repeated keys (hundreds of MB, and a Python hook per object
+    would cost as much again); banks are checked.
+    """
     source = display_name(path)
     # The bytes are released once decoded: a run of hundreds of MB is not held three times over.
-    return _parse_text(decode(read_bytes(path), source), source)
+    return parse_json_text(decode(read_bytes(path), source), source, unique_keys=unique_keys)
 
 
-def _parse_text(text: str, source: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=err.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply", source=source) from None
 
 
 @dataclass
@@ -332,7 +331,7 @@ def read_bank(path: str | os.PathLike) -> BankFile:
     twice with different texts is an error; ids must be non-empty and without whitespace.
     """
     source = display_name(path)
-    data = load_json(path)
+    data = load_json(path, unique_keys=True)
     error = _first_error(_Validator(BANK_SCHEMA), data, [])
     if error is not None:
         if isinstance(data, (dict, list)):

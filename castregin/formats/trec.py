@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Iterator
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .common import STDIO, decode, display_name, read_bytes, read_json, read_text, stem
+from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
@@ -39,13 +38,22 @@ def _parse_float(text: str, what: str, source: str, line: int) -> float:
     return value
 
 
+#: Labels are C ``long`` in trec_eval: signed 64-bit integers, in every reader and tool of castregin.
+LABEL_RANGE = (-(1 << 63), (1 << 63) - 1)
+
+
 def _parse_int(text: str, what: str, source: str, line: int) -> int:
     try:
         if "_" in text:
             raise ValueError
-        return int(text)
+        value = int(text)
     except ValueError:
         raise InputError(f"{what} {text!r} is not an integer", source=source, line=line) from None
+    if not LABEL_RANGE[0] <= value <= LABEL_RANGE[1]:
+        shown = text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
+        raise InputError(f"{what} {shown} does not fit in 64 bits (trec_eval reads labels as C long); use "
+                         f"labels from {LABEL_RANGE[0]} to {LABEL_RANGE[1]}", source=source, line=line)
+    return value
 
 
 def read_run(path: str | os.PathLike) -> Run:
@@ -110,7 +118,7 @@ def read_turn_list(path: str | os.PathLike) -> list[str]:
     source = display_name(path)
     text = read_text(path)
     if text.lstrip().startswith("{"):
-        data = read_json(path) if str(path) != STDIO else json.loads(text)
+        data = parse_json_text(text, source)
         return turn_ids_from_json(data, source)
     turns: dict[str, None] = {}
     for number, line in enumerate(text.splitlines(), start=1):

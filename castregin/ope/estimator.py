@@ -57,6 +57,7 @@ import scipy.sparse.linalg
 
 from ..errors import InputError
 from ..formats.experience import Dialogue
+from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_PADDED_STEPS
 
 FEATURES = ("onehot", "hashed", "embedding")
 STATES = ("context", "history")
@@ -159,6 +160,11 @@ def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, stat
                                  f"{max_turns}; raise --max-turns or leave it out", source=d.source or None,
                                  line=d.line or None)
         horizon = max_turns
+    steps = len(dialogues) * horizon
+    if steps > MAX_PADDED_STEPS:
+        raise InputError(f"{len(dialogues)} dialogues padded to {horizon} turns are {steps} steps, more than the "
+                         f"{MAX_PADDED_STEPS} castregin estimates from (about 2 GB of memory); use a smaller "
+                         "--max-turns or fewer dialogues")
 
     states: dict[tuple, int] = {}
     state_is_pad, state_text, state_turn = [], [], []
@@ -272,8 +278,8 @@ def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
     still tell every logged pair apart when contexts repeat (up to hash collisions). Columns
     ``dim + t`` are the pseudo states, which must never share a feature with a real turn.
     """
-    if dim < 1:
-        raise InputError(f"--dim must be at least 1, not {dim}")
+    if not 1 <= dim <= MAX_DIM:
+        raise InputError(f"the number of hashed features must be between 1 and {MAX_DIM}, not {dim}")
     rows, cols = [], []
     grams_of_state: dict[int, list[str]] = {}
     for p, (s, reply) in enumerate(zip(prep.pair_state, prep.pair_reply)):
@@ -494,8 +500,8 @@ def estimate(
         ridge = DEFAULT_RIDGE[features]
     if not (ridge >= 0 and math.isfinite(ridge)):
         raise InputError(f"--ridge must be a finite number >= 0, not {ridge}")
-    if bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, not {bootstrap}")
+    if not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise InputError(f"the number of bootstrap resamples must be between 0 and {MAX_BOOTSTRAP}, not {bootstrap}")
     prep = prepare(dialogues, max_turns=max_turns, state=state)
     phi = features_for(prep, features, dim=dim, encoder=encoder)
     renormalise = features == "onehot"

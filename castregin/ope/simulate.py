@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..formats.experience import Dialogue, Turn
+from ..limits import MAX_SIMULATED
 
 WORLDS = ("toy", "chat")
 
@@ -219,8 +220,8 @@ def simulate(world: str, n_dialogues: int, seed: int, target_p: float, *, target
     branches of Y are logged equally often, as ENIGMA's check asks.
     """
     _check_p(target_p)
-    if n_dialogues < 1:
-        raise InputError(f"--dialogues must be at least 1, not {n_dialogues}")
+    if not 1 <= n_dialogues <= MAX_SIMULATED:
+        raise InputError(f"the number of dialogues must be between 1 and {MAX_SIMULATED}, not {n_dialogues}")
     w = make_world(world, world_seed)
     target = w.target(target_p)
     rng = np.random.default_rng([seed, 1])

@@ -1,0 +1,23 @@
+"""The bounds castregin puts on sizes a user chooses, in one place (the README lists them).
+
+Each guards against a command that would otherwise run for hours or be killed by the kernel; each is
+far above what a track needs. Nothing here imports anything, so the command line can use it for its
+option ranges without loading numpy.
+"""
+
+#: Cutoffs of measures (P@k, ndcg_cut_k): rankings are never this deep.
+MAX_CUTOFF = 1_000_000_000
+#: Labels of a judging scale (0-3 in CAsT-ReGIn): counts are kept per label.
+MAX_SCALE_LABELS = 1001
+#: Resamples of the randomization test: more add nothing a p-value can show and take minutes.
+MAX_PERMUTATIONS = 10_000_000
+#: The report's top-k (label plots, judged@k): a figure shows no more ranks.
+MAX_REPORT_DEPTH = 100
+#: Hashed feature buckets of ``ope estimate``: the solver holds vectors and a sparse system of this size.
+MAX_DIM = 1 << 24
+#: Bootstrap resamples of ``ope estimate``: each one solves the system again.
+MAX_BOOTSTRAP = 100_000
+#: Dialogues x padded turns of ``ope estimate``: a few hundred bytes each while the process is indexed.
+MAX_PADDED_STEPS = 10_000_000
+#: Dialogues of ``ope simulate``: a few Python objects each, about a gigabyte per million.
+MAX_SIMULATED = 1_000_000

@@ -1,0 +1,196 @@
+"""What castregin refuses: sizes that would run for hours or exhaust memory, numbers no float holds, JSON
+nested past recursion, and inputs that used to pass in silence (a gold row nobody can fail, a Main Score
+that is text, a CSV row with an extra field, a label beyond 64 bits). Each is one line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BANK = REPO / "data" / "question_bank.json"
+
+
+def _one_line_error(result, code=1):
+    assert result.exit_code == code, result.stderr
+    assert "Traceback" not in result.stderr
+    if code == 1:
+        assert result.stderr.startswith("castregin: error: ") and result.stderr.count("\n") == 1
+    return result.stderr
+
+
+def _mi_run(path: Path, score_text: str) -> Path:
+    path.write_text('{"run_name": "x", "turns": [{"turn_id": "101_1-1", "questions": '
+                    f'[{{"question": "Q0001", "score": {score_text}}}]}}]}}')
+    return path
+
+
+# --- numbers no float holds, JSON nested past recursion ---------------------------------------------------
+
+
+@pytest.mark.parametrize("digits", [401, 5001])
+def test_an_integer_score_beyond_any_float(cli, tmp_path, digits):
+    run = _mi_run(tmp_path / "big.json", "1" + "0" * (digits - 1))
+    message = _one_line_error(cli("convert", "questions", run, "--bank", BANK, "-o", "-"))
+    assert message == (f"castregin: error: {run}: turns[0].questions[0].score: expected a finite number, got an "
+                       f"integer of {digits} digits, too large for a number (at most about 1.8e308)\n")
+
+
+def test_json_nested_too_deeply_everywhere(cli, tmp_path, clembench):
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.json").write_text(deep)
+    (tmp_path / "deep.jsonl").write_text(deep + "\n")
+    episode = tmp_path / "ep"
+    episode.mkdir()
+    (episode / "interactions.json").write_text(deep)
+    (tmp_path / "t.run").write_text("101_1-1 Q0 Q1 1 1.0 t\n")
+    (tmp_path / "q.qrel").write_text("101_1-1 0 Q1 1\n")
+    (tmp_path / "deep-object.json").write_text('{"a": ' * 100_000 + "1" + "}" * 100_000)
+    calls = [
+        ("convert", "questions", tmp_path / "deep.json", "--bank", BANK, "-o", "-"),
+        ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", tmp_path / "deep.json", "-o", "-"),
+        ("ope", "estimate", tmp_path / "deep.jsonl"),
+        ("scorekeeping", "score", episode),
+        ("evaluate", tmp_path / "t.run", "--qrels", tmp_path / "q.qrel", "--turns", tmp_path / "deep-object.json"),
+    ]
+    for call in calls:
+        message = _one_line_error(cli(*call))
+        assert "JSON nested too deeply (more than about" in message, call
+
+
+def test_a_key_given_twice_in_a_bank_or_episode(cli, tmp_path):
+    bank = tmp_path / "bank.json"
+    bank.write_text('{"Q0001": "Is it a cat?", "Q0001": "Is it a dog?"}')
+    message = _one_line_error(cli("convert", "questions", REPO / "data/runs/alpha.json", "--bank", bank, "-o", "-"))
+    assert message == f"castregin: error: {bank}: the key 'Q0001' appears twice in one JSON object; keep one\n"
+
+
+# --- sizes ---------------------------------------------------------------------------------------------------
+
+
+def test_sizes_beyond_the_bounds_are_usage_errors(cli, tmp_path):
+    (tmp_path / "a.run").write_text("t1 Q0 Q1 1 1.0 a\n")
+    (tmp_path / "b.run").write_text("t1 Q0 Q2 1 1.0 b\n")
+    (tmp_path / "q.qrel").write_text("t1 0 Q1 2\n")
+    run, other, qrels = tmp_path / "a.run", tmp_path / "b.run", tmp_path / "q.qrel"
+    calls = {
+        "--depth": ("report", run, "--qrels", qrels, "--depth", "10000", "--out", tmp_path / "r"),
+        "--permutations": ("compare", run, other, "--qrels", qrels, "--test", "randomization",
+                           "--permutations", "1000000000"),
+        "--scale": ("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance",
+                    "--scale", "0-1000000000000", "--out-dir", tmp_path / "agg"),
+        "--dim": ("ope", "estimate", run, "--features", "hashed", "--dim", str(10**11)),
+        "--bootstrap": ("ope", "estimate", run, "--bootstrap", str(10**9)),
+        "--dialogues": ("ope", "simulate", "--dialogues", str(10**9)),
+        "--rel-level": ("evaluate", run, "--qrels", qrels, "--rel-level", str(2**64)),
+    }
+    for option, call in calls.items():
+        message = _one_line_error(cli(*call), code=2)
+        assert f"Invalid value for '{option}'" in message, option
+    assert not (tmp_path / "r").exists() and not (tmp_path / "agg").exists()
+
+
+def test_ope_padded_steps_are_bounded_before_any_allocation(cli, tmp_path):
+    experience = tmp_path / "exp.jsonl"
+    assert cli("ope", "simulate", "--dialogues", "5", "-o", experience).exit_code == 0
+    message = _one_line_error(cli("ope", "estimate", experience, "--max-turns", "100000000"))
+    assert message == ("castregin: error: 5 dialogues padded to 100000000 turns are 500000000 steps, more than the "
+                       "10000000 castregin estimates from (about 2 GB of memory); use a smaller --max-turns or "
+                       "fewer dialogues\n")
+
+
+def test_a_huge_cutoff_is_refused(cli, tmp_path):
+    (tmp_path / "a.run").write_text("t1 Q0 Q1 1 1.0 a\n")
+    (tmp_path / "q.qrel").write_text("t1 0 Q1 2\n")
+    for measure in ("P@100000000000", "P_100000000000", "Judged@100000000000"):
+        message = _one_line_error(cli("evaluate", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", measure))
+        assert f"measure {measure!r}" in message and "1000000000" in message
+
+
+# --- labels: one rule for every reader -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", [str(2**63), str(-(2**63) - 1), "1" + "0" * 40])
+def test_labels_beyond_64_bits_are_refused_alike_by_every_reader(cli, tmp_path, label):
+    qrels = tmp_path / "q.qrel"
+    qrels.write_text(f"t1 0 Q1 2\nt1 0 Q2 {label}\n")
+    (tmp_path / "a.run").write_text("t1 Q0 Q1 1 1.0 a\n")
+    messages = {_one_line_error(cli("qrels", "stats", qrels)),
+                _one_line_error(cli("qrels", "filter", qrels)),
+                _one_line_error(cli("evaluate", tmp_path / "a.run", "--qrels", qrels))}
+    assert len(messages) == 1
+    (message,) = messages
+    assert message.startswith(f"castregin: error: {qrels}:2: label ") and "does not fit in 64 bits" in message
+    qrels.write_text(f"t1 0 Q1 2\nt1 0 Q2 {2**63 - 1}\n")  # the largest C long is fine
+    assert cli("evaluate", tmp_path / "a.run", "--qrels", qrels).exit_code == 0
+
+
+# --- said instead of silently accepted ------------------------------------------------------------------------
+
+
+def test_a_gold_file_naming_what_nobody_judged_is_said(cli, tmp_path):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("turn_id,item_id,criterion,min_label,max_label\n101_1-1,Q0001,relevance,2,3\n"
+                    "999_1-1,Q1,relevance,2,3\n101_1-1,Q9999,relevance,2,3\n101_1-1,Q0001,nvelty,2,3\n")
+    result = cli("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance", "--gold", gold,
+                 "--out-dir", tmp_path / "out")
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("castregin: warning:")]
+    assert warnings == [
+        f"castregin: warning: {gold}:5: 1 gold row(s) name criteria that are not aggregated (nvelty); they are ignored",
+        f"castregin: warning: {gold}:3: gold names topic(s) with no judgment (999); check the turn ids",
+        f"castregin: warning: {gold}:4: 1 gold item(s) were never judged (first: 101_1-1 Q9999); they test no worker",
+    ]
+
+
+@pytest.mark.parametrize(("value", "shown"), [('"x"', '"x"'), ("Infinity", "Infinity"), ("null", "null"),
+                                              ("true", "true"), ("1" + "0" * 400, "an integer of 401 digits")])
+def test_a_main_score_that_is_not_a_number(cli, clembench, tmp_path, value, shown):
+    source = next(clembench.glob("v1.0/gpt*/privateshared/1_job-interview/episode_0"))
+    episode = tmp_path / "runs" / "model" / "privateshared" / "1_job-interview" / "episode_0"
+    shutil.copytree(source, episode)
+    scores = json.loads((episode / "scores.json").read_text())
+    text = json.dumps(scores).replace(f'"Main Score": {json.dumps(scores["episode scores"]["Main Score"])}',
+                                      f'"Main Score": {value}')
+    (episode / "scores.json").write_text(text)
+    message = _one_line_error(cli("scorekeeping", "summary", tmp_path / "runs"))
+    assert message.startswith(f"castregin: error: {episode / 'scores.json'}: episode scores.Main Score: expected a "
+                              f"number (NaN for an aborted episode), got {shown}")
+
+
+def test_nan_main_score_of_an_aborted_episode_is_fine(cli, clembench):
+    assert cli("scorekeeping", "summary", clembench).exit_code == 0
+
+
+@pytest.mark.parametrize(("line", "more"), [("1,2,3,4", "more"), ("1,2", "fewer")])
+def test_a_paradise_row_with_more_or_fewer_fields_than_the_header(cli, tmp_path, line, more):
+    data = tmp_path / "d.csv"
+    data.write_text("US,kappa,turns\n1,0.5,3\n2,0.7,4\n" + line + "\n")
+    message = _one_line_error(cli("paradise", "fit", data, "--satisfaction", "US", "--success", "kappa",
+                                  "--cost", "turns"))
+    n = len(line.split(","))
+    assert message == (f"castregin: error: {data}:4: the line has {n} fields, {more} than the 3 columns of the header; "
+                       "quote fields that hold commas\n")
+
+
+def test_paradise_values_near_the_largest_float(cli, tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("US,kappa,turns\n1e308,1,2\n-1e308,2,3\n1e308,0,1\n5,1e308,2\n")
+    result = cli("paradise", "fit", data, "--satisfaction", "US", "--success", "kappa", "--cost", "turns",
+                 "--format", "json")
+    assert result.exit_code == 0 and "Traceback" not in result.stderr
+    assert json.loads(result.stdout)["full"]["r_squared"] == pytest.approx(
+        json.loads(cli("paradise", "fit", _scaled(data, tmp_path), "--satisfaction", "US", "--success", "kappa",
+                       "--cost", "turns", "--format", "json").stdout)["full"]["r_squared"])
+
+
+def _scaled(data: Path, tmp_path: Path) -> Path:
+    # z-scores do not change when a column is divided by a constant: the same fit on small numbers.
+    rows = [line.split(",") for line in data.read_text().splitlines()]
+    out = tmp_path / "small.csv"
+    out.write_text("\n".join([",".join(rows[0])] + [",".join(str(float(v) / 1e300) for v in r) for r in rows[1:]])
+                   + "\n")
+    return out
