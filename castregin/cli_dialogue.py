@@ -317,7 +317,7 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
 
     EPISODE is an episode directory or its interactions.json. Only fully played probing rounds
     ("Played Probe Rounds") are scored. Per round: request counts, Accuracy and (from round 1)
-    Slot Filled?. Per episode: Middle-Accuracy (round int((n+1)/2)-1), Accuracy, Kappa (Cohen's,
+    Slot Filled?. Per episode: Middle-Accuracy (round int((slots+1)/2)-1), Accuracy, Kappa (Cohen's,
     as scikit-learn computes it), Truncated Kappa max(0, kappa), Slot-Filling-Accuracy, Main Score
     100*(2*sf*tk/(sf+tk)) (0 when sf+tk = 0), Aborted, Lose, Success, request counts and ratio.
     An aborted episode gets NaN game scores. On clembench's published episodes the scores are

@@ -161,3 +161,24 @@ def test_ir_measures_names_map_to_the_same_trec_eval_values(run_paths, cast2022)
             assert values[name] == pytest.approx(_trec_eval_all(key, per_query, qrels, False), abs=1e-12), name
     level1, _ = _oracle(run_paths[0], qrels_path, 1)
     assert values["P(rel=1)@5"] == pytest.approx(_trec_eval_all("P_5", level1, qrels, False), abs=1e-12)
+
+
+def test_ir_measures_options_that_trec_eval_has(run_paths, cast2022):
+    """set_F's beta, judged-only rankings (trec_eval -J) and mapped nDCG gains, each against pytrec_eval."""
+    qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    qrels, run = read_qrels_plain(qrels_path), read_run_plain(run_paths[1])
+    names = ["SetF(beta=0.5)", "P(judged_only=True)@5", "nDCG(gains={0:0,1:1,2:3,3:7})@5"]
+    results = evaluate_files(run_paths[1:2], [(None, str(qrels_path))], measures=names, per_turn=True)
+
+    def per_turn(name):
+        rows = results[(results["measure"] == name) & (results["turn"] != "all")]
+        return dict(zip(rows["turn"], rows["value"]))
+
+    beta = pytrec_eval.RelevanceEvaluator(qrels, {"set_F.0.5"}, relevance_level=2).evaluate(run)
+    assert per_turn(names[0]) == pytest.approx({q: v["set_F"] for q, v in beta.items()}, abs=1e-12)
+    judged = pytrec_eval.RelevanceEvaluator(qrels, {"P.5"}, relevance_level=2, judged_docs_only_flag=True).evaluate(run)
+    assert per_turn(names[1]) == pytest.approx({q: v["P_5"] for q, v in judged.items()}, abs=1e-12)
+    gains = {0: 0, 1: 1, 2: 3, 3: 7}
+    mapped = {q: {d: gains[label] for d, label in items.items()} for q, items in qrels.items()}
+    ndcg = pytrec_eval.RelevanceEvaluator(mapped, {"ndcg_cut.5"}).evaluate(run)
+    assert per_turn(names[2]) == pytest.approx({q: v["ndcg_cut_5"] for q, v in ndcg.items()}, abs=1e-12)
