@@ -24,8 +24,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from castregin.aggregate import aggregate, write_aggregation
 from castregin.formats.crowd import read_gold, read_judgments
+from castregin.judging.aggregate import aggregate, write_aggregation
 
 CRITERIA = ["relevance", "novelty", "diversity"]
 WORKERS_PER_ITEM = 7

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from castregin.ope import estimate, simulate
-from castregin.tables import markdown_table, text_table
+from castregin.render.tables import markdown_table, text_table
 
 
 def run(sizes, seeds, target_p, bootstrap, world_seed=0):

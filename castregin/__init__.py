@@ -9,7 +9,7 @@ The stages are plain functions on plain data, usable without the command line::
 
 from .data import Qrels, Run
 from .errors import InputError
-from .evaluate import evaluate
+from .evaluation.evaluate import evaluate
 from .formats import read_qrels, read_run
 
 __all__ = ["InputError", "Qrels", "Run", "evaluate", "read_qrels", "read_run"]

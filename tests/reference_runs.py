@@ -1,7 +1,7 @@
 """The CAsT 2022 baseline MI runs as TREC runs, converted by the SPEC rules in a few lines.
 
-Kept independent of castregin.convert on purpose: the evaluation tests then check evaluation
-alone, and the conversion tests compare castregin.convert with the same rules.
+Kept independent of castregin.track.convert on purpose: the evaluation tests then check evaluation
+alone, and the conversion tests compare castregin.track.convert with the same rules.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from castregin.aggregate import aggregate, aggregate_labels, decide, divide_rounded, filter_turns
 from castregin.formats.crowd import parse_gold, parse_judgments
+from castregin.judging.aggregate import aggregate, aggregate_labels, decide, divide_rounded, filter_turns
 
 CRITERIA = ["relevance", "novelty", "diversity"]
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from castregin.agreement import (
+from castregin.judging.agreement import (
     alpha_from_counts,
     alpha_from_ratings,
     krippendorff_alpha,

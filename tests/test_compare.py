@@ -14,8 +14,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from castregin import Qrels, Run
-from castregin.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cohens_d, compare, paired_test
-from castregin.evaluate import evaluate
+from castregin.evaluation.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cohens_d, compare, paired_test
+from castregin.evaluation.evaluate import evaluate
 
 TREC_NAMES = {"P@1": "P_1", "nDCG@3": "ndcg_cut_3", "AP": "map"}
 TAGS = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw", "T5_rewrite"]

@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
-from castregin.convert import Bank, Warnings, convert_questions, fold, iter_questions
 from castregin.formats.trec import format_score
+from castregin.track.convert import Bank, Warnings, convert_questions, fold, iter_questions
 
 
 def write(path, data):

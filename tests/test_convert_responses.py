@@ -7,8 +7,8 @@ from collections import defaultdict
 
 import pytest
 
-from castregin.convert import Bank, Warnings, convert_passages, convert_responses, iter_responses
 from castregin.formats.trec import read_qrels
+from castregin.track.convert import Bank, Warnings, convert_passages, convert_responses, iter_responses
 
 
 def write(path, data):

@@ -12,7 +12,7 @@ import pytrec_eval
 from reference_runs import read_qrels_plain, read_run_plain
 
 from castregin import formats
-from castregin.evaluate import evaluate, evaluate_files
+from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.formats import columnar
 
 TREC_NAMES = {"P@1": "P_1", "P@3": "P_3", "P@10": "P_10", "R@5": "recall_5", "R@10": "recall_10", "AP": "map",

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from castregin import InputError, Qrels, Run, formats
-from castregin.evaluate import evaluate, evaluate_files
+from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.formats import columnar
 
 TREC_NAMES = {"P@1": "P_1", "P@3": "P_3", "P@5": "P_5", "R@3": "recall_3", "R@10": "recall_10", "AP": "map",

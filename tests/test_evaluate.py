@@ -8,7 +8,7 @@ import pytest
 import pytrec_eval
 
 from castregin import InputError, Qrels, Run
-from castregin.evaluate import evaluate
+from castregin.evaluation.evaluate import evaluate
 
 
 def _mean(results, measure="P@1"):

@@ -14,8 +14,8 @@ import pytrec_eval
 from reference_runs import read_qrels_plain, read_run_plain
 
 from castregin import Run, formats
-from castregin.evaluate import evaluate
-from castregin.measures import DEFAULT_MEASURES
+from castregin.evaluation.evaluate import evaluate
+from castregin.evaluation.measures import DEFAULT_MEASURES
 
 TREC_NAMES = {"P@1": "P_1", "P@3": "P_3", "nDCG@3": "ndcg_cut_3", "nDCG@5": "ndcg_cut_5",
               "AP": "map", "RR": "recip_rank", "R@10": "recall_10"}

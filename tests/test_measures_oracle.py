@@ -17,8 +17,14 @@ import pytrec_eval
 from reference_runs import read_qrels_plain, read_run_plain
 
 from castregin.errors import InputError
-from castregin.evaluate import evaluate_files
-from castregin.measures import TREC_FAMILIES, TREC_SETS, measure_catalogue, parse_measure, parse_measures
+from castregin.evaluation.evaluate import evaluate_files
+from castregin.evaluation.measures import (
+    TREC_FAMILIES,
+    TREC_SETS,
+    measure_catalogue,
+    parse_measure,
+    parse_measures,
+)
 
 #: trec_eval's -m all_trec as the names it prints, with the default parameters (runid, relstring: text).
 ALL_TREC_FAMILIES = [f for f in TREC_SETS["all_trec"] if f not in ("runid", "relstring")]

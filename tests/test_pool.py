@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from castregin.cli import main
 from castregin.data import Run
-from castregin.pool import pool_runs
+from castregin.track.pool import pool_runs
 
 BASELINES = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw_run", "T5_rewrite_run"]
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from castregin import Qrels, formats
-from castregin.qrels import combine, filter_turns, mean_half_up, stats
+from castregin.track.qrels import combine, filter_turns, mean_half_up, stats
 
 
 def _sorted_lines(path):

@@ -9,8 +9,8 @@ import pytest
 from reference_runs import write_reference_runs
 
 from castregin import Qrels, Run, formats
-from castregin.evaluate import evaluate
-from castregin.report import build_report, label_distribution, per_turn_versus_median
+from castregin.evaluation.evaluate import evaluate
+from castregin.render.report import build_report, label_distribution, per_turn_versus_median
 
 TAGS = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw", "T5_rewrite"]
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -15,8 +15,8 @@ from matplotlib import image
 from reference_runs import write_reference_runs
 
 from castregin import formats
-from castregin.plots import NEGATIVE, POSITIVE
-from castregin.report import write_report
+from castregin.render.plots import NEGATIVE, POSITIVE
+from castregin.render.report import write_report
 
 WIDTH, HEIGHT = 1280, 4000
 

@@ -11,7 +11,7 @@ import pytest
 
 from castregin import Qrels, Run
 from castregin.errors import CoverageWarning
-from castregin.evaluate import evaluate
+from castregin.evaluation.evaluate import evaluate
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ def test_markdown_and_latex_escape_names(tmp_path, cli):
 
 
 def test_log2_table_is_safe_under_forced_thread_switches():
-    from castregin import engine
+    from castregin.evaluation import engine
 
     expected = np.array([np.log2(i) if i else 0.0 for i in range(5000)])
     failures = []

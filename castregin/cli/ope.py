@@ -11,11 +11,11 @@ import json
 
 import click
 
-from .cli import main
-from .formats import display_name, ensure_not_input, write_text
-from .formats.experience import format_experience, read_experience
-from .limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
-from .tables import text_table
+from ..formats import display_name, ensure_not_input, write_text
+from ..formats.experience import format_experience, read_experience
+from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
+from ..render.tables import text_table
+from . import main
 
 
 @main.group()
@@ -56,7 +56,7 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
     Each line of an experience file is one logged dialogue: {"dialogue_id", "turns": [{"context",
     "response", "target_response"} or {..., "target_responses": [{"text", "prob"}]}], "reward"}.
     """
-    from .ope import estimate
+    from ..ope import estimate
 
     ensure_not_input(output, experience)
     # Every file is read and checked before any estimating, so a bad last file fails fast.
@@ -96,7 +96,7 @@ def simulate_command(world, n_dialogues, seed, target_p, target_sample, world_se
 
     The values go to standard output, or to standard error when the dialogues do.
     """
-    from .ope import simulate
+    from ..ope import simulate
 
     sim = simulate(world, n_dialogues, seed, target_p, target_sample=target_sample, world_seed=world_seed)
     write_text(output, format_experience(sim.dialogues))

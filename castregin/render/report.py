@@ -27,13 +27,20 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from ..data import Qrels, Run
+from ..errors import CoverageWarning, InputError
+from ..evaluation.compare import (
+    DAGGER,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    compare,
+    run_letters,
+    summary_cells,
+)
+from ..evaluation.evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
+from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..formats.output import check_replaceable_directory, replace_directory
 from . import plots
-from .compare import DAGGER, DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, run_letters, summary_cells
-from .data import Qrels, Run
-from .errors import CoverageWarning, InputError
-from .evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
-from .formats.output import check_replaceable_directory, replace_directory
-from .measures import DEFAULT_MEASURES, parse_measures
 
 DEFAULT_DEPTH = 10
 UNJUDGED = "unjudged"
@@ -200,7 +207,7 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
                  progress: bool = False) -> Report:
     """Evaluate, compare and draw: the report page and its figures, in memory.
 
-    ``baseline`` is a run name as in :func:`castregin.evaluate.run_names`; the per-turn plots use
+    ``baseline`` is a run name as in :func:`castregin.evaluation.evaluate.run_names`; the per-turn plots use
     the first measure. The significance matrix always compares every pair of runs (its own
     correction family per qrels and measure); the leaderboard marks wins over ``baseline`` when
     given, else over each other run.

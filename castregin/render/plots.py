@@ -15,7 +15,7 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .data import topic_of
+from ..data import topic_of
 
 DPI = 110
 POSITIVE, NEGATIVE, BEST, UNJUDGED_COLOUR = "#2b8a3e", "#c92a2a", "#1c1c1c", "#c8c8c8"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 
-from .data import Run
-from .formats.trec import format_pool, read_run
+from ..data import Run
+from ..formats.trec import format_pool, read_run
 
 
 def add_to_pool(pool: dict[str, set[str]], run: Run, depth: int = 1) -> dict[str, set[str]]:

@@ -1,8 +1,8 @@
 """Commands of the CLI for the aggregate stage (registered on `castregin.cli.main`).
 
 ``castregin aggregate`` turns crowd judgment CSVs into qrels per criterion plus an audit;
-``castregin agreement`` prints the agreement part alone. The work is in :mod:`castregin.aggregate`,
-:mod:`castregin.agreement` and :mod:`castregin.formats.crowd`, imported where used (they need
+``castregin agreement`` prints the agreement part alone. The work is in :mod:`castregin.judging.aggregate`,
+:mod:`castregin.judging.agreement` and :mod:`castregin.formats.crowd`, imported where used (they need
 pandas, which ``castregin --help`` should not load).
 """
 
@@ -14,10 +14,10 @@ import re
 
 import click
 
-from .cli import main, warnings_as_lines
-from .errors import InputError
-from .formats import ensure_not_input, write_text
-from .tables import text_table
+from ..errors import InputError
+from ..formats import ensure_not_input, write_text
+from ..render.tables import text_table
+from . import main, warnings_as_lines
 
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -35,7 +35,7 @@ def _criteria(ctx, param, value: str) -> list[str]:
 
 
 def _scale(ctx, param, value: str) -> tuple[int, int]:
-    from .formats.crowd import parse_scale
+    from ..formats.crowd import parse_scale
 
     try:
         return parse_scale(value)
@@ -44,7 +44,7 @@ def _scale(ctx, param, value: str) -> tuple[int, int]:
 
 
 def _label_map(ctx, param, value) -> dict[str, int]:
-    from .formats.crowd import parse_label_map
+    from ..formats.crowd import parse_label_map
 
     try:
         return parse_label_map(value)
@@ -95,7 +95,7 @@ def _input_options(function):
 
 
 def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
-    from .formats.crowd import parse_columns, read_gold, read_judgments
+    from ..formats.crowd import parse_columns, read_gold, read_judgments
 
     try:
         roles = parse_columns(columns, criteria)
@@ -160,8 +160,8 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
       castregin aggregate judgments.csv --criteria relevance,novelty,diversity \\
           --gold gold.csv --prefix '' --out-dir qrels/
     """
-    from .aggregate import aggregate as run_aggregate
-    from .aggregate import check_file_name_part, write_aggregation
+    from ..judging.aggregate import aggregate as run_aggregate
+    from ..judging.aggregate import check_file_name_part, write_aggregation
 
     try:
         check_file_name_part(prefix)
@@ -219,8 +219,8 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
     on all of the worker's labels, including those the gold filter removed. Undefined values
     (a single label value, no unit with two labels) are shown as '-' (null in JSON).
     """
-    from .aggregate import aggregate as run_aggregate
-    from .aggregate import json_safe
+    from ..judging.aggregate import aggregate as run_aggregate
+    from ..judging.aggregate import json_safe
 
     ensure_not_input(output, [*judgments, *([gold] if gold else [])])
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)

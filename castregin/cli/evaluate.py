@@ -7,14 +7,14 @@ import os
 
 import click
 
-from . import formats
-from . import qrels as qrels_tools
-from .cli import main, warnings_as_lines
-from .evaluate import NUM_Q, evaluate_file_rows
-from .formats import columnar
-from .formats.trec import LABEL_RANGE
-from .measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
-from .tables import FORMATS, render_rows, text_table
+from .. import formats
+from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
+from ..evaluation.measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
+from ..formats import columnar
+from ..formats.trec import LABEL_RANGE
+from ..render.tables import FORMATS, render_rows, text_table
+from ..track import qrels as qrels_tools
+from . import main, warnings_as_lines
 
 
 def split_named(value: str) -> tuple[str | None, str]:

@@ -1,7 +1,7 @@
 """Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`).
 
-``convert questions|responses|passages`` and ``pool``. The work is done by :mod:`castregin.convert` and
-:mod:`castregin.pool`; this module parses arguments, opens outputs and prints warnings. The convert
+``convert questions|responses|passages`` and ``pool``. The work is done by :mod:`castregin.track.convert` and
+:mod:`castregin.track.pool`; this module parses arguments, opens outputs and prints warnings. The convert
 stage (and jsonschema with it) is imported by the commands that use it, not by ``castregin --help``.
 """
 
@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .cli import main
-from .errors import InputError
-from .formats.output import OutputSet, check_outputs, write_text
-from .formats.trec import format_pool, read_qrels, read_turn_list
-from .pool import pool_files
+from ..errors import InputError
+from ..formats.output import OutputSet, check_outputs, write_text
+from ..formats.trec import format_pool, read_qrels, read_turn_list
+from ..track.pool import pool_files
+from . import main
 
 if TYPE_CHECKING:
-    from .convert import Warnings
+    from ..track.convert import Warnings
 
 
 def _progress(description: str, unit: str = "turn"):
@@ -42,7 +42,7 @@ def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, oth
         raise click.UsageError("give either -o FILE (or -o - for standard output) or --out-dir DIR")
     if output is not None and len(runs) != 1:
         raise click.UsageError(f"-o takes exactly one input run ({len(runs)} given); use --out-dir DIR")
-    from .convert import output_paths
+    from ..track.convert import output_paths
 
     targets = output_paths(list(runs), output, out_dir)
     check_outputs([*targets, bank_out], [*runs, *other_inputs])
@@ -64,7 +64,7 @@ def _finish(total: Warnings, strict: bool) -> None:
 def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None) -> None:
     """Convert each run into its target, one at a time; the outputs (and ``--bank-out``) are committed
     together, and only if every run converts (and, with ``--strict``, without a warning)."""
-    from .convert import Warnings, write_ranked
+    from ..track.convert import Warnings, write_ranked
 
     total = Warnings()
     with OutputSet(inputs) as outputs:
@@ -134,8 +134,8 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
     """
     inputs = [*banks, *([turns_file] if turns_file else [])]
     targets = _targets(runs, output, out_dir, inputs, bank_out)
-    from .convert import Bank, iter_questions
-    from .formats.submissions import read_mi_run
+    from ..formats.submissions import read_mi_run
+    from ..track.convert import Bank, iter_questions
 
     bank = Bank.read(banks, "Q")
     official = read_turn_list(turns_file) if turns_file else None
@@ -179,8 +179,8 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
     level = 2 if passage_rel_level is None else passage_rel_level
     inputs = [*banks, *([turns_file] if turns_file else []), *([passage_qrels] if passage_qrels else [])]
     targets = _targets(runs, output, out_dir, inputs, bank_out)
-    from .convert import Bank, iter_responses
-    from .formats.submissions import read_main_run
+    from ..formats.submissions import read_main_run
+    from ..track.convert import Bank, iter_responses
 
     bank = Bank.read(banks, "R")
     qrels = read_qrels(passage_qrels) if passage_qrels else None
@@ -207,8 +207,8 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
     inputs = [turns_file] if turns_file else []
     targets = _targets(runs, output, out_dir, inputs)
     official = read_turn_list(turns_file) if turns_file else None
-    from .convert import iter_passages
-    from .formats.submissions import read_main_run
+    from ..formats.submissions import read_main_run
+    from ..track.convert import iter_passages
 
     def convert_one(submission, warnings):
         return iter_passages(submission, official_turns=official, warnings=warnings,

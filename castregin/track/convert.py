@@ -21,9 +21,9 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import IO
 
-from .data import Qrels, Run
-from .errors import InputError
-from .formats.submissions import BankFile, Submission, read_bank, read_main_run, read_mi_run
+from ..data import Qrels, Run
+from ..errors import InputError
+from ..formats.submissions import BankFile, Submission, read_bank, read_main_run, read_mi_run
 
 Ranked = tuple[str, list[tuple[str, float]]]
 Progress = Callable[[Iterable], Iterable]
@@ -178,13 +178,13 @@ class Bank:
 
     def text(self, shape: str | None = None) -> str:
         """The bank (with its new entries) as JSON text, in ``shape`` or the first input's shape."""
-        from .formats.submissions import bank_text
+        from ..formats.submissions import bank_text
 
         return bank_text(self.entries, shape or self.shape, self.prefix)
 
     def write(self, path: str | os.PathLike, shape: str | None = None) -> None:
         """Write the bank (with its new entries) atomically, in ``shape`` or the first input's shape."""
-        from .formats.common import write_text
+        from ..formats.common import write_text
 
         write_text(path, self.text(shape))
 
@@ -397,7 +397,7 @@ def output_paths(inputs: list[str], output: str | None, out_dir: str | None) -> 
 
     Two inputs with the same stem would overwrite each other: an error.
     """
-    from .formats.common import stem
+    from ..formats.common import stem
 
     if output is not None:
         return [output]

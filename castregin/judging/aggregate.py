@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError, InputWarning
+from ..formats.output import OutputSet, check_outputs
+from ..formats.trec import format_qrels
 from .agreement import alpha_from_counts, worker_kappas
-from .errors import InputError, InputWarning
-from .formats.output import OutputSet, check_outputs
-from .formats.trec import format_qrels
 
 MAJORITIES = ("plurality", "absolute")
 TIES = ("mean", "median", "max", "min")

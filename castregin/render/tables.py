@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-#: The columns of result rows, as in ``--format json`` (castregin.evaluate.RESULT_COLUMNS).
+#: The columns of result rows, as in ``--format json`` (castregin.evaluation.evaluate.RESULT_COLUMNS).
 _RESULT_COLUMNS = ("run", "qrels", "measure", "turn", "value")
 
 FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import click
 
-from . import formats
-from .cli import main, warnings_as_lines
-from .cli_evaluate import output_option, split_named
-from .compare import (
+from .. import formats
+from ..errors import InputError
+from ..evaluation.compare import (
     COMPARE_FORMATS,
     CORRECTIONS,
     DEFAULT_PERMUTATIONS,
@@ -19,13 +18,14 @@ from .compare import (
     TESTS,
     render_comparison,
 )
-from .compare import compare as compare_runs
-from .errors import InputError
-from .evaluate import evaluate as evaluate_runs
-from .evaluate import run_names
-from .formats.trec import LABEL_RANGE
-from .limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
-from .measures import DEFAULT_MEASURES, parse_measures
+from ..evaluation.compare import compare as compare_runs
+from ..evaluation.evaluate import evaluate as evaluate_runs
+from ..evaluation.evaluate import run_names
+from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..formats.trec import LABEL_RANGE
+from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
+from . import main, warnings_as_lines
+from .evaluate import output_option, split_named
 
 
 def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
@@ -163,7 +163,7 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
       castregin report runs/*.run --qrels all=all.qrel --qrels mi=mi_subset.qrel --baseline bm25.run \\
           -m nDCG@3 -m P@1 --out report
     """
-    from .report import (
+    from ..render.report import (
         check_report_directory,
         write_report,  # matplotlib is slow to import; only this command needs it
     )

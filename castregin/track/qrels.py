@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from .data import Qrels
-from .errors import InputError
+from ..data import Qrels
+from ..errors import InputError
 
 COMBINE_METHODS = ("min", "mean", "max")
 

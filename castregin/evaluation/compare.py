@@ -1,6 +1,6 @@
 """Comparing runs: paired significance tests on per-turn values, corrected for multiple comparisons.
 
-The input is what :func:`castregin.evaluate.evaluate` returns with ``per_turn=True``. For each
+The input is what :func:`castregin.evaluation.evaluate.evaluate` returns with ``per_turn=True``. For each
 qrels and measure, every run is compared with the baseline (or every pair of runs when there is no
 baseline) on the turns **both** runs have a value for; turns are taken in byte order, so a
 randomization test with a given seed gives the same p-value on every machine.
@@ -38,10 +38,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InputError
-from .evaluate import ALL_TURNS
-from .limits import MAX_PERMUTATIONS
-from .tables import (
+from ..errors import InputError
+from ..limits import MAX_PERMUTATIONS
+from ..render.tables import (
     COUNT_MEASURES,
     NOT_SCORES,
     latex_escape,
@@ -50,6 +49,7 @@ from .tables import (
     markdown_table,
     text_table,
 )
+from .evaluate import ALL_TURNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -187,7 +187,7 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
     Parameters
     ----------
     results:
-        :func:`castregin.evaluate.evaluate` output with ``per_turn=True`` (mean rows are ignored).
+        :func:`castregin.evaluation.evaluate.evaluate` output with ``per_turn=True`` (mean rows are ignored).
     baseline:
         The run name (as in ``results["run"]``) every other run is compared with; ``None``
         compares every pair (see :func:`pairs`).

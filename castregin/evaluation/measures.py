@@ -30,8 +30,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from .errors import InputError
-from .limits import MAX_CUTOFF
+from ..errors import InputError
+from ..limits import MAX_CUTOFF
 
 #: The CAsT measures, in the order of the track's tables.
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
@@ -45,7 +45,7 @@ MEAN, SUM, GEOMETRIC, COUNT_TURNS, NUM_REL = "mean", "sum", "geometric", "count-
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """A measure in the terms of :mod:`castregin.engine`: its kind, cutoff and relevance level."""
+    """A measure in the terms of :mod:`castregin.evaluation.engine`: its kind, cutoff and relevance level."""
 
     kind: str
     cutoff: int | None = None

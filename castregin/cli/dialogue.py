@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import main
+from . import main
 
 _NUMBER_DECIMALS = 4
 
@@ -95,10 +95,10 @@ def paradise_kappa(matrix_file, groups_spec, fmt, output):
       castregin paradise kappa agent_a.csv --attribute-groups depart-city=4,arrival-city=4,depart-range=2,depart-time=4
       castregin paradise kappa agent_a.csv --attribute-groups labels --format json -o kappa.json
     """
-    from .dialogue.paradise import OVERALL, avm_kappas, parse_attribute_groups
-    from .formats import display_name, ensure_not_input, write_text
-    from .formats.dialogue import read_avm_matrix
-    from .tables import text_table
+    from ..dialogue.paradise import OVERALL, avm_kappas, parse_attribute_groups
+    from ..formats import display_name, ensure_not_input, write_text
+    from ..formats.dialogue import read_avm_matrix
+    from ..render.tables import text_table
 
     ensure_not_input(output, [matrix_file])
     source = display_name(matrix_file)
@@ -125,7 +125,7 @@ def _regression_rows(regression) -> list[list[str]]:
 
 
 def _fit_table(fit, table, alpha_level: float) -> str:
-    from .tables import text_table
+    from ..render.tables import text_table
 
     out = []
     full, final = fit.full, fit.final
@@ -195,9 +195,9 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
       castregin paradise fit dialogues.csv --satisfaction US --success kappa --cost turns --cost time \\
           --group agent --id dialogue --save performance.json --format json -o fit.json
     """
-    from .dialogue.paradise import fit_performance
-    from .formats.dialogue import performance_function_text, read_dialogues
-    from .formats.output import OutputSet, check_outputs
+    from ..dialogue.paradise import fit_performance
+    from ..formats.dialogue import performance_function_text, read_dialogues
+    from ..formats.output import OutputSet, check_outputs
 
     check_outputs([output, save], [dialogues])
     table = read_dialogues(dialogues, list(dict.fromkeys([satisfaction, success, *costs])),
@@ -257,10 +257,10 @@ def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt,
     import csv
     import io
 
-    from .dialogue.paradise import group_means, predict
-    from .formats import ensure_not_input, write_text
-    from .formats.dialogue import read_dialogues, read_performance_function
-    from .tables import text_table
+    from ..dialogue.paradise import group_means, predict
+    from ..formats import ensure_not_input, write_text
+    from ..formats.dialogue import read_dialogues, read_performance_function
+    from ..render.tables import text_table
 
     ensure_not_input(output, [function_file, dialogues])
     function = read_performance_function(function_file)
@@ -337,11 +337,11 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
     import json
     from pathlib import Path
 
-    from .dialogue.scorekeeping import score_episode
-    from .errors import InputError
-    from .formats.dialogue import SCORES, interactions_path, read_interactions, scores_text
-    from .formats.output import OutputSet, check_outputs
-    from .tables import text_table
+    from ..dialogue.scorekeeping import score_episode
+    from ..errors import InputError
+    from ..formats.dialogue import SCORES, interactions_path, read_interactions, scores_text
+    from ..formats.output import OutputSet, check_outputs
+    from ..render.tables import text_table
 
     inputs = [interactions_path(e) if e != "-" else e for e in episodes]
     if write_beside and "-" in episodes:
@@ -403,11 +403,11 @@ def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
     import csv
     import io
 
-    from .dialogue.scorekeeping import EpisodeRecord, score_episode, summarize
-    from .formats import write_text
-    from .formats.dialogue import INTERACTIONS, SCORES, find_episodes, read_interactions, read_scores
-    from .formats.output import check_outputs
-    from .tables import text_table
+    from ..dialogue.scorekeeping import EpisodeRecord, score_episode, summarize
+    from ..formats import write_text
+    from ..formats.dialogue import INTERACTIONS, SCORES, find_episodes, read_interactions, read_scores
+    from ..formats.output import check_outputs
+    from ..render.tables import text_table
 
     locations = find_episodes(runs_dir)
     check_outputs([output], [where.directory / name for where in locations for name in (SCORES, INTERACTIONS)])
@@ -416,7 +416,7 @@ def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
         scores_file = location.directory / SCORES
         if rescore or not scores_file.exists():
             if not (location.directory / INTERACTIONS).exists():
-                from .errors import InputError
+                from ..errors import InputError
 
                 raise InputError(f"no {INTERACTIONS} to score", source=str(location.directory))
             interactions, source = read_interactions(location.directory)

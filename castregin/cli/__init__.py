@@ -20,22 +20,22 @@ import warnings
 
 import click
 
-from .errors import InputError, InputWarning
+from ..errors import InputError, InputWarning
 
 #: The module that defines each command, so that running one imports only that module.
 COMMAND_MODULES = {
-    "aggregate": "castregin.cli_aggregate",
-    "agreement": "castregin.cli_aggregate",
-    "compare": "castregin.cli_compare",
-    "convert": "castregin.cli_convert",
-    "evaluate": "castregin.cli_evaluate",
-    "measures": "castregin.cli_evaluate",
-    "ope": "castregin.cli_ope",
-    "paradise": "castregin.cli_dialogue",
-    "pool": "castregin.cli_convert",
-    "qrels": "castregin.cli_evaluate",
-    "report": "castregin.cli_compare",
-    "scorekeeping": "castregin.cli_dialogue",
+    "aggregate": "castregin.cli.judging",
+    "agreement": "castregin.cli.judging",
+    "compare": "castregin.cli.compare",
+    "convert": "castregin.cli.convert",
+    "evaluate": "castregin.cli.evaluate",
+    "measures": "castregin.cli.evaluate",
+    "ope": "castregin.cli.ope",
+    "paradise": "castregin.cli.dialogue",
+    "pool": "castregin.cli.convert",
+    "qrels": "castregin.cli.evaluate",
+    "report": "castregin.cli.compare",
+    "scorekeeping": "castregin.cli.dialogue",
 }
 
 

@@ -1,6 +1,6 @@
 """Evaluating runs against qrels with trec_eval's semantics.
 
-Per-turn values come from castregin's vectorised engine (:mod:`castregin.engine`) for P@k, R@k,
+Per-turn values come from castregin's vectorised engine (:mod:`castregin.evaluation.engine`) for P@k, R@k,
 AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 9's numbers
 (pytrec_eval's, to the last bit on the CAsT data); every other trec_eval measure comes from
 trec_eval's own C code (pytrec_eval, called directly). castregin decides which turns are
@@ -10,7 +10,7 @@ averaged, because that is where tools differ:
 - ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
   ir_measures' own aggregate always does this, so castregin averages itself.
 
-The ``all`` value of each measure is formed as trec_eval forms it (see :mod:`castregin.measures`):
+The ``all`` value of each measure is formed as trec_eval forms it (see :mod:`castregin.evaluation.measures`):
 means, sums for the counts, geometric means for gm_map and gm_bpref; means are summed in
 trec_eval's order (turn ids in byte order, one after the other), so they equal trec_eval's to the
 last bit. Every (run, qrels) also gets a ``num_q`` row: the number of turns averaged. A run that
@@ -30,12 +30,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import formats
-from .data import Qrels, Run
+from .. import formats
+from ..data import Qrels, Run
+from ..errors import CoverageWarning, InputError
+from ..formats import columnar
 from .engine import QrelsIndex
 from .engine import evaluate_run as engine_evaluate_run
-from .errors import CoverageWarning, InputError
-from .formats import columnar
 from .measures import (
     COUNT_TURNS,
     DEFAULT_MEASURES,
@@ -230,7 +230,7 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         One or several :class:`Run` / :class:`Qrels` (see :func:`castregin.formats.read_run`).
     measures:
         Names in ir_measures' syntax (``P@1``, ``nDCG@3``) or trec_eval's (``P_1``, ``ndcg_cut_3``,
-        ``all_trec``); see :mod:`castregin.measures`.
+        ``all_trec``); see :mod:`castregin.evaluation.measures`.
     rel_level:
         Label at or above which an item is relevant for binary measures (nDCG uses the grades).
     complete:

@@ -20,7 +20,7 @@ computes them), including the floating-point details that decide the last bits:
   the last bits, so :func:`sequential_sums` adds position by position across all turns at once.
 
 Turns are the run's turns that the qrels judge; means and ``--complete`` are the caller's job
-(:mod:`castregin.evaluate`).
+(:mod:`castregin.evaluation.evaluate`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .formats.columnar import (
+from ..formats.columnar import (
     THREADS,
     ColumnarQrels,
     ColumnarRun,

@@ -1,0 +1,1 @@
+"""Evaluation: which measures, the engine, trec_eval-exact means, significance tests."""

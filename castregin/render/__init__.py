@@ -1,0 +1,1 @@
+"""Everything castregin shows people: numbers, tables in every format, the HTML report, plots."""

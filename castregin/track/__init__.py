@@ -1,0 +1,1 @@
+"""The track stage: JSON submissions to TREC runs over a bank, judging pools, qrels tools."""
