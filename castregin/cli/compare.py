@@ -10,20 +10,14 @@ import click
 
 from .. import formats
 from ..errors import InputError
-from ..evaluation.compare import (
-    COMPARE_FORMATS,
-    CORRECTIONS,
-    DEFAULT_PERMUTATIONS,
-    DEFAULT_SEED,
-    TESTS,
-    render_comparison,
-)
+from ..evaluation.compare import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.evaluate import run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats.trec import LABEL_RANGE
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
+from ..render.comparison import COMPARE_FORMATS, render_comparison
 from . import main, warnings_as_lines
 from .evaluate import output_option, split_named
 

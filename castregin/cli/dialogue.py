@@ -34,23 +34,10 @@ def _fmt(value, decimals: int = _NUMBER_DECIMALS) -> str:
     return f"{value:.{decimals}f}"
 
 
-def _json_clean(value):
-    """NaN and infinities to null, recursively (standard JSON for programs)."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_clean(v) for v in value]
-    return value
-
-
 def _dumps(data) -> str:
-    import json
+    from ..formats.common import json_text
 
-    return json.dumps(_json_clean(data), indent=2, ensure_ascii=False) + "\n"
+    return json_text(data)
 
 
 # --- paradise ----------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ pandas, which ``castregin --help`` should not load).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -16,6 +15,7 @@ import click
 
 from ..errors import InputError
 from ..formats import ensure_not_input, write_text
+from ..formats.common import json_text
 from ..render.tables import text_table
 from . import main, warnings_as_lines
 
@@ -220,14 +220,13 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
     (a single label value, no unit with two labels) are shown as '-' (null in JSON).
     """
     from ..judging.aggregate import aggregate as run_aggregate
-    from ..judging.aggregate import json_safe
 
     ensure_not_input(output, [*judgments, *([gold] if gold else [])])
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
     with warnings_as_lines():
         result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding)
     if fmt == "json":
-        text = json.dumps(json_safe(result.agreement), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        text = json_text(result.agreement, sort_keys=True)
     else:
         text = agreement_tables(result.agreement)
     write_text(output, text)

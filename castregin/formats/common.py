@@ -136,10 +136,40 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", inputs: Iterable[str
 
 
 def write_json(path: str | os.PathLike, data, *, indent: int | None = 2) -> None:
-    """Write JSON atomically, UTF-8, keys in insertion order, newline at the end."""
-    write_text(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
+    """Write JSON atomically (:func:`json_text`: UTF-8, no NaN, keys in insertion order, newline at the end)."""
+    write_text(path, json_text(data, indent=indent))
 
 
 def ensure_not_input(output_path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike]) -> None:
     """Refuse an output that is an input however it is spelled (see :func:`output.check_outputs`)."""
     output.check_outputs([output_path], inputs)
+
+
+# --- writing JSON ----------------------------------------------------------------------------------------
+
+
+def json_value(value, *, digits: int | None = None):
+    """``value`` for JSON: NaN and infinities as None, numpy numbers as Python's, recursively.
+
+    ``digits`` rounds floats (``ope``'s estimates are rounded to 1e-9, so that the last bits of BLAS
+    arithmetic never reach a file).
+    """
+    if isinstance(value, dict):
+        return {key: json_value(v, digits=digits) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v, digits=digits) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "item") and not isinstance(value, (int, float)):
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return round(value, digits) if digits is not None else value
+    return value
+
+
+def json_text(data, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """``data`` as the JSON text castregin writes: UTF-8, no NaN, a newline at the end."""
+    return json.dumps(json_value(data), indent=indent, ensure_ascii=False, sort_keys=sort_keys,
+                      allow_nan=False) + "\n"

@@ -17,8 +17,6 @@ Everything is vectorised over integer codes, so a million labels take seconds.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -29,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, InputWarning
+from ..formats.common import json_text
 from ..formats.output import OutputSet, check_outputs
 from ..formats.trec import format_qrels
 from .agreement import alpha_from_counts, worker_kappas
@@ -156,20 +155,8 @@ class Aggregation:
             stem = f"{prefix}_{criterion}" if prefix else criterion
             files[f"{stem}.qrel"] = format_qrels(self.qrels[criterion])
             files[f"{stem}_filtered.qrel"] = format_qrels(self.filtered[criterion])
-        files["audit.json"] = json.dumps(json_safe(self.audit()), indent=2, sort_keys=True, ensure_ascii=False,
-                                         allow_nan=False) + "\n"
+        files["audit.json"] = json_text(self.audit(), sort_keys=True)
         return files
-
-
-def json_safe(value):
-    """``value`` with every NaN float (an undefined alpha or kappa) as None: JSON has no NaN."""
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:

@@ -56,6 +56,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from ..errors import InputError
+from ..formats.common import json_value
 from ..formats.experience import Dialogue
 from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_PADDED_STEPS
 
@@ -87,21 +88,17 @@ class OPEResult:
 
     def to_json(self) -> dict:
         """The JSON object of ``castregin ope estimate --format json`` (floats rounded to 1e-9)."""
-        return {
-            "estimate": _round(self.estimate),
-            "behavior_mean": _round(self.behavior_mean),
+        # Rounded so that the last bits of BLAS arithmetic never reach the output (byte-identical runs).
+        return json_value({
+            "estimate": self.estimate,
+            "behavior_mean": self.behavior_mean,
             "n_dialogues": self.n_dialogues,
-            "effective_sample_size": _round(self.effective_sample_size),
-            "ci95": None if self.ci95 is None else [_round(self.ci95[0]), _round(self.ci95[1])],
+            "effective_sample_size": self.effective_sample_size,
+            "ci95": None if self.ci95 is None else list(self.ci95),
             "horizon": self.horizon,
             "n_features": self.n_features,
-            "target_coverage": _round(self.target_coverage),
-        }
-
-
-def _round(value: float):
-    # Rounded so that the last bits of BLAS arithmetic never reach the output (byte-identical runs).
-    return None if value is None or not math.isfinite(value) else round(float(value), 9)
+            "target_coverage": self.target_coverage,
+        }, digits=9)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -29,18 +29,12 @@ from tqdm import tqdm
 
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError
-from ..evaluation.compare import (
-    DAGGER,
-    DEFAULT_PERMUTATIONS,
-    DEFAULT_SEED,
-    compare,
-    run_letters,
-    summary_cells,
-)
+from ..evaluation.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare
 from ..evaluation.evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats.output import check_replaceable_directory, replace_directory
 from . import plots
+from .comparison import DAGGER, run_letters, summary_cells
 
 DEFAULT_DEPTH = 10
 UNJUDGED = "unjudged"

@@ -1,0 +1,191 @@
+"""Comparisons as tables: the leaderboard with significance marks, then every comparison.
+
+``json``, ``tsv`` and ``csv`` hold :func:`castregin.evaluation.compare.compare`'s rows at full precision;
+``table``, ``markdown`` and ``latex`` show the leaderboard (means from evaluate's rows, the best of each
+column bold, a dagger on significant wins over the baseline or, without one, the letters of the runs
+beaten), a legend, then every comparison.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from ..evaluation.evaluate import ALL_TURNS
+from ..formats.common import json_text, json_value
+from .numbers import fixed
+from .tables import (
+    COUNT_MEASURES,
+    NOT_SCORES,
+    latex_escape,
+    latex_table,
+    markdown_escape,
+    markdown_table,
+    text_table,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+COMPARE_FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
+DAGGER = "\u2020"
+
+
+def comparison_records(comparisons: pd.DataFrame) -> list[dict]:
+    """The rows as ``--format json`` objects (:data:`JSON_COLUMNS`, non-finite numbers as None)."""
+    return [
+        json_value({"measure": r.measure, "run": r.run, "baseline": r.baseline, "qrels": r.qrels,
+                    "turns": int(r.turns), "mean_difference": r.mean_difference, "statistic": r.statistic,
+                    "p_value": r.p_value, "p_value_corrected": r.p_value_corrected,
+                    "significant": bool(r.significant), "direction": r.direction})
+        for r in comparisons.itertuples(index=False)
+    ]
+
+
+def wins(comparisons: pd.DataFrame) -> set[tuple[str, str, str, str]]:
+    """``(qrels, measure, winner, loser)`` for every significant difference."""
+    out = set()
+    for r in comparisons[comparisons["significant"]].itertuples(index=False):
+        if r.mean_difference > 0:
+            out.add((r.qrels, r.measure, r.run, r.baseline))
+        elif r.mean_difference < 0:
+            out.add((r.qrels, r.measure, r.baseline, r.run))
+    return out
+
+
+def run_letters(names: Sequence[str]) -> dict[str, str]:
+    """``a, b, ..., z, aa, ab, ...``: the superscript that marks a win over each run (all-pairs mode)."""
+    letters = {}
+    for index, name in enumerate(names):
+        label, n = "", index
+        while True:
+            label = chr(ord("a") + n % 26) + label
+            n = n // 26 - 1
+            if n < 0:
+                break
+        letters[name] = label
+    return letters
+
+
+def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: str | None,
+                  decimals: int = 4) -> tuple[list[str], list[tuple[str, str]], dict]:
+    """The leaderboard as data: measures, ``(qrels, run)`` rows, and per cell ``(text, best, marks)``.
+
+    ``marks`` is a dagger when the run is significantly better than the baseline, or (without a
+    baseline) the letters of the runs it is significantly better than.
+    """
+    means = results[results["turn"] == ALL_TURNS]
+    measures = list(dict.fromkeys(means["measure"]))
+    keys = list(dict.fromkeys(zip(means["qrels"], means["run"])))
+    values = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
+        index=False)}
+    best: dict[tuple[str, str], float] = {}
+    for (qrels, _run, measure), value in values.items():
+        if not math.isnan(value) and measure not in NOT_SCORES:
+            best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
+    won = wins(comparisons)
+    letters = run_letters(list(dict.fromkeys(means["run"])))
+    cells = {}
+    for qrels, run in keys:
+        for measure in measures:
+            value = values.get((qrels, run, measure), math.nan)
+            text = fixed(value, decimals, integer=measure in COUNT_MEASURES)
+            if baseline is not None:
+                marks = DAGGER if (qrels, measure, run, baseline) in won else ""
+            else:
+                marks = "".join(letters[other] for other in letters if (qrels, measure, run, other) in won)
+            cells[(qrels, run, measure)] = (text, value == best.get((qrels, measure)), marks)
+    return measures, keys, cells
+
+
+def _summary(results, comparisons, baseline, fmt, decimals=4) -> str:
+    measures, keys, cells = summary_cells(results, comparisons, baseline, decimals)
+    show_qrels = len({q for q, _ in keys}) > 1
+    letters = run_letters(list(dict.fromkeys(r for _, r in keys)))
+    rows = []
+    for qrels, run in keys:
+        name = run if baseline is not None else f"{run} ({letters[run]})"
+        if run == baseline:
+            name += " [baseline]"
+        escape = {"latex": latex_escape, "markdown": markdown_escape}.get(fmt, str)
+        row = ([escape(qrels)] if show_qrels else []) + [escape(name)]
+        for measure in measures:
+            text, is_best, marks = cells[(qrels, run, measure)]
+            if fmt == "markdown":
+                text = (f"**{text}**" if is_best else text) + (f"<sup>{marks}</sup>" if marks else "")
+            elif fmt == "latex":
+                text = (f"\\textbf{{{text}}}" if is_best else text)
+                if marks:
+                    text += "$^{\\dagger}$" if marks == DAGGER else f"$^{{{marks}}}$"
+            else:
+                text += marks
+            row.append(text)
+        rows.append(row)
+    header = (["qrels"] if show_qrels else []) + ["run"] + list(measures)
+    numeric = set(range(len(header) - len(measures), len(header)))
+    if fmt == "markdown":
+        return markdown_table([markdown_escape(h) for h in header], rows, numeric)
+    if fmt == "latex":
+        return latex_table([latex_escape(h) for h in header], rows, numeric)
+    return text_table(header, rows, numeric)
+
+
+def _legend(comparisons: pd.DataFrame, baseline: str | None, test: str, correction: str, alpha: float) -> str:
+    what = (f"{DAGGER}: significantly better than {baseline}" if baseline is not None
+            else "letters: significantly better than the run with that letter")
+    return f"{what} ({test}, {correction} correction, alpha {alpha}); bold: best of the column"
+
+
+def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
+    header = ["qrels", "measure", "run", "baseline", "turns", "mean diff", "statistic", "p", "p corrected",
+              "effect size", "significant"]
+    rows = []
+    for r in comparisons.itertuples(index=False):
+        cells = [r.qrels, r.measure, r.run, r.baseline, str(r.turns), fixed(r.mean_difference, decimals, sign=True),
+                 fixed(r.statistic, decimals), fixed(r.p_value, decimals), fixed(r.p_value_corrected, decimals),
+                 fixed(r.effect_size, decimals), r.direction or "no"]
+        rows.append(cells)
+    numeric = set(range(4, 10))
+    if fmt == "markdown":
+        escaped = [[markdown_escape(c) for c in row] for row in rows]
+        return markdown_table(header, escaped, numeric)
+    if fmt == "latex":
+        escaped = [[latex_escape(c) for c in row] for row in rows]
+        return latex_table([latex_escape(h) for h in header], escaped, numeric)
+    return text_table(header, rows, numeric)
+
+
+def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str = "table",
+                      baseline: str | None = None, test: str = "paired-t", correction: str = "holm",
+                      alpha: float = 0.05, decimals: int = 4) -> str:
+    """Render :func:`compare`'s rows in one of :data:`COMPARE_FORMATS`.
+
+    ``json``, ``tsv`` and ``csv`` hold the comparisons at full precision. ``table``, ``markdown``
+    and ``latex`` show the leaderboard (means from ``results``; best value bold, a dagger on
+    significant wins over the baseline or, without one, the letters of the runs beaten), a legend,
+    then every comparison.
+    """
+    if fmt == "json":
+        return json_text(comparison_records(comparisons))
+    if fmt in ("tsv", "csv"):
+        buffer = io.StringIO()
+        frame = comparisons.copy()
+        for column in ("mean_difference", "statistic", "p_value", "p_value_corrected", "effect_size"):
+            frame[column] = [repr(float(v)) for v in frame[column]]
+        frame["significant"] = ["true" if v else "false" for v in frame["significant"]]
+        frame["direction"] = [v or "" for v in frame["direction"]]
+        frame.to_csv(buffer, sep="\t" if fmt == "tsv" else ",", index=False, lineterminator="\n")
+        return buffer.getvalue()
+    if fmt not in COMPARE_FORMATS:
+        raise InputError(f"unknown format {fmt!r}; use one of {', '.join(COMPARE_FORMATS)}")
+    legend = _legend(comparisons, baseline, test, correction, alpha)
+    summary = _summary(results, comparisons, baseline, fmt, decimals)
+    details = _details(comparisons, fmt, decimals)
+    if fmt == "latex":
+        return f"% {latex_escape(legend)}\n{summary}\n% every comparison\n{details}"
+    if fmt == "markdown":
+        return f"{summary}\n{legend}\n\n{details}"
+    return f"{summary}\n{legend}\n\n{details}"
