@@ -15,11 +15,10 @@ from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.evaluate import run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
-from ..formats.trec import LABEL_RANGE
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
 from ..render.comparison import COMPARE_FORMATS, render_comparison
 from . import main, warnings_as_lines
-from .evaluate import output_option, split_named
+from .options import format_option, measure_option, output_option, qrels_option, rel_level_option, split_named
 
 
 def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
@@ -74,10 +73,8 @@ def _read(run_paths, qrels_specs):
 def _comparison_options(function):
     options = [
         click.argument("runs", nargs=-1, required=True, metavar="RUN..."),
-        click.option("--qrels", "qrels_specs", multiple=True, required=True, metavar="[NAME=]QRELS",
-                     help="Qrels to evaluate against; repeat for several, optionally named (mi=subset.qrel)."),
-        click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-                     help=f"Measure, repeatable. Default: {' '.join(DEFAULT_MEASURES)}."),
+        qrels_option,
+        measure_option,
         click.option("--baseline", metavar="RUN",
                      help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
         click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
@@ -90,8 +87,7 @@ def _comparison_options(function):
                      show_default=True, help="Resamples of the randomization test."),
         click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                      help="Seed of the randomization test (same seed, same p-values)."),
-        click.option("--rel-level", default=2, show_default=True, type=click.IntRange(1, LABEL_RANGE[1]),
-                     help="Label at or above which an item is relevant for binary measures (trec_eval -l)."),
+        rel_level_option,
     ]
     for option in reversed(options):
         function = option(function)
@@ -100,7 +96,7 @@ def _comparison_options(function):
 
 @main.command()
 @_comparison_options
-@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True)
+@format_option(COMPARE_FORMATS)
 @output_option()
 def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
             fmt, output):

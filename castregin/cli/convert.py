@@ -18,6 +18,7 @@ from ..formats.output import OutputSet, check_outputs, write_text
 from ..formats.trec import format_pool, read_qrels, read_turn_list
 from ..track.pool import pool_files
 from . import main
+from .options import output_option
 
 if TYPE_CHECKING:
     from ..track.convert import Warnings
@@ -81,7 +82,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
 
 
 _OUTPUT_OPTIONS = [
-    click.option("-o", "--output", metavar="FILE", help="Write the run here (`-`: standard output); one input only."),
+    output_option(None, help="Write the run here (`-`: standard output); one input only."),
     click.option("--out-dir", metavar="DIR", help="Write DIR/<input stem>.run for each input."),
 ]
 
@@ -221,8 +222,7 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="Items taken from each run per turn, by the rank column.")
-@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
-              help="Where to write the pool (`-`: standard output).")
+@output_option()
 def pool_command(runs, depth, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 

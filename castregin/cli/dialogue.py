@@ -11,34 +11,7 @@ from __future__ import annotations
 import click
 
 from . import main
-
-_NUMBER_DECIMALS = 4
-
-
-def _output_option(function):
-    return click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
-                        help="Where to write (`-`: standard output). Written atomically.")(function)
-
-
-def _fmt(value, decimals: int = _NUMBER_DECIMALS) -> str:
-    import math
-
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and math.isnan(value):
-        return "nan"
-    return f"{value:.{decimals}f}"
-
-
-def _dumps(data) -> str:
-    from ..formats.common import json_text
-
-    return json_text(data)
-
+from .options import format_option, output_option
 
 # --- paradise ----------------------------------------------------------------------------------------------
 
@@ -59,8 +32,8 @@ def paradise():
 @click.option("--attribute-groups", "groups_spec", metavar="NAME=N,...|labels",
               help="The attribute blocks, for a kappa per attribute: consecutive block sizes "
                    "(depart-city=4,arrival-city=4,...) or `labels` to group values labelled ATTRIBUTE:VALUE.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@_output_option
+@format_option(["table", "json"])
+@output_option()
 def paradise_kappa(matrix_file, groups_spec, fmt, output):
     """Task success of an attribute-value-matrix confusion matrix: P(A), P(E), kappa.
 
@@ -83,62 +56,22 @@ def paradise_kappa(matrix_file, groups_spec, fmt, output):
       castregin paradise kappa agent_a.csv --attribute-groups labels --format json -o kappa.json
     """
     from ..dialogue.paradise import OVERALL, avm_kappas, parse_attribute_groups
-    from ..formats import display_name, ensure_not_input, write_text
+    from ..formats import display_name, write_text
     from ..formats.dialogue import read_avm_matrix
-    from ..render.tables import text_table
+    from ..formats.output import check_outputs
+    from ..render.dialogue import kappa_report
 
-    ensure_not_input(output, [matrix_file])
+    check_outputs([output], [matrix_file])
     source = display_name(matrix_file)
     labels, matrix = read_avm_matrix(matrix_file)
     groups = parse_attribute_groups(groups_spec, labels, source=source) if groups_spec else []
-    results = avm_kappas(matrix, groups, source=source)
-    if fmt == "json":
-        data = {"overall": results[OVERALL].as_dict(),
-                "attributes": {name: k.as_dict() for name, k in results.items() if name != OVERALL}}
-        write_text(output, _dumps(data))
-        return
-    rows = [[name, _fmt(k.total, 0) if float(k.total).is_integer() else _fmt(k.total), _fmt(k.p_a),
-             _fmt(k.p_e), _fmt(k.kappa)] for name, k in results.items()]
-    write_text(output, text_table(["attribute", "T", "P(A)", "P(E)", "kappa"], rows, {1, 2, 3, 4}))
+    write_text(output, kappa_report(avm_kappas(matrix, groups, source=source), OVERALL, fmt))
 
 
-def _fmt_p(p: float) -> str:
-    """A p-value: four decimals, or two significant digits below 0.0001 (``1.7e-09``)."""
-    return f"{p:.1e}" if 0 < p < 0.0001 else _fmt(p)
 
 
-def _regression_rows(regression) -> list[list[str]]:
-    return [[name, _fmt(b), _fmt_p(regression.p_values[name])] for name, b in regression.coefficients.items()]
 
 
-def _fit_table(fit, table, alpha_level: float) -> str:
-    from ..render.tables import text_table
-
-    out = []
-    full, final = fit.full, fit.final
-    out.append(f"Full model: N({fit.function.satisfaction}) on every factor, {full.n} dialogues, "
-               f"R^2 = {_fmt(full.r_squared)}")
-    out.append(text_table(["factor", "coefficient", "p-value"], _regression_rows(full), {1, 2}))
-    out.append(f"Final model: the factors with p < {alpha_level:g}, R^2 = {_fmt(final.r_squared)}")
-    if final.coefficients:
-        out.append(text_table(["factor", "coefficient", "p-value"], _regression_rows(final), {1, 2}))
-    else:
-        out.append("(no factor is significant)\n")
-    out.append(fit.function.formula() + "\n")
-    header = ["dialogue", *(["group"] if fit.groups is not None else []), "performance"]
-    rows = [[ident, *([fit.groups[i]] if fit.groups is not None else []), _fmt(p)]
-            for i, (ident, p) in enumerate(zip(table.ids, fit.performance))]
-    out.append(text_table(header, rows, {len(header) - 1}))
-    if fit.groups is not None:
-        rows = [[g, str(fit.group_sizes[g]), _fmt(m)] for g, m in fit.performance_by_group.items()]
-        out.append(text_table(["group", "dialogues", "mean performance"], rows, {1, 2}))
-        test = fit.t_test
-        if test is None:
-            out.append(f"(no t-test: it needs exactly two groups, there are {len(fit.performance_by_group)})\n")
-        else:
-            out.append(f"Student's two-sample t-test (equal variances), {test.first} vs {test.second}: "
-                       f"t({test.df:g}) = {_fmt(test.statistic)}, p = {_fmt_p(test.p_value)}\n")
-    return "\n".join(out)
 
 
 @paradise.command("fit")
@@ -153,8 +86,8 @@ def _fit_table(fit, table, alpha_level: float) -> str:
 @click.option("--alpha-level", default=0.05, show_default=True, type=float,
               help="Factors with p below this in the full model make the final model.")
 @click.option("--save", metavar="FILE", help="Save the performance function as JSON for `paradise predict`.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@_output_option
+@format_option(["table", "json"])
+@output_option()
 def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alpha_level, save, fmt, output):
     """Fit PARADISE's performance function on one CSV line per dialogue.
 
@@ -185,6 +118,7 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
     from ..dialogue.paradise import fit_performance
     from ..formats.dialogue import performance_function_text, read_dialogues
     from ..formats.output import OutputSet, check_outputs
+    from ..render.dialogue import fit_report
 
     check_outputs([output, save], [dialogues])
     table = read_dialogues(dialogues, list(dict.fromkeys([satisfaction, success, *costs])),
@@ -194,25 +128,10 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
     if not fit.final.coefficients:
         click.echo(f"castregin: warning: no factor is significant at {alpha_level:g}; the performance "
                    "function is empty", err=True)
-    if fmt == "json":
-        data = {
-            "full": fit.full.as_dict(),
-            "final": fit.final.as_dict(),
-            "performance_by_group": dict(fit.performance_by_group),
-            "t_test": fit.t_test.as_dict() if fit.t_test else None,
-            "performance_function": fit.function.as_dict(),
-            "performance": [
-                {"dialogue": ident, **({"group": fit.groups[i]} if fit.groups is not None else {}), "performance": p}
-                for i, (ident, p) in enumerate(zip(table.ids, fit.performance))
-            ],
-        }
-        text = _dumps(data)
-    else:
-        text = _fit_table(fit, table, alpha_level)
     with OutputSet([dialogues]) as outputs:  # the function and the report, both or neither
         if save:
             outputs.write_text(save, performance_function_text(fit.function))
-        outputs.write_text(output, text)
+        outputs.write_text(output, fit_report(fit, table.ids, alpha_level, fmt))
 
 
 @paradise.command("predict")
@@ -223,8 +142,8 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
 @click.option("--normalize", type=click.Choice(["fitted", "own"]), default="fitted", show_default=True,
               help="z-score with the mean and sd of the dialogues the function was fitted on (`fitted`), "
                    "or of the new dialogues themselves (`own`).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@_output_option
+@format_option(["table", "csv", "json"])
+@output_option()
 def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt, output):
     """Apply a performance function saved by `paradise fit --save` to new dialogues.
 
@@ -241,39 +160,20 @@ def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt,
       castregin paradise predict performance.json new_dialogues.csv --id dialogue
       castregin paradise predict performance.json new_dialogues.csv --group agent --format csv -o perf.csv
     """
-    import csv
-    import io
-
     from ..dialogue.paradise import group_means, predict
-    from ..formats import ensure_not_input, write_text
+    from ..formats import write_text
     from ..formats.dialogue import read_dialogues, read_performance_function
-    from ..render.tables import text_table
+    from ..formats.output import check_outputs
+    from ..render.dialogue import prediction_report
 
-    ensure_not_input(output, [function_file, dialogues])
+    check_outputs([output], [function_file, dialogues])
     function = read_performance_function(function_file)
     table = read_dialogues(dialogues, list(function.coefficients), group=group, id_column=id_column)
     performance = (predict(function, table.columns, normalize=normalize, source=table.source)
                    if function.coefficients else [0.0] * len(table.ids))
     by_group, sizes = group_means(performance, table.groups) if table.groups is not None else ({}, {})
-    records = [{"dialogue": ident, **({"group": table.groups[i]} if table.groups is not None else {}),
-                "performance": p} for i, (ident, p) in enumerate(zip(table.ids, performance))]
-    if fmt == "json":
-        write_text(output, _dumps({"performance_function": function.formula(), "performance": records,
-                                   "performance_by_group": by_group}))
-    elif fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(list(records[0]))
-        writer.writerows([[*r.values()][:-1] + [repr(r["performance"])] for r in records])
-        write_text(output, buffer.getvalue())
-    else:
-        header = list(records[0])
-        rows = [[*(str(v) for v in list(r.values())[:-1]), _fmt(r["performance"])] for r in records]
-        text = function.formula() + "\n\n" + text_table(header, rows, {len(header) - 1})
-        if by_group:
-            text += "\n" + text_table(["group", "dialogues", "mean performance"],
-                                      [[g, str(sizes[g]), _fmt(m)] for g, m in by_group.items()], {1, 2})
-        write_text(output, text)
+    write_text(output, prediction_report(function.formula(), table.ids, table.groups, performance, by_group, sizes,
+                                         fmt))
 
 
 # --- scorekeeping ------------------------------------------------------------------------------------------
@@ -288,17 +188,15 @@ def scorekeeping():
     """
 
 
-_EPISODE_COLUMNS = ("Aborted", "Accuracy", "Kappa", "Slot-Filling-Accuracy", "Main Score",
-                    "Request Success Ratio")
 
 
 @scorekeeping.command("score")
 @click.argument("episodes", nargs=-1, required=True, metavar="EPISODE...")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option(["table", "json"])
 @click.option("--write", "write_beside", is_flag=True,
               help="Also write each episode's scores.json beside its interactions.json, in clembench's "
                    "layout (replacing the one there), as `clem score` does.")
-@_output_option
+@output_option()
 def scorekeeping_score(episodes, fmt, write_beside, output):
     """clembench's scores of privateshared episodes, from their interactions.json.
 
@@ -321,14 +219,13 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
       castregin scorekeeping score results/*/privateshared/*/episode_*/interactions.json --format json
       castregin scorekeeping score results/*/privateshared/*/episode_* --write
     """
-    import json
     from pathlib import Path
 
     from ..dialogue.scorekeeping import score_episode
     from ..errors import InputError
     from ..formats.dialogue import SCORES, interactions_path, read_interactions, scores_text
     from ..formats.output import OutputSet, check_outputs
-    from ..render.tables import text_table
+    from ..render.dialogue import episode_scores_report
 
     inputs = [interactions_path(e) if e != "-" else e for e in episodes]
     if write_beside and "-" in episodes:
@@ -339,21 +236,10 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
     for episode in episodes:
         interactions, source = read_interactions(episode)
         scored.append((source, score_episode(interactions, source=source)))
-    if fmt == "json":
-        data = scored[0][1] if len(scored) == 1 else {source: scores for source, scores in scored}
-        text = json.dumps(data, indent=None if len(scored) == 1 else 2) + "\n"
-    else:
-        header = ["episode", "rounds", *_EPISODE_COLUMNS]
-        rows = []
-        for source, scores in scored:
-            name = str(Path(source).parent) if Path(source).name == "interactions.json" else source
-            values = scores["episode scores"]
-            rows.append([name, str(len(scores["turn scores"])), *(_fmt(values[c]) for c in _EPISODE_COLUMNS)])
-        text = text_table(header, rows, set(range(1, len(header))))
     with OutputSet(inputs) as outputs:  # every scores.json and the report, or none of them
         for target, (_, scores) in zip(beside, scored):
             outputs.write_text(target, scores_text(scores))
-        outputs.write_text(output, text)
+        outputs.write_text(output, episode_scores_report(scored, fmt))
 
 
 @scorekeeping.command("summary")
@@ -362,8 +248,8 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
               help="Score every episode from its interactions.json (privateshared only) instead of reading "
                    "the scores.json beside it.")
 @click.option("--no-overall", is_flag=True, help="Leave out the per-game rows (experiment `all`).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@_output_option
+@format_option(["table", "csv", "json"])
+@output_option()
 def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
     """The clembench leaderboard's numbers per model, game and experiment.
 
@@ -387,46 +273,13 @@ def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
       castregin scorekeeping summary results/
       castregin scorekeeping summary results/ --rescore --format json -o leaderboard.json
     """
-    import csv
-    import io
-
-    from ..dialogue.scorekeeping import EpisodeRecord, score_episode, summarize
+    from ..dialogue.scorekeeping import episode_records, summarize
     from ..formats import write_text
-    from ..formats.dialogue import INTERACTIONS, SCORES, find_episodes, read_interactions, read_scores
+    from ..formats.dialogue import INTERACTIONS, SCORES, find_episodes
     from ..formats.output import check_outputs
-    from ..render.tables import text_table
+    from ..render.dialogue import leaderboard_report
 
     locations = find_episodes(runs_dir)
     check_outputs([output], [where.directory / name for where in locations for name in (SCORES, INTERACTIONS)])
-    records = []
-    for location in locations:
-        scores_file = location.directory / SCORES
-        if rescore or not scores_file.exists():
-            if not (location.directory / INTERACTIONS).exists():
-                from ..errors import InputError
-
-                raise InputError(f"no {INTERACTIONS} to score", source=str(location.directory))
-            interactions, source = read_interactions(location.directory)
-            scores = score_episode(interactions, source=source)
-        else:
-            scores = read_scores(scores_file)
-        records.append(EpisodeRecord(location.model, location.game, location.experiment, location.episode,
-                                     scores["episode scores"]))
-    rows = summarize(records, overall=not no_overall)
-    if fmt == "json":
-        write_text(output, _dumps(rows))
-        return
-    columns = ["model", "game", "experiment", "episodes", "played", "quality", "quality_std", "clemscore"]
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(["" if isinstance(row[c], float) and row[c] != row[c] else row[c] for c in columns])
-        write_text(output, buffer.getvalue())
-        return
-    header = ["model", "game", "experiment", "episodes", "% played", "quality", "std", "clemscore"]
-    body = [[r["model"], r["game"], r["experiment"], str(r["episodes"]), _fmt(r["played"], 2),
-             _fmt(r["quality"], 2), "" if r["quality_std"] != r["quality_std"] else _fmt(r["quality_std"], 2),
-             _fmt(r["clemscore"], 2)] for r in rows]
-    write_text(output, text_table(header, body, {3, 4, 5, 6, 7}))
+    write_text(output, leaderboard_report(summarize(episode_records(locations, rescore), overall=not no_overall),
+                                          fmt))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
@@ -11,42 +10,24 @@ from .. import formats
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
 from ..evaluation.measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
 from ..formats import columnar
-from ..formats.trec import LABEL_RANGE
 from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
-
-
-def split_named(value: str) -> tuple[str | None, str]:
-    """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``) -> (None, PATH)."""
-    if "=" in value and not os.path.exists(value):
-        name, path = value.split("=", 1)
-        if name:
-            return name, path
-    return None, value
-
-
-def output_option(default: str = "-"):
-    return click.option("-o", "--output", default=default, show_default=True, metavar="FILE",
-                        help="Where to write (`-`: standard output). Written atomically.")
+from .options import format_option, measure_option, output_option, qrels_option, rel_level_option, split_named
 
 
 @main.command()
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
-@click.option("--qrels", "qrels_specs", multiple=True, required=True, metavar="[NAME=]QRELS",
-              help="Qrels to evaluate against; repeat for several, optionally named (mi=subset.qrel).")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help=f"Measure, repeatable; ir_measures or trec_eval names, trec_eval's sets (all_trec, official) "
-                   f"and families (P.1,3,5). `castregin measures` lists them. Default: {' '.join(DEFAULT_MEASURES)}.")
-@click.option("--rel-level", default=2, show_default=True, type=click.IntRange(1, LABEL_RANGE[1]),
-              help="Label at or above which an item is relevant for binary measures (trec_eval -l).")
+@qrels_option
+@measure_option
+@rel_level_option
 @click.option("--complete", is_flag=True,
               help="Average over every qrels turn, a missing turn scoring 0 (trec_eval -c). "
                    "Default: only turns in both qrels and run.")
 @click.option("--per-turn", is_flag=True, help="Also print each turn's value (trec_eval -q).")
 @click.option("--turns", "turns_file", metavar="FILE",
               help="Keep only these turns of every qrels: one id a line, a qrels or run, or turn-ids JSON.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option(FORMATS)
 @output_option()
 def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_file, fmt, output):
     """Evaluate TREC runs against qrels with trec_eval's numbers.
@@ -77,7 +58,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
 
 
 @main.command("measures")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option(["table", "json"])
 @output_option()
 def measures_command(fmt, output):
     """Every measure castregin accepts, which backend computes it, and what it refuses.
@@ -169,7 +150,7 @@ def qrels_combine(qrels_files, how, output):
 @qrels.command("stats")
 @click.argument("qrels_files", nargs=-1, required=True, metavar="QRELS...")
 @click.option("--rel-level", default=2, show_default=True, type=int)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option(["table", "json"])
 def qrels_stats(qrels_files, rel_level, fmt):
     """Turns, items and the label histogram of each QRELS."""
     all_stats = [qrels_tools.stats(formats.read_qrels(p), rel_level) for p in qrels_files]

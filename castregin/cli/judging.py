@@ -18,6 +18,7 @@ from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
 from ..render.tables import text_table
 from . import main, warnings_as_lines
+from .options import format_option, output_option
 
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -207,8 +208,8 @@ def agreement_tables(agreement: dict) -> str:
 
 @main.command()
 @_input_options
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-o", "--output", default="-", show_default=True, help="Where to write ('-' for standard output).")
+@format_option(["table", "json"])
+@output_option()
 def agreement(judgments, criteria, gold, input_format, columns, label_map, scale, majority, tie, rounding,
               fmt, output):
     """Inter-annotator agreement of crowd judgments.

@@ -16,6 +16,7 @@ from ..formats.experience import format_experience, read_experience
 from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
 from ..render.tables import text_table
 from . import main
+from .options import format_option, output_option
 
 
 @main.group()
@@ -48,8 +49,8 @@ def _number(value, decimals: int = 4) -> str:
 @click.option("--bootstrap", type=click.IntRange(0, MAX_BOOTSTRAP), default=0, show_default=True,
               help="Resample the dialogues this many times for a 95% percentile interval.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-o", "--output", default="-", show_default=True, help="Where to write ('-' for standard output).")
+@format_option(["table", "json"])
+@output_option()
 def estimate_command(experience, features, dim, max_turns, ridge, state, bootstrap, seed, fmt, output):
     """Estimate each EXPERIENCE file's target policy's mean human score.
 
@@ -88,7 +89,7 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
 @click.option("--target-sample", is_flag=True, help="Log one sampled target reply per turn, not the distribution.")
 @click.option("--world-seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Draws another chat world.")
-@click.option("-o", "--output", default="-", show_default=True, help="The experience JSONL ('-': standard output).")
+@output_option(help="The experience JSONL (`-`: standard output). Written atomically, never over an input.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How to print the exact values.")
 def simulate_command(world, n_dialogues, seed, target_p, target_sample, world_seed, output, fmt):

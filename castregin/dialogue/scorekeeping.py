@@ -294,6 +294,29 @@ class EpisodeRecord:
     episode_scores: Mapping
 
 
+def episode_records(locations, rescore: bool = False) -> list[EpisodeRecord]:
+    """The scores of every episode found by :func:`castregin.formats.dialogue.find_episodes`.
+
+    Each episode's ``scores.json`` is read; an episode without one, or every episode with
+    ``rescore``, is scored from its ``interactions.json``.
+    """
+    from ..formats.dialogue import INTERACTIONS, SCORES, read_interactions, read_scores
+
+    records = []
+    for location in locations:
+        scores_file = location.directory / SCORES
+        if rescore or not scores_file.exists():
+            if not (location.directory / INTERACTIONS).exists():
+                raise InputError(f"no {INTERACTIONS} to score", source=str(location.directory))
+            interactions, source = read_interactions(location.directory)
+            scores = score_episode(interactions, source=source)
+        else:
+            scores = read_scores(scores_file)
+        records.append(EpisodeRecord(location.model, location.game, location.experiment, location.episode,
+                                     scores["episode scores"]))
+    return records
+
+
 def _number(value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return math.nan

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .numbers import fixed
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -27,20 +29,6 @@ FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
 COUNT_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 #: Measures that are no score: never bold as "best".
 NOT_SCORES = frozenset({"num_q", "num_ret", "num_rel", "num_nonrel_judged_ret"})
-#: A cell with no value (a measure without per-turn values, on a per-turn row).
-MISSING = "-"
-
-
-def _cell(value, decimals: int, integer: bool = False) -> str:
-    if value is None:
-        return MISSING
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if integer and value.is_integer():
-            return str(int(value))
-        return f"{value:.{decimals}f}"
-    return str(value)
 
 
 _MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`", "<": "&lt;"}
@@ -51,6 +39,15 @@ def markdown_escape(text) -> str:
     a newline end the row."""
     out = "".join(_MARKDOWN_SPECIALS.get(ch, ch) for ch in str(text))
     return " ".join(out.splitlines())
+
+
+def csv_text(header: Sequence[str], rows: Sequence[Sequence], delimiter: str = ",") -> str:
+    """Rows as CSV (or TSV): the csv module's minimal quoting, ``\n`` line ends."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 def text_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:
@@ -109,12 +106,8 @@ def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, co
         records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])))) for row in rows]
         return json.dumps(records, indent=2) + "\n"
     if fmt in ("tsv", "csv"):
-        buffer = io.StringIO()
-        # The csv module's minimal quoting, as pandas' to_csv wrote these tables before.
-        writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-        writer.writerow(_RESULT_COLUMNS)
-        writer.writerows((*row[:4], repr(float(row[4]))) for row in rows)
-        return buffer.getvalue()
+        return csv_text(_RESULT_COLUMNS, [(*row[:4], repr(float(row[4]))) for row in rows],
+                        "\t" if fmt == "tsv" else ",")
     return render_wide(rows, fmt, decimals, counts)
 
 
@@ -144,7 +137,7 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT
         out = []
         for measure in measures:
             value = values.get((*key, measure))
-            text = _cell(value, decimals, measure in counts)
+            text = fixed(value, decimals, integer=measure in counts)
             if fmt in ("markdown", "latex") and not per_turn and value is not None \
                     and value == best.get((key[0], measure)):
                 text = f"**{text}**" if fmt == "markdown" else f"\\textbf{{{text}}}"
