@@ -8,7 +8,6 @@ pandas, which ``castregin --help`` should not load).
 
 from __future__ import annotations
 
-import math
 import re
 
 import click
@@ -16,7 +15,7 @@ import click
 from ..errors import InputError
 from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
-from ..render.tables import text_table
+from ..render.judging import agreement_tables, summary_table
 from . import main, warnings_as_lines
 from .options import format_option, output_option
 
@@ -109,31 +108,8 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
     return data, gold_frame
 
 
-def _fmt(value) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
 
 
-def summary_table(aggregation) -> str:
-    """The short per-criterion summary printed on standard error."""
-    header = ["criterion", "labels", "items", "mode", "tie", "dropped", "turns", "filtered",
-              "alpha_ord", "alpha_int"]
-    rows = []
-    for name in aggregation.criteria:
-        part = aggregation.agreement.get(name, {})
-        before, after = part.get("before_gold", {}), part.get("after_gold", {})
-        rows.append([
-            name, str(aggregation.labels.get(name, 0)), str(sum(len(v) for v in aggregation.qrels[name].values())),
-            str(aggregation.decisions[name]["mode"]), str(aggregation.decisions[name]["tie"]),
-            str(sum(1 for d in aggregation.dropped_items if d["criterion"] == name)),
-            str(len(aggregation.qrels[name])), str(len(aggregation.filtered[name])),
-            f"{_fmt(before.get('ordinal'))} -> {_fmt(after.get('ordinal'))}",
-            f"{_fmt(before.get('interval'))} -> {_fmt(after.get('interval'))}",
-        ])
-    pairs = len(aggregation.removed)
-    workers = len({r["worker_id"] for r in aggregation.removed})
-    note = (f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); "
-            "alpha_ord/alpha_int: Krippendorff's alpha (ordinal/interval) before -> after the gold filter\n")
-    return text_table(header, rows, align_right=set(range(1, 10))) + note
 
 
 @main.command()
@@ -176,34 +152,6 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
     click.echo(summary_table(result), err=True, nl=False)
 
 
-def agreement_tables(agreement: dict) -> str:
-    """Alpha per criterion and topic, then each worker's kappa, as text tables."""
-    header = ["criterion", "topic", "units", "ordinal_before", "ordinal_after", "interval_before",
-              "interval_after"]
-    rows = []
-    for name, part in agreement.items():
-        before, after = part["before_gold"], part["after_gold"]
-        scopes = [("all", before, after)] + [
-            (topic, before["topics"].get(topic, {}), after["topics"].get(topic, {}))
-            for topic in sorted(set(before["topics"]) | set(after["topics"]))
-        ]
-        for topic, b, a in scopes:
-            rows.append([name, topic, str(a.get("units", 0)), _fmt(b.get("ordinal")), _fmt(a.get("ordinal")),
-                         _fmt(b.get("interval")), _fmt(a.get("interval"))])
-    out = text_table(header, rows, align_right={2, 3, 4, 5, 6})
-    names = list(agreement)
-    workers = sorted({w["worker_id"] for part in agreement.values() for w in part["workers"]})
-    lookup = {(n, w["worker_id"]): w for n in names for w in agreement[n]["workers"]}
-    worker_rows = []
-    for worker in workers:
-        cells = [worker]
-        for name in names:
-            entry = lookup.get((name, worker))
-            cells.append("-" if entry is None else f"{_fmt(entry['kappa'])} ({entry['items']})")
-        worker_rows.append(cells)
-    out += "\nquadratic-weighted kappa with the aggregated labels (items)\n"
-    out += text_table(["worker", *names], worker_rows, align_right=set(range(1, len(names) + 1)))
-    return out
 
 
 @main.command()

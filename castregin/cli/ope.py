@@ -14,7 +14,7 @@ import click
 from ..formats import display_name, ensure_not_input, write_text
 from ..formats.experience import format_experience, read_experience
 from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
-from ..render.tables import text_table
+from ..render.ope import estimates_report
 from . import main
 from .options import format_option, output_option
 
@@ -29,8 +29,6 @@ def ope():
     """
 
 
-def _number(value, decimals: int = 4) -> str:
-    return "nan" if value is None else f"{value:.{decimals}f}"
 
 
 @ope.command("estimate")
@@ -65,18 +63,7 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
     results = [(name, estimate(dialogues, features=features, dim=dim, max_turns=max_turns, ridge=ridge,
                                state=state, bootstrap=bootstrap, seed=seed))
                for name, dialogues in data]
-    if fmt == "json":
-        objects = [{"file": name, **result.to_json()} for name, result in results]
-        payload = objects[0] if len(objects) == 1 else objects
-        write_text(output, json.dumps(payload, indent=2) + "\n")
-        return
-    header = ["file", "estimate", "ci95", "behavior_mean", "dialogues", "ess", "coverage"]
-    rows = []
-    for name, r in results:
-        ci = "-" if r.ci95 is None else f"[{_number(r.ci95[0])}, {_number(r.ci95[1])}]"
-        rows.append([name, _number(r.estimate), ci, _number(r.behavior_mean), str(r.n_dialogues),
-                     f"{r.effective_sample_size:.1f}", _number(r.target_coverage, 3)])
-    write_text(output, text_table(header, rows, align_right={1, 3, 4, 5, 6}))
+    write_text(output, estimates_report(results, fmt))
 
 
 @ope.command("simulate")
