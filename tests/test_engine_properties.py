@@ -16,7 +16,7 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from castregin import InputError, Qrels, Run, formats
+from castregin import InputError, Qrels, Run, arrays, formats
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.formats import columnar
 
@@ -284,8 +284,8 @@ def test_duplicate_table_smaller_than_needed_is_not_used():
 
 
 def test_allocator_chosen_by_the_environment_is_kept(monkeypatch):
-    pa = columnar.arrow()[0]
+    pa = arrays.arrow()[0]
     monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")
     before = pa.default_memory_pool().backend_name
-    columnar.choose_allocator()
+    arrays.choose_allocator()
     assert pa.default_memory_pool().backend_name == before

@@ -78,7 +78,6 @@ def test_every_import_points_down():
 
 def test_the_check_sees_a_violation(tmp_path, monkeypatch):
     # The walker itself: a formats module importing a stage is caught.
-    global PACKAGE
     fake = tmp_path / "castregin"
     (fake / "formats").mkdir(parents=True)
     (fake / "formats" / "x.py").write_text("from ..dialogue import paradise\n")

@@ -7,9 +7,9 @@ import json
 import click
 
 from .. import formats
+from ..arrays import choose_allocator
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
 from ..evaluation.measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
-from ..formats import columnar
 from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
@@ -46,7 +46,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     parsed = parse_measures(measures or DEFAULT_MEASURES, rel_level)  # a refused measure before any reading
     turns = formats.read_turn_list(turns_file) if turns_file else None
-    columnar.choose_allocator()
+    choose_allocator()
     with warnings_as_lines():
         rows = evaluate_file_rows(
             runs, [split_named(spec) for spec in qrels_specs],

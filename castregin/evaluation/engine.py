@@ -32,17 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..formats.columnar import (
-    THREADS,
-    ColumnarQrels,
-    ColumnarRun,
-    arrow,
-    arrow_indices,
-    byte_order_ranks,
-    in_threads,
-    lookup,
-    to_numpy,
-)
+from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, lookup, to_numpy
+from ..formats.columnar import ColumnarQrels, ColumnarRun
 from .measures import EngineSpec
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import formats
+from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError
 from ..formats import columnar
@@ -134,7 +135,7 @@ def _trec_eval_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str
 
 
 def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
-                   threads: int = columnar.THREADS) -> dict[str, dict[str, float]]:
+                   threads: int = THREADS) -> dict[str, dict[str, float]]:
     """Per-turn values from the engine for the measures it computes (the others are left out)."""
     mine = [m for m in measures if m.engine is not None]
     values = engine_evaluate_run(run, index, [m.engine for m in mine], threads)
@@ -328,8 +329,8 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
 
     # Several runs are scored side by side, each in one thread; a single run spreads its own
     # batches over the threads instead.
-    workers = max(1, min(len(run_paths), columnar.THREADS))
-    threads = columnar.THREADS if workers == 1 else 1
+    workers = max(1, min(len(run_paths), THREADS))
+    threads = THREADS if workers == 1 else 1
 
     def score(path):
         run = columnar.read_run(path, threads)

@@ -23,13 +23,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
+from ..arrays import THREADS, arrow, in_threads, strings, to_numpy
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
@@ -45,27 +45,8 @@ _BLOCK_SIZE = 1 << 20
 _SCAN_SIZE = 1 << 20
 #: Lines per batch of whole turns whose item ids are numbered together (see the module docstring).
 BATCH_LINES = 1 << 16
-#: Threads for the work on one run's batches (callers running several runs at once pass 1).
-THREADS = min(4, os.cpu_count() or 1)
 #: Entries of the scratch table of :func:`has_duplicates` (int32: 8 MB, reused across batches).
 _DUPLICATE_TABLE_SIZE = 1 << 21
-
-_arrow_modules: tuple | None = None
-
-
-def arrow() -> tuple:
-    """``(pyarrow, pyarrow.compute, pyarrow.csv)``, imported on first use.
-
-    ``castregin --help`` should not pay for pyarrow.
-    """
-    global _arrow_modules
-    if _arrow_modules is None:
-        import pyarrow
-        import pyarrow.compute
-        import pyarrow.csv
-
-        _arrow_modules = (pyarrow, pyarrow.compute, pyarrow.csv)
-    return _arrow_modules
 
 
 @dataclass
@@ -127,91 +108,6 @@ class ColumnarQrels:
 
 
 # ---------------------------------------------------------------------------------------------
-# Between pyarrow and numpy without pandas: pyarrow's own conversions import it.
-
-
-def choose_allocator() -> None:
-    """Let pyarrow allocate with jemalloc (else malloc), unless ``ARROW_DEFAULT_MEMORY_POOL`` chooses.
-
-    For a command-line process, which owns its allocator. pyarrow's default, mimalloc, takes
-    fresh memory in huge pages that the kernel must zero (and, with transparent huge pages on
-    request, compact) before use: a third of a second more system time on a 200 MB run, and up
-    to a second in some processes. jemalloc reuses freed memory and is as fast otherwise.
-    """
-    if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
-        return
-    pa = arrow()[0]
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except NotImplementedError:  # a pyarrow built without jemalloc
-        pa.set_memory_pool(pa.system_memory_pool())
-
-
-def to_numpy(array, dtype, fill=None) -> np.ndarray:
-    """A pyarrow array or chunked array of a fixed-width type as numpy ``dtype``.
-
-    A view of a single array's buffer; chunks are concatenated. Nulls become ``fill``, which an
-    array with nulls needs.
-    """
-    if hasattr(array, "chunks"):
-        chunks = array.chunks
-        if len(chunks) != 1:
-            if not chunks:
-                return np.zeros(0, dtype)
-            return np.concatenate([to_numpy(chunk, dtype, fill) for chunk in chunks])
-        array = chunks[0]
-    dtype = np.dtype(dtype)
-    values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
-    if array.null_count:
-        if fill is None:
-            raise ValueError("to_numpy needs a fill value for an array with nulls")
-        bits = np.frombuffer(array.buffers()[0], dtype=np.uint8)
-        valid = np.unpackbits(bits, bitorder="little")[array.offset: array.offset + len(array)].view(bool)
-        values = np.where(valid, values, fill).astype(dtype, copy=False)
-    return values
-
-
-def arrow_indices(indices: np.ndarray):
-    """Integer indices as a pyarrow int64 array (for ``take``), sharing numpy's memory."""
-    pa = arrow()[0]
-    indices = np.ascontiguousarray(indices, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(indices), [None, pa.py_buffer(indices)])
-
-
-def strings(values: list[str]):
-    """Distinct ids as the string column the readers produce (a pyarrow string array)."""
-    pa = arrow()[0]
-    return pa.array(values, type=pa.string())
-
-
-def lookup(values, value_set) -> np.ndarray:
-    """For each string of ``values``, its index in ``value_set`` (distinct strings), -1 when absent.
-
-    Both are pyarrow arrays; object arrays (turn ids, a few thousand) are looked up in a dict.
-    """
-    if isinstance(values, np.ndarray) or isinstance(value_set, np.ndarray):
-        position = {value: i for i, value in enumerate(_as_list(value_set))}
-        return np.fromiter((position.get(v, -1) for v in _as_list(values)), dtype=np.int64, count=len(values))
-    pc = arrow()[1]
-    return to_numpy(pc.index_in(values, value_set=value_set), np.int32, fill=-1).astype(np.int64)
-
-
-def byte_order_ranks(values, codes: np.ndarray | None = None) -> np.ndarray:
-    """Rank of each string ``values[codes]`` (a pyarrow array) in byte order (strcmp), as int64.
-
-    With ``codes=None`` the ranks of all of ``values``. UTF-8 byte order equals code point order,
-    so pyarrow's binary sort gives strcmp's order.
-    """
-    pc = arrow()[1]
-    subset = values if codes is None else values.take(arrow_indices(codes))
-    order = to_numpy(pc.sort_indices(subset), np.uint64).astype(np.int64)
-    ranks = np.empty(len(order), dtype=np.int64)
-    ranks[order] = np.arange(len(order))
-    return ranks
-
-
-def _as_list(values) -> list:
-    return values.tolist() if isinstance(values, np.ndarray) else values.to_pylist()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,21 +309,6 @@ def _batches(turn_codes: np.ndarray, n_turns: int) -> tuple[np.ndarray, np.ndarr
     new_batch = np.flatnonzero(np.diff(turn_starts[:-1] // BATCH_LINES)) + 1
     batch_turns = np.r_[0, new_batch, n_turns]
     return turn_starts[batch_turns], batch_turns
-
-
-def in_threads(function, count: int, threads: int) -> list:
-    """``[function(range_0), function(range_1), ...]``: ``range(count)`` cut into consecutive parts, one a thread.
-
-    For work on batches that releases the GIL (pyarrow's kernels, numpy's big loops); with one
-    part (one batch, or ``threads=1``) the function runs in the calling thread.
-    """
-    parts = max(1, min(threads, count))
-    bounds = [count * p // parts for p in range(parts + 1)]
-    ranges = [range(begin, end) for begin, end in pairwise(bounds)]
-    if parts == 1:
-        return [function(ranges[0])]
-    with ThreadPoolExecutor(max_workers=parts) as pool:
-        return list(pool.map(function, ranges))
 
 
 _per_thread = threading.local()
