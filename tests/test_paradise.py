@@ -309,11 +309,11 @@ def test_fit_bad_input(cli, tmp_path, text, args, message):
 def test_predict_bad_function_file(cli, tmp_path):
     data = dialogues_csv(tmp_path / "d.csv")
     one_line_error(cli("paradise", "predict", write(tmp_path, "f.json", "{\"coefficients\": 3}"), data),
-                   "missing key 'satisfaction'")
+                   "missing the key \"satisfaction\"")
     function = {"satisfaction": "US", "success": "kappa", "costs": ["turns"], "coefficients": {"kappa": 0.5},
                 "normalization": {"kappa": {"mean": 0.5, "sd": 0}}}
     one_line_error(cli("paradise", "predict", write(tmp_path, "g.json", json.dumps(function)), data),
-                   "normalization.kappa.sd: must be positive")
+                   "normalization.kappa.sd: expected a number > 0, got 0")
     function["normalization"]["kappa"]["sd"] = 0.2
     function["coefficients"]["repairs"] = -0.3
     function["normalization"]["repairs"] = {"mean": 1, "sd": 1}

@@ -242,10 +242,10 @@ def broken(change):
 @pytest.mark.parametrize("text, message", [
     ('{"probes": [', ":1: invalid JSON at column"),
     ("[]", "expected an object, got an array"),
-    ('{"turns": []}', "missing key 'probes' (is this a privateshared episode's interactions.json?)"),
+    ('{"turns": []}', "missing the key \"probes\" (is this a clembench privateshared episode's interactions.json?)"),
     (broken(lambda d: d.update(probes=3)), "probes: expected an array, got 3"),
     (broken(lambda d: d["probes"][2][1].update(gt="yes")), 'probes[2][1].gt: expected an integer, got "yes"'),
-    (broken(lambda d: d["probes"][0][0].pop("value")), "probes[0][0]: missing key 'value'"),
+    (broken(lambda d: d["probes"][0][0].pop("value")), "probes[0][0]: missing the key \"value\""),
     (broken(lambda d: d.update({"Played Probe Rounds": 9})), "Played Probe Rounds: 9 is not between 0 and the 5"),
     (broken(lambda d: d.update(Aborted="no")), 'Aborted: expected true or false, got "no"'),
     (broken(lambda d: d.update({"Filled Slots": [True]})), "Filled Slots: has 1 entries"),

@@ -8,17 +8,8 @@ import json
 import pytest
 
 from castregin.errors import InputError
-from castregin.formats.submissions import (
-    MAIN_TURN_SCHEMA,
-    MI_RUN_SCHEMA,
-    MI_TURN_SCHEMA,
-    _main_turn_ok,
-    _mi_turn_ok,
-    _Validator,
-    read_bank,
-    read_mi_run,
-    validate_run,
-)
+from castregin.formats import schema
+from castregin.formats.submissions import _main_turn_ok, _mi_turn_ok, read_bank, read_mi_run, validate_run
 
 BANK = {"Q0001": "one", "Q0002": "two"}
 
@@ -62,16 +53,16 @@ MI_ERRORS = [
     (["turns", 2, "questions", 0, "question"], 17, "turns[2].questions[0].question: expected a string, got 17"),
     (["turns", 1, "questions", 0, "score"], DELETE, 'turns[1].questions[0]: missing the key "score"'),
     (["turns", 1, "questions", 0], "Q0001", 'turns[1].questions[0]: expected an object, got "Q0001"'),
-    (["turns", 4, "questions"], {"question": "Q0001"}, "turns[4].questions: expected a list, got an object"),
+    (["turns", 4, "questions"], {"question": "Q0001"}, "turns[4].questions: expected an array, got an object"),
     (["turns", 4, "questions"], DELETE, 'turns[4]: missing the key "questions"'),
     (["turns", 2, "turn_id"], 132, "turns[2].turn_id: expected a string, got 132"),
     (["turns", 2, "turn_id"], "132 1-1",
      'turns[2].turn_id: expected a turn id without spaces such as "132_1-1", got "132 1-1"'),
     (["turns", 2, "turn_id"], "", 'turns[2].turn_id: expected a turn id without spaces such as "132_1-1", got ""'),
-    (["turns", 0], [], "turns[0]: expected an object, got a list"),
-    (["turns"], {}, "turns: expected a list, got an object"),
-    (["turns"], DELETE, 'missing the key "turns"'),
-    (["run_name"], ["x"], "run_name: expected a string, got a list"),
+    (["turns", 0], [], "turns[0]: expected an object, got an array"),
+    (["turns"], {}, "turns: expected an array, got an object"),
+    (["turns"], DELETE, 'missing the key "turns" (is this a CAsT 2022 mixed-initiative run?)'),
+    (["run_name"], ["x"], "run_name: expected a string, got an array"),
 ]
 
 
@@ -110,7 +101,7 @@ def test_root_and_syntax_errors(here, cli):
     result = cli("convert", "questions", "list.json", "--bank", "bank.json", "-o", "-")
     assert result.exit_code == 1
     assert result.stderr == ('castregin: error: list.json: expected a mixed-initiative run (a JSON object with '
-                             '"turns"), got a list\n')
+                             '"turns"), got an array\n')
     (here / "broken.json").write_text('{"run_name": "r",\n "turns": [\n}')
     result = cli("convert", "questions", "broken.json", "--bank", "bank.json", "-o", "-")
     assert result.exit_code == 1
@@ -169,7 +160,7 @@ def test_main_nan_rank(here, cli):
     ('[{"question_id": "Q1", "question": "x"}, {"question_id": "Q1", "question": "y"}]',
      "[1]: id Q1 is listed twice with different texts"),
     ('"text"', 'expected a bank (an object id -> text, or a list of {"question_id", "question"}), got "text"'),
-    ('[3]', "[0]: expected an object, got 3"),
+    ("[3]", '[0]: expected an object {"question_id", "question"}, got 3'),
 ])
 def test_bank_errors(content, message, here, cli):
     (here / "run.json").write_text(json.dumps(mi()))
@@ -187,8 +178,8 @@ def test_bank_shapes(here):
 
 def test_fast_check_is_never_laxer_than_the_schema():
     # Every turn the fast test accepts must be valid for the schema, or a bad run could slip through.
-    validator = _Validator(MI_TURN_SCHEMA)
-    main_validator = _Validator(MAIN_TURN_SCHEMA)
+    validator = schema.validator("mi-turn")
+    main_validator = schema.validator("main-turn")
     values = [None, True, 0, 1.5, float("nan"), float("inf"), "", "a b", "x", [], {}, [1], {"id": "P"}]
     base = mi(1)["turns"][0]
     paths = [["turn_id"], ["questions"], ["questions", 0], ["questions", 0, "question"], ["questions", 0, "score"]]
@@ -213,4 +204,6 @@ def test_python_api(here):
     assert run.tag == "r" and len(run.turns) == 5
     with pytest.raises(InputError, match=r"turns\[0\]\.questions\[0\]\.score"):
         validate_run(set_at(mi(), ["turns", 0, "questions", 0, "score"], "x"), "mi", "x.json")
-    assert MI_RUN_SCHEMA["properties"]["turns"]["items"] is MI_TURN_SCHEMA
+    # The document's schema checks the run without its turns; each turn has its own schema.
+    assert schema.load("mi-run")["properties"]["turns"] == {"type": "array"}
+    assert schema.load("mi-turn")["required"] == ["turn_id", "questions"]

@@ -160,14 +160,14 @@ def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt,
       castregin paradise predict performance.json new_dialogues.csv --id dialogue
       castregin paradise predict performance.json new_dialogues.csv --group agent --format csv -o perf.csv
     """
-    from ..dialogue.paradise import group_means, predict
+    from ..dialogue.paradise import PerformanceFunction, group_means, predict
     from ..formats import write_text
     from ..formats.dialogue import read_dialogues, read_performance_function
     from ..formats.output import check_outputs
     from ..render.dialogue import prediction_report
 
     check_outputs([output], [function_file, dialogues])
-    function = read_performance_function(function_file)
+    function = PerformanceFunction.from_dict(read_performance_function(function_file), source=function_file)
     table = read_dialogues(dialogues, list(function.coefficients), group=group, id_column=id_column)
     performance = (predict(function, table.columns, normalize=normalize, source=table.source)
                    if function.coefficients else [0.0] * len(table.ids))

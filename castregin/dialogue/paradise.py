@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..formats import schema
 
 OVERALL = "overall"
 
@@ -229,50 +230,20 @@ class PerformanceFunction:
 
     @classmethod
     def from_dict(cls, data, *, source: str | None = None) -> PerformanceFunction:
-        """Read back :meth:`as_dict`; a missing key or wrong type is an InputError with its JSON path."""
-        def fail(path, problem):
-            raise InputError(f"{path}: {problem}" if path else problem, source=source)
-
-        def number(value, path):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                fail(path, f"expected a finite number, got {value!r}")
-            return float(value)
-
-        def string(value, path):
-            if not isinstance(value, str):
-                fail(path, f"expected a string, got {value!r}")
-            return value
-
-        if not isinstance(data, dict):
-            fail("", "expected a JSON object written by `castregin paradise fit --save`")
-        for key in ("satisfaction", "success", "costs", "coefficients", "normalization"):
-            if key not in data:
-                fail("", f"missing key {key!r}; expected a file written by `castregin paradise fit --save`")
-        coefficients = data["coefficients"]
+        """Read back :meth:`as_dict` (checked against ``schemas/performance-function.json``)."""
+        schema.validate(data, "performance-function", source)
         normalization = data["normalization"]
-        if not isinstance(coefficients, dict):
-            fail("coefficients", "expected an object {factor: coefficient}")
-        if not isinstance(normalization, dict):
-            fail("normalization", "expected an object {factor: {mean, sd}}")
-        if not isinstance(data["costs"], list):
-            fail("costs", "expected an array of column names")
-        means, sds, coefs = {}, {}, {}
-        for name, b in coefficients.items():
-            coefs[name] = number(b, f"coefficients.{name}")
-            entry = normalization.get(name)
-            if not isinstance(entry, dict) or "mean" not in entry or "sd" not in entry:
-                fail(f"normalization.{name}", "expected an object {\"mean\": x, \"sd\": y}")
-            means[name] = number(entry["mean"], f"normalization.{name}.mean")
-            sds[name] = number(entry["sd"], f"normalization.{name}.sd")
-            if sds[name] <= 0:
-                fail(f"normalization.{name}.sd", "must be positive")
+        for name in data["coefficients"]:
+            if name not in normalization:
+                raise InputError(f"normalization: missing the key \"{name}\" (each factor of the function needs "
+                                 "its mean and sd)", source=source)
         return cls(
-            satisfaction=string(data["satisfaction"], "satisfaction"),
-            success=string(data["success"], "success"),
-            costs=tuple(string(c, f"costs[{i}]") for i, c in enumerate(data["costs"])),
-            coefficients=coefs, means=means, sds=sds,
-            alpha_level=number(data.get("alpha_level", 0.05), "alpha_level"),
-            r_squared=math.nan if data.get("r_squared") is None else number(data["r_squared"], "r_squared"),
+            satisfaction=data["satisfaction"], success=data["success"], costs=tuple(data["costs"]),
+            coefficients={name: float(b) for name, b in data["coefficients"].items()},
+            means={name: float(normalization[name]["mean"]) for name in data["coefficients"]},
+            sds={name: float(normalization[name]["sd"]) for name in data["coefficients"]},
+            alpha_level=float(data.get("alpha_level", 0.05)),
+            r_squared=math.nan if data.get("r_squared") is None else float(data["r_squared"]),
         )
 
 

@@ -53,7 +53,6 @@ non-aborted ones.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..formats import schema
 
 GAME = "privateshared"
 
@@ -111,59 +111,6 @@ def main_score(slot_filling_accuracy: float, truncated_kappa: float) -> float:
 
 # --- validating interactions.json -----------------------------------------------------------------------
 
-def _describe(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value if len(value) <= 40 else value[:37] + "...", ensure_ascii=False)
-    if isinstance(value, (list, dict)):
-        return "an array" if isinstance(value, list) else "an object"
-    if hasattr(value, "describe"):  # an integer too large for a number (castregin.formats.common.TooLarge)
-        return value.describe()
-    return repr(value)
-
-
-class _Checker:
-    """Type checks with a JSON path in every message (``probes[2][0].gt: expected an integer, got "x"``)."""
-
-    def __init__(self, source: str | None):
-        self.source = source
-
-    def fail(self, path: str, problem: str):
-        raise InputError(f"{path}: {problem}" if path else problem, source=self.source)
-
-    def key(self, obj: Mapping, name: str, path: str = ""):
-        if name not in obj:
-            where = f"{path}: " if path else ""
-            hint = " (is this a privateshared episode's interactions.json?)" if not path else ""
-            raise InputError(f"{where}missing key {name!r}{hint}", source=self.source)
-        return obj[name]
-
-    def integer(self, value, path: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(path, f"expected an integer, got {_describe(value)}")
-        return value
-
-    def boolean(self, value, path: str) -> bool:
-        if not isinstance(value, bool):
-            self.fail(path, f"expected true or false, got {_describe(value)}")
-        return value
-
-    def array(self, value, path: str) -> list:
-        if not isinstance(value, list):
-            self.fail(path, f"expected an array, got {_describe(value)}")
-        return value
-
-    def obj(self, value, path: str) -> dict:
-        if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {_describe(value)}")
-        return value
-
-    def integers(self, obj: Mapping, name: str) -> list[int]:
-        values = self.array(self.key(obj, name), name)
-        return [self.integer(v, f"{name}[{i}]") for i, v in enumerate(values)]
 
 
 @dataclass(frozen=True)
@@ -186,48 +133,36 @@ class Episode:
 def parse_episode(interactions, source: str | None = None) -> Episode:
     """Check an episode's ``interactions.json`` (already parsed) and keep what the scores need.
 
-    A missing key or a value of the wrong type is an :class:`InputError` naming its JSON path.
+    The shape is ``schemas/interactions.json`` (a missing key or a wrong type is an :class:`InputError`
+    naming its JSON path); then the counts must agree with the rounds played.
     """
-    check = _Checker(source)
-    check.obj(interactions, "")
-    rounds = check.array(check.key(interactions, "probes"), "probes")
-    probes = []
-    for r, probe_round in enumerate(rounds):
-        check.array(probe_round, f"probes[{r}]")
-        pairs = []
-        for p, probe in enumerate(probe_round):
-            path = f"probes[{r}][{p}]"
-            check.obj(probe, path)
-            gt = check.integer(check.key(probe, "gt", path), f"{path}.gt")
-            value = check.integer(check.key(probe, "value", path), f"{path}.value")
-            pairs.append((gt, value))
-        probes.append(pairs)
-    played = check.integer(check.key(interactions, "Played Probe Rounds"), "Played Probe Rounds")
-    aborted = check.boolean(check.key(interactions, ABORTED), ABORTED)
-    filled = check.array(check.key(interactions, "Filled Slots"), "Filled Slots")
-    filled = [check.boolean(v, f"Filled Slots[{i}]") for i, v in enumerate(filled)]
-    requests = {name: check.integers(interactions, name) for name in TURN_REQUESTS}
-    if "realised_slots" in interactions:
-        slots = len(check.obj(interactions["realised_slots"], "realised_slots"))
-    else:
-        slots = len(requests["Request Count"]) - 1
+    schema.validate(interactions, "interactions", source)
 
-    if not 0 <= played <= len(probes):
-        check.fail("Played Probe Rounds", f"{played} is not between 0 and the {len(probes)} rounds in 'probes'")
+    def fail(path: str, problem: str):
+        raise InputError(f"{path}: {problem}", source=source)
+
+    probes = [[(probe["gt"], probe["value"]) for probe in probe_round] for probe_round in interactions["probes"]]
+    played, aborted = interactions["Played Probe Rounds"], interactions[ABORTED]
+    filled = list(interactions["Filled Slots"])
+    requests = {name: list(interactions[name]) for name in TURN_REQUESTS}
+    slots = (len(interactions["realised_slots"]) if "realised_slots" in interactions
+             else len(requests["Request Count"]) - 1)
+    if played > len(probes):
+        fail("Played Probe Rounds", f"{played} is not between 0 and the {len(probes)} rounds in 'probes'")
     for r in range(played):
         if not probes[r]:
-            check.fail(f"probes[{r}]", "a played probing round has no probes")
+            fail(f"probes[{r}]", "a played probing round has no probes")
     for name, counts in requests.items():
         if len(counts) < played:
-            check.fail(name, f"has {len(counts)} entries, fewer than the {played} played probing rounds")
+            fail(name, f"has {len(counts)} entries, fewer than the {played} played probing rounds")
     if played > 1 and len(filled) < played - 1:
-        check.fail("Filled Slots", f"has {len(filled)} entries; the {played} played probing rounds need "
-                                   f"{played - 1} (one per request)")
+        fail("Filled Slots", f"has {len(filled)} entries; the {played} played probing rounds need "
+                             f"{played - 1} (one per request)")
     if not aborted:
         if played == 0:
-            check.fail("Played Probe Rounds", "a game that was not aborted must have played a probing round")
+            fail("Played Probe Rounds", "a game that was not aborted must have played a probing round")
         if not filled:
-            check.fail("Filled Slots", "a game that was not aborted must have requested a slot")
+            fail("Filled Slots", "a game that was not aborted must have requested a slot")
     return Episode(probes, played, aborted, filled, requests, slots)
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from . import schema
 from .common import display_name, read_json, read_text, write_text
 
 INTERACTIONS = "interactions.json"
@@ -229,19 +230,7 @@ def read_scores(path: str | os.PathLike) -> dict:
     for an aborted episode, included; not a string, not an infinity) and ``Aborted`` 0 or 1.
     """
     data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("episode scores"), dict):
-        raise InputError("expected a clembench scores.json, an object with \"episode scores\"", source=str(path))
-    episode = data["episode scores"]
-    for key in ("Main Score", "Aborted"):
-        if key not in episode:
-            raise InputError(f"episode scores: missing key {key!r}", source=str(path))
-        value = episode[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isinf(value):
-            shown = value.describe() if hasattr(value, "describe") else json.dumps(value)[:40]
-            raise InputError(f"episode scores.{key}: expected a number (NaN for an aborted episode), got {shown}",
-                             source=str(path))
-    if episode["Aborted"] not in (0, 1):
-        raise InputError(f"episode scores.Aborted: expected 0 or 1, got {episode['Aborted']!r}", source=str(path))
+    schema.validate(data, "scores", str(path))
     return data
 
 
@@ -291,8 +280,9 @@ def write_performance_function(path: str | os.PathLike, function) -> None:
     write_text(path, performance_function_text(function))
 
 
-def read_performance_function(path: str | os.PathLike):
-    """Read a performance function saved by :func:`write_performance_function`."""
-    from ..dialogue.paradise import PerformanceFunction
-
-    return PerformanceFunction.from_dict(read_json(path), source=display_name(path))
+def read_performance_function(path: str | os.PathLike) -> dict:
+    """A performance function saved by ``paradise fit --save``, checked against its schema (a dict:
+    :meth:`castregin.dialogue.paradise.PerformanceFunction.from_dict` builds the function)."""
+    data = read_json(path)
+    schema.validate(data, "performance-function", display_name(path))
+    return data

@@ -1,7 +1,7 @@
 """JSON submissions of CAsT 2022 (mixed-initiative and main-task runs) and item banks.
 
-The run formats are defined by JSON schemas (:data:`MI_RUN_SCHEMA`, :data:`MAIN_RUN_SCHEMA`) checked
-with ``jsonschema``; a violation is one :class:`~castregin.errors.InputError` naming the JSON path,
+The run formats are defined by JSON schemas (``schemas/mi-run.json``, ``mi-turn.json``, ``main-run.json``,
+``main-turn.json``) checked with ``jsonschema`` (:mod:`castregin.formats.schema`); a violation is one :class:`~castregin.errors.InputError` naming the JSON path,
 e.g. ``run.json: turns[3].questions[0].score: expected a number, got "high"``.
 
 Runs can be hundreds of megabytes, and ``jsonschema`` walks millions of small objects slowly, so each
@@ -18,159 +18,15 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import jsonschema
-from jsonschema import Draft202012Validator
-
 from ..errors import InputError
-from .common import TooLarge, decode, display_name, parse_json_text, read_bytes, stem, write_text
+from . import schema
+from .common import decode, display_name, parse_json_text, read_bytes, stem, write_text
 
 NO_SPACE = r"^\S+$"
-
-_FINITE_NUMBER = {"type": "number", "finite": True}
-_TURN_ID = {"type": "string", "pattern": NO_SPACE, "x-what": "a turn id without spaces such as \"132_1-1\""}
-
-MI_TURN_SCHEMA = {
-    "type": "object",
-    "required": ["turn_id", "questions"],
-    "properties": {
-        "turn_id": _TURN_ID,
-        "questions": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["question", "score"],
-                "properties": {"question": {"type": "string"}, "score": _FINITE_NUMBER},
-            },
-        },
-    },
-}
-
-MAIN_TURN_SCHEMA = {
-    "type": "object",
-    "required": ["turn_id", "responses"],
-    "properties": {
-        "turn_id": _TURN_ID,
-        "responses": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["text", "rank", "provenance"],
-                "properties": {
-                    "text": {"type": "string"},
-                    "rank": _FINITE_NUMBER,
-                    "provenance": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["id"],
-                            "properties": {
-                                "id": {"type": "string", "pattern": NO_SPACE,
-                                       "x-what": "a passage id without spaces"},
-                                "text": {"type": "string"},
-                                "score": _FINITE_NUMBER,
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
-
-
-def _run_schema(turn_schema: dict, extra: dict | None = None) -> dict:
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "required": ["turns"],
-        "properties": {"run_name": {"type": "string"}, **(extra or {}),
-                       "turns": {"type": "array", "items": turn_schema}},
-    }
-
-
-#: A mixed-initiative run: ``{"run_name", "turns": [{"turn_id", "questions": [{"question", "score"}]}]}``.
-MI_RUN_SCHEMA = _run_schema(MI_TURN_SCHEMA)
-#: A main-task run: ``{"run_name", "run_type", "turns": [{"turn_id", "responses": [...]}]}``.
-MAIN_RUN_SCHEMA = _run_schema(MAIN_TURN_SCHEMA, {"run_type": {"type": "string"}})
-
-#: A bank: id -> text, or the official list of ``{"question_id", "question"}``.
-BANK_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "oneOf": [
-        {"type": "object", "propertyNames": {"pattern": NO_SPACE}, "additionalProperties": {"type": "string"}},
-        {"type": "array", "items": {"type": "object", "x-what": "an object {\"question_id\", \"question\"}"}},
-    ],
-}
-
-
-def _finite(validator, value, instance, schema):
-    # JSON has no NaN or Infinity, but Python's json reads them (and 1e999 as inf): reject them here.
-    if value and validator.is_type(instance, "number") and not math.isfinite(instance):
-        yield jsonschema.ValidationError(f"expected a finite number, got {_show(instance)}")
-
-
-_Validator = jsonschema.validators.extend(Draft202012Validator, {"finite": _finite})
-
-
-def _show(value) -> str:
-    """A value as it would appear in JSON, shortened for a one-line message."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, TooLarge):
-        return value.describe()
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-_TYPE_NAMES = {"number": "a number", "string": "a string", "object": "an object", "array": "a list",
-               "integer": "an integer", "boolean": "true or false", "null": "null"}
-
-
-def json_path(parts: Iterable) -> str:
-    """``["turns", 3, "score"]`` -> ``turns[3].score`` (the root is the empty string)."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def _describe(error: jsonschema.ValidationError) -> str:
-    schema, instance = error.schema, error.instance
-    if error.validator == "type":
-        expected = error.validator_value
-        names = [_TYPE_NAMES.get(t, t) for t in ([expected] if isinstance(expected, str) else expected)]
-        return f"expected {' or '.join(names)}, got {_show(instance)}"
-    if error.validator == "required":
-        missing = [key for key in error.validator_value if key not in instance]
-        return f"missing the key \"{missing[0]}\"" if missing else error.message
-    if error.validator == "pattern":
-        return f"expected {schema.get('x-what', 'a string without spaces')}, got {_show(instance)}"
-    if error.validator == "finite":
-        return error.message
-    return error.message
-
-
-def _first_error(validator, instance, prefix: list) -> InputError | None:
-    errors = list(validator.iter_errors(instance))
-    if not errors:
-        return None
-
-    def order(error):
-        # Document order for list indices; the deepest error is the most precise one to report.
-        return tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in error.absolute_path)
-
-    error = min(errors, key=order)
-    if error.validator == "oneOf" and error.context:
-        error = min(error.context, key=lambda e: (len(e.absolute_path) == 0, order(e)))
-    path = json_path([*prefix, *error.absolute_path])
-    return InputError((f"{path}: " if path else "") + _describe(error))
+#: The schemas (``castregin/formats/schemas/``) of each kind of run: the document, each turn, and its name.
+_KINDS = {"mi": ("mi-run", "mi-turn", "mixed-initiative run"), "main": ("main-run", "main-turn", "main-task run")}
 
 
 def _number(value) -> bool:
@@ -216,11 +72,9 @@ def _main_turn_ok(turn) -> bool:
 
 
 _NO_SPACE = re.compile(NO_SPACE)
-
-_KINDS = {
-    "mi": (MI_RUN_SCHEMA, MI_TURN_SCHEMA, _mi_turn_ok, "mixed-initiative run"),
-    "main": (MAIN_RUN_SCHEMA, MAIN_TURN_SCHEMA, _main_turn_ok, "main-task run"),
-}
+#: A fast test per kind of turn, at least as strict as its schema (tested): only a turn it refuses is
+#: handed to jsonschema, whose verdict and message decide.
+_TURN_OK = {"mi": _mi_turn_ok, "main": _main_turn_ok}
 
 
 def validate_run(data, kind: str, source: str) -> None:
@@ -228,21 +82,20 @@ def validate_run(data, kind: str, source: str) -> None:
 
     Raises :class:`InputError` with the JSON path of the first problem in document order.
     """
-    run_schema, turn_schema, turn_ok, what = _KINDS[kind]
+    run_schema, turn_schema, what = _KINDS[kind]
     if not isinstance(data, dict):
-        raise InputError(f"expected a {what} (a JSON object with \"turns\"), got {_show(data)}", source=source)
+        raise InputError(f"expected a {what} (a JSON object with \"turns\"), got {schema.show(data)}", source=source)
     # The document without its turns first (cheap), then each turn: fast test, schema if it fails.
-    shallow = {**run_schema, "properties": {**run_schema["properties"], "turns": {"type": "array"}}}
-    error = _first_error(_Validator(shallow), data, [])
-    if error is None:
-        turn_validator = _Validator(turn_schema)
+    problem = schema.first_error(schema.validator(run_schema), data)
+    if problem is None:
+        turn_ok, checker = _TURN_OK[kind], schema.validator(turn_schema)
         for index, turn in enumerate(data["turns"]):
             if not turn_ok(turn):
-                error = _first_error(turn_validator, turn, ["turns", index])
-                if error is not None:
+                problem = schema.first_error(checker, turn, ["turns", index])
+                if problem is not None:
                     break
-    if error is not None:
-        raise InputError(error.problem, source=source)
+    if problem is not None:
+        raise InputError(problem, source=source)
 
 
 def parse_json(data: bytes, source: str):
@@ -332,12 +185,12 @@ def read_bank(path: str | os.PathLike) -> BankFile:
     """
     source = display_name(path)
     data = load_json(path, unique_keys=True)
-    error = _first_error(_Validator(BANK_SCHEMA), data, [])
-    if error is not None:
+    problem = schema.first_error(schema.validator("bank"), data)
+    if problem is not None:
         if isinstance(data, (dict, list)):
-            raise InputError(error.problem, source=source)
+            raise InputError(problem, source=source)
         raise InputError(f"expected a bank (an object id -> text, or a list of {{\"question_id\", "
-                         f"\"question\"}}), got {_show(data)}", source=source)
+                         f"\"question\"}}), got {schema.show(data)}", source=source)
     if isinstance(data, dict):
         return BankFile(dict(data), "object", source)
     entries: dict[str, str] = {}
@@ -349,10 +202,10 @@ def read_bank(path: str | os.PathLike) -> BankFile:
                              source=source)
         item_id, text = item[id_key], item[text_key]
         if not isinstance(item_id, str) or not _NO_SPACE.match(item_id):
-            raise InputError(f"[{index}].{id_key}: expected an id without spaces, got {_show(item_id)}",
+            raise InputError(f"[{index}].{id_key}: expected an id without spaces, got {schema.show(item_id)}",
                              source=source)
         if not isinstance(text, str):
-            raise InputError(f"[{index}].{text_key}: expected a string, got {_show(text)}", source=source)
+            raise InputError(f"[{index}].{text_key}: expected a string, got {schema.show(text)}", source=source)
         if item_id in entries and entries[item_id] != text:
             raise InputError(f"[{index}]: id {item_id} is listed twice with different texts", source=source)
         entries.setdefault(item_id, text)

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from ..data import Qrels, Run
 from ..errors import InputError
+from . import schema
 from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
@@ -138,14 +139,8 @@ def read_turn_list(path: str | os.PathLike) -> list[str]:
 
 def turn_ids_from_json(data, source: str) -> list[str]:
     """Flatten the official turn-ids JSON ``{"132": ["1-1", ...]}`` into ``["132_1-1", ...]``."""
-    if not isinstance(data, dict):
-        raise InputError('expected an object {"topic": ["turn", ...]}', source=source)
-    turns = []
-    for topic, numbers in data.items():
-        if not isinstance(numbers, list) or not all(isinstance(n, str) for n in numbers):
-            raise InputError(f"{topic}: expected a list of turn numbers such as \"1-1\"", source=source)
-        turns.extend(f"{topic}_{number}" for number in numbers)
-    return turns
+    schema.validate(data, "turn-ids", source)
+    return [f"{topic}_{number}" for topic, numbers in data.items() for number in numbers]
 
 
 def format_score(score: float) -> str:
