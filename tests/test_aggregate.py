@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from castregin.formats.crowd import parse_gold, parse_judgments
-from castregin.judging.aggregate import aggregate, aggregate_labels, decide, divide_rounded, filter_turns
+from castregin.judging.aggregate import aggregate, aggregate_labels, decide
+from castregin.labels import divide_rounded, turns_with_label
 
 CRITERIA = ["relevance", "novelty", "diversity"]
 
@@ -212,7 +213,7 @@ def test_filtered_qrels_keep_exactly_the_turns_with_a_label_at_least_min_label()
     assert set(result.filtered["relevance"]) == {"1_1", "1_3", "2_1"}
     assert result.filtered["relevance"]["1_1"] == {"Q1": 2, "Q2": 0}     # the whole turn is kept
     assert set(run(rows, min_label=3).filtered["relevance"]) == {"2_1"}
-    assert filter_turns({"a": {"x": 1}, "b": {"y": 2}}) == {"b": {"y": 2}}
+    assert turns_with_label({"a": {"x": 1}, "b": {"y": 2}}, 2) == ["b"]
 
 
 # --- the command --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Our Krippendorff's alpha against the ``krippendorff`` package (GPL-3.0, a test oracle only) and
-our weighted kappa against statsmodels."""
+each worker's kappa against the one kappa (tests/test_statistics.py checks it against statsmodels)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ from castregin.judging.agreement import (
     alpha_from_counts,
     alpha_from_ratings,
     krippendorff_alpha,
-    quadratic_kappa_from_confusion,
     value_counts,
-    weighted_kappa,
     worker_kappas,
 )
+from castregin.statistics import cohen_kappa
 
 krippendorff = pytest.importorskip("krippendorff")
 
@@ -91,19 +90,6 @@ def test_perfect_agreement_is_one():
     assert krippendorff_alpha([[0, 1, 2, 3], [0, 1, 2, 3], [0, 1, np.nan, 3]], "ordinal") == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_weighted_kappa_equals_statsmodels(seed):
-    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 4, 80)
-    b = np.clip(a + rng.integers(-1, 2, 80), 0, 3)
-    table = np.zeros((4, 4))
-    np.add.at(table, (a, b), 1)
-    want = inter_rater.cohens_kappa(table, wt="quadratic").kappa
-    assert weighted_kappa(a.tolist(), b.tolist(), range(4)) == pytest.approx(want, abs=1e-12)
-    assert quadratic_kappa_from_confusion(table) == pytest.approx(want, abs=1e-12)
-
-
 def test_worker_kappas_match_one_at_a_time():
     rng = np.random.default_rng(11)
     workers = rng.integers(0, 5, 400)
@@ -113,6 +99,6 @@ def test_worker_kappas_match_one_at_a_time():
     for w in range(5):
         mine = workers == w
         assert items[w] == mine.sum()
-        assert kappas[w] == pytest.approx(weighted_kappa(labels[mine], reference[mine], [1, 2, 3]), abs=1e-12)
+        assert kappas[w] == pytest.approx(cohen_kappa(labels[mine], reference[mine], "quadratic", [1, 2, 3]), abs=1e-12)
     assert items[5] == 0 and math.isnan(kappas[5])
     assert kappas[0] == pytest.approx(1.0)   # even workers copy the reference

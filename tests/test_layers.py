@@ -1,6 +1,6 @@
 """The package's layers: every import points down (README, Layout).
 
-foundation (errors, limits, data, arrays) < formats < stages (track, judging, evaluation, dialogue, ope)
+foundation (errors, limits, data, arrays, labels) < formats < stages (track, judging, evaluation, dialogue, ope)
 < render < cli < the public API (castregin/__init__). A stage imports no other stage, except evaluation,
 which may use track (pools for reusability analyses). Imports inside functions count too.
 """
@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "castregin"
-FOUNDATION = {"errors", "limits", "data", "arrays"}
+FOUNDATION = {"errors", "limits", "data", "arrays", "labels", "statistics"}
 STAGES = {"track", "judging", "evaluation", "dialogue", "ope"}
 RANKS = {"formats": 1, "render": 3, "cli": 4}
 ALLOWED_BETWEEN_STAGES = {("evaluation", "track")}

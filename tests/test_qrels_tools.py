@@ -7,7 +7,8 @@ import json
 import pytest
 
 from castregin import Qrels, formats
-from castregin.track.qrels import combine, filter_turns, mean_half_up, stats
+from castregin.labels import mean_rounded
+from castregin.track.qrels import combine, filter_turns, stats
 
 
 def _sorted_lines(path):
@@ -51,8 +52,8 @@ def test_filter_keeps_turns_with_a_label_at_or_above_the_level():
 
 
 def test_mean_rounds_half_up_in_integers():
-    assert [mean_half_up(v) for v in ([1, 2], [2, 3], [0, 1, 1, 1], [3, 3, 0], [0, 0, 1])] == [2, 3, 1, 2, 0]
-    assert mean_half_up([-1, -2]) == -1
+    assert [mean_rounded(v) for v in ([1, 2], [2, 3], [0, 1, 1, 1], [3, 3, 0], [0, 0, 1])] == [2, 3, 1, 2, 0]
+    assert mean_rounded([-1, -2]) == -1
 
 
 @pytest.mark.parametrize("how,expected", [("min", {"x": 1, "y": 0}), ("max", {"x": 3, "y": 2}),

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import statistics
 from ..errors import InputError
 from ..formats import schema
 
@@ -72,31 +73,11 @@ ABORTED = "Aborted"
 
 
 def cohen_kappa(y1: Sequence, y2: Sequence) -> float:
-    """Cohen's kappa of two label sequences, computed exactly as scikit-learn's ``cohen_kappa_score``.
-
-    ``C`` is the confusion matrix (rows ``y1``, columns ``y2``) over the sorted union of the labels,
-    ``E = outer(column sums, row sums) / total`` and ``W`` is 1 off the diagonal and 0 on it; kappa is
-    ``1 - sum(W*C) / sum(W*E)``. NaN when ``sum(W*E)`` is 0 (a single label everywhere).
-    """
-    a = np.asarray(y1)
-    b = np.asarray(y2)
-    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+    """Cohen's kappa of two label sequences as scikit-learn's ``cohen_kappa_score`` (clembench's) computes
+    it: over the sorted union of the labels, NaN when a single label is everywhere."""
+    if len(y1) != len(y2) or len(y1) == 0:
         raise ValueError("cohen_kappa needs two non-empty label sequences of the same length")
-    labels = np.unique(np.concatenate([a, b]))
-    index = {label: i for i, label in enumerate(labels.tolist())}
-    n = len(labels)
-    confusion = np.zeros((n, n), dtype=np.int64)
-    for x, y in zip(a.tolist(), b.tolist()):
-        confusion[index[x], index[y]] += 1
-    sum0 = np.sum(confusion, axis=0)
-    sum1 = np.sum(confusion, axis=1)
-    expected = np.outer(sum0, sum1) / np.sum(sum0)
-    w_mat = np.ones([n, n], dtype=int)
-    w_mat.flat[:: n + 1] = 0
-    denominator = np.sum(w_mat * expected)
-    if denominator == 0:
-        return math.nan
-    return float(1 - np.sum(w_mat * confusion) / denominator)
+    return statistics.cohen_kappa(y1, y2)
 
 
 def main_score(slot_filling_accuracy: float, truncated_kappa: float) -> float:

@@ -26,41 +26,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data import topic_of
 from ..errors import InputError, InputWarning
 from ..formats.common import json_text
 from ..formats.output import OutputSet, check_outputs
 from ..formats.trec import format_qrels
+from ..labels import ROUNDINGS, divide_rounded, turns_with_label
 from .agreement import alpha_from_counts, worker_kappas
 
 MAJORITIES = ("plurality", "absolute")
 TIES = ("mean", "median", "max", "min")
-ROUNDINGS = ("half-up", "half-even", "floor", "ceil")
 ALPHA_LEVELS = ("ordinal", "interval")
 
 
-def divide_rounded(numerator, denominator, rounding: str = "half-up"):
-    """``numerator / denominator`` rounded to an integer, exactly, for ints or integer arrays.
-
-    ``half-up`` rounds .5 towards +infinity (1.5 -> 2, 2.5 -> 3), ``half-even`` to the even
-    neighbour (2.5 -> 2), ``floor`` and ``ceil`` as their names say. ``denominator`` must be > 0.
-    """
-    n = np.asarray(numerator, dtype=np.int64)
-    d = np.asarray(denominator, dtype=np.int64)
-    if rounding == "half-up":
-        result = (2 * n + d) // (2 * d)
-    elif rounding == "floor":
-        result = n // d
-    elif rounding == "ceil":
-        result = -((-n) // d)
-    elif rounding == "half-even":
-        quotient = n // d
-        twice_rest = 2 * (n - quotient * d)
-        result = quotient + (twice_rest > d) + ((twice_rest == d) & (quotient % 2 == 1))
-    else:
-        raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
-    if np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0:
-        return int(result)
-    return result
 
 
 def _check_rules(majority: str, tie: str, rounding: str) -> None:
@@ -119,9 +97,6 @@ def aggregate_labels(labels: Iterable[int], *, majority: str = "plurality", tie:
     return int(label[0]), "mode" if by_mode[0] else "tie"
 
 
-def filter_turns(qrels: dict[str, dict[str, int]], min_label: int = 2) -> dict[str, dict[str, int]]:
-    """Only the turns where some item has a label >= ``min_label``."""
-    return {turn: items for turn, items in qrels.items() if any(v >= min_label for v in items.values())}
 
 
 @dataclass
@@ -180,7 +155,7 @@ def warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], judged_pairs: p
         warnings.warn(InputWarning(f"{first_line(other)}: {len(other)} gold row(s) name criteria that are not "
                                    f"aggregated ({names}); they are ignored"), stacklevel=3)
     gold = gold[gold["criterion"].isin(list(criteria))]
-    topics = {turn.split("_", 1)[0] for turn in judged_pairs.get_level_values(0)}
+    topics = {topic_of(turn) for turn in judged_pairs.get_level_values(0)}
     gold_topics = gold["turn_id"].str.split("_", n=1).str[0]
     absent = gold[~gold_topics.isin(topics)]
     if len(absent):
@@ -264,7 +239,7 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     item, item_names = _codes(frame["item_id"])
     criterion = frame["criterion"].cat.codes.to_numpy().astype(np.int64)
     label = frame["label"].to_numpy().astype(np.int64)
-    turn_topics = np.asarray([t.split("_", 1)[0] for t in turn_names], dtype=object)
+    turn_topics = np.asarray([topic_of(t) for t in turn_names], dtype=object)
     topic_names, topic_of_turn = np.unique(turn_topics, return_inverse=True) if len(turn_topics) else ([], [])
     topic = topic_of_turn[turn]
     n_items = len(item_names)
@@ -315,7 +290,7 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
         for t, i, v in zip(unit_turns.tolist(), unit_items.tolist(), decided.tolist()):
             table.setdefault(t, {})[i] = v
         qrels[name] = {t: table[t] for t in sorted(table)}
-        filtered[name] = filter_turns(qrels[name], min_label)
+        filtered[name] = {turn: qrels[name][turn] for turn in turns_with_label(qrels[name], min_label)}
 
         kept = set(zip(unit_turns.tolist(), unit_items.tolist()))
         judged = set(zip(turn_names[before_units // n_items].tolist(), item_names[before_units % n_items].tolist()))

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..statistics import cohen_kappa_from_confusion
+
 LEVELS = ("nominal", "ordinal", "interval")
 
 
@@ -109,37 +111,8 @@ def alpha_from_ratings(units, values, level: str = "interval") -> float:
     return alpha_from_counts(counts, domain, level)
 
 
-def quadratic_kappa_from_confusion(confusion: np.ndarray) -> np.ndarray:
-    """Quadratic-weighted Cohen's kappa of each ``... x C x C`` confusion matrix (``nan`` if undefined).
-
-    Rows are the first rater's categories, columns the second's, categories equally spaced.
-    """
-    confusion = np.asarray(confusion, dtype=np.float64)
-    size = confusion.shape[-1]
-    weights = (np.arange(size)[:, None] - np.arange(size)[None, :]) ** 2.0
-    total = confusion.sum(axis=(-2, -1))
-    rows = confusion.sum(axis=-1)
-    cols = confusion.sum(axis=-2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        expected = np.einsum("...i,...j,ij->...", rows, cols, weights) / total
-        observed = np.einsum("...ij,ij->...", confusion, weights)
-        kappa = 1.0 - observed / expected
-    return np.where(expected > 0, kappa, np.nan)
 
 
-def weighted_kappa(first, second, categories: Sequence[int]) -> float:
-    """Quadratic-weighted Cohen's kappa between two raters' labels of the same items.
-
-    ``categories`` lists the ordered scale (``range(0, 4)`` for 0-3); ``nan`` when undefined
-    (no items, or both raters' labels leave no expected disagreement).
-    """
-    categories = list(categories)
-    index = {c: i for i, c in enumerate(categories)}
-    a = np.array([index[v] for v in first], dtype=np.int64)
-    b = np.array([index[v] for v in second], dtype=np.int64)
-    size = len(categories)
-    confusion = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
-    return float(quadratic_kappa_from_confusion(confusion))
 
 
 def worker_kappas(workers: np.ndarray, labels: np.ndarray, reference: np.ndarray, n_workers: int,
@@ -152,4 +125,4 @@ def worker_kappas(workers: np.ndarray, labels: np.ndarray, reference: np.ndarray
     workers = np.asarray(workers, dtype=np.int64)
     flat = (workers * size + (np.asarray(labels) - low)) * size + (np.asarray(reference) - low)
     confusion = np.bincount(flat, minlength=n_workers * size * size).reshape(n_workers, size, size)
-    return quadratic_kappa_from_confusion(confusion), confusion.sum(axis=(1, 2))
+    return cohen_kappa_from_confusion(confusion, "quadratic"), confusion.sum(axis=(1, 2))

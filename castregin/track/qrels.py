@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from ..data import Qrels
+from ..data import Qrels, topic_of
 from ..errors import InputError
+from ..labels import mean_rounded, turns_with_label
 
 COMBINE_METHODS = ("min", "mean", "max")
 
@@ -22,14 +23,7 @@ def subset(qrels: Qrels, turns: Iterable[str]) -> Qrels:
 
 def filter_turns(qrels: Qrels, min_label: int = 2) -> Qrels:
     """Keep the turns where at least one item has a label >= ``min_label``."""
-    keep = [turn for turn, items in qrels.labels.items() if any(label >= min_label for label in items.values())]
-    return qrels.subset(keep)
-
-
-def mean_half_up(labels: Sequence[int]) -> int:
-    """The mean of integer labels rounded half up (1.5 -> 2, -1.5 -> -1), in exact integer arithmetic."""
-    n = len(labels)
-    return (2 * sum(labels) + n) // (2 * n)
+    return qrels.subset(turns_with_label(qrels.labels, min_label))
 
 
 def combine(qrels_list: Sequence[Qrels], how: str = "min") -> tuple[Qrels, int]:
@@ -42,7 +36,7 @@ def combine(qrels_list: Sequence[Qrels], how: str = "min") -> tuple[Qrels, int]:
         raise InputError(f"unknown combination {how!r}; use one of {', '.join(COMBINE_METHODS)}")
     if not qrels_list:
         raise InputError("no qrels to combine")
-    reduce = {"min": min, "max": max, "mean": mean_half_up}[how]
+    reduce = {"min": min, "max": max, "mean": mean_rounded}[how]
     first = qrels_list[0]
     combined: dict[str, dict[str, int]] = {}
     pairs = set()
@@ -68,7 +62,7 @@ def stats(qrels: Qrels, rel_level: int = 2) -> dict:
     return {
         "qrels": qrels.name,
         "turns": len(qrels.labels),
-        "topics": len({turn.split("_", 1)[0] for turn in qrels.labels}),
+        "topics": len({topic_of(turn) for turn in qrels.labels}),
         "items": len(qrels),
         "items_per_turn": {
             "min": min(per_turn, default=0),

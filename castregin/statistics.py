@@ -1,0 +1,64 @@
+"""Agreement statistics several stages share: Cohen's kappa (plain and quadratic-weighted).
+
+One implementation, checked against statsmodels (``tests/test_statistics.py``). The judging stage
+uses the weighted kappa for each worker against the aggregated labels; scorekeeping uses the plain
+one, as clembench (scikit-learn) computes it. PARADISE's task-success kappa is not Cohen's: its
+chance agreement comes from the key's distribution alone (Walker et al. 1997), so it stays in
+:mod:`castregin.dialogue.paradise`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+WEIGHTS = ("none", "quadratic")
+
+
+def cohen_kappa_from_confusion(confusion, weights: str = "none") -> np.ndarray | float:
+    """Cohen's kappa of each ``... x K x K`` confusion matrix (rows: first rater), NaN where undefined.
+
+    ``1 - sum(W * C) / sum(W * E)``, ``E = outer(column sums, row sums) / total``, ``W`` one off the
+    diagonal (``none``) or ``(i - j)**2`` (``quadratic``, categories equally spaced). The operations are
+    scikit-learn's ``cohen_kappa_score``'s, in its order, so the last bits agree with what clembench
+    published.
+    """
+    if weights not in WEIGHTS:
+        raise ValueError(f"unknown weights {weights!r}; expected one of {', '.join(WEIGHTS)}")
+    confusion = np.asarray(confusion)
+    size = confusion.shape[-1]
+    if weights == "none":
+        w = np.ones((size, size), dtype=int)
+        w.flat[:: size + 1] = 0
+    else:
+        w = (np.arange(size)[:, None] - np.arange(size)[None, :]) ** 2
+    columns = confusion.sum(axis=-2)
+    rows = confusion.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = columns[..., :, None] * rows[..., None, :] / columns.sum(axis=-1)[..., None, None]
+        denominator = np.sum(w * expected, axis=(-2, -1))
+        kappa = 1 - np.sum(w * confusion, axis=(-2, -1)) / denominator
+    kappa = np.where(denominator > 0, kappa, np.nan)
+    return float(kappa) if kappa.ndim == 0 else kappa
+
+
+def confusion_matrix(first: Sequence, second: Sequence, categories: Sequence | None = None) -> tuple[np.ndarray, list]:
+    """The confusion matrix of two raters' labels of the same items, and its categories.
+
+    ``categories`` gives the (ordered) scale; by default the sorted union of the labels.
+    """
+    a, b = list(first), list(second)
+    if len(a) != len(b):
+        raise ValueError("the two raters must label the same items (sequences of one length)")
+    categories = sorted(set(a) | set(b)) if categories is None else list(categories)
+    index = {c: i for i, c in enumerate(categories)}
+    size = len(categories)
+    codes = np.array([index[x] * size + index[y] for x, y in zip(a, b)], dtype=np.int64)
+    return np.bincount(codes, minlength=size * size).reshape(size, size), categories
+
+
+def cohen_kappa(first: Sequence, second: Sequence, weights: str = "none", categories: Sequence | None = None) -> float:
+    """Cohen's kappa of two raters' labels of the same items (see :func:`cohen_kappa_from_confusion`)."""
+    confusion, _ = confusion_matrix(first, second, categories)
+    return cohen_kappa_from_confusion(confusion, weights)
