@@ -10,14 +10,17 @@ class InputError(Exception):
     lets it propagate so that callers can catch it.
     """
 
-    def __init__(self, message: str, *, source: str | None = None, line: int | None = None):
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 argument: str | None = None):
         self.source = source
         self.line = line
         self.problem = message
+        #: The Python argument at fault (``max_turns``); the command line names its option instead.
+        self.argument = argument
         where = ""
         if source is not None:
             where = f"{source}:{line}: " if line is not None else f"{source}: "
-        super().__init__(where + message)
+        super().__init__(where + (f"{argument}: " if argument else "") + message)
 
 
 class InputWarning(Warning):

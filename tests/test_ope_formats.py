@@ -175,5 +175,5 @@ def test_dialogue_longer_than_max_turns(tmp_path, cli):
     path = write(tmp_path, line(), line(dialogue_id="d2", turns=[TURN, TURN, TURN]))
     result = cli("ope", "estimate", path, "--max-turns", "2")
     assert result.exit_code == 1
-    assert result.stderr == (f"castregin: error: {path}:2: dialogue d2 has 3 turns, more than --max-turns 2; "
-                             "raise --max-turns or leave it out\n")
+    assert result.stderr == (f"castregin: error: {path}:2: --max-turns: dialogue d2 has 3 turns, more than 2; "
+                             "raise it or leave it out\n")

@@ -127,7 +127,7 @@ def test_bad_matrix_is_one_line_and_exit_1(cli, tmp_path, text, message):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("city=3,time=3", "adds up to 6 values but the matrix has 5"),
+    ("city=3,time=3", "--attribute-groups: the groups add up to 6 values but the matrix has 5"),
     ("city", "expected NAME=N,NAME=N,..."),
     ("city=3,city=2", "given twice"),
 ])

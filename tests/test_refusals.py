@@ -97,8 +97,8 @@ def test_ope_padded_steps_are_bounded_before_any_allocation(cli, tmp_path):
     experience = tmp_path / "exp.jsonl"
     assert cli("ope", "simulate", "--dialogues", "5", "-o", experience).exit_code == 0
     message = _one_line_error(cli("ope", "estimate", experience, "--max-turns", "100000000"))
-    assert message == ("castregin: error: 5 dialogues padded to 100000000 turns are 500000000 steps, more than the "
-                       "10000000 castregin estimates from (about 2 GB of memory); use a smaller --max-turns or "
+    assert message == ("castregin: error: --max-turns: 5 dialogues padded to 100000000 turns are 500000000 steps, "
+                       "more than the 10000000 castregin estimates from (about 2 GB of memory); use fewer turns or "
                        "fewer dialogues\n")
 
 

@@ -58,8 +58,32 @@ def warnings_as_lines():
                     warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
+class CastreginCommand(click.Command):
+    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except InputError as err:
+            option = next((p for p in self.params if isinstance(p, click.Option) and p.name == err.argument), None)
+            if option is None:
+                raise
+            flag = max(option.opts, key=len)
+            raise InputError(err.problem, source=err.source, line=err.line, argument=flag) from None
+
+
+class CastreginSubgroup(click.Group):
+    """A group of commands under the top level (``castregin ope``): its commands name their options in errors."""
+
+    command_class = CastreginCommand
+    group_class = type
+
+
 class CastreginGroup(click.Group):
     """The top-level group: commands imported on first use, InputError as one line and exit code 1."""
+
+    command_class = CastreginCommand
+    group_class = CastreginSubgroup
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:

@@ -115,14 +115,15 @@ def parse_attribute_groups(spec: str, labels: Sequence[str], *, source: str | No
     for part in spec.split(","):
         match = re.fullmatch(r"\s*([^=\s][^=]*?)\s*=\s*([0-9]+)\s*", part)
         if not match or int(match.group(2)) == 0:
-            raise InputError(f"--attribute-groups: expected NAME=N,NAME=N,... (N > 0) or 'labels', got {part!r}")
+            raise InputError(f"expected NAME=N,NAME=N,... (N > 0) or 'labels', got {part!r}", argument="groups_spec")
         name, size = match.group(1), int(match.group(2))
         if any(name == other for other, _ in groups):
-            raise InputError(f"--attribute-groups: attribute {name!r} is given twice")
+            raise InputError(f"attribute {name!r} is given twice", argument="groups_spec")
         groups.append((name, list(range(start, start + size))))
         start += size
     if start != n:
-        raise InputError(f"--attribute-groups adds up to {start} values but the matrix has {n}", source=source)
+        raise InputError(f"the groups add up to {start} values but the matrix has {n}", source=source,
+                         argument="groups_spec")
     return groups
 
 
@@ -304,7 +305,7 @@ def _check_columns(satisfaction: str, success: str, costs: Sequence[str]) -> Non
     seen: set[str] = set()
     for name in (satisfaction, success, *costs):
         if name in seen:
-            raise InputError(f"column {name!r} is given twice among --satisfaction, --success and --cost")
+            raise InputError(f"column {name!r} is given twice among the satisfaction, success and cost columns")
         seen.add(name)
 
 
@@ -349,7 +350,7 @@ def fit_performance(
     """
     costs = tuple(costs)
     if not costs:
-        raise InputError("give at least one cost column (--cost)")
+        raise InputError("give at least one cost column", argument="costs")
     _check_columns(satisfaction, success, costs)
     if not 0 < alpha_level < 1:
         raise InputError(f"the significance level must be between 0 and 1, got {alpha_level}")

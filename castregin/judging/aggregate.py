@@ -343,7 +343,8 @@ def write_aggregation(aggregation: Aggregation, out_dir: str | os.PathLike, pref
     """
     target = Path(out_dir)
     if target.exists() and not target.is_dir():
-        raise InputError("exists and is not a directory; choose another --out-dir", source=str(target))
+        raise InputError("exists and is not a directory; choose another output directory", source=str(target),
+                         argument="out_dir")
     check_file_name_part(prefix)
     for criterion in aggregation.criteria:
         check_file_name_part(criterion, "criterion")

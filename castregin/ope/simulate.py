@@ -192,7 +192,7 @@ def exact_value(name: str, target_p: float, world_seed: int = 0) -> float:
 
 def _check_p(target_p: float) -> None:
     if not (0.0 <= target_p <= 1.0):
-        raise InputError(f"--target-p must be in [0, 1], not {target_p}")
+        raise InputError(f"must be in [0, 1], not {target_p}", argument="target_p")
 
 
 @dataclass
@@ -221,7 +221,7 @@ def simulate(world: str, n_dialogues: int, seed: int, target_p: float, *, target
     """
     _check_p(target_p)
     if not 1 <= n_dialogues <= MAX_SIMULATED:
-        raise InputError(f"the number of dialogues must be between 1 and {MAX_SIMULATED}, not {n_dialogues}")
+        raise InputError(f"must be between 1 and {MAX_SIMULATED} dialogues, not {n_dialogues}", argument="n_dialogues")
     w = make_world(world, world_seed)
     target = w.target(target_p)
     rng = np.random.default_rng([seed, 1])
