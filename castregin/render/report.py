@@ -3,6 +3,9 @@
 The page embeds its figures as base64 PNG and its style inline, and has no script: it opens from
 a file, offline, and prints. It holds no date or path, so the same inputs give the same bytes.
 
+The page is ``templates/report.html.j2`` (Jinja2, autoescaped) filled with plain data: the numbers
+are computed first (:func:`gather`), then drawn (:func:`draw`), then laid out (:func:`page_context`).
+
 Contents: the leaderboard (means as ``evaluate`` gives them, best bold, significance marks as in
 ``compare``), the significance matrix of every pair of runs per qrels and measure, the label
 histogram of each qrels, and for each run its scores, judged@k, the classic TREC per-turn plot
@@ -13,14 +16,14 @@ top-k items with the unjudged ones as their own category.
 from __future__ import annotations
 
 import base64
-import html
-import math
+import functools
 import re
 import sys
 import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +38,7 @@ from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..formats.output import check_replaceable_directory, replace_directory
 from . import plots
 from .comparison import DAGGER, run_letters, summary_cells
+from .numbers import fixed
 
 DEFAULT_DEPTH = 10
 UNJUDGED = "unjudged"
@@ -95,103 +99,232 @@ class Report:
     figures: dict[str, bytes] = field(default_factory=dict)
 
 
-# --- page -------------------------------------------------------------------------------------------
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 2rem auto;
-       max-width: 1200px; padding: 0 1rem; color: #222; line-height: 1.4; }
-h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2rem; margin-top: 2.2rem; }
-h3 { margin-top: 1.6rem; }
-table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
-th, td { padding: .25rem .6rem; border-bottom: 1px solid #e5e5e5; text-align: left; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f6f6f6; }
-td.win { background: #d3f9d8; } td.loss { background: #ffe3e3; } td.diag { color: #aaa; }
-.matrix th, .matrix td:first-child { max-width: 8.5rem; overflow-wrap: anywhere; }
-h4 { margin: .8rem 0 0; font-size: .95rem; }
-img { max-width: 100%; height: auto; display: block; margin: .4rem 0 1rem; }
-.meta, .legend { color: #555; font-size: .9rem; }
-td small span { white-space: nowrap; }
-nav ul { columns: 2; } code { background: #f3f3f3; padding: 0 .2rem; }
-.figures { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
-"""
+# --- the numbers --------------------------------------------------------------------------------------
 
 
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+@dataclass
+class ReportData:
+    """Everything the report shows, computed: evaluate's rows, the comparisons, judged@k."""
+
+    runs: Sequence[Run]
+    qrels: Sequence[Qrels]
+    names: list[str]
+    measures: list[str]
+    tested: list[str]  # the measures with per-turn values, which the tests compare
+    results: pd.DataFrame
+    all_pairs: pd.DataFrame
+    marks: pd.DataFrame
+    judged: dict[tuple[str, str], float]
+    baseline: str | None
+    depth: int
+    settings: dict
+
+    @property
+    def primary(self) -> str:
+        """The measure of the per-turn plots."""
+        return self.tested[0]
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], numeric: set[int]) -> str:
-    """An HTML table; each cell is ``(html, css class)``; header cells are plain text."""
-    head = "".join(f'<th class="num">{_e(h)}</th>' if i in numeric else f"<th>{_e(h)}</th>"
-                   for i, h in enumerate(header))
-    body = []
-    for row in rows:
-        cells = []
-        for i, (content, css) in enumerate(row):
-            classes = " ".join(c for c in (("num" if i in numeric else ""), css) if c)
-            cells.append(f'<td class="{classes}">{content}</td>' if classes else f"<td>{content}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>\n"
+def _judged_at(runs, qrels, depth: int, rel_level: int) -> dict[tuple[str, str], float]:
+    # judged@k is evaluate's Judged@k (ir_measures' definition), the one implementation of it.
+    measure = f"Judged@{depth}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)  # the same runs and qrels: said already
+        rows = evaluate(runs, qrels, [measure], rel_level=rel_level)
+    rows = rows[rows["measure"] == measure]
+    return {(q, r): float(v) for q, r, v in rows[["qrels", "run", "value"]].itertuples(index=False)}
 
 
-def _img(name: str, data: bytes, alt: str) -> str:
-    encoded = base64.b64encode(data).decode("ascii")
-    return f'<img src="data:image/png;base64,{encoded}" alt="{_e(alt)}" title="{_e(name)}">\n'
+def gather(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence[str] = DEFAULT_MEASURES,
+           baseline: str | None = None, rel_level: int = 2, depth: int = DEFAULT_DEPTH, test: str = "paired-t",
+           correction: str = "holm", alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS,
+           seed: int = DEFAULT_SEED, progress: bool = False) -> ReportData:
+    """Evaluate and compare: the report's numbers (see :func:`build_report` for the arguments)."""
+    parsed = parse_measures(measures, rel_level)
+    tested = [m.name for m in parsed if m.per_turn]  # summaries over turns (gm_map) have nothing to test
+    if not tested:
+        raise InputError("the report's per-turn plots need a measure with per-turn values (num_q and gm_map "
+                         "have none)", argument="measures")
+    results = evaluate(runs, qrels, [m.name for m in parsed], rel_level=rel_level, per_turn=True)
+    options = {"test": test, "correction": correction, "alpha": alpha, "permutations": permutations,
+               "seed": seed, "progress": progress}
+    all_pairs = compare(results, None, **options)
+    marks = compare(results, baseline, **options) if baseline is not None else all_pairs
+    settings = {"test": test, "correction": correction, "alpha": alpha, "permutations": permutations,
+                "seed": seed, "rel_level": rel_level}
+    return ReportData(runs, qrels, run_names(runs), [m.name for m in parsed], tested, results, all_pairs, marks,
+                      _judged_at(runs, qrels, depth, rel_level), baseline, depth, settings)
 
 
-def _fmt(value: float, decimals: int = 4, sign: bool = False) -> str:
-    if isinstance(value, float) and math.isnan(value):
-        return "nan"
-    return f"{value:+.{decimals}f}" if sign else f"{value:.{decimals}f}"
+# --- the figures ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A PNG of the report: its file under ``figures/``, its bytes, its alternative text."""
+
+    name: str
+    png: bytes
+    alt: str
+
+    @property
+    def data(self) -> str:
+        return base64.b64encode(self.png).decode("ascii")
+
+
+def _qrels_figure(position: int, q: Qrels) -> Figure:
+    counts = Counter(label for items in q.labels.values() for label in items.values())
+    png = plots.label_histogram_plot(dict(sorted(counts.items())), f"labels of {q.name}")
+    return Figure(f"{FIGURES_DIR}/qrels-{position:02d}-{slug(q.name)}-labels.png", png, f"label histogram of {q.name}")
+
+
+def _per_turn_figure(data: ReportData, stem: str, q: Qrels, name: str) -> Figure:
+    primary = data.primary
+    table = per_turn_versus_median(data.results, q.name, primary, name)
+    png = plots.per_turn_plot(list(table["turn"]), list(table["value"] - table["median"]),
+                              list(table["best"] - table["median"]),
+                              f"{name}: {primary} per turn minus the median of {len(data.runs)} runs ({q.name})",
+                              f"{primary} − median")
+    return Figure(f"{FIGURES_DIR}/{stem}-per-turn-{slug(primary)}.png", png,
+                  f"{primary} of {name} per turn minus the median")
+
+
+def _labels_figure(data: ReportData, stem: str, q: Qrels, run: Run, name: str) -> Figure:
+    depth = data.depth
+    distribution = label_distribution(run, q, depth)
+    shared = sum(1 for turn in run.scores if turn in q.labels)
+    shares = {str(c): [v / shared if shared else 0.0 for v in distribution[c]] for c in distribution.columns}
+    png = plots.label_distribution_plot(shares, list(distribution.index),
+                                        f"{name}\nlabels of the top {depth} ({q.name}, {shared} turns)")
+    return Figure(f"{FIGURES_DIR}/{stem}-top{depth}-labels.png", png, f"labels of the top {depth} items of {name}")
+
+
+def draw(data: ReportData, progress: bool = False) -> dict[tuple, Figure]:
+    """Every figure: ``("qrels", qrels name)`` and ``(kind, qrels name, run name)`` for per-turn and labels."""
+    jobs = [("qrels", i, q, None, None) for i, q in enumerate(data.qrels, 1)] + [
+        (kind, i, q, run, name) for i, (run, name) in enumerate(zip(data.runs, data.names), 1) for q in data.qrels
+        for kind in ("per-turn", "labels")]
+    figures = {}
+    for kind, position, q, run, name in tqdm(jobs, desc="drawing", unit="figure", file=sys.stderr,
+                                             disable=not progress, leave=False):
+        if kind == "qrels":
+            figures[("qrels", q.name)] = _qrels_figure(position, q)
+            continue
+        stem = f"run-{position:02d}-{slug(name)}-{slug(q.name)}"
+        figures[(kind, q.name, name)] = (_per_turn_figure(data, stem, q, name) if kind == "per-turn"
+                                         else _labels_figure(data, stem, q, run, name))
+    return figures
+
+
+# --- the page ---------------------------------------------------------------------------------------------
+
+
+def _cell(text, css: str = "", *, strong: bool = False, mark: str = "", note: str = "", small=()) -> dict:
+    """A table cell: its text, its CSS class, bold, a superscript mark, a note, small lines under it."""
+    return {"text": text, "css": css, "strong": strong, "mark": mark, "note": note, "small": list(small)}
 
 
 def _p(value: float) -> str:
-    return "p&lt;0.001" if value < 0.001 else f"p={value:.3f}"
+    return "p<0.001" if value < 0.001 else f"p={value:.3f}"
 
 
-def _leaderboard(results, marks, baseline, judged, depth) -> str:
-    measures, keys, cells = summary_cells(results, marks, baseline)
-    letters = run_letters(list(dict.fromkeys(results["run"])))
-    parts = []
+def _leaderboards(data: ReportData) -> list[dict]:
+    measures, keys, cells = summary_cells(data.results, data.marks, data.baseline)
+    letters = run_letters(list(dict.fromkeys(data.results["run"])))
+    boards = []
     for qrels_name in dict.fromkeys(q for q, _ in keys):
         rows = []
         for qrels, run in keys:
             if qrels != qrels_name:
                 continue
-            name = _e(run) + ("" if baseline is not None else f" ({letters[run]})")
-            if run == baseline:
-                name += " <em>(baseline)</em>"
-            row = [(name, "")]
+            label = run if data.baseline is not None else f"{run} ({letters[run]})"
+            row = [_cell(label, note="(baseline)" if run == data.baseline else "")]
             for measure in measures:
                 text, is_best, mark = cells[(qrels, run, measure)]
-                content = f"<strong>{text}</strong>" if is_best else text
-                row.append((content + (f"<sup>{_e(mark)}</sup>" if mark else ""), ""))
-            row.append((_fmt(judged[(qrels, run)]), ""))
-            rows.append(row)
-        header = ["run", *measures, f"judged@{depth}"]
-        parts.append(f"<h3>{_e(qrels_name)}</h3>\n" + _table(header, rows, set(range(1, len(header)))))
-    return "".join(parts)
+                row.append(_cell(text, strong=is_best, mark=mark))
+            rows.append([*row, _cell(fixed(data.judged[(qrels, run)]))])
+        header = ["run", *measures, f"judged@{data.depth}"]
+        boards.append({"qrels": qrels_name, "header": header, "rows": rows, "numeric": set(range(1, len(header)))})
+    return boards
 
 
-def _matrix(all_pairs: pd.DataFrame, names: Sequence[str], qrels: str, measure: str) -> str:
+def _matrix(data: ReportData, qrels: str, measure: str) -> dict:
+    pairs = data.all_pairs
     found = {}
-    for r in all_pairs[(all_pairs["qrels"] == qrels) & (all_pairs["measure"] == measure)].itertuples(index=False):
+    for r in pairs[(pairs["qrels"] == qrels) & (pairs["measure"] == measure)].itertuples(index=False):
         found[(r.run, r.baseline)] = (r.mean_difference, r.p_value_corrected, r.significant)
         found[(r.baseline, r.run)] = (-r.mean_difference, r.p_value_corrected, r.significant)
     rows = []
-    for row_run in names:
-        row = [(_e(row_run), "")]
-        for column_run in names:
+    for row_run in data.names:
+        row = [_cell(row_run)]
+        for column_run in data.names:
             if row_run == column_run:
-                row.append(("—", "diag"))
+                row.append(_cell("—", "diag"))
                 continue
             difference, p, significant = found[(row_run, column_run)]
             css = ("win" if difference > 0 else "loss" if difference < 0 else "") if significant else ""
-            row.append((f"{_fmt(difference, 3, sign=True)}<br><small>{_p(p)}</small>", css))
+            row.append(_cell(fixed(difference, 3, sign=True), css, small=[_p(p)]))
         rows.append(row)
-    return (f'<div class="matrix"><h4>{_e(measure)} — {_e(qrels)}</h4>\n'
-            + _table(["row − column", *names], rows, set(range(1, len(names) + 1))) + "</div>")
+    return {"qrels": qrels, "measure": measure, "header": ["row − column", *data.names], "rows": rows,
+            "numeric": set(range(1, len(data.names) + 1))}
+
+
+def _run_section(data: ReportData, position: int, run: Run, name: str, figures: dict) -> dict:
+    means = data.results[(data.results["turn"] == ALL_TURNS) & (data.results["run"] == name)]
+    header = ["qrels", "turns", *data.measures, f"judged@{data.depth}"]
+    rows = []
+    for q in data.qrels:
+        own = dict(zip(*[means[means["qrels"] == q.name][c] for c in ("measure", "value")]))
+        row = [_cell(q.name), _cell(fixed(own[NUM_Q], integer=True))]
+        for measure in data.measures:
+            cell = _cell(fixed(own[measure]))
+            if data.baseline is not None and name != data.baseline and measure in data.tested:
+                marks = data.marks
+                versus = marks[(marks["qrels"] == q.name) & (marks["measure"] == measure)
+                               & (marks["run"] == name)].iloc[0]
+                cell["css"] = ("win" if versus.mean_difference > 0 else "loss") if versus.significant else ""
+                cell["small"] = [f"Δ {fixed(versus.mean_difference, sign=True)}", _p(versus.p_value_corrected)]
+            row.append(cell)
+        rows.append([*row, _cell(fixed(data.judged[(q.name, name)]))])
+    images = [figures[(kind, q.name, name)] for q in data.qrels for kind in ("per-turn", "labels")]
+    return {"name": name, "tag": run.tag, "turns": len(run.scores), "ranked": len(run), "header": header,
+            "rows": rows, "numeric": set(range(1, len(header))), "figures": images,
+            "is_baseline": name == data.baseline}
+
+
+def page_context(data: ReportData, figures: dict) -> dict:
+    """The template's data: plain dicts, lists and strings."""
+    s = data.settings
+    settings = (f"{s['test']} test, {s['correction']} correction over the comparisons of each measure, "
+                f"alpha {s['alpha']}" + (f", {s['permutations']} permutations, seed {s['seed']}"
+                                         if s["test"] == "randomization" else "")
+                + f"; binary measures count labels ≥ {s['rel_level']} as relevant")
+    legend = (f"{DAGGER}: significantly better than {data.baseline}" if data.baseline is not None
+              else "superscript letters: significantly better than the run with that letter")
+    matrices = ([[_matrix(data, q.name, m) for m in data.tested] for q in data.qrels] if len(data.runs) > 1 else [])
+    return {
+        "css": _template_text("report.css"), "run_names": data.names, "measures": data.measures,
+        "settings": settings, "legend": legend, "depth": data.depth, "test": s["test"],
+        "correction": s["correction"], "alpha": s["alpha"], "leaderboards": _leaderboards(data),
+        "matrices": matrices,
+        "qrels": [{"name": q.name, "turns": len(q.labels), "judgments": len(q), "figure": figures[("qrels", q.name)]}
+                  for q in data.qrels],
+        "runs": [_run_section(data, i, run, name, figures) for i, (run, name) in enumerate(zip(data.runs, data.names), 1)],
+    }
+
+
+@functools.cache
+def _template_text(name: str) -> str:
+    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
+                              autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
+                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
 def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence[str] = DEFAULT_MEASURES,
@@ -201,143 +334,16 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
                  progress: bool = False) -> Report:
     """Evaluate, compare and draw: the report page and its figures, in memory.
 
-    ``baseline`` is a run name as in :func:`castregin.evaluation.evaluate.run_names`; the per-turn plots use
-    the first measure. The significance matrix always compares every pair of runs (its own
-    correction family per qrels and measure); the leaderboard marks wins over ``baseline`` when
-    given, else over each other run.
+    ``baseline`` is a run name as in :func:`castregin.evaluation.evaluate.run_names`; the per-turn
+    plots use the first measure with per-turn values. The significance matrix always compares every
+    pair of runs (its own correction family per qrels and measure); the leaderboard marks wins over
+    ``baseline`` when given, else over each other run.
     """
-    parsed = parse_measures(measures, rel_level)
-    measures = [m.name for m in parsed]
-    names = run_names(runs)
-    results = evaluate(runs, qrels, measures, rel_level=rel_level, per_turn=True)
-    # judged@k is evaluate's Judged@k (ir_measures' definition), the one implementation of it.
-    judged_measure = f"Judged@{depth}"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoverageWarning)  # the same runs and qrels: said above
-        judged_rows = evaluate(runs, qrels, [judged_measure], rel_level=rel_level)
-    judged_rows = judged_rows[judged_rows["measure"] == judged_measure]
-    judged = {(q, r): float(v) for q, r, v in judged_rows[["qrels", "run", "value"]].itertuples(index=False)}
-    options = {"test": test, "correction": correction, "alpha": alpha, "permutations": permutations,
-               "seed": seed, "progress": progress}
-    all_pairs = compare(results, None, **options)
-    marks = compare(results, baseline, **options) if baseline is not None else all_pairs
-    tested = [m.name for m in parsed if m.per_turn]  # summaries over turns (gm_map) have nothing to test
-    primary = tested[0] if tested else None
-    if primary is None:
-        raise InputError("the report's per-turn plots need a measure with per-turn values (num_q and gm_map "
-                         "have none)")
-
-    figures: dict[str, bytes] = {}
-    jobs = [("qrels", q, None, f"{i + 1:02d}") for i, q in enumerate(qrels)] + [
-        (kind, q, run, name) for run, name in zip(runs, names) for q in qrels for kind in ("per-turn", "labels")]
-    images: dict[tuple, str] = {}
-    for kind, q, run, name in tqdm(jobs, desc="drawing", unit="figure", file=sys.stderr,
-                                   disable=not progress, leave=False):
-        if kind == "qrels":
-            counts = Counter(label for items in q.labels.values() for label in items.values())
-            file = f"qrels-{name}-{slug(q.name)}-labels.png"  # name holds the qrels' position here
-            data = plots.label_histogram_plot(dict(sorted(counts.items())), f"labels of {q.name}")
-            alt = f"label histogram of {q.name}"
-        else:
-            run_index = names.index(name) + 1
-            stem = f"run-{run_index:02d}-{slug(name)}-{slug(q.name)}"
-            if kind == "per-turn":
-                table = per_turn_versus_median(results, q.name, primary, name)
-                file = f"{stem}-per-turn-{slug(primary)}.png"
-                data = plots.per_turn_plot(list(table["turn"]), list(table["value"] - table["median"]),
-                                           list(table["best"] - table["median"]),
-                                           f"{name}: {primary} per turn minus the median of {len(runs)} runs "
-                                           f"({q.name})", f"{primary} − median")
-                alt = f"{primary} of {name} per turn minus the median"
-            else:
-                distribution = label_distribution(run, q, depth)
-                shared = sum(1 for turn in run.scores if turn in q.labels)
-                shares = {str(c): [v / shared if shared else 0.0 for v in distribution[c]]
-                          for c in distribution.columns}
-                file = f"{stem}-top{depth}-labels.png"
-                data = plots.label_distribution_plot(shares, list(distribution.index),
-                                                     f"{name}\nlabels of the top {depth} "
-                                                     f"({q.name}, {shared} turns)")
-                alt = f"labels of the top {depth} items of {name}"
-        figures[f"{FIGURES_DIR}/{file}"] = data
-        images[(kind, q.name, name if kind != "qrels" else None)] = _img(f"{FIGURES_DIR}/{file}", data, alt)
-
-    legend = (f"{DAGGER}: significantly better than {baseline}" if baseline is not None
-              else "superscript letters: significantly better than the run with that letter")
-    settings = (f"{test} test, {correction} correction over the comparisons of each measure, alpha {alpha}"
-                + (f", {permutations} permutations, seed {seed}" if test == "randomization" else "")
-                + f"; binary measures count labels ≥ {rel_level} as relevant")
-    body = [f"<h1>castregin report: {len(runs)} run{'s' if len(runs) != 1 else ''}</h1>",
-            (f'<p class="meta">Qrels: {", ".join(_e(q.name) for q in qrels)}. Measures: '
-             f'{", ".join(_e(m) for m in measures)}. {_e(settings)}. Means over the turns both the run '
-             f"and the qrels have (trec_eval's default).</p>"),
-            "<nav><strong>Contents</strong><ul>"
-            '<li><a href="#leaderboard">Leaderboard</a></li><li><a href="#significance">Significance matrix</a></li>'
-            '<li><a href="#qrels">Qrels</a></li>'
-            + "".join(f'<li><a href="#run-{i + 1}">{_e(name)}</a></li>' for i, name in enumerate(names))
-            + "</ul></nav>"]
-
-    body.append('<h2 id="leaderboard">Leaderboard</h2>')
-    body.append(f'<p class="legend">Bold: best of the column. {_e(legend)}. judged@{depth}: share of the '
-                f"top {depth} items that are judged.</p>")
-    body.append(_leaderboard(results, marks, baseline, judged, depth))
-
-    body.append('<h2 id="significance">Significance matrix</h2>')
-    body.append(f'<p class="legend">Each cell: mean difference row − column over the turns both have, and the '
-                f"corrected p-value ({_e(test)}, {_e(correction)}, every pair of runs). Green: the row run is "
-                f"significantly better (alpha {alpha}); red: significantly worse.</p>")
-    if len(runs) < 2:
-        body.append("<p>One run: nothing to compare.</p>")
-    else:
-        for q in qrels:
-            body.append('<div class="figures">')
-            for measure in tested:
-                body.append(_matrix(all_pairs, names, q.name, measure))
-            body.append("</div>")
-
-    body.append('<h2 id="qrels">Qrels</h2>')
-    body.append('<div class="figures">')
-    for q in qrels:
-        turns = len(q.labels)
-        body.append(f"<div><h3>{_e(q.name)}</h3><p class=\"meta\">{turns} turns, {len(q)} judgments.</p>"
-                    + images[("qrels", q.name, None)] + "</div>")
-    body.append("</div>")
-
-    means = results[results["turn"] == ALL_TURNS]
-    for i, (run, name) in enumerate(zip(runs, names)):
-        body.append(f'<h2 id="run-{i + 1}">{_e(name)}{" (baseline)" if name == baseline else ""}</h2>')
-        body.append(f'<p class="meta">Tag <code>{_e(run.tag)}</code>; {len(run.scores)} turns, '
-                    f"{len(run)} ranked items.</p>")
-        rows = []
-        header = ["qrels", "turns", *measures, f"judged@{depth}"]
-        for q in qrels:
-            own = means[(means["qrels"] == q.name) & (means["run"] == name)]
-            shared = int(own[own["measure"] == NUM_Q]["value"].iloc[0])
-            row = [(_e(q.name), ""), (str(shared), "")]
-            for measure in measures:
-                value = float(own[own["measure"] == measure]["value"].iloc[0])
-                cell = _fmt(value)
-                if baseline is not None and name != baseline and measure in tested:
-                    versus = marks[(marks["qrels"] == q.name) & (marks["measure"] == measure)
-                                   & (marks["run"] == name)].iloc[0]
-                    css = ("win" if versus.mean_difference > 0 else "loss") if versus.significant else ""
-                    cell += (f"<br><small><span>Δ {_fmt(versus.mean_difference, 4, sign=True)}</span> "
-                             f"<span>{_p(versus.p_value_corrected)}</span></small>")
-                    row.append((cell, css))
-                else:
-                    row.append((cell, ""))
-            row.append((_fmt(judged[(q.name, name)]), ""))
-            rows.append(row)
-        body.append(_table(header, rows, set(range(1, len(header)))))
-        for q in qrels:
-            body.append(images[("per-turn", q.name, name)])
-            body.append(images[("labels", q.name, name)])
-
-    page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>castregin report: {_e(', '.join(names))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-            + "\n".join(body) + "\n</body>\n</html>\n")
-    return Report(page, figures)
+    data = gather(runs, qrels, measures, baseline, rel_level, depth, test, correction, alpha, permutations, seed,
+                  progress)
+    figures = draw(data, progress)
+    page = _environment().get_template("report.html.j2").render(page_context(data, figures))
+    return Report(page, {figure.name: figure.png for figure in figures.values()})
 
 
 def write_report(runs: Sequence[Run], qrels: Sequence[Qrels], out_dir: str | Path,
