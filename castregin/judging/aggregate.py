@@ -211,6 +211,109 @@ def _alpha_summary(counts: np.ndarray, domain: np.ndarray, unit_topics: np.ndarr
     return summary
 
 
+@dataclass
+class _Coded:
+    """The judgments as integer codes: one entry per label, with the names behind the codes."""
+
+    worker: np.ndarray
+    turn: np.ndarray
+    item: np.ndarray
+    criterion: np.ndarray
+    label: np.ndarray
+    worker_names: pd.Index
+    turn_names: pd.Index
+    item_names: pd.Index
+    topic: np.ndarray  # per label
+    topic_of_turn: np.ndarray  # per turn code
+    topic_names: np.ndarray
+
+    @property
+    def unit(self) -> np.ndarray:
+        """(turn, item) of each label as one integer."""
+        return self.turn * len(self.item_names) + self.item
+
+    def unit_names(self, units: np.ndarray) -> tuple[list[str], list[str]]:
+        """Turn ids and item ids of ``units`` (codes as :attr:`unit` makes them)."""
+        n_items = len(self.item_names)
+        return self.turn_names[units // n_items].tolist(), self.item_names[units % n_items].tolist()
+
+
+def _code(judgments) -> _Coded:
+    frame = judgments.labels
+    if frame.empty:
+        raise InputError("no judgments: every row is rejected or every label cell is empty",
+                         source=judgments.files[0].source if judgments.files else None)
+    worker, worker_names = _codes(frame["worker_id"])
+    turn, turn_names = _codes(frame["turn_id"])
+    item, item_names = _codes(frame["item_id"])
+    turn_topics = np.asarray([topic_of(t) for t in turn_names], dtype=object)
+    topic_names, topic_of_turn = np.unique(turn_topics, return_inverse=True) if len(turn_topics) else ([], [])
+    return _Coded(worker, turn, item, frame["criterion"].cat.codes.to_numpy().astype(np.int64),
+                  frame["label"].to_numpy().astype(np.int64), worker_names, turn_names, item_names,
+                  topic_of_turn[turn], topic_of_turn, topic_names)
+
+
+def _gold_filter(judgments, gold: pd.DataFrame | None, coded: _Coded, criteria: list[str]) -> tuple[np.ndarray, list]:
+    """(labels kept, the removed (worker, topic) pairs with the gold items each failed)."""
+    if gold is None or not len(gold):
+        return np.ones(len(coded.label), dtype=bool), []
+    frame = judgments.labels
+    warn_about_gold(gold, criteria, pd.MultiIndex.from_arrays([frame["turn_id"], frame["item_id"]]).unique())
+    codes = {"turn": coded.turn, "item": coded.item, "criterion": coded.criterion, "label": coded.label,
+             "turn_names": coded.turn_names, "item_names": coded.item_names}
+    failed, g_low, g_high, position = _gold_failures(judgments, gold, codes, criteria)
+    pair = coded.worker * len(coded.topic_names) + coded.topic
+    keep = ~np.isin(pair, np.unique(pair[failed]))
+    by_pair: dict[tuple[str, str], list[dict]] = {}
+    for row in np.flatnonzero(failed):
+        key = (str(coded.worker_names[coded.worker[row]]), str(coded.topic_names[coded.topic[row]]))
+        by_pair.setdefault(key, []).append({
+            "turn_id": str(coded.turn_names[coded.turn[row]]), "item_id": str(coded.item_names[coded.item[row]]),
+            "criterion": criteria[coded.criterion[row]], "label": int(coded.label[row]),
+            "min_label": int(g_low[position[row]]), "max_label": int(g_high[position[row]]),
+        })
+    removed = [{"worker_id": w, "topic": t, "gold": sorted(items, key=lambda g: (g["turn_id"], g["item_id"],
+                                                                                  g["criterion"]))}
+               for (w, t), items in sorted(by_pair.items())]
+    return keep, removed
+
+
+def _unit_counts(coded: _Coded, mask: np.ndarray, low: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct units, each label's unit index, units x labels counts) of the labels in ``mask``."""
+    units, index = np.unique(coded.unit[mask], return_inverse=True)
+    counts = np.bincount(index * size + (coded.label[mask] - low), minlength=len(units) * size)
+    return units, index, counts.reshape(len(units), size)
+
+
+def _dropped(coded: _Coded, name: str, before_units, after_units, universe: set) -> list[dict]:
+    kept = set(zip(*coded.unit_names(after_units)))
+    judged = set(zip(*coded.unit_names(before_units)))
+    return ([{"turn_id": t, "item_id": i, "criterion": name, "reason": "gold"} for t, i in sorted(judged - kept)]
+            + [{"turn_id": t, "item_id": i, "criterion": name, "reason": "empty"} for t, i in sorted(universe - judged)])
+
+
+def _agreement_of(coded: _Coded, chosen: np.ndarray, before, after, decided, domain) -> dict:
+    """Alpha before and after the gold filter, and each worker's kappa with the aggregated labels."""
+    (before_units, before_counts), (after_units, after_counts) = before, after
+    low, high = int(domain[0]), int(domain[-1])
+    unit = coded.unit[chosen]
+    reference_at = np.minimum(np.searchsorted(after_units, unit), max(len(after_units) - 1, 0))
+    has_reference = (after_units[reference_at] == unit) if len(after_units) else np.zeros(len(unit), dtype=bool)
+    kappas, items_per_worker = worker_kappas(coded.worker[chosen][has_reference], coded.label[chosen][has_reference],
+                                             decided[reference_at[has_reference]], len(coded.worker_names), low, high)
+    n_items = len(coded.item_names)
+    return {
+        "before_gold": _alpha_summary(before_counts, domain, coded.topic_of_turn[before_units // n_items],
+                                      coded.topic_names),
+        "after_gold": _alpha_summary(after_counts, domain, coded.topic_of_turn[after_units // n_items],
+                                     coded.topic_names),
+        "workers": [{"worker_id": str(coded.worker_names[w]), "items": int(items_per_worker[w]),
+                     "kappa": float(kappas[w])}
+                    for w in np.argsort(np.asarray(coded.worker_names, dtype=object), kind="stable")
+                    if items_per_worker[w] > 0],
+    }
+
+
 def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "plurality", tie: str = "mean",
               rounding: str = "half-up", min_label: int = 2, agreement: bool = True) -> Aggregation:
     """Aggregate :class:`~castregin.formats.crowd.Judgments` into qrels per criterion.
@@ -229,98 +332,27 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     criteria = list(judgments.criteria)
     low, high = judgments.scale
     domain = np.arange(low, high + 1)
-    size = len(domain)
-    frame = judgments.labels
-    if frame.empty:
-        raise InputError("no judgments: every row is rejected or every label cell is empty",
-                         source=judgments.files[0].source if judgments.files else None)
-    worker, worker_names = _codes(frame["worker_id"])
-    turn, turn_names = _codes(frame["turn_id"])
-    item, item_names = _codes(frame["item_id"])
-    criterion = frame["criterion"].cat.codes.to_numpy().astype(np.int64)
-    label = frame["label"].to_numpy().astype(np.int64)
-    turn_topics = np.asarray([topic_of(t) for t in turn_names], dtype=object)
-    topic_names, topic_of_turn = np.unique(turn_topics, return_inverse=True) if len(turn_topics) else ([], [])
-    topic = topic_of_turn[turn]
-    n_items = len(item_names)
-    codes = {"worker": worker, "turn": turn, "item": item, "criterion": criterion, "label": label,
-             "turn_names": turn_names, "item_names": item_names}
-
-    keep = np.ones(len(frame), dtype=bool)
-    removed: list[dict] = []
-    if gold is not None and len(gold):
-        warn_about_gold(gold, criteria, pd.MultiIndex.from_arrays([frame["turn_id"], frame["item_id"]]).unique())
-        failed, g_low, g_high, position = _gold_failures(judgments, gold, codes, criteria)
-        pair = worker * len(topic_names) + topic
-        bad_pairs = np.unique(pair[failed])
-        keep = ~np.isin(pair, bad_pairs)
-        failing = np.flatnonzero(failed)
-        by_pair: dict[tuple[str, str], list[dict]] = {}
-        for row in failing:
-            key = (str(worker_names[worker[row]]), str(topic_names[topic[row]]))
-            by_pair.setdefault(key, []).append({
-                "turn_id": str(turn_names[turn[row]]), "item_id": str(item_names[item[row]]),
-                "criterion": criteria[criterion[row]], "label": int(label[row]),
-                "min_label": int(g_low[position[row]]), "max_label": int(g_high[position[row]]),
-            })
-        removed = [
-            {"worker_id": w, "topic": t,
-             "gold": sorted(items, key=lambda g: (g["turn_id"], g["item_id"], g["criterion"]))}
-            for (w, t), items in sorted(by_pair.items())
-        ]
-
+    coded = _code(judgments)
+    keep, removed = _gold_filter(judgments, gold, coded, criteria)
     qrels, filtered, decisions, agreement_part, counted = {}, {}, {}, {}, {}
     dropped: list[dict] = []
     universe = set(zip(judgments.items["turn_id"].tolist(), judgments.items["item_id"].tolist()))
-    unit_key = turn * n_items + item
     for c, name in enumerate(criteria):
-        chosen = criterion == c
-        before_units, before_index = np.unique(unit_key[chosen], return_inverse=True)
-        after_mask = chosen & keep
-        after_units, after_index = np.unique(unit_key[after_mask], return_inverse=True)
-        after_counts = np.bincount(after_index * size + (label[after_mask] - low),
-                                   minlength=len(after_units) * size).reshape(len(after_units), size)
+        chosen = coded.criterion == c
+        before_units, _, before_counts = _unit_counts(coded, chosen, low, len(domain))
+        after_units, _, after_counts = _unit_counts(coded, chosen & keep, low, len(domain))
         decided, by_mode = decide(after_counts, domain, majority=majority, tie=tie, rounding=rounding)
         decisions[name] = {"mode": int(by_mode.sum()), "tie": int((~by_mode).sum())}
-        counted[name] = int(after_mask.sum())
-
+        counted[name] = int((chosen & keep).sum())
         table: dict[str, dict[str, int]] = {}
-        unit_turns = turn_names[after_units // n_items]
-        unit_items = item_names[after_units % n_items]
-        for t, i, v in zip(unit_turns.tolist(), unit_items.tolist(), decided.tolist()):
+        for t, i, v in zip(*coded.unit_names(after_units), decided.tolist()):
             table.setdefault(t, {})[i] = v
         qrels[name] = {t: table[t] for t in sorted(table)}
         filtered[name] = {turn: qrels[name][turn] for turn in turns_with_label(qrels[name], min_label)}
-
-        kept = set(zip(unit_turns.tolist(), unit_items.tolist()))
-        judged = set(zip(turn_names[before_units // n_items].tolist(), item_names[before_units % n_items].tolist()))
-        for t, i in sorted(judged - kept):
-            dropped.append({"turn_id": t, "item_id": i, "criterion": name, "reason": "gold"})
-        for t, i in sorted(universe - judged):
-            dropped.append({"turn_id": t, "item_id": i, "criterion": name, "reason": "empty"})
-
+        dropped.extend(_dropped(coded, name, before_units, after_units, universe))
         if agreement:
-            before_counts = np.bincount(before_index * size + (label[chosen] - low),
-                                        minlength=len(before_units) * size).reshape(len(before_units), size)
-            reference_at = np.searchsorted(after_units, unit_key[chosen])
-            reference_at = np.minimum(reference_at, max(len(after_units) - 1, 0))
-            has_reference = (after_units[reference_at] == unit_key[chosen]) if len(after_units) else \
-                np.zeros(int(chosen.sum()), dtype=bool)
-            kappas, items_per_worker = worker_kappas(
-                worker[chosen][has_reference], label[chosen][has_reference],
-                decided[reference_at[has_reference]], len(worker_names), low, high,
-            )
-            agreement_part[name] = {
-                "before_gold": _alpha_summary(before_counts, domain, topic_of_turn[before_units // n_items],
-                                              topic_names),
-                "after_gold": _alpha_summary(after_counts, domain, topic_of_turn[after_units // n_items],
-                                             topic_names),
-                "workers": [
-                    {"worker_id": str(worker_names[w]), "items": int(items_per_worker[w]), "kappa": float(kappas[w])}
-                    for w in np.argsort(np.asarray(worker_names, dtype=object), kind="stable")
-                    if items_per_worker[w] > 0
-                ],
-            }
+            agreement_part[name] = _agreement_of(coded, chosen, (before_units, before_counts),
+                                                 (after_units, after_counts), decided, domain)
     dropped.sort(key=lambda d: (d["turn_id"], d["item_id"], d["criterion"]))
     return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted)
 
