@@ -139,15 +139,12 @@ def _state_text(dialogue: Dialogue, t: int, state: str) -> str:
     return _SEP.join(parts)
 
 
-def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, state: str = "context") -> _Prepared:
-    """Pad the dialogues and index their states, (state, reply) pairs and transitions."""
-    if state not in STATES:
-        raise ValueError(f"state must be one of {STATES}, not {state!r}")
+def _horizon(dialogues: Sequence[Dialogue], max_turns: int | None) -> int:
+    """The padded length: the longest dialogue, or ``max_turns`` (which every dialogue must fit)."""
     if not dialogues:
         raise InputError("no dialogues to estimate from")
-    longest = max(len(d.turns) for d in dialogues)
     if max_turns is None:
-        horizon = longest
+        horizon = max(len(d.turns) for d in dialogues)
     else:
         if max_turns < 1:
             raise InputError(f"must be at least 1, not {max_turns}", argument="max_turns")
@@ -162,87 +159,82 @@ def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, stat
         raise InputError(f"{len(dialogues)} dialogues padded to {horizon} turns are {steps} steps, more than the "
                          f"{MAX_PADDED_STEPS} castregin estimates from (about 2 GB of memory); use fewer turns or "
                          "fewer dialogues", argument="max_turns")
+    return horizon
 
-    states: dict[tuple, int] = {}
-    state_is_pad, state_text, state_turn = [], [], []
-    pairs: dict[tuple[int, str | None], int] = {}
-    pair_state, pair_reply, pair_logged = [], [], []
 
-    def state_id(key: tuple, text, turn: int, pad: bool) -> int:
-        index = states.get(key)
+class _Index:
+    """States and (state, reply) pairs numbered in order of first appearance."""
+
+    def __init__(self):
+        self.states: dict[tuple, int] = {}
+        self.state_is_pad, self.state_text, self.state_turn = [], [], []
+        self.pairs: dict[tuple[int, str | None], int] = {}
+        self.pair_state, self.pair_reply, self.pair_logged = [], [], []
+
+    def state(self, key: tuple, text, turn: int, pad: bool) -> int:
+        index = self.states.get(key)
         if index is None:
-            index = states[key] = len(state_is_pad)
-            state_is_pad.append(pad)
-            state_text.append(text)
-            state_turn.append(turn)
+            index = self.states[key] = len(self.state_is_pad)
+            self.state_is_pad.append(pad)
+            self.state_text.append(text)
+            self.state_turn.append(turn)
         return index
 
-    def pair_id(s: int, reply: str | None, logged: bool) -> int:
-        index = pairs.get((s, reply))
+    def pair(self, s: int, reply: str | None, logged: bool) -> int:
+        index = self.pairs.get((s, reply))
         if index is None:
-            index = pairs[(s, reply)] = len(pair_state)
-            pair_state.append(s)
-            pair_reply.append(reply)
-            pair_logged.append(logged)
+            index = self.pairs[(s, reply)] = len(self.pair_state)
+            self.pair_state.append(s)
+            self.pair_reply.append(reply)
+            self.pair_logged.append(logged)
         elif logged:
-            pair_logged[index] = True
+            self.pair_logged[index] = True
         return index
 
-    pad_states = [state_id(("pad", t), None, t, True) for t in range(horizon)]
-    pad_pairs = [pair_id(s, None, True) for s in pad_states]
 
-    s_dialogue, s_pair, s_state, s_final = [], [], [], []
-    t_sample, t_pair, t_prob = [], [], []
+def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, state: str = "context") -> _Prepared:
+    """Pad the dialogues and index their states, (state, reply) pairs and transitions."""
+    if state not in STATES:
+        raise ValueError(f"state must be one of {STATES}, not {state!r}")
+    horizon = _horizon(dialogues, max_turns)
+    index = _Index()
+    pad_states = [index.state(("pad", t), None, t, True) for t in range(horizon)]
+    pad_pairs = [index.pair(s, None, True) for s in pad_states]
+    samples = {"dialogue": [], "pair": [], "state": [], "final": []}
+    targets = {"sample": [], "pair": [], "prob": []}
     initial = []
     for i, d in enumerate(dialogues):
-        length = len(d.turns)
         for t in range(horizon):
-            n = len(s_pair)
-            if t < length:
+            if t < len(d.turns):
                 text = _state_text(d, t, state)
-                s = state_id(("s", t, text), text, t, False)
-                s_pair.append(pair_id(s, d.turns[t].response, True))
+                s = index.state(("s", t, text), text, t, False)
+                pair = index.pair(s, d.turns[t].response, True)
                 for reply, prob in d.turns[t].target:
-                    t_sample.append(n)
-                    t_pair.append(pair_id(s, reply, False))
-                    t_prob.append(prob)
+                    targets["sample"].append(len(samples["pair"]))
+                    targets["pair"].append(index.pair(s, reply, False))
+                    targets["prob"].append(prob)
             else:
-                s = pad_states[t]
-                s_pair.append(pad_pairs[t])
+                s, pair = pad_states[t], pad_pairs[t]
             if t == 0:
                 initial.append(s)
-            s_dialogue.append(i)
-            s_state.append(s)
-            s_final.append(t == length - 1)
-
-    n_states = len(state_is_pad)
-    sample_state = np.asarray(s_state, dtype=np.int64)
-    sample_dialogue = np.asarray(s_dialogue, dtype=np.int64)
+            for key, value in (("dialogue", i), ("pair", pair), ("state", s), ("final", t == len(d.turns) - 1)):
+                samples[key].append(value)
+    sample_state = np.asarray(samples["state"], dtype=np.int64)
     # The next state is the following padded step of the same dialogue; the last step of every
     # dialogue goes to the shared pseudo initial state (index n_states).
     sample_next = np.empty_like(sample_state)
     sample_next[:-1] = sample_state[1:]
-    step = np.tile(np.arange(horizon), len(dialogues))
-    sample_next[step == horizon - 1] = n_states
+    sample_next[np.tile(np.arange(horizon), len(dialogues)) == horizon - 1] = len(index.state_is_pad)
     return _Prepared(
-        horizon=horizon,
-        n_dialogues=len(dialogues),
-        rewards=np.asarray([d.reward for d in dialogues], dtype=float),
-        state_is_pad=np.asarray(state_is_pad, dtype=bool),
-        state_text=state_text,
-        state_turn=np.asarray(state_turn, dtype=np.int64),
-        pair_state=np.asarray(pair_state, dtype=np.int64),
-        pair_reply=pair_reply,
-        pair_logged=np.asarray(pair_logged, dtype=bool),
-        sample_dialogue=sample_dialogue,
-        sample_pair=np.asarray(s_pair, dtype=np.int64),
-        sample_state=sample_state,
-        sample_next=sample_next,
-        sample_final=np.asarray(s_final, dtype=bool),
-        initial_state=np.asarray(initial, dtype=np.int64),
-        target_sample=np.asarray(t_sample, dtype=np.int64),
-        target_pair=np.asarray(t_pair, dtype=np.int64),
-        target_prob=np.asarray(t_prob, dtype=float),
+        horizon=horizon, n_dialogues=len(dialogues), rewards=np.asarray([d.reward for d in dialogues], dtype=float),
+        state_is_pad=np.asarray(index.state_is_pad, dtype=bool), state_text=index.state_text,
+        state_turn=np.asarray(index.state_turn, dtype=np.int64), pair_state=np.asarray(index.pair_state, dtype=np.int64),
+        pair_reply=index.pair_reply, pair_logged=np.asarray(index.pair_logged, dtype=bool),
+        sample_dialogue=np.asarray(samples["dialogue"], dtype=np.int64),
+        sample_pair=np.asarray(samples["pair"], dtype=np.int64), sample_state=sample_state, sample_next=sample_next,
+        sample_final=np.asarray(samples["final"], dtype=bool), initial_state=np.asarray(initial, dtype=np.int64),
+        target_sample=np.asarray(targets["sample"], dtype=np.int64),
+        target_pair=np.asarray(targets["pair"], dtype=np.int64), target_prob=np.asarray(targets["prob"], dtype=float),
     )
 
 
