@@ -7,10 +7,11 @@ import sys
 
 import numpy as np
 import pytest
+from ope_oracle import empirical_model_value
 
 from castregin.errors import InputError
 from castregin.formats.experience import Dialogue, Turn, format_experience
-from castregin.ope import empirical_model_value, estimate, exact_value, simulate
+from castregin.ope import estimate, exact_value, simulate
 from castregin.ope.estimator import hashed_features, prepare, stable_hash
 
 

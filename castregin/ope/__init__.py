@@ -5,7 +5,7 @@ into an estimate of the target's mean human score; ``simulate`` makes synthetic 
 target values are known. See :mod:`castregin.ope.estimator` for the method.
 """
 
-from .estimator import FEATURES, OPEResult, empirical_model_value, estimate
+from .estimator import FEATURES, OPEResult, estimate
 from .simulate import WORLDS, Simulation, World, exact_value, make_world, simulate
 
 __all__ = [
@@ -14,7 +14,6 @@ __all__ = [
     "OPEResult",
     "Simulation",
     "World",
-    "empirical_model_value",
     "estimate",
     "exact_value",
     "make_world",

@@ -403,6 +403,35 @@ def _solve_ridge(A: sp.csr_matrix, m: np.ndarray, ridge: float) -> np.ndarray:
     return scipy.sparse.linalg.splu(system, permc_spec="MMD_AT_PLUS_A").solve(rhs)[rows:]
 
 
+def _target_policy(prep: _Prepared, weight: np.ndarray, counts: np.ndarray, renormalise: bool
+                   ) -> tuple[np.ndarray, float]:
+    """The target policy per state, the (weighted) average of the distributions given at its samples,
+    and the share of its mass on replies the logs show (1 unless ``renormalise``)."""
+    n_states, n_pairs = len(prep.state_is_pad), len(prep.pair_state)
+    state_weight = np.bincount(prep.sample_state, weight, n_states)
+    pooled = np.bincount(prep.target_pair, weight[prep.target_sample] * prep.target_prob, n_pairs)
+    pad_pairs = prep.state_is_pad[prep.pair_state]
+    pooled[pad_pairs] = state_weight[prep.pair_state[pad_pairs]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = np.where(state_weight[prep.pair_state] > 0, pooled / state_weight[prep.pair_state], 0.0)
+    if not renormalise:
+        return pooled, 1.0
+    # Tabular: a reply never logged in a state has no column; its mass goes to the logged ones.
+    seen = counts > 0
+    kept = np.where(seen, pooled, 0.0)
+    mass = np.bincount(prep.pair_state, kept, n_states)
+    real_weight = weight[~prep.state_is_pad[prep.sample_state]]
+    real_states = prep.sample_state[~prep.state_is_pad[prep.sample_state]]
+    coverage = float(real_weight @ mass[real_states] / real_weight.sum())
+    # A state where the target only says unlogged things: assume it behaves like the logs.
+    fallback = np.where(seen, counts, 0.0)
+    fallback_mass = np.bincount(prep.pair_state, fallback, n_states)
+    empty = mass[prep.pair_state] <= 1e-12
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = np.where(empty, fallback / fallback_mass[prep.pair_state], kept / mass[prep.pair_state])
+    return np.nan_to_num(pooled), coverage
+
+
 def _fit(prep: _Prepared, phi: sp.csr_matrix, omega: np.ndarray, ridge: float, renormalise: bool) -> _Fit:
     """Solve for zeta with dialogue weights ``omega`` (all ones, or a bootstrap resample)."""
     n_states = len(prep.state_is_pad)
@@ -410,31 +439,7 @@ def _fit(prep: _Prepared, phi: sp.csr_matrix, omega: np.ndarray, ridge: float, r
     weight = omega[prep.sample_dialogue].astype(float)
     total = weight.sum()
     counts = np.bincount(prep.sample_pair, weight, n_pairs)
-    state_weight = np.bincount(prep.sample_state, weight, n_states)
-
-    # The target policy per state: the (weighted) average of the distributions given at its samples.
-    pooled = np.bincount(prep.target_pair, weight[prep.target_sample] * prep.target_prob, n_pairs)
-    pad_pairs = prep.state_is_pad[prep.pair_state]
-    pooled[pad_pairs] = state_weight[prep.pair_state[pad_pairs]]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pooled = np.where(state_weight[prep.pair_state] > 0, pooled / state_weight[prep.pair_state], 0.0)
-    coverage = 1.0
-    if renormalise:
-        # Tabular: a reply never logged in a state has no column; its mass goes to the logged ones.
-        seen = counts > 0
-        kept = np.where(seen, pooled, 0.0)
-        mass = np.bincount(prep.pair_state, kept, n_states)
-        real_weight = weight[~prep.state_is_pad[prep.sample_state]]
-        real_states = prep.sample_state[~prep.state_is_pad[prep.sample_state]]
-        coverage = float(real_weight @ mass[real_states] / real_weight.sum())
-        # A state where the target only says unlogged things: assume it behaves like the logs.
-        fallback = np.where(seen, counts, 0.0)
-        fallback_mass = np.bincount(prep.pair_state, fallback, n_states)
-        empty = mass[prep.pair_state] <= 1e-12
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pooled = np.where(empty, fallback / fallback_mass[prep.pair_state], kept / mass[prep.pair_state])
-        pooled = np.nan_to_num(pooled)
-
+    pooled, coverage = _target_policy(prep, weight, counts, renormalise)
     policy = sp.csr_matrix((pooled, (prep.pair_state, np.arange(n_pairs))), shape=(n_states, n_pairs))
     phi_next = policy @ phi                                             # (S, d)
     initial = np.bincount(prep.initial_state, omega.astype(float), n_states)
@@ -520,65 +525,3 @@ def estimate(
             lo, hi = np.percentile(finite, [2.5, 97.5])
             result.ci95 = (float(lo), float(hi))
     return result
-
-
-def empirical_model_value(dialogues: Sequence[Dialogue], *, state: str = "context") -> float:
-    """The target's value in the maximum-likelihood model of the logs, by dynamic programming.
-
-    An independent route to what the one-hot DICE estimate must equal (certainty equivalence):
-    transitions, endings and mean ratings counted per logged (turn, state, reply), the target
-    pooled per state and renormalised over the logged replies. Used by the tests.
-    """
-    from collections import defaultdict
-
-    counts: dict = defaultdict(float)
-    nexts: dict = defaultdict(lambda: defaultdict(float))
-    ends: dict = defaultdict(float)
-    reward_sum: dict = defaultdict(float)
-    target: dict = defaultdict(lambda: defaultdict(float))
-    visits: dict = defaultdict(float)
-    initial: dict = defaultdict(float)
-    horizon = 0
-    for d in dialogues:
-        horizon = max(horizon, len(d.turns))
-        keys = [(t, _state_text(d, t, state)) for t in range(len(d.turns))]
-        initial[keys[0]] += 1
-        for t, key in enumerate(keys):
-            turn = d.turns[t]
-            visits[key] += 1
-            for reply, prob in turn.target:
-                target[key][reply] += prob
-            pair = (key, turn.response)
-            counts[pair] += 1
-            if t == len(keys) - 1:
-                ends[pair] += 1
-                reward_sum[pair] += d.reward
-            else:
-                nexts[pair][keys[t + 1]] += 1
-    logged: dict = defaultdict(set)
-    for key, reply in counts:
-        logged[key].add(reply)
-
-    memo: dict = {}
-
-    def value(key) -> float:
-        if key in memo:
-            return memo[key]
-        dist = {a: p for a, p in target[key].items() if a in logged[key]}
-        mass = sum(dist.values())
-        if mass <= 1e-12:
-            dist = {a: counts[(key, a)] for a in logged[key]}
-            mass = sum(dist.values())
-        total = 0.0
-        for a, p in dist.items():
-            pair = (key, a)
-            n = counts[pair]
-            v = reward_sum[pair] / n
-            for nxt, k in nexts[pair].items():
-                v += k / n * value(nxt)
-            total += p / mass * v
-        memo[key] = total
-        return total
-
-    n = sum(initial.values())
-    return sum(k / n * value(key) for key, k in sorted(initial.items()))
