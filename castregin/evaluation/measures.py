@@ -309,67 +309,70 @@ def _not_trec_eval(name: str, measure) -> MeasureRefused:
                          "ir_measures for this one")
 
 
-def _ir_measure_spec(name: str, measure, rel_level: int) -> Measure:
-    """An ir_measures measure object as a trec_eval spec (or Judged@k), or a refusal."""
-    params = {k: v for k, v in measure.params.items()}
-    kind = measure.NAME
-    rel = params.get("rel", rel_level)
-    judged_only = bool(params.get("judged_only", False))
+#: ir_measures measures that are one trec_eval family whatever their parameters.
+_SAME_FAMILY = {"Rprec": "Rprec", "Bpref": "bpref", "infAP": "infAP", "NumQ": "num_q", "NumRel": "num_rel",
+                "SetAP": "set_map", "SetR": "set_recall"}
+
+
+def _trec_family(name: str, measure) -> tuple[str, int | float | None, float | None]:
+    """``(trec_eval family, parameter, set_F beta)`` of an ir_measures measure, or a refusal."""
+    kind, params = measure.NAME, measure.params
     cutoff = params.get("cutoff")
-    if kind == "Judged":
-        if cutoff is not None and (not isinstance(cutoff, int) or not 1 <= cutoff <= MAX_CUTOFF):
-            raise _refuse(name, f"Judged's cutoff must be a whole number from 1 to {MAX_CUTOFF}")
-        return Measure(name, None, EngineSpec("Judged", cutoff, None), None)
-    family_of = {"P": "P", "R": "recall", "Success": "success", "Rprec": "Rprec", "Bpref": "bpref",
-                 "infAP": "infAP", "NumQ": "num_q", "NumRel": "num_rel", "SetAP": "set_map", "SetR": "set_recall"}
-    beta = None
-    param = None
+    if kind in _SAME_FAMILY:
+        return _SAME_FAMILY[kind], None, None
     if kind in ("P", "R", "Success"):
         if cutoff is None:
             raise _refuse(name, f"trec_eval has {kind} only at a cutoff; write {kind}@10")
-        param = cutoff
-    elif kind == "AP":
-        family_of[kind] = "map" if cutoff is None else "map_cut"
-        param = cutoff
-    elif kind == "RR":
+        return {"P": "P", "R": "recall", "Success": "success"}[kind], cutoff, None
+    if kind == "AP":
+        return ("map" if cutoff is None else "map_cut"), cutoff, None
+    if kind == "RR":
         if cutoff is not None:
             raise _refuse(name, "trec_eval's recip_rank has no cutoff; use RR")
-        family_of[kind] = "recip_rank"
-    elif kind == "nDCG":
-        if params.get("dcg", "log2") != "log2":
-            raise _not_trec_eval(name, measure)
-        family_of[kind] = "ndcg" if cutoff is None else "ndcg_cut"
-        param = cutoff
-    elif kind == "NumRet":
+        return "recip_rank", None, None
+    if kind == "nDCG" and params.get("dcg", "log2") == "log2":
+        return ("ndcg" if cutoff is None else "ndcg_cut"), cutoff, None
+    if kind == "NumRet":
         # ir_measures: NumRet counts what was retrieved; NumRet(rel=...) (NumRelRet) the relevant part of it.
-        family_of[kind] = "num_rel_ret" if "rel" in params else "num_ret"
-    elif kind == "SetP":
-        family_of[kind] = "set_relative_P" if params.get("relative") else "set_P"
-    elif kind == "SetF":
-        family_of[kind] = "set_F"
+        return ("num_rel_ret" if "rel" in params else "num_ret"), None, None
+    if kind == "SetP":
+        return ("set_relative_P" if params.get("relative") else "set_P"), None, None
+    if kind == "SetF":
         beta = float(params.get("beta", 1.0))
         if not math.isfinite(beta) or beta <= 0:
             raise _refuse(name, f"set_F's beta must be a positive number, not {beta}")
-        beta = None if beta == 1.0 else beta
-    elif kind == "IPrec":
-        family_of[kind] = "iprec_at_recall"
+        return "set_F", None, (None if beta == 1.0 else beta)
+    if kind == "IPrec":
         recall = params.get("recall")
         if not isinstance(recall, (int, float)) or not 0 <= recall <= 1 or round(recall, 2) != recall:
             raise _refuse(name, "IPrec's recall level must be between 0 and 1 with at most two decimals")
-        param = float(recall)
-    if kind not in family_of:
-        raise _not_trec_eval(name, measure)
-    family = TREC_FAMILIES[family_of[kind]]
+        return "iprec_at_recall", float(recall), None
+    raise _not_trec_eval(name, measure)
+
+
+def _ir_measure_spec(name: str, measure, rel_level: int) -> Measure:
+    """An ir_measures measure object as a trec_eval spec (or Judged@k), or a refusal."""
+    params = measure.params
+    if measure.NAME == "Judged":
+        cutoff = params.get("cutoff")
+        if cutoff is not None and (not isinstance(cutoff, int) or not 1 <= cutoff <= MAX_CUTOFF):
+            raise _refuse(name, f"Judged's cutoff must be a whole number from 1 to {MAX_CUTOFF}")
+        return Measure(name, None, EngineSpec("Judged", cutoff, None), None)
+    family_name, param, beta = _trec_family(name, measure)
+    family = TREC_FAMILIES[family_name]
     if param is not None and family.param is int and (not isinstance(param, int) or not 1 <= param <= MAX_CUTOFF):
         raise _refuse(name, f"the cutoff must be a whole number from 1 to {MAX_CUTOFF}")
+    rel = params.get("rel", rel_level)
     if not isinstance(rel, int) or isinstance(rel, bool):
         raise _refuse(name, f"the relevance level must be a whole number, not {rel!r}")
     gains = params.get("gains")
     if gains is not None:
-        if kind != "nDCG" or not all(isinstance(k, int) and isinstance(v, (int, float)) for k, v in gains.items()):
+        if measure.NAME != "nDCG" or not all(isinstance(k, int) and isinstance(v, (int, float))
+                                             for k, v in gains.items()):
             raise _refuse(name, "gains must map whole-number labels to numbers")
         gains = tuple(sorted(gains.items()))
-    spec = TrecEvalSpec(family.name, param, rel if family.binary else 1, judged_only, gains, beta)
+    spec = TrecEvalSpec(family.name, param, rel if family.binary else 1, bool(params.get("judged_only", False)),
+                        gains, beta)
     return Measure(name, spec, _engine_for(spec), family)
 
 
