@@ -65,6 +65,41 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _avm_columns(first: list[str], first_line: int, source: str) -> tuple[list[str], bool]:
+    """The column labels of an AVM matrix, and whether its rows are labelled (a header of numbers: no)."""
+    labelled = not all(_number(cell) is not None for cell in first)
+    if not labelled:
+        return [f"v{i + 1}" for i in range(len(first))], False
+    columns = [cell.strip() for cell in first[1:]]
+    while columns and not columns[-1]:
+        columns.pop()
+    if not columns:
+        raise InputError("the header names no column", source=source, line=first_line)
+    for i, label in enumerate(columns):
+        if not label:
+            raise InputError(f"column {i + 2} of the header has no label", source=source, line=first_line)
+    if len(set(columns)) != len(columns):
+        duplicate = next(c for c in columns if columns.count(c) > 1)
+        raise InputError(f"column label {duplicate!r} appears twice", source=source, line=first_line)
+    return columns, True
+
+
+def _avm_row(cells: list[str], label: str, columns: list[str], line: int, source: str) -> list[float]:
+    while len(cells) > len(columns) and not cells[-1].strip():
+        cells = cells[:-1]
+    if len(cells) != len(columns):
+        raise InputError(f"row {label!r} has {len(cells)} counts but there are {len(columns)} columns; "
+                         "a confusion matrix must be square", source=source, line=line)
+    values = []
+    for column, cell in zip(columns, cells):
+        value = _number(cell)
+        if value is None or value < 0:
+            raise InputError(f"row {label!r}, column {column!r}: expected a count (a number >= 0), "
+                             f"got {cell.strip()!r}", source=source, line=line)
+        values.append(value)
+    return values
+
+
 def read_avm_matrix(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     """An AVM confusion matrix: (value labels, square matrix of counts, rows = data, columns = key).
 
@@ -74,57 +109,23 @@ def read_avm_matrix(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     source, rows = _csv_rows(path)
     if not rows:
         raise InputError("the file is empty, expected a confusion matrix", source=source)
-    first_line, first = rows[0]
-    labelled = not all(_number(cell) is not None for cell in first)
-    if labelled:
-        columns = [cell.strip() for cell in first[1:]]
-        while columns and not columns[-1]:
-            columns.pop()
-        body = rows[1:]
-    else:
-        columns = [f"v{i + 1}" for i in range(len(first))]
-        body = rows
-    if not columns:
-        raise InputError("the header names no column", source=source, line=first_line)
-    for i, label in enumerate(columns):
-        if not label:
-            raise InputError(f"column {i + 2} of the header has no label", source=source, line=first_line)
-    if len(set(columns)) != len(columns):
-        duplicate = next(c for c in columns if columns.count(c) > 1)
-        raise InputError(f"column label {duplicate!r} appears twice", source=source, line=first_line)
+    columns, labelled = _avm_columns(rows[0][1], rows[0][0], source)
+    body = rows[1:] if labelled else rows
     if len(body) != len(columns):
         raise InputError(f"the matrix has {len(body)} rows and {len(columns)} columns; a confusion matrix "
                          "must be square, one row and one column per attribute value", source=source)
-    labels: list[str] = []
-    values = np.zeros((len(body), len(columns)))
-    for r, (line, cells) in enumerate(body):
-        if labelled:
-            label, cells = cells[0].strip(), cells[1:]
-        else:
-            label = f"v{r + 1}"
-        while len(cells) > len(columns) and not cells[-1].strip():
-            cells = cells[:-1]
-        if len(cells) != len(columns):
-            raise InputError(f"row {label!r} has {len(cells)} counts but there are {len(columns)} columns; "
-                             "a confusion matrix must be square", source=source, line=line)
-        for c, cell in enumerate(cells):
-            value = _number(cell)
-            if value is None or value < 0:
-                raise InputError(f"row {label!r}, column {columns[c]!r}: expected a count (a number >= 0), "
-                                 f"got {cell.strip()!r}", source=source, line=line)
-            values[r, c] = value
-        labels.append(label)
-    if labelled:
-        for (line, _), label in zip(body, labels):
-            if label not in columns:
-                raise InputError(f"row label {label!r} is not a column label; rows (values in the dialogues) "
-                                 "and columns (values in the keys) must list the same values",
-                                 source=source, line=line)
-            if labels.count(label) > 1:
-                raise InputError(f"row label {label!r} appears twice", source=source, line=line)
-        order = [labels.index(c) for c in columns]
-        values = values[order]
-    return columns, values
+    labels = [cells[0].strip() if labelled else f"v{r + 1}" for r, (_, cells) in enumerate(body)]
+    values = np.array([_avm_row(cells[1:] if labelled else cells, label, columns, line, source)
+                       for (line, cells), label in zip(body, labels)], dtype=float).reshape(len(body), len(columns))
+    if not labelled:
+        return columns, values
+    for (line, _), label in zip(body, labels):
+        if label not in columns:
+            raise InputError(f"row label {label!r} is not a column label; rows (values in the dialogues) "
+                             "and columns (values in the keys) must list the same values", source=source, line=line)
+        if labels.count(label) > 1:
+            raise InputError(f"row label {label!r} appears twice", source=source, line=line)
+    return columns, values[[labels.index(c) for c in columns]]
 
 
 @dataclass(frozen=True)
