@@ -4,15 +4,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test bench browser clean
+.PHONY: install demo test test-minimum bench browser clean
 
 install: $(STAMP)
 
-# Reinstalled whenever pyproject.toml changes; `-e` so that the tests run the working tree.
-$(STAMP): pyproject.toml
+# Reinstalled whenever pyproject.toml or the tested set changes; `-e` so that the tests run the working tree.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 # The whole pipeline on the sample data in data/: aggregate, convert, pool, evaluate, compare, report.
@@ -28,8 +28,19 @@ browser:
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
+# The same tests with the oldest versions pyproject.toml allows (constraints-minimum.txt), in .venv-min.
+MIN_VENV := .venv-min
+$(MIN_VENV)/.installed: pyproject.toml constraints-minimum.txt
+	test -x $(MIN_VENV)/bin/python || $(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints-minimum.txt -e '.[test]'
+	touch $(MIN_VENV)/.installed
+
+test-minimum: $(MIN_VENV)/.installed browser
+	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .venv-bench out bench-out .pytest_cache
+	rm -rf $(VENV) $(MIN_VENV) .venv-bench out bench-out .pytest_cache
