@@ -188,7 +188,7 @@ def test_bad_arguments():
     dialogues = simulate("toy", 8, 1, 0.5).dialogues
     with pytest.raises(InputError, match="unknown features"):
         estimate(dialogues, features="bert")
-    # The library names its arguments; the command line names its options (tests/test_refusals.py).
+    # The library names its arguments; the command line names its options (tests/cli/test_refusals.py).
     with pytest.raises(InputError, match="^ridge: must be a finite number >= 0, not -1$") as err:
         estimate(dialogues, ridge=-1)
     assert err.value.argument == "ridge"

@@ -22,7 +22,7 @@ from castregin.errors import InputError
 from castregin.formats import output as output_module
 from castregin.formats.output import OutputSet, replace_directory
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CASTREGIN = str(Path(sys.executable).parent / "castregin")
 QRELS = "t1 0 Q1 2\nt1 0 Q2 0\nt2 0 Q5 3\n"
 RUN = "t1 Q0 Q1 1 2.0 alpha\nt1 Q0 Q2 2 1.0 alpha\nt2 Q0 Q5 1 1.0 alpha\n"
