@@ -144,6 +144,29 @@ def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[
         seen[key] = output
 
 
+def make_directories(directory: Path, given: str) -> list[Path]:
+    """Create ``directory`` and its missing parents; return those created, outermost first."""
+    missing = []
+    probe = directory
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the directory {directory}: {_HINTS.get(err.errno, err.strerror)}",
+                         source=given) from None
+    return list(reversed(missing))
+
+
+def remove_empty(directories: list[Path]) -> None:
+    """Remove the directories castregin created (innermost first), where they are still empty: a failed
+    output leaves no new directory, and never removes anything castregin did not write."""
+    for directory in reversed(directories):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -230,17 +253,7 @@ class OutputSet:
             raise write_error(err, display(path)) from None
 
     def _make_directory(self, directory: Path, given: str) -> None:
-        missing = []
-        probe = directory
-        while not probe.exists():
-            missing.append(probe)
-            probe = probe.parent
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise InputError(f"cannot create the directory {directory}: "
-                             f"{_HINTS.get(err.errno, err.strerror)}", source=given) from None
-        self._created.extend(reversed(missing))
+        self._created.extend(make_directories(directory, given))
 
     def commit(self) -> None:
         """Put every staged output in place: files first (rolled back together), then streams."""
@@ -324,9 +337,7 @@ class OutputSet:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(staged.temporary)
         self._staged.clear()
-        for directory in reversed(self._created):
-            with contextlib.suppress(OSError):
-                directory.rmdir()  # only if still empty: never anything castregin did not write
+        remove_empty(self._created)
         self._created.clear()
 
 
@@ -423,13 +434,8 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
     target = Path(out_dir)
     check_replaceable_directory(out_dir, kind=kind, inputs=inputs, allowed=allowed)
     parent = target.absolute().parent
-    created: list[Path] = []
-    probe = parent
-    while not probe.exists():
-        created.append(probe)
-        probe = probe.parent
+    created = make_directories(parent, str(out_dir))
     try:
-        parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.castregin-", suffix=".tmp", dir=parent))
     except OSError as err:
         raise write_error(err, str(out_dir)) from None
@@ -455,9 +461,8 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
         shutil.rmtree(staging, ignore_errors=True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-        for directory in created if not target.exists() else []:
-            with contextlib.suppress(OSError):
-                directory.rmdir()
+        if not target.exists():
+            remove_empty(created)
     return target
 
 

@@ -27,13 +27,19 @@ def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]
         raise InputError(f"the file is empty, expected a {what}", source=source)
 
 
-def _parse_float(text: str, what: str, source: str, line: int) -> float:
+def _parse(text: str, kind: type, what: str, source: str, line: int):
+    # Python reads "1_000" as a number; trec_eval (C's atof/atol) would not.
     try:
         if "_" in text:
             raise ValueError
-        value = float(text)
+        return kind(text)
     except ValueError:
-        raise InputError(f"{what} {text!r} is not a number", source=source, line=line) from None
+        kind_name = "a number" if kind is float else "an integer"
+        raise InputError(f"{what} {text!r} is not {kind_name}", source=source, line=line) from None
+
+
+def _parse_float(text: str, what: str, source: str, line: int) -> float:
+    value = _parse(text, float, what, source, line)
     if not math.isfinite(value):
         raise InputError(f"{what} {text!r} is not a finite number", source=source, line=line)
     return value
@@ -44,12 +50,7 @@ LABEL_RANGE = (-(1 << 63), (1 << 63) - 1)
 
 
 def _parse_int(text: str, what: str, source: str, line: int) -> int:
-    try:
-        if "_" in text:
-            raise ValueError
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{what} {text!r} is not an integer", source=source, line=line) from None
+    value = _parse(text, int, what, source, line)
     if not LABEL_RANGE[0] <= value <= LABEL_RANGE[1]:
         shown = text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
         raise InputError(f"{what} {shown} does not fit in 64 bits (trec_eval reads labels as C long); use "
