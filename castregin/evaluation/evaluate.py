@@ -307,6 +307,7 @@ def qrels_name(name: str | None, path: str | os.PathLike) -> str:
 def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
                        **options) -> list[tuple]:
     """:func:`evaluate_files` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
+    # Longer than 50 lines: the two thread pools and the closures that share them live and die here.
     unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
     if unknown:
         raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")

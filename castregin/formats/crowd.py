@@ -340,6 +340,8 @@ def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str
                     label_map: Mapping[str, int] | None = None,
                     scale: tuple[int, int] = DEFAULT_SCALE) -> Judgments:
     """:func:`read_judgments` on ``(bytes, name for messages)`` pairs."""
+    # One pass over the files, then one over the rows: longer than 50 lines because each check names the
+    # file and line, which the steps would otherwise pass back and forth.
     criteria = list(criteria)
     if not criteria:
         raise ValueError("at least one criterion is needed")
