@@ -33,48 +33,47 @@ def _number(value) -> bool:
     return (type(value) is float and math.isfinite(value)) or type(value) is int
 
 
-def _mi_turn_ok(turn) -> bool:
-    if type(turn) is not dict:
-        return False
-    turn_id, questions = turn.get("turn_id"), turn.get("questions")
-    if type(turn_id) is not str or not _NO_SPACE.match(turn_id) or type(questions) is not list:
-        return False
-    for question in questions:
-        if type(question) is not dict or type(question.get("question")) is not str:
-            return False
-        if not _number(question.get("score")):
-            return False
-    return True
+def _question_ok(question) -> bool:
+    return type(question) is dict and type(question.get("question")) is str and _number(question.get("score"))
 
 
-def _main_turn_ok(turn) -> bool:
+def _passage_ok(passage) -> bool:
+    if type(passage) is not dict:
+        return False
+    pid = passage.get("id")
+    if type(pid) is not str or not _NO_SPACE.match(pid):
+        return False
+    if "text" in passage and type(passage["text"]) is not str:
+        return False
+    return "score" not in passage or _number(passage["score"])
+
+
+def _response_ok(response) -> bool:
+    if type(response) is not dict or type(response.get("text")) is not str:
+        return False
+    if not _number(response.get("rank")) or type(response.get("provenance")) is not list:
+        return False
+    return all(_passage_ok(passage) for passage in response["provenance"])
+
+
+def _turn_ok(turn, items_key: str, item_ok) -> bool:
+    """The fast test of one turn: a spaceless ``turn_id`` and a list under ``items_key`` whose every
+    element passes ``item_ok``."""
     if type(turn) is not dict:
         return False
-    turn_id, responses = turn.get("turn_id"), turn.get("responses")
-    if type(turn_id) is not str or not _NO_SPACE.match(turn_id) or type(responses) is not list:
+    turn_id, items = turn.get("turn_id"), turn.get(items_key)
+    if type(turn_id) is not str or not _NO_SPACE.match(turn_id) or type(items) is not list:
         return False
-    for response in responses:
-        if type(response) is not dict or type(response.get("text")) is not str:
-            return False
-        if not _number(response.get("rank")) or type(response.get("provenance")) is not list:
-            return False
-        for passage in response["provenance"]:
-            if type(passage) is not dict:
-                return False
-            pid = passage.get("id")
-            if type(pid) is not str or not _NO_SPACE.match(pid):
-                return False
-            if "text" in passage and type(passage["text"]) is not str:
-                return False
-            if "score" in passage and not _number(passage["score"]):
-                return False
-    return True
+    return all(item_ok(item) for item in items)
 
 
 _NO_SPACE = re.compile(NO_SPACE)
 #: A fast test per kind of turn, at least as strict as its schema (tested): only a turn it refuses is
 #: handed to jsonschema, whose verdict and message decide.
-_TURN_OK = {"mi": _mi_turn_ok, "main": _main_turn_ok}
+_TURN_OK = {
+    "mi": lambda turn: _turn_ok(turn, "questions", _question_ok),
+    "main": lambda turn: _turn_ok(turn, "responses", _response_ok),
+}
 
 
 def validate_run(data, kind: str, source: str) -> None:
