@@ -15,13 +15,16 @@ class Run:
     """A ranking of items per turn, as in a TREC run file.
 
     ``scores[turn][item]`` is the score and ``ranks[turn][item]`` the rank column, both in file
-    order. ``tag`` is the run tag (sixth column); ``name`` names the run where no tag exists.
+    order. ``tag`` is the run tag (sixth column) of the first line; ``name`` names the run where no tag
+    exists.
     """
 
     tag: str
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     ranks: dict[str, dict[str, float]] = field(default_factory=dict)
     source: str | None = None
+    #: The tag of the file's last line (trec_eval's runid), where the run was read from a file.
+    last_tag: str | None = None
 
     @property
     def turns(self) -> list[str]:

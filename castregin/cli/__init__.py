@@ -36,6 +36,7 @@ COMMAND_MODULES = {
     "qrels": "castregin.cli.evaluate",
     "report": "castregin.cli.compare",
     "scorekeeping": "castregin.cli.dialogue",
+    "trec_eval": "castregin.cli.trec_eval",
 }
 
 

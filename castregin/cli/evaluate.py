@@ -24,7 +24,7 @@ from .options import format_option, measure_option, output_option, qrels_option,
 @click.option("--complete", is_flag=True,
               help="Average over every qrels turn, a missing turn scoring 0 (trec_eval -c). "
                    "Default: only turns in both qrels and run.")
-@click.option("--per-turn", is_flag=True, help="Also print each turn's value (trec_eval -q).")
+@click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value (trec_eval -q).")
 @click.option("--turns", "turns_file", metavar="FILE",
               help="Keep only these turns of every qrels: one id a line, a qrels or run, or turn-ids JSON.")
 @format_option(FORMATS)
@@ -42,6 +42,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
       castregin evaluate runs/*.run --qrels all=question_relevance_all.qrel \\
           --qrels mi=question_relevance_mi_subset.qrel -m P@1 -m nDCG@3 --format markdown
       castregin evaluate bm25.run --qrels all.qrel --per-turn --format json -o scores.json
+      castregin evaluate bm25.run --qrels all.qrel -m all_trec -q --format trec   # trec_eval's layout
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     parsed = parse_measures(measures or DEFAULT_MEASURES, rel_level)  # a refused measure before any reading

@@ -86,6 +86,8 @@ def parse_run(data: bytes, source: str) -> Run:
         run.ranks.setdefault(turn, {})[item] = int(rank) if rank.is_integer() else rank
         if not run.tag:
             run.tag = tag
+    if run.scores:
+        run.last_tag = tag  # trec_eval prints the last line's tag as the run's id
     return run
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 #: The columns of result rows, as in ``--format json`` (castregin.evaluation.evaluate.RESULT_COLUMNS).
 _RESULT_COLUMNS = ("run", "qrels", "measure", "turn", "value")
 
-FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
+FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex", "trec")
 
 
 #: Measures whose values are counts, printed as integers (trec_eval prints them so).
@@ -100,8 +100,13 @@ def render_results(results: pd.DataFrame, fmt: str = "table", decimals: int = 4,
 def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, counts=COUNT_MEASURES) -> str:
     """Render ``(run, qrels, measure, turn, value)`` tuples in one of :data:`FORMATS`.
 
-    ``counts`` names the measures printed as integers in the formats for people.
+    ``counts`` names the measures printed as integers in the formats for people (and ``trec``,
+    trec_eval's own layout).
     """
+    if fmt == "trec":
+        from .trec import render_trec_rows
+
+        return render_trec_rows(rows, counts)
     if fmt == "json":
         records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])))) for row in rows]
         return json.dumps(records, indent=2) + "\n"
