@@ -7,6 +7,7 @@ double's exact value as glibc's printf does, so the digits agree.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 
@@ -16,6 +17,9 @@ def trec_eval_value(value) -> str:
         return value
     if isinstance(value, int):
         return str(value)
+    if math.isnan(value):
+        # glibc prints a NaN's sign (trec_eval's 0/0 gives -nan on x86); Python's % does not.
+        return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
     return "%6.4f" % value
 
 

@@ -1,0 +1,168 @@
+"""`castregin trec_eval` prints what trec_eval 9.0.8 prints, byte for byte (README: a drop-in for trec_eval).
+
+The oracle is the trec_eval binary (see trec_eval_oracle.py for where it comes from). Its outputs on
+the CAsT 2022 baselines and on random runs are kept in tests/cli/data/trec_eval, so that the
+byte-for-byte comparison runs everywhere; where the binary is at hand, the same cases and more are
+compared with it live, and the kept outputs are checked to be the binary's.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trec_eval_oracle import GOLDEN, find_trec_eval, golden_cases, random_pair, run_binary  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def castregin_trec_eval(options: str, qrels: Path, run: Path) -> bytes:
+    """The command as a script calls it: a subprocess, its standard output."""
+    done = subprocess.run([sys.executable, "-m", "castregin", "trec_eval", *options.split(), str(qrels), str(run)],
+                          capture_output=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout
+
+
+def in_process(cli, options: str, qrels: Path, run: Path) -> bytes:
+    result = cli("trec_eval", *options.split(), qrels, run)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout_bytes
+
+
+@pytest.fixture(scope="session")
+def trec_eval_binary(tmp_path_factory) -> Path:
+    binary, why = find_trec_eval(tmp_path_factory.mktemp("trec_eval"))
+    if binary is None:
+        pytest.skip(why)
+    return binary
+
+
+@pytest.fixture(scope="module")
+def cases(cast2022, tmp_path_factory):
+    return golden_cases(cast2022, tmp_path_factory.mktemp("cases"))
+
+
+def test_all_trec_on_the_cast_baselines_equals_trec_eval_byte_for_byte(cases, cli):
+    """-m all_trec over the four baselines and question_relevance_all.qrel, with and without -q, -c, -l2."""
+    checked = 0
+    for name, options, qrels, run in cases:
+        expected = gzip.decompress((GOLDEN / name).read_bytes())
+        assert in_process(cli, options, qrels, run) == expected, (name, options)
+        checked += 1
+    assert checked == 4 * 8 + 6 * 3
+
+
+def test_the_installed_command_writes_the_same_bytes(cases):
+    name, options, qrels, run = next(c for c in cases if c[1].startswith("-q -c "))
+    assert castregin_trec_eval(options, qrels, run) == gzip.decompress((GOLDEN / name).read_bytes())
+
+
+def test_kept_outputs_are_the_binarys(cases, trec_eval_binary):
+    for name, options, qrels, run in cases:
+        assert run_binary(trec_eval_binary, options, qrels, run) == gzip.decompress((GOLDEN / name).read_bytes())
+
+
+OPTION_SETS = ["", "-q", "-n -q", "-c -q -l2", "-M 3 -q -m all_trec", "-J -q -c -m all_trec", "-m set -q",
+               "-q -m P.10,5 -m P.3 -m relstring.5 -m set_F.0.5 -m Rprec_mult.0.5 -m ndcg_cut.3,1",
+               "-m official -m P.1", "-l3 -c -M 1 -q -m all_trec"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_runs_equal_the_binary(seed, tmp_path, cli, trec_eval_binary):
+    qrels, run = random_pair(100 + seed, tmp_path)
+    for options in OPTION_SETS:
+        assert in_process(cli, options, qrels, run) == run_binary(trec_eval_binary, options, qrels, run), options
+
+
+def test_other_cast_qrels_and_options_equal_the_binary(cast2022, run_paths, cli, trec_eval_binary):
+    qrels_dir = cast2022 / "regin/qrels"
+    for qrels_name, options in itertools.product(
+            ["question_relevance_filtered", "question_relevance_mi_subset", "question_novelty"], OPTION_SETS):
+        qrels = qrels_dir / f"{qrels_name}.qrel"
+        assert in_process(cli, options, qrels, run_paths[0]) == run_binary(trec_eval_binary, options, qrels,
+                                                                          run_paths[0]), (qrels_name, options)
+
+
+# --- the command line, without the binary -------------------------------------------------------------------
+
+
+@pytest.fixture
+def small(tmp_path):
+    qrels = tmp_path / "q.qrel"
+    qrels.write_text("t1 0 a 2\nt1 0 b 0\nt2 0 c 1\nt3 0 d 1\n")
+    run = tmp_path / "r.run"
+    run.write_text("t1 Q0 a 1 0.9 first\nt1 Q0 c 2 0.5 first\nt2 Q0 c 1 0.7 last\n")
+    return qrels, run
+
+
+def test_a_small_case_by_hand(small, cli):
+    qrels, run = small
+    out = in_process(cli, "-q -m P.1,2 -m num_ret -m runid -m relstring", qrels, run).decode()
+    # Queries in byte order, measures in trec_eval's order whatever -m says; runid is the last line's tag.
+    assert out == (
+        "num_ret               \tt1\t2\n"
+        "P_1                   \tt1\t1.0000\n"
+        "P_2                   \tt1\t0.5000\n"
+        "relstring             \tt1\t'2-'\n"
+        "num_ret               \tt2\t1\n"
+        "P_1                   \tt2\t1.0000\n"
+        "P_2                   \tt2\t0.5000\n"
+        "relstring             \tt2\t'1'\n"
+        "runid                 \tall\tlast\n"
+        "num_ret               \tall\t3\n"
+        "P_1                   \tall\t1.0000\n"
+        "P_2                   \tall\t0.5000\n"
+    )
+    complete = in_process(cli, "-c -m P.1 -m num_q", qrels, run).decode()
+    assert complete == "num_q                 \tall\t3\nP_1                   \tall\t0.6667\n"
+    at_two = in_process(cli, "-l2 -m P.1", qrels, run).decode()
+    assert at_two == "P_1                   \tall\t0.5000\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "foo"], "not a trec_eval measure"),
+    (["-m", "P.5,5"], "duplicate cutoffs"),
+    (["-m", "map.5"], "takes no parameter"),
+    (["-m", "prefs_simp"], "preference measure"),
+    (["-Z", "zmeans"], "-Z is not supported"),
+    (["-R", "prefs"], "reads qrels only"),
+    (["-N", "100"], "-N is not supported"),
+])
+def test_refusals_are_one_line(small, cli, args, message):
+    qrels, run = small
+    result = cli("trec_eval", *args, qrels, run)
+    assert result.exit_code == 1
+    assert message in result.stderr and result.stderr.count("\n") == 1
+    assert result.stdout == ""
+
+
+def test_no_shared_query_is_an_error(tmp_path, cli):
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("x 0 a 1\n")
+    run.write_text("y Q0 a 1 1 tag\n")
+    result = cli("trec_eval", qrels, run)
+    assert result.exit_code == 1 and "no query has both results" in result.stderr
+
+
+def test_evaluate_format_trec_and_q(small, cli):
+    qrels, run = small
+    out = cli("evaluate", run, "--qrels", qrels, "-m", "P@1", "-m", "num_ret", "-q", "--rel-level", "1",
+              "--format", "trec").stdout
+    assert out == (
+        "P@1                   \tt1\t1.0000\n"
+        "num_ret               \tt1\t2\n"
+        "P@1                   \tt2\t1.0000\n"
+        "num_ret               \tt2\t1\n"
+        "runid                 \tall\tfirst\n"
+        "num_q                 \tall\t2\n"
+        "P@1                   \tall\t1.0000\n"
+        "num_ret               \tall\t3\n"
+    )
