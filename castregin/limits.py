@@ -21,3 +21,6 @@ MAX_BOOTSTRAP = 100_000
 MAX_PADDED_STEPS = 10_000_000
 #: Dialogues of ``ope simulate``: a few Python objects each, about a gigabyte per million.
 MAX_SIMULATED = 1_000_000
+#: Bootstrap resamples of a mean (``analyze bootstrap``, ``evaluate --ci``): drawn in batches, so memory
+#: stays small, but each batch takes time.
+MAX_RESAMPLES = 1_000_000

@@ -25,6 +25,7 @@ from ..errors import InputError, InputWarning
 #: The module that defines each command, so that running one imports only that module.
 COMMAND_MODULES = {
     "aggregate": "castregin.cli.judging",
+    "analyze": "castregin.cli.analyze",
     "agreement": "castregin.cli.judging",
     "compare": "castregin.cli.compare",
     "convert": "castregin.cli.convert",

@@ -159,3 +159,40 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT
         escaped = [[latex_escape(c) if i < len(key_header) else c for i, c in enumerate(r)] for r in table]
         return latex_table([latex_escape(h) for h in header], escaped, numeric)
     return text_table(header, table, numeric)
+
+
+#: Formats of record tables (analyses, pool statistics): for people and for programs.
+RECORD_FORMATS = ("table", "csv", "json", "markdown", "latex")
+
+
+def render_records(records: Sequence[dict], columns: Sequence[str], fmt: str = "table", decimals: int = 4) -> str:
+    """Rows of named values in one of :data:`RECORD_FORMATS`: ``json`` keeps full precision (NaN as null)
+    and every key, ``csv`` full precision in ``columns``; the others four decimals, ints as ints."""
+    if fmt == "json":
+        from ..formats.common import json_text
+
+        return json_text(list(records))
+    if fmt == "csv":
+        return csv_text(columns, [[_csv_cell(r.get(c)) for c in columns] for r in records])
+    cells = [[_cell(r.get(c), decimals) for c in columns] for r in records]
+    numeric = {i for i, c in enumerate(columns) if any(isinstance(r.get(c), (int, float)) and
+                                                      not isinstance(r.get(c), bool) for r in records)}
+    if fmt == "markdown":
+        return markdown_table([markdown_escape(c) for c in columns],
+                              [[markdown_escape(x) for x in row] for row in cells], numeric)
+    if fmt == "latex":
+        return latex_table([latex_escape(c) for c in columns], [[latex_escape(x) for x in row] for row in cells],
+                           numeric)
+    return text_table(list(columns), cells, numeric)
+
+
+def _cell(value, decimals: int) -> str:
+    if isinstance(value, float):
+        return fixed(value, decimals)
+    return fixed(None) if value is None else str(value)
+
+
+def _csv_cell(value) -> str:
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)

@@ -1,0 +1,128 @@
+"""Commands ``analyze loro``, ``analyze correlation`` and ``analyze bootstrap``: evaluating the evaluation."""
+
+from __future__ import annotations
+
+import click
+
+from .. import formats
+from ..formats.common import json_text
+from ..evaluation.measures import DEFAULT_MEASURES
+from ..limits import MAX_CUTOFF, MAX_RESAMPLES
+from ..render.tables import RECORD_FORMATS, render_records
+from . import main, warnings_as_lines
+from .options import format_option, measure_option, output_option, qrels_option, rel_level_option, split_named
+
+LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
+CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap", "swapped_pairs",
+                       "runs"]
+BOOTSTRAP_COLUMNS = ["run", "qrels", "measure", "mean", "low", "high", "turns"]
+
+
+@main.group()
+def analyze():
+    """Analyses of the evaluation itself: pool reusability, ranking stability, confidence intervals.
+
+    \b
+      castregin analyze loro runs/*.run --qrels question_relevance_all.qrel --depth 1 -m nDCG@3
+      castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
+      castregin analyze bootstrap runs/*.run --qrels all.qrel --samples 10000 --seed 1 --by topic
+    """
+
+
+def _read(runs, qrels_specs):
+    return ([formats.read_run(path) for path in runs],
+            [formats.read_qrels(path, name) for name, path in map(split_named, qrels_specs)])
+
+
+def _inputs(runs, qrels_specs):
+    return [*runs, *(split_named(spec)[1] for spec in qrels_specs)]
+
+
+@analyze.command("loro")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--qrels", "qrels_spec", required=True, metavar="[NAME=]QRELS", help="The qrels of the pool.")
+@click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
+              help="The pool depth: each run's unique contributions are its top-k items no other run has.")
+@click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE")
+@rel_level_option
+@format_option(RECORD_FORMATS)
+@output_option()
+def loro_command(runs, qrels_spec, depth, measure, rel_level, fmt, output):
+    """Leave-one-run-out reusability (Zobel 1998): each run without the judgments only it brought in.
+
+    For each run, its unique contributions at --depth (items in its top k by the rank column that no
+    other run has in its top k) are removed from the qrels; the run is scored again and ranked among
+    the other runs' full scores. Unjudged items count as non-relevant, as trec_eval counts them, so a
+    pool that is not reusable shows as a drop. judged_without is the run's Judged@k on the reduced qrels.
+    Below the table: Kendall's tau between the two rankings and the largest rank drop.
+    """
+    from ..evaluation.analysis import leave_one_run_out
+
+    formats.ensure_not_input(output, _inputs(runs, [qrels_spec]))
+    run_list, (qrels,) = _read(runs, [qrels_spec])
+    with warnings_as_lines():
+        rows, summary = leave_one_run_out(run_list, qrels, depth, measure, rel_level)
+    records = [{**vars(row), "change": row.change} for row in rows]
+    if fmt == "json":
+        formats.write_text(output, json_text({"runs": records, "summary": summary}))
+        return
+    text = render_records(records, LORO_COLUMNS, fmt)
+    if fmt == "table":
+        text += (f"\n{measure} at pool depth {depth}, unjudged items non-relevant: Kendall's tau "
+                 f"{summary['kendall_tau']:.4f}, largest rank drop {summary['max_rank_drop']}\n")
+    formats.write_text(output, text)
+
+
+@analyze.command("correlation")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@qrels_option
+@measure_option
+@rel_level_option
+@format_option(RECORD_FORMATS)
+@output_option()
+def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
+    """Kendall's tau and tau_AP between the system rankings under every pair of (qrels, measure).
+
+    Crowd vs NIST qrels, all vs filtered vs mi_subset, relevance vs novelty vs diversity: each
+    --qrels with each -m is one ranking of the runs by their mean; every pair of rankings is a row
+    with Kendall's tau (tau-b, scipy), tau_AP (Yilmaz et al. 2008, the first of the pair as the
+    reference; ties broken by run name) and the number of swapped pairs of runs.
+    """
+    from ..evaluation.analysis import ranking_correlations
+
+    formats.ensure_not_input(output, _inputs(runs, qrels_specs))
+    run_list, qrels_list = _read(runs, qrels_specs)
+    settings = [(q, m) for q in qrels_list for m in (measures or DEFAULT_MEASURES[:1])]
+    with warnings_as_lines():
+        rows = ranking_correlations(run_list, settings, rel_level)
+    formats.write_text(output, render_records(rows, CORRELATION_COLUMNS, fmt))
+
+
+@analyze.command("bootstrap")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@qrels_option
+@measure_option
+@rel_level_option
+@click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True)
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
+              help="Resample turns, or whole topics (the turn id before '_').")
+@format_option(RECORD_FORMATS)
+@output_option()
+def bootstrap_command(runs, qrels_specs, measures, rel_level, samples, seed, confidence, by, fmt, output):
+    """Percentile bootstrap confidence intervals of every mean.
+
+    The turns averaged (or the topics, with --by topic) are resampled with replacement --samples
+    times; the interval holds the middle --confidence of the resampled means. Reproducible with --seed.
+    """
+    from ..evaluation.analysis import bootstrap_intervals
+    from ..evaluation.evaluate import evaluate_rows
+
+    formats.ensure_not_input(output, _inputs(runs, qrels_specs))
+    run_list, qrels_list = _read(runs, qrels_specs)
+    with warnings_as_lines():
+        rows = evaluate_rows(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level, per_turn=True)
+    intervals = bootstrap_intervals([r for r in rows if r[2] != "num_q"], by, samples, confidence, seed)
+    formats.write_text(output, render_records(intervals, BOOTSTRAP_COLUMNS, fmt))

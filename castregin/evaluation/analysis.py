@@ -1,0 +1,222 @@
+"""Evaluating the evaluation: pool reusability, ranking stability and the uncertainty of means.
+
+- :func:`leave_one_run_out` (Zobel 1998): how a run would have scored had it not contributed to the
+  pool. Its unique contributions at depth k (items in its top k by the rank column that no other
+  run has in its top k) are removed from the qrels and the run is evaluated again, unjudged items
+  counting as non-relevant, as trec_eval counts them.
+- :func:`ranking_correlations`: Kendall's tau (scipy's tau-b) and tau_AP (Yilmaz, Aslam and
+  Robertson 2008) between the system rankings under two (qrels, measure) settings.
+- :func:`bootstrap_intervals`: percentile bootstrap confidence intervals of each mean, resampling
+  turns (or topics).
+
+All take castregin's :class:`~castregin.data.Run` and :class:`~castregin.data.Qrels` and return plain
+rows; the numbers of each run come from :func:`castregin.evaluation.evaluate.evaluate_rows`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import Qrels, Run, topic_of
+from ..errors import InputError
+from ..limits import MAX_RESAMPLES
+from ..track.pool import pool_runs
+from .evaluate import ALL_TURNS, evaluate_rows, run_names
+
+
+def _means(runs: Sequence[Run], qrels: Qrels, measure: str, rel_level: int) -> list[float]:
+    rows = evaluate_rows(list(runs), qrels, [measure], rel_level)
+    by_run = {run: value for run, _, name, turn, value in rows if turn == ALL_TURNS and name != "num_q"}
+    return [by_run[name] for name in run_names(list(runs))]
+
+
+def system_ranks(scores: Sequence[float]) -> list[int]:
+    """Rank of each system (1 = best), ties sharing the best rank (competition ranking)."""
+    return [1 + sum(other > score for other in scores) for score in scores]
+
+
+# --- leave one run out ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoroRow:
+    """One run's score and rank with and without the judgments only it contributed."""
+
+    run: str
+    unique: int
+    score: float
+    score_without: float
+    rank: int
+    rank_without: int
+    judged_without: float
+
+    @property
+    def change(self) -> float:
+        return self.score_without - self.score
+
+
+def unique_contributions(runs: Sequence[Run], depth: int) -> list[dict[str, set[str]]]:
+    """For each run, per turn, the items in its top ``depth`` that no other run has in its top ``depth``."""
+    tops = [pool_runs([run], depth) for run in runs]
+    unique = []
+    for index, top in enumerate(tops):
+        others = pool_runs([run for j, run in enumerate(runs) if j != index], depth)
+        unique.append({turn: items - others.get(turn, set()) for turn, items in top.items()
+                       if items - others.get(turn, set())})
+    return unique
+
+
+def _without(qrels: Qrels, removed: dict[str, set[str]]) -> Qrels:
+    labels = {turn: {item: label for item, label in items.items() if item not in removed.get(turn, ())}
+              for turn, items in qrels.labels.items()}
+    return Qrels({turn: items for turn, items in labels.items() if items}, qrels.name, qrels.source)
+
+
+def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: str = "nDCG@3",
+                      rel_level: int = 2) -> tuple[list[LoroRow], dict]:
+    """Zobel's leave-one-run-out test of a pool's reusability.
+
+    Each run is scored against the qrels without its unique contributions at ``depth``, the other
+    runs keeping their full scores; its rank among them is compared with its rank on the full qrels.
+    Returns the rows (in the order given) and a summary: Kendall's tau between the full ranking and
+    the held-out ranks' ranking, and the largest rank drop.
+    """
+    if len(runs) < 2:
+        raise InputError("leave-one-run-out needs at least two runs", argument="runs")
+    names = run_names(list(runs))
+    full = _means(runs, qrels, measure, rel_level)
+    rows = []
+    for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth))):
+        reduced = _without(qrels, removed)
+        held_out = _means([run], reduced, measure, rel_level)[0]
+        judged = _means([run], reduced, f"Judged@{depth}", rel_level)[0]
+        scores = [held_out if j == index else score for j, score in enumerate(full)]
+        rows.append(LoroRow(names[index], sum(len(items) for items in removed.values()), full[index], held_out,
+                            system_ranks(full)[index], system_ranks(scores)[index], judged))
+    from scipy import stats
+
+    tau = stats.kendalltau([r.score for r in rows], [r.score_without for r in rows]).statistic
+    summary = {"kendall_tau": float(tau), "max_rank_drop": max(r.rank_without - r.rank for r in rows),
+               "depth": depth, "measure": measure}
+    return rows, summary
+
+
+# --- rank correlations ----------------------------------------------------------------------------------------
+
+
+def _order(scores: Sequence[float], names: Sequence[str]) -> list[int]:
+    # Ties broken by name, so that tau_AP is defined and deterministic.
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], names[i]))
+
+
+def tau_ap(reference: Sequence[float], estimate: Sequence[float], names: Sequence[str] | None = None) -> float:
+    """tau_AP of the ranking by ``estimate`` against the ranking by ``reference`` (Yilmaz et al. 2008).
+
+    ``tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1``, where systems are taken in the order of the
+    estimate and ``C(i)`` counts the systems above position ``i`` that the reference also ranks above
+    the system at ``i``. Not symmetric: swaps near the top cost more. Ties are broken by name.
+    """
+    if len(reference) != len(estimate):
+        raise ValueError("the two rankings must have the same systems")
+    n = len(reference)
+    if n < 2:
+        return float("nan")
+    names = list(names) if names is not None else [f"{i:09d}" for i in range(n)]
+    position = {system: rank for rank, system in enumerate(_order(reference, names))}
+    ordered = _order(estimate, names)
+    total = 0.0
+    for i in range(1, n):
+        correct = sum(position[ordered[j]] < position[ordered[i]] for j in range(i))
+        total += correct / i
+    return 2.0 * total / (n - 1) - 1.0
+
+
+def swapped_pairs(first: Sequence[float], second: Sequence[float]) -> int:
+    """Pairs of systems that the two score lists order in opposite directions (ties are not swaps)."""
+    return sum(1 for i, j in itertools.combinations(range(len(first)), 2)
+               if (first[i] - first[j]) * (second[i] - second[j]) < 0)
+
+
+def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]],
+                         rel_level: int = 2) -> list[dict]:
+    """Kendall's tau, tau_AP and swapped pairs between the rankings under every pair of settings.
+
+    ``settings`` are ``(qrels, measure)`` pairs; a row per unordered pair, the first setting of the
+    pair being tau_AP's reference.
+    """
+    from scipy import stats
+
+    if len(runs) < 2:
+        raise InputError("rank correlations need at least two runs", argument="runs")
+    names = run_names(list(runs))
+    scores = [(qrels.name, measure, _means(runs, qrels, measure, rel_level)) for qrels, measure in settings]
+    rows = []
+    for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2):
+        rows.append({"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
+                     "kendall_tau": float(stats.kendalltau(a, b).statistic), "tau_ap": tau_ap(a, b, names),
+                     "swapped_pairs": swapped_pairs(a, b), "runs": len(runs)})
+    return rows
+
+
+# --- bootstrap -------------------------------------------------------------------------------------------------
+
+
+def percentile_interval(values: Sequence[float], groups: Sequence[str] | None = None, samples: int = 10_000,
+                        confidence: float = 0.95, seed: int = 42) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values``.
+
+    Resamples the values (or, with ``groups``, whole groups such as topics, the mean taken over the
+    turns drawn) with replacement ``samples`` times from ``numpy.random.default_rng(seed)``.
+    """
+    if not 0 < confidence < 1:
+        raise InputError(f"the confidence level must be between 0 and 1, not {confidence}", argument="confidence")
+    if not 1 <= samples <= MAX_RESAMPLES:
+        raise InputError(f"the number of samples must be from 1 to {MAX_RESAMPLES}", argument="samples")
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        sums, counts = values, np.ones(len(values))
+    else:
+        _, codes = np.unique(np.asarray(groups), return_inverse=True)
+        sums, counts = np.bincount(codes, values), np.bincount(codes).astype(float)
+    means = np.empty(samples)
+    # Batches of about a million draws: memory stays flat whatever the number of samples.
+    batch = max(1, 1_000_000 // len(sums))
+    for start in range(0, samples, batch):
+        draws = rng.integers(0, len(sums), size=(min(batch, samples - start), len(sums)))
+        means[start:start + len(draws)] = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 10_000, confidence: float = 0.95,
+                        seed: int = 42) -> list[dict]:
+    """Confidence intervals of every mean in evaluate's per-turn ``(run, qrels, measure, turn, value)`` rows.
+
+    ``by`` is ``turn`` or ``topic`` (turns grouped by the id before ``_``). Each (run, qrels, measure)
+    is resampled with a generator seeded afresh, so its interval does not depend on the other runs.
+    """
+    if by not in ("turn", "topic"):
+        raise InputError(f"resample by 'turn' or 'topic', not {by!r}", argument="by")
+    per_turn: dict[tuple, dict[str, float]] = {}
+    means: dict[tuple, float] = {}
+    for run, qrels, measure, turn, value in rows:
+        if turn == ALL_TURNS:
+            means[run, qrels, measure] = value
+        else:
+            per_turn.setdefault((run, qrels, measure), {})[turn] = value
+    out = []
+    for key, values in per_turn.items():
+        turns = sorted(values)
+        groups = [topic_of(t) for t in turns] if by == "topic" else None
+        low, high = percentile_interval([values[t] for t in turns], groups, samples, confidence, seed)
+        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": means.get(key),
+                    "low": low, "high": high, "turns": len(turns), "confidence": confidence, "by": by})
+    return out
