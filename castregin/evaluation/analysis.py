@@ -220,3 +220,64 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
         out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": means.get(key),
                     "low": low, "high": high, "turns": len(turns), "confidence": confidence, "by": by})
     return out
+
+
+# --- evaluate --by topic and --ci ----------------------------------------------------------------------------
+
+#: The suffixes of the interval rows ``evaluate --ci`` adds after a mean (``P@1:ci_low``).
+CI_LOW, CI_HIGH = ":ci_low", ":ci_high"
+
+
+def by_topic(rows: Sequence[tuple], measures: Sequence[str], keep_per_topic: bool = False) -> list[tuple]:
+    """evaluate's per-turn rows averaged per topic first, then over topics (a macro average).
+
+    The ``all`` value of each measure in ``measures`` (those averaged as means) becomes the mean of
+    its topic means; with ``keep_per_topic`` the per-turn rows are replaced by one row per topic
+    (``turn`` is the topic id), else dropped. A ``num_topics`` row follows ``num_q``. Other rows
+    (counts, sums, geometric means) keep their values.
+    """
+    per_topic: dict[tuple, dict[str, list[float]]] = {}
+    for run, qrels, measure, turn, value in rows:
+        if turn != ALL_TURNS and measure in measures:
+            per_topic.setdefault((run, qrels, measure), {}).setdefault(topic_of(turn), []).append(value)
+    topics_of = {(run, qrels): len(topics) for (run, qrels, _), topics in per_topic.items()}
+    out = []
+    for run, qrels, measure, turn, value in rows:
+        if turn != ALL_TURNS:
+            continue
+        key = (run, qrels, measure)
+        topics = per_topic.get(key)
+        if topics is not None:
+            means = {topic: float(np.mean(values)) for topic, values in topics.items()}
+            out.append((run, qrels, measure, ALL_TURNS, float(np.mean(list(means.values())))))
+            if keep_per_topic:
+                out.extend((run, qrels, measure, topic, means[topic]) for topic in sorted(means, key=_topic_key))
+        else:
+            out.append((run, qrels, measure, turn, value))
+            if measure == "num_q":
+                out.append((run, qrels, "num_topics", ALL_TURNS, float(topics_of.get((run, qrels), 0))))
+    return out
+
+
+def _topic_key(topic: str):
+    return (0, int(topic), "") if topic.isdigit() else (1, 0, topic)
+
+
+def with_intervals(rows: Sequence[tuple], measures: Sequence[str], confidence: float = 0.95,
+                   samples: int = 10_000, seed: int = 42, by: str = "turn") -> list[tuple]:
+    """evaluate's rows with each mean of ``measures`` followed by its bootstrap interval.
+
+    The interval comes from the per-turn rows in ``rows`` (:func:`percentile_interval`, resampling turns
+    or, with ``by="topic"``, topics), as two rows ``MEASURE:ci_low`` and ``MEASURE:ci_high``.
+    """
+    intervals = {(r["run"], r["qrels"], r["measure"]): (r["low"], r["high"])
+                 for r in bootstrap_intervals([row for row in rows if row[2] in measures], by, samples,
+                                              confidence, seed)}
+    out = []
+    for run, qrels, measure, turn, value in rows:
+        out.append((run, qrels, measure, turn, value))
+        interval = intervals.get((run, qrels, measure)) if turn == ALL_TURNS else None
+        if interval is not None:
+            out.append((run, qrels, measure + CI_LOW, ALL_TURNS, interval[0]))
+            out.append((run, qrels, measure + CI_HIGH, ALL_TURNS, interval[1]))
+    return out

@@ -26,10 +26,13 @@ FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex", "trec")
 
 
 #: Measures whose values are counts, printed as integers (trec_eval prints them so).
-COUNT_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+COUNT_MEASURES = frozenset({"num_q", "num_topics", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 #: Measures that are no score: never bold as "best".
-NOT_SCORES = frozenset({"num_q", "num_ret", "num_rel", "num_nonrel_judged_ret"})
+NOT_SCORES = frozenset({"num_q", "num_topics", "num_ret", "num_rel", "num_nonrel_judged_ret"})
 
+
+#: Suffixes of the confidence-interval rows of ``evaluate --ci`` (castregin.evaluation.analysis.CI_LOW/CI_HIGH).
+_CI_SUFFIXES = (":ci_low", ":ci_high")
 
 _MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`", "<": "&lt;"}
 
@@ -122,7 +125,8 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT
     ``rows`` are ``(run, qrels, measure, turn, value)`` tuples. A measure without a value on a row
     (``num_q`` on per-turn rows) shows ``-``; counts are never bold.
     """
-    measures = list(dict.fromkeys(measure for _, _, measure, _, _ in rows))
+    # evaluate --ci's interval rows (MEASURE:ci_low, MEASURE:ci_high) go into their mean's cell.
+    measures = list(dict.fromkeys(measure for _, _, measure, _, _ in rows if not measure.endswith(_CI_SUFFIXES)))
     per_turn = any(turn != "all" for _, _, _, turn, _ in rows)
     if per_turn:
         values = {(qrels, run, turn, measure): value for run, qrels, measure, turn, value in rows}
@@ -146,6 +150,9 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT
             if fmt in ("markdown", "latex") and not per_turn and value is not None \
                     and value == best.get((key[0], measure)):
                 text = f"**{text}**" if fmt == "markdown" else f"\\textbf{{{text}}}"
+            low, high = values.get((*key, measure + _CI_SUFFIXES[0])), values.get((*key, measure + _CI_SUFFIXES[1]))
+            if low is not None and high is not None:
+                text += f" [{fixed(low, decimals)}, {fixed(high, decimals)}]"
             out.append(text)
         return out
 

@@ -175,3 +175,32 @@ def test_analyze_commands(cast2022, run_paths, cli):
     header, row = csv_text.splitlines()
     assert header == "run,qrels,measure,mean,low,high,turns"
     assert row.startswith("bm25_baseline_mi_run,question_relevance_all,P@1,0.326829")
+
+
+def test_evaluate_by_topic_is_the_mean_of_topic_means(cast2022, run_paths, cli):
+    qrels = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    per_turn = pytrec_eval.RelevanceEvaluator(read_qrels_plain(qrels), {"P.1"}, relevance_level=2).evaluate(
+        read_run_plain(run_paths[0]))
+    topics: dict[str, list[float]] = {}
+    for turn, values in per_turn.items():
+        topics.setdefault(turn.split("_")[0], []).append(values["P_1"])
+    topic_means = {topic: sum(v) / len(v) for topic, v in topics.items()}
+    expected = sum(topic_means.values()) / len(topic_means)
+    rows = json.loads(cli("evaluate", run_paths[0], "--qrels", qrels, "-m", "P@1", "--by", "topic", "-q", "--ci", "95",
+                          "--samples", "500", "--seed", "3", "--format", "json").stdout)
+    values = {(r["measure"], r["turn"]): r["value"] for r in rows}
+    assert values["P@1", "all"] == pytest.approx(expected, abs=1e-12)
+    assert values["num_topics", "all"] == len(topic_means) == 18
+    assert all(values["P@1", topic] == pytest.approx(mean, abs=1e-12) for topic, mean in topic_means.items())
+    ordered = [topic_means[t] for t in sorted(topic_means)]
+    assert (values["P@1:ci_low", "all"], values["P@1:ci_high", "all"]) == pytest.approx(
+        percentile_interval(ordered, samples=500, seed=3))
+
+
+def test_evaluate_ci_beside_the_means(cast2022, run_paths, cli):
+    qrels = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    table = cli("evaluate", run_paths[0], "--qrels", qrels, "-m", "P@1", "--ci", "95", "--samples", "300").stdout
+    header, _, row = table.splitlines()
+    assert header.split() == ["run", "num_q", "P@1"]
+    mean, low, high = row.split()[2], row.split()[3].strip("[,"), row.split()[4].strip("]")
+    assert mean == "0.3268" and float(low) < 0.3268 < float(high)
