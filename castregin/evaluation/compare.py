@@ -9,6 +9,9 @@ Tests (scipy, two-sided, on ``run - baseline``):
 
 - ``paired-t``: :func:`scipy.stats.ttest_rel`;
 - ``wilcoxon``: :func:`scipy.stats.wilcoxon` (signed-rank, zero differences dropped: ``wilcox``);
+- ``tukey-hsd``: Tukey's honestly significant difference over all runs at once
+  (:func:`scipy.stats.tukey_hsd`, one-way, on the turns every run has, as ranx offers it); its
+  p-values already hold for the whole family, so no correction is applied on top;
 - ``randomization``: :func:`scipy.stats.permutation_test` with ``permutation_type="samples"``
   (swapping the two runs' values within a turn) on the mean difference, ``permutations``
   resamples (:data:`DEFAULT_PERMUTATIONS`) drawn from ``numpy.random.default_rng(seed)``; the
@@ -46,7 +49,9 @@ if TYPE_CHECKING:
 # pandas, scipy, statsmodels and tqdm are imported where they are used: together they take about
 # a second to import, which `castregin --help` and the evaluate command should not pay.
 
-TESTS = ("paired-t", "wilcoxon", "randomization")
+TESTS = ("paired-t", "wilcoxon", "randomization", "tukey-hsd")
+#: Tests whose p-values already account for every comparison of a family (no further correction).
+FAMILY_TESTS = ("tukey-hsd",)
 CORRECTIONS = ("holm", "bonferroni", "none")
 DEFAULT_PERMUTATIONS = 10_000
 #: Resamples drawn at a time: memory stays at about this many times the number of turns.
@@ -154,6 +159,26 @@ def pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, 
     return [(names[j], names[i]) for j in range(len(names)) for i in range(j)]
 
 
+def tukey_hsd(table: dict, family: tuple[str, str], runs: Sequence[str]):
+    """Tukey's HSD over every run of one (qrels, measure), on the turns all runs have a value for.
+
+    Returns a function ``(run, baseline) -> (statistic, p_value)``: the statistic is scipy's (the
+    difference of means, run minus baseline); with fewer than two turns or runs, ``(0.0, 1.0)``.
+    """
+    from scipy import stats
+
+    qrels, measure = family
+    values = [table.get((qrels, measure, run), {}) for run in runs]
+    turns = sorted(set.intersection(*(set(v) for v in values))) if values else []
+    index = {run: i for i, run in enumerate(runs)}
+    samples = [[v[t] for t in turns] for v in values]
+    if len(turns) < 2 or len(runs) < 2 or all(np.ptp(s) == 0 for s in samples):
+        return lambda run, base: (0.0, 1.0)
+    result = stats.tukey_hsd(*samples)
+    return lambda run, base: (float(result.statistic[index[run], index[base]]),
+                              float(result.pvalue[index[run], index[base]]))
+
+
 def per_turn_table(results: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, float]]:
     """``{(qrels, measure, run): {turn: value}}`` from evaluate's per-turn rows."""
     rows = results[results["turn"] != ALL_TURNS]
@@ -202,6 +227,7 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
     compared = pairs(run_order, baseline)
     # Measures without per-turn values (num_q, gm_map) have nothing to test.
     families = list(dict.fromkeys((q, m) for q, m, _ in table))
+    tukey = {family: tukey_hsd(table, family, run_order) for family in families} if test == "tukey-hsd" else {}
     jobs = [(qrels, measure, run, base) for qrels, measure in families for run, base in compared]
     rows = []
     for qrels, measure, run, base in tqdm(jobs, desc="comparing", unit="test", file=sys.stderr,
@@ -211,12 +237,17 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
         x = [ours[t] for t in turns]
         y = [theirs[t] for t in turns]
         differences = np.subtract(x, y)
-        statistic, p_value = paired_test(x, y, test, permutations, seed)
+        if tukey:
+            statistic, p_value = tukey[qrels, measure](run, base)
+        else:
+            statistic, p_value = paired_test(x, y, test, permutations, seed)
         rows.append({"measure": measure, "run": run, "baseline": base, "qrels": qrels, "turns": len(turns),
                      "mean_difference": float(np.mean(differences)) if len(turns) else 0.0,
                      "statistic": statistic, "p_value": p_value, "effect_size": cohens_d(differences)})
     frame = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c not in ("p_value_corrected",
                                                                                      "significant", "direction")])
+    if test in FAMILY_TESTS:
+        correction = "none"
     corrected = [math.nan] * len(frame)
     significant = [False] * len(frame)
     for index in frame.groupby(["qrels", "measure"], sort=False).groups.values():

@@ -3,6 +3,7 @@ called directly on per-turn values read with pytrec_eval; JSON shape; baselines;
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -227,3 +228,27 @@ def test_unknown_baseline_in_the_stage_function_is_an_input_error():
     with pytest.raises(InputError, match="unknown baseline 'x'"):
         compare(results, baseline="x")
     assert isinstance(compare(results), pd.DataFrame) and compare(results).empty
+
+
+def test_tukey_hsd_equals_statsmodels_and_is_not_corrected_again():
+    from statsmodels.stats.multicomp import pairwise_tukeyhsd
+
+    from castregin.evaluation.compare import compare
+
+    rng = np.random.default_rng(7)
+    turns = [f"1_{i}" for i in range(40)]
+    means = {"a": 0.30, "b": 0.35, "c": 0.50}
+    rows = []
+    for run, mean in means.items():
+        values = np.clip(rng.normal(mean, 0.2, len(turns)), 0, 1)
+        rows += [(run, "q", "P@1", turn, float(v)) for turn, v in zip(turns, values)]
+        rows.append((run, "q", "P@1", "all", float(values.mean())))
+    results = pd.DataFrame(rows, columns=["run", "qrels", "measure", "turn", "value"])
+    frame = compare(results, test="tukey-hsd", correction="holm")
+    oracle = pairwise_tukeyhsd([r[4] for r in rows if r[3] != "all"], [r[0] for r in rows if r[3] != "all"])
+    expected = {(str(a), str(b)): p for (a, b), p in zip(itertools.combinations(oracle.groupsunique, 2), oracle.pvalues)}
+    for row in frame.itertuples():
+        key = tuple(sorted((row.run, row.baseline)))
+        assert row.p_value == pytest.approx(expected[key], abs=2e-3)
+        assert row.p_value_corrected == row.p_value  # Tukey's p-values hold for the family already
+        assert row.statistic == pytest.approx(row.mean_difference)
