@@ -1,0 +1,431 @@
+"""The public Python API: what ir_measures and ranx users pass, scored with castregin's numbers.
+
+Runs and qrels may be given as
+
+- a file path (``str`` or :class:`os.PathLike`), read by :func:`castregin.formats.read_run` /
+  :func:`~castregin.formats.read_qrels`;
+- a :class:`~castregin.data.Run` / :class:`~castregin.data.Qrels`;
+- a dict ``{turn: {item: score}}`` / ``{turn: {item: label}}`` (ir_measures' and pytrec_eval's shape);
+- a pandas DataFrame with ir_measures' columns (``query_id, doc_id, score`` / ``query_id, doc_id,
+  relevance``) or ranx's (``q_id, doc_id, score`` for both); other columns are ignored;
+- an iterable of ir_measures' ``ScoredDoc`` / ``Qrel`` records (anything with those fields);
+- a ranx ``Run`` / ``Qrels`` (anything with a ``to_dict()`` giving the dict shape; its ``name`` is kept).
+
+Turn and item ids are strings (integers are taken as their decimal text); scores are finite
+numbers; labels are integers (a whole float such as ``2.0`` is taken as ``2``). Anything else is a
+one-line :class:`~castregin.errors.InputError` naming the argument, the turn and the item.
+
+Measures are names (``"P@1"``, ``"ndcg_cut_3"``, ``"all_trec"``, see
+:mod:`castregin.evaluation.measures`) or ir_measures measure objects (``ir_measures.P@5``), one or a
+list mixing them. An object is read through its name (``str(measure)``) with one exception: a
+``rel`` it was given explicitly is kept even where ir_measures' name omits it as its default
+(``P(rel=1)@5`` prints as ``P@5``), since castregin's names without ``rel`` take ``rel_level``.
+
+The numbers are those of :func:`castregin.evaluation.evaluate.evaluate`: trec_eval's, averaged over
+the turns the run and qrels share unless ``complete`` (trec_eval ``-c``: every qrels turn, a missing
+one scoring 0). Note that ir_measures' own ``calc_aggregate`` always averages like ``complete=True``
+and takes ``rel=1`` where a measure does not say; castregin takes ``rel_level`` (default 2).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+from . import formats
+from .data import Qrels, Run
+from .errors import InputError
+from .evaluation.evaluate import evaluate as _evaluate
+from .evaluation.evaluate import evaluate_rows, natural_key
+from .evaluation.measures import DEFAULT_MEASURES, Measure, parse_measure
+from .formats.trec import LABEL_RANGE
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Metric", "as_qrels", "as_run", "calc_aggregate", "evaluate", "iter_calc", "measure_names"]
+
+
+class Metric(NamedTuple):
+    """One per-turn value, shaped like ir_measures' ``Metric``: the turn, the measure as passed, its value."""
+
+    query_id: str
+    measure: Any
+    value: float
+
+
+# --- runs and qrels ----------------------------------------------------------------------------------------
+
+
+def _show(value) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _score(value, where: str, argument: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{where}: score {_show(value)} is not a number", argument=argument)
+    score = float(value)
+    if not math.isfinite(score):
+        raise InputError(f"{where}: score {_show(value)} is not a finite number", argument=argument)
+    return score
+
+
+def _label(value, where: str, argument: str) -> int:
+    whole = isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and float(value).is_integer())
+    if isinstance(value, bool) or not whole:
+        raise InputError(f"{where}: label {_show(value)} is not an integer", argument=argument)
+    label = int(value)
+    if not LABEL_RANGE[0] <= label <= LABEL_RANGE[1]:
+        # The same bound as every qrels reader: trec_eval reads labels as C long.
+        raise InputError(f"{where}: label {label} does not fit in 64 bits", argument=argument)
+    return label
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What differs between runs and qrels as inputs."""
+
+    expected: str
+    #: What a table holds per item (``score``, ``label``).
+    noun: str
+    #: Accepted DataFrame columns (turn, item, value): ir_measures' first, then ranx's.
+    columns: tuple[tuple[str, str, str], ...]
+    #: ir_measures' record type and its value field.
+    record: str
+    field: str
+    value: Callable[[Any, str, str], Any]
+    #: The castregin type, its file reader, and how a table, name and source become one.
+    container: type
+    read: Callable
+    build: Callable
+
+
+RUN = _Kind(
+    "a file path, a Run, a dict {turn: {item: score}} or a DataFrame with columns query_id, doc_id, score",
+    "score", (("query_id", "doc_id", "score"), ("q_id", "doc_id", "score")),
+    "ScoredDoc(query_id, doc_id, score)", "score", _score,
+    Run, formats.read_run, lambda table, name, source: Run(tag=name, scores=table, source=source))
+QRELS = _Kind(
+    "a file path, a Qrels, a dict {turn: {item: label}} or a DataFrame with columns "
+    "query_id, doc_id, relevance",
+    "label", (("query_id", "doc_id", "relevance"), ("q_id", "doc_id", "score")),
+    "Qrel(query_id, doc_id, relevance)", "relevance", _label,
+    Qrels, formats.read_qrels, lambda table, name, source: Qrels(labels=table, name=name, source=source))
+
+
+def _id(value, what: str, where: str, argument: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))  # pandas reads numeric ids as integers; trec_eval sees their text
+    prefix = f"{where}: " if where else ""
+    raise InputError(f"{prefix}{what} id {_show(value)} is not a string", argument=argument)
+
+
+def _collect(triples: Iterable[tuple], kind: _Kind, argument: str) -> dict[str, dict[str, Any]]:
+    """``{turn: {item: value}}`` from ``(turn, item, value)`` triples, every id and value checked."""
+    table: dict[str, dict[str, Any]] = {}
+    for turn, item, value in triples:
+        turn_id = _id(turn, "turn", "", argument)
+        item_id = _id(item, "item", f"turn {turn_id!r}", argument)
+        where = f"turn {turn_id!r}, item {item_id!r}"
+        row = table.setdefault(turn_id, {})
+        if item_id in row:
+            raise InputError(f"{where}: given twice", argument=argument)
+        row[item_id] = kind.value(value, where, argument)
+    return table
+
+
+def _mapping_triples(data: Mapping, kind: _Kind, argument: str) -> Iterator[tuple]:
+    for turn, items in data.items():
+        if not isinstance(items, Mapping):
+            raise InputError(f"turn {_show(turn)}: expected a dict {{item: {kind.noun}}}, "
+                             f"got {type(items).__name__}", argument=argument)
+        for item, value in items.items():
+            yield turn, item, value
+
+
+def _dataframe_type():
+    # Only a caller who built a DataFrame has pandas loaded; `import castregin` must not load it.
+    pandas = sys.modules.get("pandas")
+    return pandas.DataFrame if pandas is not None else None
+
+
+def _frame_triples(frame, kind: _Kind, argument: str) -> Iterator[tuple]:
+    present = set(frame.columns)
+    for columns in kind.columns:
+        if present.issuperset(columns):
+            return zip(*(frame[column].tolist() for column in columns))
+    shown = ", ".join(str(c) for c in frame.columns) or "none"
+    raise InputError(f"expected {kind.expected}; got a DataFrame with columns {shown}", argument=argument)
+
+
+def _is_record(value, kind: _Kind) -> bool:
+    return all(hasattr(value, name) for name in ("query_id", "doc_id", kind.field))
+
+
+def _record_triples(records: list, kind: _Kind, argument: str) -> Iterator[tuple]:
+    for position, record in enumerate(records):
+        if not _is_record(record, kind):
+            raise InputError(f"element {position}: expected {kind.record}, got {type(record).__name__}",
+                             argument=argument)
+        yield record.query_id, record.doc_id, getattr(record, kind.field)
+
+
+def _has_to_dict(value) -> bool:
+    # ranx's Run and Qrels; pandas and numpy objects have a to_dict of another shape.
+    module = type(value).__module__.split(".")[0]
+    return callable(getattr(value, "to_dict", None)) and module not in ("pandas", "numpy")
+
+
+def _table(value, kind: _Kind, argument: str) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """The ``{turn: {item: value}}`` table of any accepted in-memory input, and its name if it has one."""
+    frame = _dataframe_type()
+    if frame is not None and isinstance(value, frame):
+        return _collect(_frame_triples(value, kind, argument), kind, argument), None
+    if isinstance(value, Mapping):
+        return _collect(_mapping_triples(value, kind, argument), kind, argument), None
+    if _has_to_dict(value):
+        data = value.to_dict()
+        if isinstance(data, Mapping):
+            name = getattr(value, "name", None)
+            table = _collect(_mapping_triples(data, kind, argument), kind, argument)
+            return table, name if isinstance(name, str) else None
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        records = list(value)
+        if not records or _is_record(records[0], kind):
+            return _collect(_record_triples(records, kind, argument), kind, argument), None
+    raise InputError(f"expected {kind.expected}; got {type(value).__name__}", argument=argument)
+
+
+def _convert(value, kind: _Kind, argument: str, default_name: str):
+    if isinstance(value, kind.container):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return kind.read(value)
+    table, name = _table(value, kind, argument)
+    return kind.build(table, name or default_name, argument)
+
+
+def as_run(run, argument: str = "run", default_name: str = "run") -> Run:
+    """Any accepted run input (see :mod:`castregin.api`) as a :class:`~castregin.data.Run`.
+
+    Parameters
+    ----------
+    run:
+        A file path, a Run, a dict ``{turn: {item: score}}``, a DataFrame with columns ``query_id,
+        doc_id, score`` (or ranx's ``q_id, doc_id, score``), ir_measures ``ScoredDoc`` records or a
+        ranx ``Run``.
+    argument, default_name:
+        The argument named in error messages; the tag of a run that brings none (all but files
+        and named ranx runs).
+
+    Returns
+    -------
+    The Run; a Run passed in is returned as it is.
+    """
+    return _convert(run, RUN, argument, default_name)
+
+
+def as_qrels(qrels, argument: str = "qrels", default_name: str = "qrels") -> Qrels:
+    """Any accepted qrels input (see :mod:`castregin.api`) as a :class:`~castregin.data.Qrels`.
+
+    ``qrels`` is a file path, a Qrels, a dict ``{turn: {item: label}}``, a DataFrame with columns
+    ``query_id, doc_id, relevance`` (or ranx's ``q_id, doc_id, score``), ir_measures ``Qrel``
+    records or a ranx ``Qrels``; a file's name is its stem, others' ``default_name``. A Qrels
+    passed in is returned as it is; errors name ``argument``.
+    """
+    return _convert(qrels, QRELS, argument, default_name)
+
+
+def _inputs(value, kind: _Kind, convert: Callable, argument: str) -> list:
+    """One input, or each of a list of inputs (named ``argument[i]``), converted."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        # A list of records is one run; a list of anything else is several.
+        if not value or not _is_record(value[0], kind):
+            return [convert(item, f"{argument}[{i}]", f"{argument}[{i}]") for i, item in enumerate(value)]
+    return [convert(value, argument)]
+
+
+# --- measures ----------------------------------------------------------------------------------------------
+
+MEASURES_EXPECTED = "a measure name (P@1, ndcg_cut_3, all_trec), an ir_measures measure or a list of them"
+
+
+def _is_ir_measure(value) -> bool:
+    return isinstance(getattr(value, "params", None), dict) and isinstance(getattr(value, "NAME", None), str)
+
+
+def _ir_measure_name(measure) -> str:
+    """The name castregin parses for an ir_measures measure object, keeping a ``rel`` it was given."""
+    name = str(measure)
+    rel = measure.params.get("rel")
+    if rel is None or "rel=" in name:
+        return name
+    # ir_measures leaves a parameter equal to its default (rel=1) out of the name.
+    if "(" in name:
+        return name.replace("(", f"(rel={rel!r},", 1)
+    base, at, cutoff = name.partition("@")
+    return f"{base}(rel={rel!r}){at}{cutoff}"
+
+
+def measure_names(measures) -> list[tuple[Any, str]]:
+    """``(measure as passed, name castregin parses)`` of each measure of ``measures``.
+
+    Parameters
+    ----------
+    measures:
+        A name, an ir_measures measure, a castregin :class:`~castregin.evaluation.measures.Measure`,
+        or an iterable of them.
+
+    Returns
+    -------
+    The pairs in the order given. A wrong type raises :class:`InputError` naming ``measures``.
+    """
+    if isinstance(measures, (str, Measure)) or _is_ir_measure(measures):
+        measures = [measures]
+    elif isinstance(measures, Mapping) or not isinstance(measures, Iterable):
+        raise InputError(f"expected {MEASURES_EXPECTED}; got {type(measures).__name__}", argument="measures")
+    pairs = []
+    for position, measure in enumerate(measures):
+        if isinstance(measure, str):
+            pairs.append((measure, measure))
+        elif isinstance(measure, Measure):
+            pairs.append((measure, measure.name))
+        elif _is_ir_measure(measure):
+            pairs.append((measure, _ir_measure_name(measure)))
+        else:
+            raise InputError("expected a measure name or an ir_measures measure; "
+                             f"got {type(measure).__name__}", argument=f"measures[{position}]")
+    return pairs
+
+
+def _plan(measures, rel_level: int) -> tuple[list[str], list[tuple[Any, str]]]:
+    """The names to evaluate, and ``(key, castregin name)`` of each value to return, in order.
+
+    A measure that stands for one value is keyed as passed; the measures of a set or family
+    (``all_trec``, ``P.1,3``) are keyed by castregin's names (``P_1``).
+    """
+    names, targets, seen = [], [], {}
+    for key, name in measure_names(measures):
+        parsed = parse_measure(name, rel_level)
+        names.append(name)
+        keys = [(key, parsed[0].name)] if len(parsed) == 1 else [(m.name, m.name) for m in parsed]
+        for target_key, target_name in keys:
+            if seen.setdefault(target_key, target_name) != target_name:
+                raise InputError(f"{seen[target_key]} and {target_name} are different measures but one key "
+                                 f"({target_key!r}); pass them as strings", argument="measures")
+            if (target_key, target_name) not in targets:
+                targets.append((target_key, target_name))
+    return names, targets
+
+
+def _values(rows: Iterable[tuple]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """``(all value, {turn: value})`` per measure name from one (run, qrels)'s result rows."""
+    aggregates: dict[str, float] = {}
+    per_turn: dict[str, dict[str, float]] = {}
+    for _run, _qrels, measure, turn, value in rows:
+        if measure not in aggregates:
+            aggregates[measure] = value  # each measure's first row is its "all" value
+        else:
+            per_turn.setdefault(measure, {})[turn] = value
+    return aggregates, per_turn
+
+
+# --- the functions -----------------------------------------------------------------------------------------
+
+
+def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool = False) -> dict[Any, float]:
+    """The value of each measure over all turns, like ir_measures' ``calc_aggregate``.
+
+    Parameters
+    ----------
+    measures:
+        A name (``"P@1"``, ``"ndcg_cut_3"``, ``"all_trec"``), an ir_measures measure
+        (``ir_measures.nDCG@3``), or a list mixing them.
+    qrels, run:
+        Any accepted input (a file path, a Qrels/Run, a dict, a DataFrame, ir_measures records, a
+        ranx object; see :mod:`castregin.api`).
+    rel_level:
+        Label at or above which an item is relevant for binary measures that do not set ``rel``.
+    complete:
+        Average over every qrels turn (a missing one scores 0) instead of the turns both share.
+
+    Returns
+    -------
+    ``{measure: value}`` in the order given. A measure that stands for one value is keyed as passed
+    (the string or the ir_measures object); the measures of a set or family (``"all_trec"``,
+    ``"P.1,3"``) are keyed by castregin's names (``"P_1"``, ``"num_q"``). Values are floats (counts
+    such as ``num_ret`` too).
+
+    >>> calc_aggregate(["P@1", "ndcg_cut_3"], {"t": {"a": 2}}, {"t": {"a": 1.0, "b": 0.5}})
+    {'P@1': 1.0, 'ndcg_cut_3': 1.0}
+    """
+    names, targets = _plan(measures, rel_level)
+    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete)
+    aggregates, _ = _values(rows)
+    return {key: aggregates[name] for key, name in targets}
+
+
+def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = False) -> Iterator[Metric]:
+    """Per-turn values as :class:`Metric` ``(query_id, measure, value)``, like ir_measures' ``iter_calc``.
+
+    Parameters
+    ----------
+    measures, qrels, run, rel_level, complete:
+        As in :func:`calc_aggregate`.
+
+    Returns
+    -------
+    An iterator over the records, turn by turn (turns in natural order: ``132_2-9`` before
+    ``132_2-11``), measures in the order given, keyed as in :func:`calc_aggregate`. Measures
+    without per-turn values (``num_q``, ``gm_map``, ``gm_bpref``) are left out. The turns are those
+    averaged: the shared ones, or with ``complete`` every qrels turn (the run's missing ones at 0).
+    Everything is computed, and every error raised, before the iterator is returned.
+    """
+    names, targets = _plan(measures, rel_level)
+    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete, per_turn=True)
+    _, per_turn = _values(rows)
+    turns = sorted({turn for values in per_turn.values() for turn in values}, key=natural_key)
+    records = [Metric(turn, key, per_turn[name][turn]) for turn in turns for key, name in targets
+               if turn in per_turn.get(name, {})]
+    return iter(records)
+
+
+def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complete: bool = False,
+             per_turn: bool = False, turns: Iterable[str] | None = None) -> pd.DataFrame:
+    """Evaluate every run against every qrels, as ``trec_eval -l<rel_level> [-c]`` would.
+
+    Parameters
+    ----------
+    runs:
+        One run or a list of runs, each any accepted input (a file path, a Run, a dict
+        ``{turn: {item: score}}``, a DataFrame, ir_measures records, a ranx Run).
+    qrels:
+        One qrels or a list of them, likewise.
+    measures:
+        A name, an ir_measures measure, or a list mixing them (default: the CAsT set
+        ``P@1 P@3 nDCG@3 nDCG@5 AP RR R@10``).
+    rel_level, complete:
+        As in :func:`calc_aggregate`.
+    per_turn, turns:
+        As in :func:`castregin.evaluation.evaluate.evaluate`: rows per turn too; only these turns.
+
+    Returns
+    -------
+    The DataFrame of :func:`castregin.evaluation.evaluate.evaluate` (``run, qrels, measure, turn,
+    value``); ``measure`` holds the names castregin parsed (an ir_measures measure's name, with a
+    ``rel`` it was given). A run is named by its tag (a file's sixth column, a ranx run's name),
+    else ``run`` (``runs[i]`` in a list); qrels by their name (a file's stem), else ``qrels``
+    (``qrels[i]`` in a list).
+    """
+    run_list = _inputs(runs, RUN, as_run, "runs")
+    qrels_list = _inputs(qrels, QRELS, as_qrels, "qrels")
+    names = [name for _, name in measure_names(measures)]
+    return _evaluate(run_list, qrels_list, names, rel_level, complete, per_turn, turns)
