@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Sequence
 
 from ..data import Run
+from ..errors import InputError
 from ..formats.trec import format_pool, read_run
 
 
@@ -36,3 +38,32 @@ def pool_files(paths: Iterable[str | os.PathLike], depth: int = 1,
 def pool_text(paths: Iterable[str | os.PathLike], depth: int = 1) -> str:
     """The pool of TREC run files in the pool format (rank 1, score 0.0, ``dummytag``), sorted."""
     return format_pool(pool_files(paths, depth))
+
+
+def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,
+                    pool: dict[str, set[str]] | None = None) -> dict:
+    """What each run brought into a pool: sizes per turn, contributions, unique ones, overlaps.
+
+    A run contributes the (turn, item) pairs of its top ``depth`` by the rank column that are in the
+    pool (``pool``, or else the pool of ``runs`` at ``depth``); a contribution is unique when no other
+    run contributes it. Returns ``{"turns": [{"turn", "pool"}], "runs": [{"run", "contributed",
+    "unique", "pool_share"}], "overlap": {run: {run: shared pairs}}}``, turns in natural order.
+    """
+    if depth < 1:
+        raise InputError("the depth must be at least 1", argument="depth")
+    pool = pool_runs(runs, depth) if pool is None else pool
+    tops = [{(turn, item) for turn, items in pool_runs([run], depth).items() for item in items
+             if item in pool.get(turn, ())} for run in runs]
+    size = sum(len(items) for items in pool.values())
+    rows = []
+    for index, (name, top) in enumerate(zip(names, tops)):
+        others = set().union(*(t for j, t in enumerate(tops) if j != index))
+        rows.append({"run": name, "contributed": len(top), "unique": len(top - others),
+                     "pool_share": len(top) / size if size else 0.0})
+    overlap = {a: {b: len(tops[i] & tops[j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
+    turns = [{"turn": turn, "pool": len(pool[turn])} for turn in sorted(pool, key=_natural)]
+    return {"turns": turns, "runs": rows, "overlap": overlap, "pool": size, "depth": depth}
+
+
+def _natural(turn: str):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", turn)]

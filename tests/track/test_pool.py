@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from castregin.cli import main
 from castregin.data import Run
+from castregin.formats import read_run
 from castregin.track.pool import pool_runs
 
 BASELINES = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw_run", "T5_rewrite_run"]
@@ -99,3 +100,31 @@ def test_pool_api_and_errors(tmp_path, cli):
     assert refused.exit_code == 1 and "refusing to overwrite the input file" in refused.stderr
     assert good.read_bytes() == before
     assert cli("pool", good, "--depth", "0").exit_code == 2
+
+
+def test_pool_statistics_by_hand():
+    from castregin.track.pool import pool_statistics
+
+    a = Run("a", {"1_1": {"x": 2.0, "y": 1.0}, "1_2": {"z": 1.0}}, {"1_1": {"x": 1, "y": 2}, "1_2": {"z": 1}})
+    b = Run("b", {"1_1": {"x": 2.0, "w": 1.0}}, {"1_1": {"x": 1, "w": 2}})
+    stats = pool_statistics([a, b], ["a", "b"], depth=2)
+    assert stats["turns"] == [{"turn": "1_1", "pool": 3}, {"turn": "1_2", "pool": 1}]
+    assert stats["runs"] == [{"run": "a", "contributed": 3, "unique": 2, "pool_share": 0.75},
+                             {"run": "b", "contributed": 2, "unique": 1, "pool_share": 0.5}]
+    assert stats["overlap"] == {"a": {"a": 3, "b": 1}, "b": {"a": 1, "b": 2}}
+    # Against a given pool, only pooled items count as contributions.
+    given = pool_statistics([a, b], ["a", "b"], depth=2, pool={"1_1": {"x"}})
+    assert [r["contributed"] for r in given["runs"]] == [1, 1] and given["pool"] == 1
+
+
+def test_pool_statistics_of_the_cast_baselines_against_the_regin_pool(cast2022, run_paths):
+    from castregin.track.pool import pool_statistics
+
+    runs = [read_run(p) for p in run_paths]
+    pool = {turn: set(items) for turn, items in read_run(cast2022 / "regin/question_pool_depth_1.pool").scores.items()}
+    stats = pool_statistics(runs, [r.tag for r in runs], depth=1, pool=pool)
+    assert stats["pool"] == 2024
+    # T5_raw's top question of 144_2-9 is not in the ReGIn pool (its case twin is: see test above).
+    assert [(r["run"], r["contributed"], r["unique"]) for r in stats["runs"]] == [
+        ("bm25_baseline_mi_run", 205, 191), ("miniLM_bert_sample_mi_run", 205, 191), ("T5_raw", 204, 134),
+        ("T5_rewrite", 205, 135)]
