@@ -10,7 +10,15 @@ from ..evaluation.measures import DEFAULT_MEASURES
 from ..limits import MAX_CUTOFF, MAX_RESAMPLES
 from ..render.tables import RECORD_FORMATS, render_records
 from . import main, warnings_as_lines
-from .options import format_option, measure_option, output_option, qrels_option, rel_level_option, split_named
+from .options import (
+    format_option,
+    measure_option,
+    output_option,
+    qrels_option,
+    rel_level_option,
+    runs_argument,
+    split_named,
+)
 
 LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
 CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap", "swapped_pairs",
@@ -39,7 +47,7 @@ def _inputs(runs, qrels_specs):
 
 
 @analyze.command("loro")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@runs_argument()
 @click.option("--qrels", "qrels_spec", required=True, metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
@@ -74,7 +82,7 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, fmt, output):
 
 
 @analyze.command("correlation")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@runs_argument()
 @qrels_option
 @measure_option
 @rel_level_option
@@ -99,7 +107,7 @@ def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
 
 
 @analyze.command("bootstrap")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@runs_argument()
 @qrels_option
 @measure_option
 @rel_level_option

@@ -18,7 +18,15 @@ from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
 from ..render.comparison import COMPARE_FORMATS, render_comparison
 from . import main, warnings_as_lines
-from .options import format_option, measure_option, output_option, qrels_option, rel_level_option, split_named
+from .options import (
+    format_option,
+    measure_option,
+    output_option,
+    qrels_option,
+    rel_level_option,
+    runs_argument,
+    split_named,
+)
 
 
 def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
@@ -72,7 +80,7 @@ def _read(run_paths, qrels_specs):
 
 def _comparison_options(function):
     options = [
-        click.argument("runs", nargs=-1, required=True, metavar="RUN..."),
+        runs_argument("RUN..."),
         qrels_option,
         measure_option,
         click.option("--baseline", metavar="RUN",

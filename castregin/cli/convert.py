@@ -18,7 +18,7 @@ from ..formats.output import OutputSet, check_outputs, write_text
 from ..formats.trec import format_pool, read_qrels, read_turn_list
 from ..track.pool import pool_files
 from . import main
-from .options import output_option
+from .options import output_option, runs_argument
 
 if TYPE_CHECKING:
     from ..track.convert import Warnings
@@ -110,7 +110,7 @@ def convert():
 
 
 @convert.command("questions")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN.json...")
+@runs_argument("RUN.json...")
 @click.option("--bank", "banks", multiple=True, required=True, metavar="BANK",
               help="Question bank (id -> text, or the official list of {question_id, question}); repeatable, "
                    "the first given wins on an id present in several.")
@@ -149,7 +149,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
 
 
 @convert.command("responses")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN.json...")
+@runs_argument("RUN.json...")
 @click.option("--bank", "banks", multiple=True, required=True, metavar="RESPONSE_BANK",
               help="Response bank (id -> text); repeatable, the first given wins.")
 @click.option("--passage-qrels", metavar="QRELS",
@@ -195,7 +195,7 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
 
 
 @convert.command("passages")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN.json...")
+@runs_argument("RUN.json...")
 @_turns_option
 @_strict_option
 @_output_options
@@ -219,7 +219,7 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
 
 
 @main.command("pool")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@runs_argument("RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="Items taken from each run per turn, by the rank column.")
 @output_option()

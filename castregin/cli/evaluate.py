@@ -9,15 +9,24 @@ import click
 from .. import formats
 from ..arrays import choose_allocator
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
-from ..evaluation.measures import DEFAULT_MEASURES, measure_catalogue, parse_measures
+from ..evaluation.measures import DEFAULT_MEASURES, MEAN, measure_catalogue, parse_measures
+from ..limits import MAX_RESAMPLES
 from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
-from .options import format_option, measure_option, output_option, qrels_option, rel_level_option, split_named
+from .options import (
+    format_option,
+    measure_option,
+    output_option,
+    qrels_option,
+    rel_level_option,
+    runs_argument,
+    split_named,
+)
 
 
 @main.command()
-@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@runs_argument()
 @qrels_option
 @measure_option
 @rel_level_option
@@ -27,9 +36,18 @@ from .options import format_option, measure_option, output_option, qrels_option,
 @click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value (trec_eval -q).")
 @click.option("--turns", "turns_file", metavar="FILE",
               help="Keep only these turns of every qrels: one id a line, a qrels or run, or turn-ids JSON.")
+@click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
+              help="Average over turns, or per topic (the id before '_') first and then over topics.")
+@click.option("--ci", type=click.FloatRange(0, 100, min_open=True, max_open=True), metavar="LEVEL",
+              help="Print a percentile bootstrap interval (e.g. 95) beside every mean; resamples turns, "
+                   "or topics with --by topic.")
+@click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True,
+              help="Bootstrap resamples of --ci.")
+@click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True, help="Seed of --ci.")
 @format_option(FORMATS)
 @output_option()
-def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_file, fmt, output):
+def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_file, by, ci, samples, seed, fmt,
+             output):
     """Evaluate TREC runs against qrels with trec_eval's numbers.
 
     Items are ordered by score (ties: item id descending) as trec_eval does; the rank column is
@@ -43,6 +61,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
           --qrels mi=question_relevance_mi_subset.qrel -m P@1 -m nDCG@3 --format markdown
       castregin evaluate bm25.run --qrels all.qrel --per-turn --format json -o scores.json
       castregin evaluate bm25.run --qrels all.qrel -m all_trec -q --format trec   # trec_eval's layout
+      castregin evaluate runs/ --qrels all.qrel --by topic --ci 95 --seed 1        # topic means, intervals
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     parsed = parse_measures(measures or DEFAULT_MEASURES, rel_level)  # a refused measure before any reading
@@ -52,10 +71,25 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
         rows = evaluate_file_rows(
             runs, [split_named(spec) for spec in qrels_specs],
             measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
-            per_turn=per_turn, turns=turns,
+            per_turn=per_turn or by == "topic" or ci is not None, turns=turns,
         )
-    counts = {NUM_Q, *(m.name for m in parsed if m.integer)}
+    if by == "topic" or ci is not None:
+        rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)
+    counts = {NUM_Q, "num_topics", *(m.name for m in parsed if m.integer)}
     formats.write_text(output, render_rows(rows, fmt, counts=counts))
+
+
+def _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed):
+    """--by topic and --ci on evaluate's per-turn rows; per-turn rows are kept only with --per-turn."""
+    from ..evaluation.analysis import by_topic, with_intervals
+
+    means = [m.name for m in parsed if m.aggregate == MEAN and m.per_turn]
+    if by == "topic":
+        # Topic means are the units: the interval of a mean over topics resamples topics.
+        rows = by_topic(rows, means, keep_per_topic=True)
+    if ci is not None:
+        rows = with_intervals(rows, means, ci / 100, samples, seed)
+    return rows if per_turn else [row for row in rows if row[3] == "all"]
 
 
 @main.command("measures")

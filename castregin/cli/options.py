@@ -1,4 +1,5 @@
-"""Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``, ``--format``."""
+"""Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``, ``--format``,
+and the ``RUN...`` argument of every command that takes several runs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import click
 
 from ..evaluation.measures import DEFAULT_MEASURES
+from ..formats.common import expand_run_paths
 from ..formats.trec import LABEL_RANGE
 
 #: Every option that writes a file says the same.
@@ -17,6 +19,15 @@ def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
     """``-o/--output FILE``; ``-`` is standard output."""
     return click.option("-o", "--output", default=default, show_default=default is not None, metavar="FILE",
                         help=help)
+
+
+def _expand_runs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(expand_run_paths(value))
+
+
+def runs_argument(metavar: str = "RUN..."):
+    """``RUN...``: one or more runs; a directory stands for the files in it (see :func:`expand_run_paths`)."""
+    return click.argument("runs", nargs=-1, required=True, metavar=metavar, callback=_expand_runs)
 
 
 def format_option(choices, default: str = "table"):

@@ -1,7 +1,8 @@
 """Every file format castregin reads or writes, in one place.
 
-``common``: text, JSON, atomic writes, ``-`` for standard streams. ``trec``: runs, qrels, pools,
-turn lists. Further modules hold the JSON submissions, banks, crowd CSVs and dialogue files.
+``common``: opening inputs (gzip, bzip2, xz, zstd or plain), text, JSON, atomic writes, ``-`` for
+standard streams. ``trec``: runs, qrels, pools, turn lists. Further modules hold the JSON submissions,
+banks, crowd CSVs and dialogue files.
 """
 
 from .common import (
@@ -10,6 +11,8 @@ from .common import (
     decode,
     display_name,
     ensure_not_input,
+    expand_run_paths,
+    open_input,
     read_bytes,
     read_json,
     read_text,

@@ -33,7 +33,7 @@ from ..arrays import THREADS, arrow, in_threads, strings, to_numpy
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
-from .common import display_name, read_bytes, stem
+from .common import display_name, open_input, read_bytes, stem
 
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader.
@@ -175,24 +175,25 @@ class _Shape:
 
 
 def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
-    """Scan a file in blocks (no copy of it in memory); standard input is read whole and returned."""
+    """Scan a file in blocks (no copy of it in memory), for pyarrow to parse it again by its path.
+
+    What cannot be read twice or by path (standard input, a pipe, a compressed file) is read whole,
+    decompressed, and returned: the parser then reads those bytes, so the numbers are the same.
+    """
     shape = _Shape()
-    if str(path) == "-":
-        data = read_bytes(path)
-        shape.scan(data)
-        return shape, data
-    # One buffer, filled again and again: a new megabyte object per read would be new memory
-    # (page faults) every time.
-    block = bytearray(_SCAN_SIZE)
-    try:
-        with open(path, "rb", buffering=0) as handle:
-            while shape.ok:
-                size = handle.readinto(block)
-                if not size:
-                    break
-                shape.scan(block if size == len(block) else block[:size])
-    except OSError:  # a missing file and the like: the line reader reports it
-        shape.ok = False
+    with open_input(path) as opened:
+        if not opened.in_place:
+            data = opened.read()
+            shape.scan(data)
+            return shape, data
+        # One buffer, filled again and again: a new megabyte object per read would be new memory
+        # (page faults) every time.
+        block = bytearray(_SCAN_SIZE)
+        while shape.ok:
+            size = opened.readinto(block)
+            if not size:
+                break
+            shape.scan(block if size == len(block) else block[:size])
     return shape, None
 
 
@@ -208,9 +209,11 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
     if not shape.ok or (shape.tab and shape.space):
         return None
     pa, _, pa_csv = arrow()
-    source = pa.py_buffer(data) if data is not None else str(path)
     parse_types = {name: pa.binary() if kind == pa.string() else kind for name, kind in types.items()}
+    source = None
     try:
+        # Not by its path: pyarrow would decompress a name ending in .gz, and the scan found the file plain.
+        source = pa.py_buffer(data) if data is not None else pa.input_stream(str(path), compression=None)
         table = pa_csv.read_csv(
             source,
             read_options=pa_csv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE, use_threads=threads > 1),
@@ -223,6 +226,9 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
+    finally:
+        if data is None and source is not None:
+            source.close()
     columns = {}
     for name, kind in types.items():
         column = table.column(name)

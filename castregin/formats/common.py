@@ -1,14 +1,23 @@
 """Reading and writing files: the pieces every format shares.
 
 Readers raise :class:`~castregin.errors.InputError` naming the file and line of the first problem.
+Every input is opened by :func:`open_input`, which recognises gzip, bzip2, xz and zstd by their
+first bytes and decompresses as it reads; line numbers are those of the decompressed text.
 Writers are atomic: a temporary file in the same directory, then a rename, so an error never leaves
 a half-written file. ``-`` means standard input or output.
 """
 from __future__ import annotations
 
+import bz2
+import contextlib
+import gzip
+import io
 import json
+import lzma
 import math
 import os
+import re
+import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,23 +33,240 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if str(path) == STDIO else str(path)
 
 
+#: The name endings of compressed files, and the format each usually holds. Formats are recognised by
+#: their magic bytes; the ending only names files (:func:`stem`) and chooses how an output is written.
+COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
+
+
 def stem(path: str | os.PathLike) -> str:
-    """A file's name without directory and last suffix (``runs/bm25.run`` -> ``bm25``)."""
-    return "stdin" if str(path) == STDIO else Path(path).stem
-
-
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """The bytes of a file, or of standard input for ``-``; a missing file is an InputError."""
+    """A file's name without directory, compression ending and suffix (``runs/bm25.run.gz`` -> ``bm25``)."""
     if str(path) == STDIO:
-        return sys.stdin.buffer.read()
+        return "stdin"
+    name = Path(path).name
+    suffix = Path(name).suffix.lower()
+    if suffix in COMPRESSION_SUFFIXES and len(name) > len(suffix):
+        name = name[: -len(suffix)]
+    return Path(name).stem
+
+
+# --- reading: every input is opened here, compressed or not ------------------------------------------------
+
+_GZIP = b"\x1f\x8b\x08"  # the magic and deflate, the one method gzip defines
+_XZ = b"\xfd7zXZ\x00"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+# "BZh" and a block size could begin a text file; the block (or end-of-stream) magic after it could not.
+_BZIP2 = re.compile(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)")
+#: Bytes enough to recognise every format above.
+_HEAD_SIZE = 10
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression (``gzip``, ``bzip2``, ``xz``, ``zstd``) a file's first bytes announce, or None."""
+    for name, magic in (("gzip", _GZIP), ("xz", _XZ), ("zstd", _ZSTD)):
+        if head.startswith(magic):
+            return name
+    return "bzip2" if _BZIP2.match(head) else None
+
+
+class _Rewound(io.RawIOBase):
+    """A stream that cannot seek back (standard input, a pipe), the bytes already read put back in front."""
+
+    def __init__(self, head: bytes, rest):
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._head[: len(buffer)] if self._head else self._rest.read(len(buffer))
+        self._head = self._head[len(data):]
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _ArrowReader(io.RawIOBase):
+    """pyarrow's zstd decompressor as a Python stream (pyarrow's wheels always hold zstd)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def readall(self) -> bytes:
+        return self._stream.read()
+
+
+def _zstd_reader(raw, source: str):
     try:
-        return Path(path).read_bytes()
+        import zstandard
+    except ImportError:
+        from ..arrays import arrow
+
+        pa = arrow()[0]
+        if not pa.Codec.is_available("zstd"):
+            raise InputError("is zstd-compressed; install zstandard (pip install zstandard) to read it, or "
+                             "decompress it first (zstd -d)", source=source) from None
+        return io.BufferedReader(_ArrowReader(pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), "zstd")),
+                                 1 << 20)
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=False)
+
+
+def _decompressing(raw, compression: str, source: str):
+    """A stream of the decompressed bytes of ``raw`` (which it does not close)."""
+    if compression == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if compression == "bzip2":
+        return bz2.BZ2File(raw, "rb")
+    if compression == "xz":
+        return lzma.LZMAFile(raw, "rb")
+    return _zstd_reader(raw, source)
+
+
+def _open_file(path: str | os.PathLike):
+    """(binary stream, whether it is a regular file); a file that cannot be opened is an InputError."""
+    if str(path) == STDIO:
+        return sys.stdin.buffer, False
+    try:
+        raw = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by Input.close
     except FileNotFoundError:
         raise InputError("no such file; check the path", source=str(path)) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", source=str(path)) from None
     except PermissionError:
         raise InputError("permission denied", source=str(path)) from None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", source=str(path)) from None
+    return raw, stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+
+
+def _read_head(raw, size: int = _HEAD_SIZE) -> bytes:
+    # A pipe may hand over fewer bytes than asked for before its end.
+    head = b""
+    while len(head) < size:
+        more = raw.read(size - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+class Input:
+    """An input file (``-``: standard input) opened for reading, decompressed as it is read.
+
+    ``compression`` is the format its first bytes announce (None: plain text), whatever its name.
+    ``in_place`` says that it is an uncompressed regular file, which a reader may open again by its
+    path. Reading a corrupt or truncated compressed file, or failing to read at all, raises one
+    :class:`InputError` line. Use as a context manager (:func:`open_input`).
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.source = display_name(path)
+        self._raw, regular = _open_file(path)
+        self._own = str(path) != STDIO  # standard input is not ours to close
+        self.stream = self._raw
+        self.compression = None
+        try:
+            with self._reading():
+                head = _read_head(self._raw)
+                if regular:
+                    self._raw.seek(0)
+                else:
+                    self.stream = io.BufferedReader(_Rewound(head, self._raw), 1 << 20)
+            self.compression = compression_of(head)
+            if self.compression is not None:
+                self.stream = _decompressing(self.stream, self.compression, self.source)
+        except BaseException:
+            self.close()
+            raise
+        self.in_place = regular and self.compression is None
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes of the (decompressed) content; all of the rest by default."""
+        with self._reading():
+            return self.stream.read(size)
+
+    def readinto(self, buffer) -> int:
+        """Fill ``buffer`` with the next (decompressed) bytes; the number read, 0 at the end."""
+        with self._reading():
+            return self.stream.readinto(buffer)
+
+    @contextlib.contextmanager
+    def _reading(self):
+        try:
+            yield
+        except InputError:
+            raise
+        except Exception as err:
+            # Each decompressor reports bad data its own way (OSError, EOFError, zlib.error, LZMAError,
+            # zstandard.ZstdError): any error while decompressing is a bad stream.
+            if self.compression is None and not isinstance(err, OSError):
+                raise
+            detail = " ".join(str(err).split()) or type(err).__name__
+            if self.compression is None:
+                raise InputError(f"cannot read: {detail}", source=self.source) from None
+            raise InputError(f"not a valid {self.compression} stream ({detail}): the file is corrupt or "
+                             "truncated; compress it again, or give the uncompressed file",
+                             source=self.source) from None
+
+    def close(self) -> None:
+        """Close the decompressor and the file (never standard input)."""
+        if self.stream is not self._raw:
+            with contextlib.suppress(Exception):
+                self.stream.close()
+        if self._own:
+            self._raw.close()
+
+    def __enter__(self) -> Input:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_input(path: str | os.PathLike) -> Input:
+    """Open an input file (``-``: standard input), plain or gzip, bzip2, xz, zstd (see :class:`Input`).
+
+    The format is recognised by the file's first bytes, not by its name.
+    """
+    return Input(path)
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The (decompressed) bytes of a file, or of standard input for ``-``; a missing file is an InputError."""
+    with open_input(path) as opened:
+        return opened.read()
+
+
+def expand_run_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """Runs as given, each directory replaced by the regular files in it (not below it), sorted by name.
+
+    Names are sorted in byte order and hidden files (a name beginning with ``.``) skipped; a
+    directory without a run in it is an InputError. ``-`` and files stay as they are.
+    """
+    expanded: list[str] = []
+    for path in paths:
+        path = os.fspath(path)
+        if path == STDIO or not os.path.isdir(path):
+            expanded.append(path)
+            continue
+        try:
+            names = sorted(os.listdir(os.fsencode(path)))
+        except OSError as err:
+            raise InputError(f"cannot list the directory: {err.strerror or err}", source=path) from None
+        files = [os.path.join(path, os.fsdecode(name)) for name in names if not name.startswith(b".")]
+        files = [file for file in files if os.path.isfile(file)]
+        if not files:
+            raise InputError("the directory holds no run file (hidden files and subdirectories are skipped); "
+                             "give run files or a directory of them", source=path)
+        expanded.extend(files)
+    return expanded
 
 
 def decode(data: bytes, source: str) -> str:

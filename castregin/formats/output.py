@@ -16,6 +16,9 @@ Every file castregin writes goes through here. The rules:
   the same file.
 - Several outputs of one command are one :class:`OutputSet`: all are committed, or, on any error,
   none, the old files staying exactly as they were and a directory created for them removed.
+- A regular file whose name ends in ``.gz``, ``.bz2`` or ``.xz`` is written compressed, reproducibly
+  (gzip's header holds no time and no name), so the same content gives the same bytes. Standard
+  output and special files are written plain.
 - Disk full, permission denied, a closed standard output: one :class:`~castregin.errors.InputError`
   line. Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command
   line turns into exceptions (:mod:`castregin.cli`).
@@ -23,9 +26,12 @@ Every file castregin writes goes through here. The rules:
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import errno
+import gzip
 import io
+import lzma
 import os
 import shutil
 import stat
@@ -183,6 +189,27 @@ class _Staged:
     handle: IO
     temporary: str | None = None  # for files: the temporary file beside the target
     binary: bool = False
+    file: IO | None = None  # under a compressor: the temporary file, which closing the compressor leaves open
+
+    def close(self) -> None:
+        try:
+            self.handle.close()
+        finally:
+            if self.file is not None:
+                self.file.close()
+
+
+def _compressor(file: IO, given: str) -> IO | None:
+    """A stream compressing into ``file`` when the name ``given`` ends in ``.gz``, ``.bz2``, ``.xz``; else None."""
+    suffix = os.path.splitext(given)[1].lower()
+    if suffix == ".gz":
+        # No name and no time in the header: the same content gives the same bytes. Level 6 is gzip's own.
+        return gzip.GzipFile(filename="", mode="wb", fileobj=file, compresslevel=6, mtime=0)
+    if suffix == ".bz2":
+        return bz2.BZ2File(file, "wb")
+    if suffix == ".xz":
+        return lzma.LZMAFile(file, "wb")
+    return None
 
 
 @dataclass
@@ -232,9 +259,11 @@ class OutputSet:
             fd, temporary = tempfile.mkstemp(prefix=f".{name}.castregin-", suffix=".tmp", dir=directory)
         except OSError as err:
             raise write_error(err, target.given) from None
-        handle = open(fd, "wb" if binary else "w", encoding=None if binary else "utf-8",  # noqa: SIM115
-                      newline=None if binary else "\n")
-        self._staged.append(_Staged(target, handle, temporary, binary))
+        file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
+        compressor = _compressor(file, target.given)
+        raw = compressor or file
+        handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
         return _Unclosable(handle)
 
     def write_text(self, path: str | os.PathLike, text: str) -> None:
@@ -260,9 +289,11 @@ class OutputSet:
         try:
             for staged in self._staged:
                 try:
-                    staged.handle.flush()
+                    # Closed, not flushed first: a flush would put a sync mark into a gzip stream.
                     if staged.temporary is not None:
-                        staged.handle.close()
+                        staged.close()
+                    else:
+                        staged.handle.flush()
                 except OSError as err:
                     raise write_error(err, display(staged.target.given)) from None
             self._replace_files([s for s in self._staged if s.target.kind == "file"])
@@ -332,7 +363,7 @@ class OutputSet:
         """Forget every staged output: temporary files removed, directories this set created removed."""
         for staged in self._staged:
             with contextlib.suppress(Exception):
-                staged.handle.close()
+                staged.close()
             if staged.temporary is not None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(staged.temporary)
