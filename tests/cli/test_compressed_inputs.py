@@ -125,6 +125,21 @@ def test_compare_with_a_compressed_baseline(cli, monkeypatch, twins, cast2022, r
     assert json.loads(out)
 
 
+def test_trec_eval(cli, monkeypatch, twins, cast2022, runs):
+    (qrels,) = _qrels(twins, cast2022, "relevance_all")
+    out = twins.same(cli, monkeypatch, "trec_eval", "-q", "-c", "-m", "all_trec", qrels, runs[0])
+    assert out.splitlines()[-1].startswith("num_nonrel_judged_ret")
+
+
+def test_analyses(cli, monkeypatch, twins, cast2022, runs):
+    all_qrels, novelty = _qrels(twins, cast2022, "relevance_all", "novelty")
+    twins.same(cli, monkeypatch, "analyze", "loro", *runs, "--qrels", all_qrels, "--depth", "1", "--format", "json")
+    twins.same(cli, monkeypatch, "analyze", "correlation", *runs, "--qrels", all_qrels, "--qrels", novelty)
+    twins.same(cli, monkeypatch, "analyze", "bootstrap", *runs[:2], "--qrels", all_qrels, "--samples", "200")
+    twins.same(cli, monkeypatch, "evaluate", *runs[:2], "--qrels", all_qrels, "--by", "topic", "--ci", "95",
+               "--samples", "200")
+
+
 def test_pool(cli, monkeypatch, twins, runs):
     out = twins.same(cli, monkeypatch, "pool", *runs, "--depth", "2", "-o", "pool.run", outputs=["pool.run"])
     assert out == ""
