@@ -1,6 +1,6 @@
 """Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`).
 
-``convert questions|responses|passages`` and ``pool``. The work is done by :mod:`castregin.track.convert` and
+``convert questions|responses|passages``, ``pool`` and ``pool stats``. The work is done by :mod:`castregin.track.convert` and
 :mod:`castregin.track.pool`; this module parses arguments, opens outputs and prints warnings. The convert
 stage (and jsonschema with it) is imported by the commands that use it, not by ``castregin --help``.
 """
@@ -15,10 +15,11 @@ import click
 
 from ..errors import InputError
 from ..formats.output import OutputSet, check_outputs, write_text
-from ..formats.trec import format_pool, read_qrels, read_turn_list
+from ..formats.trec import format_pool, read_qrels, read_run, read_turn_list
+from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
-from . import main
-from .options import output_option, runs_argument
+from . import CastreginSubgroup, main
+from .options import format_option, output_option, runs_argument
 
 if TYPE_CHECKING:
     from ..track.convert import Warnings
@@ -218,7 +219,27 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
     _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs])
 
 
-@main.command("pool")
+class _PoolGroup(CastreginSubgroup):
+    """``pool``: ``pool RUN...`` builds the pool (the ``build`` command), ``pool stats RUN...`` describes it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["build", *args]  # `castregin pool RUN...` as before pool had subcommands
+        return super().parse_args(ctx, args)
+
+
+@main.group("pool", cls=_PoolGroup)
+def pool_group():
+    """Judging pools: build one from runs, or see what each run brought into it.
+
+    \b
+      castregin pool runs/*.run --depth 1 -o question_pool_depth_1.pool
+      castregin pool stats runs/*.run --pool question_pool_depth_1.pool
+    A run file named `build` or `stats` is given as ./stats.
+    """
+
+
+@pool_group.command("build")
 @runs_argument("RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="Items taken from each run per turn, by the rank column.")
@@ -227,7 +248,36 @@ def pool_command(runs, depth, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
+    `castregin pool RUN...` is this command.
     """
     check_outputs([output], runs)
     pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
     write_text(output, format_pool(pool), runs)
+
+
+@pool_group.command("stats")
+@runs_argument("RUN...")
+@click.option("--pool", "pool_file", metavar="POOL", help="The pool (default: the runs' own pool at --depth).")
+@click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
+              help="What a run contributes: its top --depth items by the rank column.")
+@format_option(RECORD_FORMATS)
+@output_option()
+def pool_stats_command(runs, pool_file, depth, fmt, output):
+    """Pool size per turn, each run's contributions (and those only it brought in), overlaps of runs.
+
+    \b
+    Examples:
+      castregin pool stats runs/*.run --depth 1
+      castregin pool stats runs/ --pool question_pool_depth_1.pool --format json -o pool_stats.json
+    """
+    from ..evaluation.evaluate import run_names
+    from ..render.analysis import pool_stats_report
+    from ..track.pool import pool_statistics
+
+    check_outputs([output], [*runs, *([pool_file] if pool_file else [])])
+    run_list = [read_run(path) for path in runs]
+    pool = None
+    if pool_file:
+        pool = {turn: set(items) for turn, items in read_run(pool_file).scores.items()}
+    stats = pool_statistics(run_list, run_names(run_list), depth, pool)
+    write_text(output, pool_stats_report(stats, fmt))

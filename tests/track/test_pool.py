@@ -128,3 +128,15 @@ def test_pool_statistics_of_the_cast_baselines_against_the_regin_pool(cast2022, 
     assert [(r["run"], r["contributed"], r["unique"]) for r in stats["runs"]] == [
         ("bm25_baseline_mi_run", 205, 191), ("miniLM_bert_sample_mi_run", 205, 191), ("T5_raw", 204, 134),
         ("T5_rewrite", 205, 135)]
+
+
+def test_pool_stats_command_and_pool_still_builds(cast2022, run_paths, cli, tmp_path):
+    stats = json.loads(cli("pool", "stats", *run_paths, "--pool", cast2022 / "regin/question_pool_depth_1.pool",
+                           "--format", "json").stdout)
+    assert stats["pool"] == 2024 and len(stats["turns"]) == 205
+    assert stats["overlap"]["T5_raw"]["T5_rewrite"] == 70
+    csv_lines = cli("pool", "stats", *run_paths, "--format", "csv").stdout.splitlines()
+    assert csv_lines[0].startswith("run,contributed,unique,pool_share,overlap:bm25_baseline_mi_run")
+    built = cli("pool", *run_paths, "--depth", "1").stdout
+    assert built == cli("pool", "build", *run_paths, "--depth", "1").stdout
+    assert len(built.splitlines()) == stats["pool"] - 2024 + 736  # the runs' own pool at depth 1
