@@ -20,6 +20,12 @@ step castregin qrels stats "$OUT"/qrels/question_relevance.qrel "$OUT"/qrels/que
 # 4. Scores with trec_eval's numbers, on all turns and on the filtered turns
 step castregin evaluate "$OUT"/runs/alpha.run "$OUT"/runs/beta.run \
     --qrels all="$OUT/qrels/question_relevance.qrel" --qrels filtered="$OUT/qrels/question_relevance_filtered.qrel"
+step castregin evaluate "$OUT"/runs --qrels "$OUT/qrels/question_relevance.qrel" --by topic --ci 95 --seed 1
+# ... and as trec_eval prints it, for scripts that parse trec_eval's output
+step castregin trec_eval -l2 -m official "$OUT/qrels/question_relevance.qrel" "$OUT"/runs/alpha.run
+# What each run brought into the pool, and whether the pool would judge a new run fairly
+step castregin pool stats "$OUT"/runs --depth 2
+step castregin analyze loro "$OUT"/runs --qrels "$OUT/qrels/question_relevance.qrel" --depth 2
 # 5. Is beta better than alpha? Paired tests, Holm-corrected
 step castregin compare "$OUT"/runs/alpha.run "$OUT"/runs/beta.run --qrels "$OUT/qrels/question_relevance.qrel" \
     --baseline "$OUT"/runs/alpha.run
