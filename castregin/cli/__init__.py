@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "qrels": "castregin.cli.evaluate",
     "report": "castregin.cli.compare",
     "scorekeeping": "castregin.cli.dialogue",
+    "tasks": "castregin.cli.tasks",
     "trec_eval": "castregin.cli.trec_eval",
 }
 

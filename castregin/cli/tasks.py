@@ -1,0 +1,103 @@
+"""``castregin tasks``: the judging tasks of a pool, for any crowd platform, MTurk, or offline pages.
+
+Parses the arguments, reads the pool, banks, topics and gold file (:mod:`castregin.formats`), builds
+the tasks (:mod:`castregin.judging.tasks`), renders them (:mod:`castregin.render.tasks`) and writes
+the directory as a whole. Everything heavy (jinja2, pandas for a gold file, jsonschema) is imported
+inside the command, so ``castregin --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import click
+
+from . import main
+
+_FORMATS = ("long", "mturk", "html")
+
+
+def _criteria(ctx, param, value: str) -> list[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
+    if len(set(names)) != len(names):
+        raise click.BadParameter("a criterion is listed twice")
+    return names
+
+
+def _bank(paths) -> dict[str, str]:
+    """The banks merged in the order given: on an id present in several, the first given wins."""
+    from ..formats.submissions import read_bank
+
+    merged: dict[str, str] = {}
+    for path in paths:
+        for item, text in read_bank(path).entries.items():
+            merged.setdefault(item, text)
+    return merged
+
+
+@main.command()
+@click.argument("pool", metavar="POOL")
+@click.option("--bank", "banks", multiple=True, required=True, metavar="BANK",
+              help="Item bank (id -> text, or the official list of {question_id, question}); repeatable, "
+                   "the first given wins on an id present in several.")
+@click.option("--topics", required=True, metavar="TOPICS.json",
+              help="The official topics: CAsT 2022's tree (2022_evaluation_topics_tree_v1.0.json) or a "
+                   "linear topic list; gives each turn's conversation so far.")
+@click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
+              help="Criteria to judge, each on a 0-3 scale with a rubric: relevance, novelty, diversity "
+                   "(questions); relevance, naturalness, conciseness (responses).")
+@click.option("--gold-per-topic", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+              help="Plant N off-topic items per topic (texts from other topics' pools, put at a turn of this "
+                   "topic) whose relevance must be 0 or 1; written to gold.csv.")
+@click.option("--gold", metavar="GOLD.csv",
+              help="Your own gold rows instead (turn_id,item_id,criterion,min_label,max_label, as "
+                   "aggregate --gold reads them); pairs the pool lacks are added to the tasks; its rows go "
+                   "to gold.csv.")
+@click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True, metavar="S",
+              help="Seed of the item order and the gold choice: the same seed gives the same files.")
+@click.option("--format", "fmt", type=click.Choice(_FORMATS), default="long", show_default=True,
+              help="long: tasks.csv, a row per (topic, turn, item) with the conversation as JSON; mturk: "
+                   "mturk.csv (a row per topic) and hit_template.html; html: topic_<id>.html, offline pages "
+                   "that export the judgments CSV.")
+@click.option("--out-dir", required=True, metavar="DIR",
+              help="The directory to fill; it is replaced as a whole, so it holds only these tasks.")
+def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, out_dir):
+    """Make crowd judging tasks from a pool: every (turn, item) with its conversation so far.
+
+    \b
+    Tasks are grouped per topic; turns follow the conversation, and the items of a turn are
+    shuffled with --seed. Gold items, planted (--gold-per-topic) or given (--gold), look like
+    every other item in every format. Judgments come back as the CSV `castregin aggregate`
+    reads, with gold.csv as its --gold.
+
+    \b
+      castregin tasks question_pool_depth_1.pool --bank question_bank.json \\
+          --bank 2022_mixed_initiative_question_pool.json \\
+          --topics 2022_evaluation_topics_tree_v1.0.json \\
+          --criteria relevance,novelty,diversity --gold-per-topic 3 --format html --out-dir pages/
+      castregin aggregate judgments_*.csv --criteria relevance,novelty,diversity \\
+          --gold pages/gold.csv --out-dir qrels/
+    """
+    from ..formats import read_run
+    from ..formats.output import check_replaceable_directory, replace_directory
+    from ..formats.topics import read_topics
+    from ..judging.tasks import build_tasks
+    from ..render.tasks import OUTPUT_NAMES, check_criteria, task_files
+
+    if gold is not None and gold_per_topic:
+        raise click.UsageError("give --gold-per-topic N or --gold FILE, not both")
+    check_criteria(criteria)
+    inputs = [pool, *banks, topics, *([gold] if gold else [])]
+    check_replaceable_directory(out_dir, kind="judging tasks", inputs=inputs, allowed=list(OUTPUT_NAMES))
+    gold_rows = None
+    if gold is not None:
+        from ..formats.crowd import read_gold
+
+        gold_rows = read_gold(gold)
+    task_set = build_tasks(read_run(pool), _bank(banks), read_topics(topics), criteria,
+                           gold_per_topic=gold_per_topic, gold=gold_rows, seed=seed)
+    files = task_files(task_set, fmt)
+    replace_directory(out_dir, files, kind="judging tasks", inputs=inputs, allowed=list(OUTPUT_NAMES))
+    planted = sum(task.gold for task in task_set.tasks)
+    click.echo(f"castregin: {len(task_set.tasks)} tasks ({planted} gold) over {len(task_set.by_topic())} "
+               f"topics written to {out_dir} ({len(files)} files)", err=True)
