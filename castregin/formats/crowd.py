@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -300,9 +301,44 @@ def detect_format(header: Sequence[str]) -> str:
     return "mturk" if "WorkerId" in header or "AssignmentStatus" in header else "long"
 
 
+#: The answer field of castregin's per-topic MTurk HIT (``castregin tasks --format mturk``).
+HIT_ANSWERS = "Answer.judgments"
+
+
+def explode_hit_answers(csv_file: CsvFile, criteria: Sequence[str]) -> CsvFile:
+    """MTurk results of castregin's per-topic HITs as one row per judged item.
+
+    Each assignment's ``Answer.judgments`` is a JSON list of ``{turn_id, item_id, <criterion>...}``;
+    each element becomes a row ``WorkerId, AssignmentStatus, Input.turn_id, Input.item_id,
+    Answer.<criterion>`` that keeps the assignment's line for messages.
+    """
+    frame = csv_file.frame
+    kept = [c for c in ("WorkerId", "AssignmentStatus") if c in frame.columns]
+    rows, lines = [], []
+    for record, (answers, *fixed) in enumerate(zip(frame[HIT_ANSWERS], *(frame[c] for c in kept))):
+        line = csv_file.line_of(record)
+        try:
+            elements = json.loads(answers) if answers.strip() else []
+        except ValueError:
+            raise InputError(f"{HIT_ANSWERS} is not JSON; expected the list the castregin HIT submits",
+                             source=csv_file.source, line=line) from None
+        if not isinstance(elements, list) or not all(isinstance(e, dict) for e in elements):
+            raise InputError(f"{HIT_ANSWERS} must be a JSON list of objects {{turn_id, item_id, <criterion>}}",
+                             source=csv_file.source, line=line)
+        for element in elements:
+            cells = [element.get("turn_id"), element.get("item_id"), *(element.get(c) for c in criteria)]
+            rows.append([*fixed, *("" if v is None else str(v) for v in cells)])
+            lines.append(line)
+    header = [*kept, "Input.turn_id", "Input.item_id", *(f"Answer.{c}" for c in criteria)]
+    exploded = pd.DataFrame(rows, columns=header, dtype=str)
+    return CsvFile(csv_file.source, csv_file.text, exploded, header, _starts=lines)
+
+
 def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, columns: Mapping[str, str],
                label_map: Mapping[str, int], scale: tuple[int, int]):
     fmt = detect_format(csv_file.header) if input_format == "auto" else input_format
+    if fmt == "mturk" and HIT_ANSWERS in csv_file.header and "Input.turn_id" not in csv_file.header:
+        csv_file = explode_hit_answers(csv_file, criteria)
     roles = default_columns(fmt, criteria)
     roles.update(columns)
     hint = "; name the column with --column ROLE=NAME"
@@ -332,7 +368,7 @@ def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, co
         picked_criteria.append(np.full(len(positions), index, dtype=np.int16))
         picked_labels.append(labels)
     return {"ids": ids, "positions": np.concatenate(picked_rows), "criterion": np.concatenate(picked_criteria),
-            "label": np.concatenate(picked_labels), "rows": rows}, rejected
+            "label": np.concatenate(picked_labels), "rows": rows}, rejected, csv_file
 
 
 def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str], *,
@@ -355,7 +391,8 @@ def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str
     rejected = 0
     for data, source in sources:
         csv_file = read_csv_text(data, source, "a judgments CSV")
-        part, file_rejected = _parse_one(csv_file, criteria, input_format, columns, label_map, scale)
+        # The file as its rows were read: per-topic HIT answers come back one row per item.
+        part, file_rejected, csv_file = _parse_one(csv_file, criteria, input_format, columns, label_map, scale)
         files.append(csv_file)
         parts.append(part)
         rejected += file_rejected

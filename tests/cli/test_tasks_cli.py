@@ -129,29 +129,24 @@ def test_tasks_then_judges_then_aggregate_removes_the_spammers(cli, inputs, tmp_
     _check_aggregation(tmp_path / "qrels", answers, truth, gold_rows, {t.split("_")[0] for t, _ in pairs})
 
 
-def _explode_hits(mturk_csv: Path, answers, rejected: set[str]) -> str:
-    """MTurk batch results of the per-topic HITs, mapped to the rows aggregate --input-format mturk reads.
-
-    What MTurk returns per assignment is ``WorkerId``, ``AssignmentStatus``, ``Input.topic``,
-    ``Input.items`` and ``Answer.judgments`` (a JSON list of {turn_id, item_id, <criterion>}); each
-    element becomes one row ``WorkerId, AssignmentStatus, Input.turn_id, Input.item_id, Answer.<criterion>``.
-    """
+def _batch_results(mturk_csv: Path, answers, rejected: set[str]) -> str:
+    """The MTurk batch results of the per-topic HITs, as MTurk returns them: one row per assignment with
+    ``WorkerId``, ``AssignmentStatus``, ``Input.topic``, ``Input.items`` and ``Answer.judgments`` (the JSON
+    list of {turn_id, item_id, <criterion>} that the HIT submits)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["WorkerId", "AssignmentStatus", "Input.turn_id", "Input.item_id",
-                     *[f"Answer.{c}" for c in CRITERIA]])
+    writer.writerow(["HITId", "WorkerId", "AssignmentStatus", "Input.topic", "Input.items", "Answer.judgments"])
     for hit in _rows(mturk_csv):
         for worker in [*HONEST, *SPAMMERS]:
             judgments = [{"turn_id": turn["turn_id"], "item_id": item["item_id"],
                           **{c: answers[(worker, turn["turn_id"], item["item_id"], c)] for c in CRITERIA}}
                          for turn in json.loads(hit["items"]) for item in turn["items"]]
             status = "Rejected" if worker in rejected else "Approved"
-            for row in json.loads(json.dumps(judgments)):  # as Answer.judgments comes back: JSON text
-                writer.writerow([worker, status, row["turn_id"], row["item_id"], *[row[c] for c in CRITERIA]])
+            writer.writerow([f"hit-{hit['topic']}", worker, status, hit["topic"], hit["items"], json.dumps(judgments)])
     return out.getvalue()
 
 
-def test_the_mturk_batch_closes_the_loop_through_the_documented_mapping(cli, inputs, tmp_path):
+def test_the_mturk_batch_results_go_straight_to_aggregate(cli, inputs, tmp_path):
     result = cli("tasks", *inputs, "--criteria", ",".join(CRITERIA), "--gold-per-topic", 2, "--format", "mturk",
                  "--out-dir", tmp_path / "hits")
     assert result.exit_code == 0, result.stderr
@@ -166,7 +161,7 @@ def test_the_mturk_batch_closes_the_loop_through_the_documented_mapping(cli, inp
     assert len(pairs) == 2024 + 36 and gold <= set(pairs)
     truth = _truth(pairs, gold, seed=3)
     answers = _answers(pairs, truth, seed=4)
-    (tmp_path / "batch.csv").write_text(_explode_hits(tmp_path / "hits/mturk.csv", answers, rejected={"honest4"}))
+    (tmp_path / "batch.csv").write_text(_batch_results(tmp_path / "hits/mturk.csv", answers, rejected={"honest4"}))
     result = cli("aggregate", tmp_path / "batch.csv", "--criteria", ",".join(CRITERIA), "--gold",
                  tmp_path / "hits/gold.csv", "--out-dir", tmp_path / "qrels")
     assert result.exit_code == 0, result.stderr

@@ -227,3 +227,22 @@ def test_cli_reads_standard_input(tmp_path, cli):
                  input=GOOD.decode())
     assert result.exit_code == 0, result.stderr
     assert '"workers"' in result.stdout
+
+
+def test_per_topic_hit_answers_become_one_row_per_item_and_keep_their_line():
+    from castregin.formats.crowd import parse_judgments
+
+    header = "WorkerId,AssignmentStatus,Input.topic,Answer.judgments\n"
+    good = ('w1,Approved,132,"[{""turn_id"": ""132_1-1"", ""item_id"": ""Q1"", ""relevance"": 2},'
+            ' {""turn_id"": ""132_1-3"", ""item_id"": ""Q2"", ""relevance"": ""0""}]"\n')
+    rejected = 'w2,Rejected,132,"[{""turn_id"": ""132_1-1"", ""item_id"": ""Q1"", ""relevance"": 3}]"\n'
+    judgments = parse_judgments([((header + good + rejected).encode(), "batch.csv")], ["relevance"])
+    rows = judgments.labels[["worker_id", "turn_id", "item_id", "label"]].astype(str).values.tolist()
+    assert sorted(rows) == [["w1", "132_1-1", "Q1", "2"], ["w1", "132_1-3", "Q2", "0"]]
+    assert judgments.rejected == 1
+    bad = header + good + 'w3,Approved,132,"{not json"\n'
+    with pytest.raises(InputError, match=r"batch.csv:3: Answer.judgments is not JSON"):
+        parse_judgments([(bad.encode(), "batch.csv")], ["relevance"])
+    out_of_scale = header + 'w1,Approved,132,"[{""turn_id"": ""t"", ""item_id"": ""Q1"", ""relevance"": 7}]"\n'
+    with pytest.raises(InputError, match=r"batch.csv:2: "):
+        parse_judgments([(out_of_scale.encode(), "batch.csv")], ["relevance"])
