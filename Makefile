@@ -19,11 +19,11 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash data/demo.sh
 
-# The report's browser test needs Debian's chromium; without it (no root, no apt) that test is skipped.
+# The browser tests (report, judging pages) need Debian's chromium; without it (no root, no apt) they are skipped.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
-	  || echo "chromium is not installed: the report's browser test will be skipped"
+	  || echo "chromium is not installed: the browser tests will be skipped"
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
