@@ -1,8 +1,10 @@
-"""Agreement statistics several stages share: Cohen's kappa (plain and quadratic-weighted).
+"""Agreement statistics several stages share: Cohen's kappa (plain and quadratic-weighted), Fleiss' kappa.
 
 One implementation, checked against statsmodels (``tests/test_statistics.py``). The judging stage
 uses the weighted kappa for each worker against the aggregated labels; scorekeeping uses the plain
-one, as clembench (scikit-learn) computes it. PARADISE's task-success kappa is not Cohen's: its
+one, as clembench (scikit-learn) computes it. Fleiss' kappa (the crowd's agreement in the judging
+stage) is checked against statsmodels' ``fleiss_kappa`` in ``tests/judging/test_agreement.py``.
+PARADISE's task-success kappa is not Cohen's: its
 chance agreement comes from the key's distribution alone (Walker et al. 1997), so it stays in
 :mod:`castregin.dialogue.paradise`.
 """
@@ -62,3 +64,27 @@ def cohen_kappa(first: Sequence, second: Sequence, weights: str = "none", catego
     """Cohen's kappa of two raters' labels of the same items (see :func:`cohen_kappa_from_confusion`)."""
     confusion, _ = confusion_matrix(first, second, categories)
     return cohen_kappa_from_confusion(confusion, weights)
+
+
+def fleiss_kappa(counts) -> float:
+    """Fleiss' kappa of a units x categories count matrix (``counts[u, k]``: raters giving ``u`` label ``k``).
+
+    Crowds rarely give every unit the same number of ratings, so each unit's agreement is over its own
+    ``n_u`` ratings, ``(sum_k n_uk**2 - n_u) / (n_u * (n_u - 1))``, averaged over the units with at least
+    two; chance is ``sum_k p_k**2`` from those units' pooled ratings. With one ``n`` for all units this
+    is Fleiss (1971), step for step as statsmodels computes it. NaN without a pairable unit or when
+    every rating falls in one category.
+    """
+    table = np.asarray(counts, dtype=np.float64)
+    if table.ndim != 2:
+        raise ValueError("counts must be a units x categories matrix")
+    raters = table.sum(axis=1)
+    table, raters = table[raters >= 2], raters[raters >= 2]
+    if not len(table):
+        return float("nan")
+    shares = table.sum(axis=0) / table.sum()
+    observed = (((table * table).sum(axis=1) - raters) / (raters * (raters - 1.0))).mean()
+    chance = (shares * shares).sum()
+    if chance >= 1.0:
+        return float("nan")
+    return float((observed - chance) / (1 - chance))

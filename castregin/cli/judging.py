@@ -15,7 +15,7 @@ import click
 from ..errors import InputError
 from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
-from ..render.judging import agreement_tables, summary_table
+from ..render.judging import agreement_tables, summary_table, workers_table
 from . import main, warnings_as_lines
 from .options import format_option, output_option
 
@@ -88,6 +88,12 @@ def _input_options(function):
                      default="half-up", show_default=True,
                      help="How a mean (or an even-count median) becomes an integer, computed exactly: "
                           "half-up 2.5->3, half-even 2.5->2, floor, ceil."),
+        click.option("--method", type=click.Choice(["mode-mean", "dawid-skene", "glad"]), default="mode-mean",
+                     show_default=True,
+                     help="mode-mean: the rules above (CAsT-ReGIn's); dawid-skene: EM over each worker's "
+                          "confusion matrix; glad: worker ability x item difficulty. The models run per "
+                          "criterion after the gold filter, gold items as known labels (a range bounds "
+                          "the posterior); the label is the posterior's argmax, the lowest on a tie."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -119,8 +125,11 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
 @click.option("--prefix", default="question", show_default=True,
               help="Output names are <prefix>_<criterion>.qrel; --prefix '' gives <criterion>.qrel.")
 @click.option("--out-dir", required=True, metavar="DIR", help="Where to write the qrels and audit.json.")
+@click.option("--time-column", default="auto", show_default=True, metavar="NAME",
+              help="The column of seconds spent per row, for the 'fast' suspect rule; auto: 'seconds' or "
+                   "MTurk's 'WorkTimeInSeconds' when there; '' reads none.")
 def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale, majority, tie, rounding,
-              min_label, prefix, out_dir):
+              method, min_label, prefix, out_dir, time_column):
     """Aggregate crowd judgments into qrels, one per criterion.
 
     \b
@@ -129,13 +138,23 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
       2. the label is the mode when it is the only most frequent label (see --majority),
          otherwise the --tie rule decides, rounded with --rounding;
       3. an item left without labels is dropped and listed in audit.json.
+    --method dawid-skene or glad replaces step 2 by a model of each worker's reliability.
     Writes <prefix>_<criterion>.qrel (all turns), <prefix>_<criterion>_filtered.qrel (turns
-    with a label >= --min-label) and audit.json {removed, dropped_items, decisions, agreement}
-    into --out-dir, all or nothing. A summary goes to standard error.
+    with a label >= --min-label) and audit.json {removed, dropped_items, decisions, agreement,
+    method, workers, suspects} into --out-dir, all or nothing. A summary and the suspect
+    workers go to standard error.
+
+    \b
+    Suspects are flagged in audit.json, never removed (removal is the gold rule's):
+      below_chance  kappa with the other workers' consensus <= 0 (a criterion, >= 10 items)
+      constant      one label for >= 90% of >= 10 items of a criterion
+      repeated      the same answers, or a sequence of up to 5 rows, repeated on >= 90% of rows
+      fast          median seconds per item < 1/3 of the crowd's (with a time column)
 
     \b
       castregin aggregate judgments.csv --criteria relevance,novelty,diversity \\
           --gold gold.csv --prefix '' --out-dir qrels/
+      castregin aggregate judgments.csv --criteria relevance --method dawid-skene --out-dir ds/
     """
     from ..judging.aggregate import aggregate as run_aggregate
     from ..judging.aggregate import check_file_name_part, write_aggregation
@@ -146,10 +165,13 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
         raise click.BadParameter(str(err), param_hint="--prefix") from None
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
     with warnings_as_lines():
-        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label)
+        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label,
+                               method=method, time_column=time_column or None)
     inputs = [p for p in [*judgments, gold] if p]
     write_aggregation(result, out_dir, prefix=prefix, inputs=inputs)
     click.echo(summary_table(result), err=True, nl=False)
+    if result.suspects.get("workers"):
+        click.echo(workers_table(result, only_suspects=True), err=True, nl=False)
 
 
 
@@ -159,21 +181,26 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
 @format_option(["table", "json"])
 @output_option()
 def agreement(judgments, criteria, gold, input_format, columns, label_map, scale, majority, tie, rounding,
-              fmt, output):
+              method, fmt, output):
     """Inter-annotator agreement of crowd judgments.
 
-    Krippendorff's alpha (ordinal and interval) per criterion, overall and per topic, before
-    and after the --gold filter, and each worker's quadratic-weighted Cohen's kappa with the
+    Krippendorff's alpha (ordinal and interval) and Fleiss' kappa (each unit over its own
+    number of labels) per criterion, overall and per topic, before and after the --gold
+    filter, and each worker's quadratic-weighted Cohen's kappa with the
     aggregated labels (the labels `castregin aggregate` writes with the same options), computed
     on all of the worker's labels, including those the gold filter removed. Undefined values
     (a single label value, no unit with two labels) are shown as '-' (null in JSON).
+
+    \b
+      castregin agreement judgments.csv --criteria relevance,novelty,diversity --gold gold.csv
+      castregin agreement judgments.csv --criteria relevance --format json -o agreement.json
     """
     from ..judging.aggregate import aggregate as run_aggregate
 
     ensure_not_input(output, [*judgments, *([gold] if gold else [])])
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
     with warnings_as_lines():
-        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding)
+        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, method=method)
     if fmt == "json":
         text = json_text(result.agreement, sort_keys=True)
     else:

@@ -12,6 +12,11 @@ The rules (SPEC "Aggregating crowd judgments"):
    (half-up is ``(2*sum + n) // (2*n)``), never with floats or Python's ``round``.
 3. An item left without labels is dropped and listed in the audit.
 
+That is ``method="mode-mean"``, the CAsT-ReGIn rule. ``dawid-skene`` and ``glad``
+(:mod:`castregin.judging.models`) replace step 2 by a model of each worker's reliability, fitted per
+criterion over the units left after the gold filter. Every method's audit also holds each worker's
+estimated accuracy and the ``suspect`` flags of :mod:`castregin.judging.suspects`.
+
 Everything is vectorised over integer codes, so a million labels take seconds.
 """
 
@@ -32,16 +37,23 @@ from ..formats.common import json_text
 from ..formats.output import OutputSet, check_outputs
 from ..formats.trec import format_qrels
 from ..labels import ROUNDINGS, divide_rounded, turns_with_label
+from ..statistics import fleiss_kappa
 from .agreement import alpha_from_counts, worker_kappas
+from .models import METHODS as MODEL_METHODS
+from .models import fit as fit_model
+from .suspects import Labels, label_seconds, worker_audit
 
 MAJORITIES = ("plurality", "absolute")
 TIES = ("mean", "median", "max", "min")
+METHODS = ("mode-mean", *MODEL_METHODS)
 ALPHA_LEVELS = ("ordinal", "interval")
 
 
 
 
-def _check_rules(majority: str, tie: str, rounding: str) -> None:
+def _check_rules(majority: str, tie: str, rounding: str, method: str = "mode-mean") -> None:
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     if majority not in MAJORITIES:
         raise ValueError(f"unknown majority {majority!r}; expected one of {', '.join(MAJORITIES)}")
     if tie not in TIES:
@@ -116,11 +128,16 @@ class Aggregation:
     decisions: dict[str, dict[str, int]]
     agreement: dict = field(default_factory=dict)
     labels: dict[str, int] = field(default_factory=dict)
+    method: str = "mode-mean"
+    workers: list[dict] = field(default_factory=list)
+    suspects: dict = field(default_factory=dict)
 
     def audit(self) -> dict:
-        """The ``audit.json`` content: ``removed``, ``dropped_items``, ``decisions``, ``agreement``."""
+        """The ``audit.json`` content: ``removed``, ``dropped_items``, ``decisions``, ``agreement``,
+        ``method``, ``workers`` (each worker's accuracy and suspect flags) and ``suspects``."""
         return {"removed": self.removed, "dropped_items": self.dropped_items, "decisions": self.decisions,
-                "agreement": self.agreement}
+                "agreement": self.agreement, "method": self.method, "workers": self.workers,
+                "suspects": self.suspects}
 
     def outputs(self, prefix: str = "question") -> dict[str, str]:
         """File name -> content of every output (``<prefix>_<criterion>.qrel``, ``..._filtered.qrel``,
@@ -194,6 +211,7 @@ def _alpha_block(counts: np.ndarray, domain: np.ndarray) -> dict:
     m = counts.sum(axis=1)
     pairable = m >= 2
     block = {level: alpha_from_counts(counts[pairable], domain, level) for level in ALPHA_LEVELS}
+    block["fleiss"] = fleiss_kappa(counts[pairable])
     block["units"] = int(pairable.sum())
     block["labels"] = int(m[pairable].sum())
     return block
@@ -314,47 +332,110 @@ def _agreement_of(coded: _Coded, chosen: np.ndarray, before, after, decided, dom
     }
 
 
+def _share(worker: np.ndarray, hit: np.ndarray, n_workers: int) -> np.ndarray:
+    """Each worker's share of ``hit`` labels; NaN for a worker without labels."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.bincount(worker, weights=hit, minlength=n_workers) / np.bincount(worker, minlength=n_workers)
+
+
+def _gold_ranges(gold: pd.DataFrame | None, coded: _Coded, name: str, units: np.ndarray):
+    """(position in ``units``, min, max) of the gold items of criterion ``name`` among ``units``."""
+    if gold is None or not len(gold):
+        return None
+    rows = gold[gold["criterion"] == name]
+    turn = coded.turn_names.get_indexer(rows["turn_id"])
+    item = coded.item_names.get_indexer(rows["item_id"])
+    code = np.where((turn >= 0) & (item >= 0), turn.astype(np.int64) * len(coded.item_names) + item, -1)
+    position = pd.Index(units).get_indexer(code)
+    hit = position >= 0
+    return position[hit], rows["min_label"].to_numpy()[hit], rows["max_label"].to_numpy()[hit]
+
+
+def _decide_units(coded: _Coded, kept: np.ndarray, domain: np.ndarray, rules: dict, method: str,
+                  gold: pd.DataFrame | None, name: str):
+    """(units, counts, label of each unit, decisions, each worker's accuracy) of one criterion.
+
+    ``decisions`` counts how the mode-mean rule decides (``mode``/``tie``) whatever the method; a
+    model adds how many labels it ``changed`` from that rule's, its EM ``iterations`` and the
+    ``gold`` items it took as (ranges of) known labels. Accuracy: the model's estimate, or for
+    mode-mean the share of the worker's kept labels equal to the unit's label.
+    """
+    units, index, counts = _unit_counts(coded, kept, int(domain[0]), len(domain))
+    decided, by_mode = decide(counts, domain, **rules)
+    decisions = {"mode": int(by_mode.sum()), "tie": int((~by_mode).sum())}
+    worker, n_workers = coded.worker[kept], len(coded.worker_names)
+    if method == "mode-mean":
+        return units, counts, decided, decisions, _share(worker, coded.label[kept] == decided[index], n_workers)
+    ranges = _gold_ranges(gold, coded, name, units)
+    model = fit_model(method, index, worker, coded.label[kept], n_tasks=len(units), n_workers=n_workers,
+                      gold=ranges)
+    labels = model.labels.astype(np.int64)
+    decisions.update(changed=int((labels != decided).sum()), iterations=int(model.iterations),
+                     gold=0 if ranges is None else len(ranges[0]))
+    return units, counts, labels, decisions, model.worker_accuracy
+
+
+def _qrels_table(coded: _Coded, units: np.ndarray, labels: np.ndarray) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {}
+    for t, i, v in zip(*coded.unit_names(units), labels.tolist()):
+        table.setdefault(t, {})[i] = v
+    return {t: table[t] for t in sorted(table)}
+
+
+def _all_labels(judgments, coded: _Coded, seconds: np.ndarray | None) -> Labels:
+    """Every label with its CSV row (numbered in file order) for the suspect rules."""
+    record = judgments.labels["record"].to_numpy().astype(np.int64)
+    row = judgments.labels["file"].to_numpy().astype(np.int64) * (int(record.max()) + 1) + record
+    return Labels(coded.worker, coded.criterion, coded.unit, coded.label, row, len(coded.worker_names), seconds)
+
+
 def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "plurality", tie: str = "mean",
-              rounding: str = "half-up", min_label: int = 2, agreement: bool = True) -> Aggregation:
+              rounding: str = "half-up", min_label: int = 2, agreement: bool = True, method: str = "mode-mean",
+              time_column: str | None = "auto") -> Aggregation:
     """Aggregate :class:`~castregin.formats.crowd.Judgments` into qrels per criterion.
 
     ``gold`` is a frame as :func:`~castregin.formats.crowd.read_gold` returns (rows for criteria
     not in ``judgments.criteria`` are ignored). Raises :class:`InputError` when there is no label.
+    ``method`` is ``mode-mean`` (the rules above), ``dawid-skene`` or ``glad``.
 
     ``agreement`` (skipped with ``agreement=False``) holds per criterion ``before_gold`` and
-    ``after_gold``: Krippendorff's alpha ``ordinal`` and ``interval`` over the pairable units
-    (``units``, ``labels``) and the same per topic (``topics``); and ``workers``: each worker's
-    quadratic-weighted Cohen's kappa with the aggregated labels and the number of ``items`` it
-    rests on. The kappa uses every label the worker gave, including those the gold filter
-    removed, so that a removed spammer's low agreement shows; undefined values are NaN.
+    ``after_gold``: Krippendorff's alpha ``ordinal`` and ``interval`` and Fleiss' kappa
+    (``fleiss``) over the pairable units (``units``, ``labels``) and the same per topic
+    (``topics``); and ``workers``: each worker's quadratic-weighted Cohen's kappa with the
+    aggregated labels and the number of ``items`` it rests on. The kappa uses every label the
+    worker gave, including those the gold filter removed, so that a removed spammer's low
+    agreement shows; undefined values are NaN. ``workers`` and ``suspects`` of the result are
+    :func:`~castregin.judging.suspects.worker_audit`'s, the time per item read from
+    ``time_column`` (``auto``: ``seconds`` or ``WorkTimeInSeconds`` when present; ``None``: none).
     """
-    _check_rules(majority, tie, rounding)
+    _check_rules(majority, tie, rounding, method)
+    rules = {"majority": majority, "tie": tie, "rounding": rounding}
     criteria = list(judgments.criteria)
-    low, high = judgments.scale
-    domain = np.arange(low, high + 1)
+    domain = np.arange(judgments.scale[0], judgments.scale[1] + 1)
     coded = _code(judgments)
+    seconds, time_name = label_seconds(judgments, time_column)
     keep, removed = _gold_filter(judgments, gold, coded, criteria)
-    qrels, filtered, decisions, agreement_part, counted = {}, {}, {}, {}, {}
+    qrels, filtered, decisions, agreement_part, counted, accuracy = {}, {}, {}, {}, {}, {}
     dropped: list[dict] = []
     universe = set(zip(judgments.items["turn_id"].tolist(), judgments.items["item_id"].tolist()))
     for c, name in enumerate(criteria):
         chosen = coded.criterion == c
-        before_units, _, before_counts = _unit_counts(coded, chosen, low, len(domain))
-        after_units, _, after_counts = _unit_counts(coded, chosen & keep, low, len(domain))
-        decided, by_mode = decide(after_counts, domain, majority=majority, tie=tie, rounding=rounding)
-        decisions[name] = {"mode": int(by_mode.sum()), "tie": int((~by_mode).sum())}
+        before_units, _, before_counts = _unit_counts(coded, chosen, int(domain[0]), len(domain))
+        after_units, after_counts, decided, decisions[name], accuracy[name] = _decide_units(
+            coded, chosen & keep, domain, rules, method, gold, name)
         counted[name] = int((chosen & keep).sum())
-        table: dict[str, dict[str, int]] = {}
-        for t, i, v in zip(*coded.unit_names(after_units), decided.tolist()):
-            table.setdefault(t, {})[i] = v
-        qrels[name] = {t: table[t] for t in sorted(table)}
+        qrels[name] = _qrels_table(coded, after_units, decided)
         filtered[name] = {turn: qrels[name][turn] for turn in turns_with_label(qrels[name], min_label)}
         dropped.extend(_dropped(coded, name, before_units, after_units, universe))
         if agreement:
             agreement_part[name] = _agreement_of(coded, chosen, (before_units, before_counts),
                                                  (after_units, after_counts), decided, domain)
     dropped.sort(key=lambda d: (d["turn_id"], d["item_id"], d["criterion"]))
-    return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted)
+    workers, suspects = worker_audit(_all_labels(judgments, coded, seconds), criteria, domain,
+                                     lambda counts: decide(counts, domain, **rules)[0], accuracy,
+                                     list(coded.worker_names), time_name)
+    return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted, method,
+                       workers, suspects)
 
 
 def check_file_name_part(value: str, what: str = "prefix") -> str:

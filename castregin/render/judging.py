@@ -1,8 +1,8 @@
-"""The judging stage's tables: the aggregation summary and the agreement report."""
+"""The judging stage's tables: the aggregation summary, the workers' audit and the agreement report."""
 
 from __future__ import annotations
 
-from .numbers import fixed
+from .numbers import MISSING, fixed
 from .tables import text_table
 
 
@@ -13,15 +13,17 @@ def _alpha(value) -> str:
 
 def summary_table(aggregation) -> str:
     """The short per-criterion summary printed on standard error."""
-    header = ["criterion", "labels", "items", "mode", "tie", "dropped", "turns", "filtered",
-              "alpha_ord", "alpha_int"]
+    model = aggregation.method != "mode-mean"
+    header = ["criterion", "labels", "items", "mode", "tie", *(["changed"] if model else []), "dropped", "turns",
+              "filtered", "alpha_ord", "alpha_int"]
     rows = []
     for name in aggregation.criteria:
         part = aggregation.agreement.get(name, {})
         before, after = part.get("before_gold", {}), part.get("after_gold", {})
+        changed = [str(aggregation.decisions[name].get("changed", 0))] if model else []
         rows.append([
             name, str(aggregation.labels.get(name, 0)), str(sum(len(v) for v in aggregation.qrels[name].values())),
-            str(aggregation.decisions[name]["mode"]), str(aggregation.decisions[name]["tie"]),
+            str(aggregation.decisions[name]["mode"]), str(aggregation.decisions[name]["tie"]), *changed,
             str(sum(1 for d in aggregation.dropped_items if d["criterion"] == name)),
             str(len(aggregation.qrels[name])), str(len(aggregation.filtered[name])),
             f"{_alpha(before.get('ordinal'))} -> {_alpha(after.get('ordinal'))}",
@@ -31,13 +33,51 @@ def summary_table(aggregation) -> str:
     workers = len({r["worker_id"] for r in aggregation.removed})
     note = (f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); "
             "alpha_ord/alpha_int: Krippendorff's alpha (ordinal/interval) before -> after the gold filter\n")
-    return text_table(header, rows, align_right=set(range(1, 10))) + note
+    if model:
+        note += (f"method {aggregation.method}: mode/tie count how mode-mean would decide; changed: labels "
+                 "that differ from mode-mean's\n")
+    suspects = aggregation.suspects.get("workers", [])
+    if suspects:
+        note += f"suspects: {len(suspects)} worker(s) flagged, not removed (audit.json: workers, suspects)\n"
+    return text_table(header, rows, align_right=set(range(1, len(header)))) + note
+
+
+def _reasons(entry: dict) -> str:
+    return ",".join(entry["reasons"]) if entry["reasons"] else MISSING
+
+
+def _extreme(values: dict, pick) -> str:
+    """The lowest (``min``) or highest (``max``) defined value of a per-criterion dict, ``-`` for none."""
+    defined = [v for v in values.values() if v is not None]
+    return _alpha(pick(defined)) if defined else MISSING
+
+
+def workers_table(aggregation, only_suspects: bool = False) -> str:
+    """One row per worker of the audit: the method's accuracy per criterion, the suspect evidence.
+
+    kappa_min: the lowest kappa with the leave-one-out consensus over the criteria; top_max: the
+    highest share of one label; repeat: the best period and its share; median_s: median seconds per item.
+    """
+    criteria = aggregation.criteria
+    header = ["worker", "labels", *[f"acc_{name}" for name in criteria], "kappa_min", "top_max", "repeat",
+              "median_s", "suspect"]
+    rows = []
+    for entry in aggregation.workers:
+        if only_suspects and not entry["suspect"]:
+            continue
+        repeat = entry["repeat"]
+        rows.append([entry["worker_id"], str(entry["labels"]),
+                     *[_alpha(entry["accuracy"][name]) for name in criteria],
+                     _extreme(entry["kappa_others"], min), _extreme(entry["top_share"], max),
+                     MISSING if repeat is None else f"{repeat['period']}:{_alpha(repeat['share'])}",
+                     fixed(entry["median_seconds"], 1, undefined=MISSING), _reasons(entry)])
+    return text_table(header, rows, align_right=set(range(1, len(header) - 1)))
 
 
 def agreement_tables(agreement: dict) -> str:
     """Alpha per criterion and topic, then each worker's kappa, as text tables."""
     header = ["criterion", "topic", "units", "ordinal_before", "ordinal_after", "interval_before",
-              "interval_after"]
+              "interval_after", "fleiss_before", "fleiss_after"]
     rows = []
     for name, part in agreement.items():
         before, after = part["before_gold"], part["after_gold"]
@@ -47,8 +87,9 @@ def agreement_tables(agreement: dict) -> str:
         ]
         for topic, b, a in scopes:
             rows.append([name, topic, str(a.get("units", 0)), _alpha(b.get("ordinal")), _alpha(a.get("ordinal")),
-                         _alpha(b.get("interval")), _alpha(a.get("interval"))])
-    out = text_table(header, rows, align_right={2, 3, 4, 5, 6})
+                         _alpha(b.get("interval")), _alpha(a.get("interval")), _alpha(b.get("fleiss")),
+                         _alpha(a.get("fleiss"))])
+    out = text_table(header, rows, align_right=set(range(2, len(header))))
     names = list(agreement)
     workers = sorted({w["worker_id"] for part in agreement.values() for w in part["workers"]})
     lookup = {(n, w["worker_id"]): w for n in names for w in agreement[n]["workers"]}

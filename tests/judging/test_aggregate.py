@@ -241,7 +241,7 @@ def test_cli_writes_prefixed_files_and_audit(tmp_path, cli):
     assert (out / "question_novelty.qrel").read_text() == "1_1 0 G 2\n1_2 0 Q1 0\n"
     assert (out / "question_novelty_filtered.qrel").read_text() == "1_1 0 G 2\n"
     audit = json.loads((out / "audit.json").read_text())
-    assert list(audit) == ["agreement", "decisions", "dropped_items", "removed"]
+    assert list(audit) == ["agreement", "decisions", "dropped_items", "method", "removed", "suspects", "workers"]
     assert audit["decisions"] == {"novelty": {"mode": 2, "tie": 0}, "relevance": {"mode": 0, "tie": 2}}
     assert [(r["worker_id"], r["topic"]) for r in audit["removed"]] == [("BAD", "1")]
     assert "relevance" in result.stderr and "alpha" in result.stderr

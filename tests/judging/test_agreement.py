@@ -102,3 +102,68 @@ def test_worker_kappas_match_one_at_a_time():
         assert kappas[w] == pytest.approx(cohen_kappa(labels[mine], reference[mine], "quadratic", [1, 2, 3]), abs=1e-12)
     assert items[5] == 0 and math.isnan(kappas[5])
     assert kappas[0] == pytest.approx(1.0)   # even workers copy the reference
+
+
+# --- Fleiss' kappa: statsmodels is the oracle where every unit has the same number of ratings ------
+
+def fleiss_by_hand(counts) -> float:
+    """Fleiss' kappa, each unit over its own number of ratings (units with fewer than two left out)."""
+    units = [np.asarray(row, dtype=float) for row in counts if sum(row) >= 2]
+    observed = np.mean([(row @ row - row.sum()) / (row.sum() * (row.sum() - 1)) for row in units])
+    shares = np.sum(units, axis=0) / np.sum(units)
+    chance = shares @ shares
+    return (observed - chance) / (1 - chance)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fleiss_kappa_equals_statsmodels(seed):
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    from castregin.statistics import fleiss_kappa
+
+    rng = np.random.default_rng(seed)
+    raters, categories = 3 + seed, 2 + seed % 4
+    truth = rng.integers(0, categories, 80)
+    labels = np.where(rng.random((80, raters)) < 0.6, truth[:, None], rng.integers(0, categories, (80, raters)))
+    table = np.stack([np.bincount(row, minlength=categories) for row in labels])
+    assert fleiss_kappa(table) == pytest.approx(statsmodels_fleiss(table), abs=1e-12)
+
+
+def test_fleiss_kappa_with_uneven_ratings_per_unit(crowd_example):
+    import pandas as pd
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    from castregin.statistics import fleiss_kappa
+
+    frame = pd.read_csv(crowd_example / "judgments.csv", dtype=str, keep_default_na=False)
+    frame = frame[frame["relevance"] != ""]
+    table = pd.crosstab([frame["turn_id"], frame["item_id"]], frame["relevance"].astype(int)).to_numpy()
+    raters = table.sum(axis=1)
+    assert len(set(raters)) > 1                               # 6 to 9 labels per item
+    assert fleiss_kappa(table) == pytest.approx(fleiss_by_hand(table), abs=1e-12)
+    for n in set(raters.tolist()):
+        assert fleiss_kappa(table[raters == n]) == pytest.approx(statsmodels_fleiss(table[raters == n]), abs=1e-12)
+
+
+def test_fleiss_kappa_leaves_out_single_ratings_and_is_nan_when_undefined():
+    from castregin.statistics import fleiss_kappa
+
+    table = [[2, 0, 1], [0, 3, 0], [1, 1, 1], [0, 0, 1]]
+    assert fleiss_kappa(table) == pytest.approx(fleiss_by_hand(table[:3]), abs=1e-12)
+    assert math.isnan(fleiss_kappa([[3, 0], [2, 0]]))          # one category only
+    assert math.isnan(fleiss_kappa([[1, 0], [0, 1]]))          # nothing pairable
+    assert math.isnan(fleiss_kappa(np.zeros((0, 4))))
+    assert fleiss_kappa([[3, 0], [0, 3]]) == pytest.approx(1.0)
+
+
+def test_agreement_reports_fleiss_before_and_after_gold(crowd_example, cli):
+    import json
+
+    result = cli("agreement", crowd_example / "judgments.csv", "--criteria", "relevance",
+                 "--gold", crowd_example / "gold.csv", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    part = json.loads(result.stdout)["relevance"]
+    assert 0 < part["before_gold"]["fleiss"] < part["after_gold"]["fleiss"] < 1
+    assert set(part["after_gold"]["topics"]["138"]) == {"ordinal", "interval", "fleiss", "units", "labels"}
+    table = cli("agreement", crowd_example / "judgments.csv", "--criteria", "relevance")
+    assert "fleiss_before" in table.stdout and "fleiss_after" in table.stdout
