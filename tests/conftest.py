@@ -28,6 +28,12 @@ def _shared_dir(name: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def fixed_report_date(monkeypatch):
+    """Reports state when they were built; tests that compare two builds need the same date."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+
+
 @pytest.fixture(scope="session")
 def cast2022() -> Path:
     """The CAsT 2022 reference data directory (skips the test when it is absent)."""

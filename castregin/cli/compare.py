@@ -15,8 +15,8 @@ from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.evaluate import run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
-from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH
-from ..render.comparison import COMPARE_FORMATS, render_comparison
+from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
+from ..render.comparison import COMPARE_FORMATS, render_comparison, same_measure
 from . import main, warnings_as_lines
 from .options import (
     format_option,
@@ -86,7 +86,8 @@ def _comparison_options(function):
         click.option("--baseline", metavar="RUN",
                      help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
         click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
-                     help="Paired two-sided test on per-turn values (scipy)."),
+                     help="Two-sided test on per-turn values (scipy): paired t, Wilcoxon signed-rank, paired "
+                          "randomization, or Tukey's HSD over all runs at once (no further correction)."),
         click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
                      help="Multiple-comparison correction over the comparisons of each measure and qrels."),
         click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
@@ -102,12 +103,29 @@ def _comparison_options(function):
     return function
 
 
+def _sort_measure(sort: str | None, measures, rel_level: int) -> str | None:
+    """The measure ``--sort`` names, as evaluate names it (``P_1`` is ``P@1``); one of ``-m``."""
+    if sort is None:
+        return None
+    parsed = parse_measures([sort], rel_level)
+    shown = parse_measures(list(measures or DEFAULT_MEASURES), rel_level)
+    # The same measure may be spelled both ways (-m P@1 --sort P_1).
+    same = [m.name for m in shown if len(parsed) == 1 and same_measure(m, parsed[0])]
+    if not same:
+        raise click.BadParameter(f"{sort} is not one of the measures compared "
+                                 f"({', '.join(m.name for m in shown)})", param_hint="--sort")
+    return same[0]
+
+
 @main.command()
 @_comparison_options
+@click.option("--sort", metavar="MEASURE",
+              help="Order the leaderboard of table, markdown and latex by this measure's mean, highest first "
+                   "(one of -m). Default: the order of the runs given.")
 @format_option(COMPARE_FORMATS)
 @output_option()
 def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
-            fmt, output):
+            sort, fmt, output):
     """Are the differences between runs significant? Paired tests on per-turn values.
 
     For each qrels and measure, every run is compared with --baseline (or every pair of runs) on
@@ -116,9 +134,10 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
     When every difference is zero the p-value is 1 and the statistic 0. The randomization test is
     reproducible: the same --seed gives the same p-values.
 
-    In table, markdown and LaTeX the leaderboard comes first: the best value of each column in
-    bold, a dagger on significant wins over the baseline (without a baseline: the letters of the
-    runs a run is significantly better than), then every comparison.
+    In table, markdown and LaTeX the leaderboard comes first (in the order given, or by --sort):
+    the best value of each column in bold, a dagger on significant wins over the baseline (without
+    a baseline: the letters of the runs a run is significantly better than), then every comparison
+    with its effect size. JSON, TSV and CSV hold every comparison, effect_size included.
 
     \b
     Examples:
@@ -126,9 +145,11 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
           --baseline bm25.run -m P@1 -m nDCG@3 --format markdown
       castregin compare runs/*.run --qrels all.qrel --test randomization --permutations 100000 --seed 7
       castregin compare a.run b.run --qrels all.qrel --format json -o comparisons.json
+      castregin compare runs/ --qrels all.qrel --test tukey-hsd --sort nDCG@3
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
+    sort = _sort_measure(sort, measures, rel_level)
     run_list, qrels_list = _read(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
@@ -136,30 +157,47 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
                                 per_turn=True)
     comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
                                progress=sys.stderr.isatty())
-    formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha))
+    formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha,
+                                                 sort=sort))
 
 
 @main.command()
 @_comparison_options
 @click.option("--depth", default=10, show_default=True, type=click.IntRange(1, MAX_REPORT_DEPTH),
               help="k of the top-k label distribution and judged@k.")
+@click.option("--plot-measure", default="nDCG@3", show_default=True, metavar="MEASURE",
+              help="The measure of the per-turn plots and tables (evaluated even when not among -m).")
+@click.option("--ci-samples", default=1000, show_default=True, type=click.IntRange(1, MAX_RESAMPLES),
+              help="Bootstrap samples of each mean's 95% interval (seeded with --seed).")
+@click.option("--correlation", is_flag=True,
+              help="Add the rank correlations (Kendall's tau, tau_AP) of every two (qrels, measure) settings.")
+@click.option("--loro-depth", type=click.IntRange(1, MAX_REPORT_DEPTH), metavar="K",
+              help="Add the leave-one-run-out test at depth K (first qrels, first measure).")
+@click.option("--per-run-files", is_flag=True,
+              help="Also write DIR/runs/<run>.html: one self-contained page per run, for its participant.")
 @click.option("--out", "out_dir", required=True, metavar="DIR",
-              help="Directory for index.html and figures/*.png (created; files written atomically).")
+              help="Directory for index.html, figures/*.png and runs/*.html (replaced as a whole).")
 def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
-           depth, out_dir):
+           depth, plot_measure, ci_samples, correlation, loro_depth, per_run_files, out_dir):
     """A static HTML report: DIR/index.html, one self-contained file, and DIR/figures/*.png.
 
-    For the set of runs: the leaderboard, the significance matrix of every pair of runs for each
-    measure, and the label histogram of each qrels. For each run: its scores, judged@k, the
-    per-turn difference to the median of all runs with the best run marked (on the first
-    measure), and the labels of its top-k items (unjudged ones in grey). Plots are embedded as
-    PNG, so the page needs no network; the same PNGs are in DIR/figures for papers.
+    For the set of runs: the leaderboard sorted by the first measure, with each mean's bootstrap
+    interval (and a figure of them), the significance matrix of every pair of runs for each
+    measure, the label histogram of each qrels, and on request the rank correlations between
+    (qrels, measure) settings and the leave-one-run-out test. For each run (a TREC overview's
+    appendix): its scores, judged@k, its --plot-measure per turn beside the best, median and worst
+    of all runs (a plot and a table), and the labels of its top-k items (unjudged ones in grey).
+    Last, the reproducibility block: castregin's version, the command line, the date (UTC) and the
+    SHA-256 of every input. Plots are embedded as PNG, so the page needs no network; the same PNGs
+    are in DIR/figures for papers.
 
     \b
     Examples:
       castregin report bm25.run miniLM.run T5_raw.run --qrels question_relevance_all.qrel --out report
       castregin report runs/*.run --qrels all=all.qrel --qrels mi=mi_subset.qrel --baseline bm25.run \\
           -m nDCG@3 -m P@1 --out report
+      castregin report runs/ --qrels all.qrel --plot-measure P@1 --correlation --loro-depth 5 \\
+          --per-run-files --out report
     """
     from ..render.report import (
         check_report_directory,
@@ -172,7 +210,9 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     run_list, qrels_list = _read(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
-        index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES, baseline=base,
-                             rel_level=rel_level, depth=depth, test=test, correction=correction, alpha=alpha,
-                             permutations=permutations, seed=seed, progress=sys.stderr.isatty())
+        index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES,
+                             baseline=base, rel_level=rel_level, depth=depth, test=test, correction=correction,
+                             alpha=alpha, permutations=permutations, seed=seed, plot_measure=plot_measure,
+                             ci_samples=ci_samples, correlation=correlation, loro_depth=loro_depth,
+                             per_run_files=per_run_files, progress=sys.stderr.isatty())
     click.echo(f"castregin: report written to {index}", err=True)

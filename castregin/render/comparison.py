@@ -1,13 +1,14 @@
 """Comparisons as tables: the leaderboard with significance marks, then every comparison.
 
-``json``, ``tsv`` and ``csv`` hold :func:`castregin.evaluation.compare.compare`'s rows at full precision;
-``table``, ``markdown`` and ``latex`` show the leaderboard (means from evaluate's rows, the best of each
-column bold, a dagger on significant wins over the baseline or, without one, the letters of the runs
-beaten), a legend, then every comparison.
+``json``, ``tsv`` and ``csv`` hold :func:`castregin.evaluation.compare.compare`'s rows at full precision,
+effect sizes included; ``table``, ``markdown`` and ``latex`` show the leaderboard (means from evaluate's
+rows, the best of each column bold, a dagger on significant wins over the baseline or, without one, the
+letters of the runs beaten; in the order given or sorted by one measure), a legend, then every comparison.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 from collections.abc import Sequence
@@ -35,12 +36,12 @@ DAGGER = "\u2020"
 
 
 def comparison_records(comparisons: pd.DataFrame) -> list[dict]:
-    """The rows as ``--format json`` objects (:data:`JSON_COLUMNS`, non-finite numbers as None)."""
+    """The rows as ``--format json`` objects (every column of ``compare``, non-finite numbers as None)."""
     return [
         json_value({"measure": r.measure, "run": r.run, "baseline": r.baseline, "qrels": r.qrels,
                     "turns": int(r.turns), "mean_difference": r.mean_difference, "statistic": r.statistic,
                     "p_value": r.p_value, "p_value_corrected": r.p_value_corrected,
-                    "significant": bool(r.significant), "direction": r.direction})
+                    "significant": bool(r.significant), "direction": r.direction, "effect_size": r.effect_size})
         for r in comparisons.itertuples(index=False)
     ]
 
@@ -70,18 +71,52 @@ def run_letters(names: Sequence[str]) -> dict[str, str]:
     return letters
 
 
+def rounded(value, decimals: int = 4, *, sign: bool = False, integer: bool = False) -> str:
+    """:func:`~castregin.render.numbers.fixed`, but a value that rounds to zero is ``0.0000``, unsigned.
+
+    A difference of -0.00001 would otherwise read ``-0.0000``, a sign without a number behind it.
+    """
+    text = fixed(value, decimals, sign=sign, integer=integer)
+    return text[1:] if text[:1] in "+-" and set(text[1:]) <= {"0", "."} else text
+
+
+def same_measure(first, second) -> bool:
+    """Whether two parsed measures are one measure under two names (``P@1`` and ``P_1``)."""
+    return dataclasses.replace(first, name="") == dataclasses.replace(second, name="")
+
+
+def sort_keys(keys: Sequence[tuple[str, str]], values: dict, measure: str) -> list[tuple[str, str]]:
+    """``(qrels, run)`` rows ordered by ``measure``'s mean, highest first, within each qrels.
+
+    Qrels keep the order given, and so do runs with equal means; a run without a value comes last.
+    """
+    def key(position_and_row):
+        position, (qrels, run) = position_and_row
+        value = values.get((qrels, run, measure), math.nan)
+        return (qrels_order[qrels], math.isnan(value), -value if not math.isnan(value) else 0.0, position)
+
+    qrels_order = {q: i for i, q in enumerate(dict.fromkeys(q for q, _ in keys))}
+    return [row for _, row in sorted(enumerate(keys), key=key)]
+
+
 def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: str | None,
-                  decimals: int = 4) -> tuple[list[str], list[tuple[str, str]], dict]:
+                  decimals: int = 4, sort: str | None = None) -> tuple[list[str], list[tuple[str, str]], dict]:
     """The leaderboard as data: measures, ``(qrels, run)`` rows, and per cell ``(text, best, marks)``.
 
     ``marks`` is a dagger when the run is significantly better than the baseline, or (without a
-    baseline) the letters of the runs it is significantly better than.
+    baseline) the letters of the runs it is significantly better than (letters in the order the
+    runs were given). ``sort`` orders the rows by that measure (:func:`sort_keys`).
     """
     means = results[results["turn"] == ALL_TURNS]
     measures = list(dict.fromkeys(means["measure"]))
     keys = list(dict.fromkeys(zip(means["qrels"], means["run"])))
     values = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
         index=False)}
+    if sort is not None:
+        if sort not in measures:
+            raise InputError(f"cannot sort by {sort!r}: not one of the measures ({', '.join(measures)})",
+                             argument="sort")
+        keys = sort_keys(keys, values, sort)
     best: dict[tuple[str, str], float] = {}
     for (qrels, _run, measure), value in values.items():
         if not math.isnan(value) and measure not in NOT_SCORES:
@@ -101,10 +136,11 @@ def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: st
     return measures, keys, cells
 
 
-def _summary(results, comparisons, baseline, fmt, decimals=4) -> str:
-    measures, keys, cells = summary_cells(results, comparisons, baseline, decimals)
+def _summary(results, comparisons, baseline, fmt, decimals=4, sort=None) -> str:
+    measures, keys, cells = summary_cells(results, comparisons, baseline, decimals, sort)
     show_qrels = len({q for q, _ in keys}) > 1
-    letters = run_letters(list(dict.fromkeys(r for _, r in keys)))
+    # The letters of the given order, as summary_cells marks them, whatever the rows' order.
+    letters = run_letters(list(dict.fromkeys(results.loc[results["turn"] == ALL_TURNS, "run"])))
     rows = []
     for qrels, run in keys:
         name = run if baseline is not None else f"{run} ({letters[run]})"
@@ -144,7 +180,7 @@ def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
               "effect size", "significant"]
     rows = []
     for r in comparisons.itertuples(index=False):
-        cells = [r.qrels, r.measure, r.run, r.baseline, str(r.turns), fixed(r.mean_difference, decimals, sign=True),
+        cells = [r.qrels, r.measure, r.run, r.baseline, str(r.turns), rounded(r.mean_difference, decimals, sign=True),
                  fixed(r.statistic, decimals), fixed(r.p_value, decimals), fixed(r.p_value_corrected, decimals),
                  fixed(r.effect_size, decimals), r.direction or "no"]
         rows.append(cells)
@@ -160,13 +196,14 @@ def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
 
 def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str = "table",
                       baseline: str | None = None, test: str = "paired-t", correction: str = "holm",
-                      alpha: float = 0.05, decimals: int = 4) -> str:
+                      alpha: float = 0.05, decimals: int = 4, sort: str | None = None) -> str:
     """Render :func:`compare`'s rows in one of :data:`COMPARE_FORMATS`.
 
-    ``json``, ``tsv`` and ``csv`` hold the comparisons at full precision. ``table``, ``markdown``
-    and ``latex`` show the leaderboard (means from ``results``; best value bold, a dagger on
-    significant wins over the baseline or, without one, the letters of the runs beaten), a legend,
-    then every comparison.
+    ``json``, ``tsv`` and ``csv`` hold the comparisons at full precision, effect sizes included.
+    ``table``, ``markdown`` and ``latex`` show the leaderboard (means from ``results``; best value
+    bold, a dagger on significant wins over the baseline or, without one, the letters of the runs
+    beaten; rows in the order given, or by ``sort``'s mean, highest first), a legend, then every
+    comparison with its effect size.
     """
     if fmt == "json":
         return json_text(comparison_records(comparisons))
@@ -182,7 +219,7 @@ def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str
     if fmt not in COMPARE_FORMATS:
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(COMPARE_FORMATS)}")
     legend = _legend(comparisons, baseline, test, correction, alpha)
-    summary = _summary(results, comparisons, baseline, fmt, decimals)
+    summary = _summary(results, comparisons, baseline, fmt, decimals, sort)
     details = _details(comparisons, fmt, decimals)
     if fmt == "latex":
         return f"% {latex_escape(legend)}\n{summary}\n% every comparison\n{details}"

@@ -21,7 +21,7 @@ from castregin.evaluation.evaluate import evaluate
 TREC_NAMES = {"P@1": "P_1", "nDCG@3": "ndcg_cut_3", "AP": "map"}
 TAGS = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw", "T5_rewrite"]
 JSON_KEYS = ["measure", "run", "baseline", "qrels", "turns", "mean_difference", "statistic", "p_value",
-             "p_value_corrected", "significant", "direction"]
+             "p_value_corrected", "significant", "direction", "effect_size"]
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +164,7 @@ def test_tables_mark_best_and_significant_wins(cli, run_paths, qrels_path):
     assert all((r["direction"] == "better") == (r["significant"] and r["mean_difference"] > 0) for r in rows)
     assert "0.2437\u2020" in table
     tsv = cli("compare", *args, "--format", "tsv").stdout.splitlines()
-    assert tsv[0].split("\t") == [*JSON_KEYS, "effect_size"]
+    assert tsv[0].split("\t") == JSON_KEYS
 
 
 def test_output_file_and_determinism(cli, run_paths, qrels_path, tmp_path):
@@ -252,3 +252,48 @@ def test_tukey_hsd_equals_statsmodels_and_is_not_corrected_again():
         assert row.p_value == pytest.approx(expected[key], abs=2e-3)
         assert row.p_value_corrected == row.p_value  # Tukey's p-values hold for the family already
         assert row.statistic == pytest.approx(row.mean_difference)
+
+
+# --- effect sizes in every format, --sort, Tukey's HSD on the command line ------------------------------------
+
+
+def test_json_effect_size_is_cohens_d_of_the_paired_differences(cli, run_paths, qrels_path, oracle):
+    rows = _json(cli, *run_paths, "--qrels", qrels_path, *_measures())
+    assert len(rows) == 3 * 6  # every pair of four runs, three measures
+    for row in rows:
+        x, y = _vectors(oracle, row["measure"], row["run"], row["baseline"])
+        differences = [a - b for a, b in zip(x, y)]
+        mean = sum(differences) / len(differences)
+        sd = (sum((d - mean) ** 2 for d in differences) / (len(differences) - 1)) ** 0.5
+        assert row["effect_size"] == pytest.approx(mean / sd, rel=1e-9)
+    csv_rows = cli("compare", *run_paths, "--qrels", qrels_path, *_measures(), "--format", "csv").stdout.splitlines()
+    assert [float(line.split(",")[-1]) for line in csv_rows[1:]] == pytest.approx([r["effect_size"] for r in rows])
+    table = cli("compare", *run_paths, "--qrels", qrels_path, *_measures()).stdout
+    assert "effect size" in table and f"{rows[0]['effect_size']:.4f}" in table
+
+
+def _board_order(markdown: str) -> list[str]:
+    """The runs of a markdown leaderboard, top to bottom (the first table of the output)."""
+    board = markdown.split("\n\n")[0]
+    return [line.split(" | ")[0].lstrip("| ").split(" (")[0] for line in board.splitlines()[2:] if line.startswith("|")]
+
+
+def test_sort_orders_the_leaderboard_by_a_measures_mean(cli, run_paths, qrels_path, oracle):
+    args = [*run_paths, "--qrels", qrels_path, "-m", "P@1", "-m", "nDCG@3", "--format", "markdown"]
+    assert _board_order(cli("compare", *args).stdout) == TAGS  # the order given
+    for sort, trec in (("nDCG@3", "ndcg_cut_3"), ("P_1", "P_1")):
+        means = {tag: np.mean(list(oracle[tag][trec].values())) for tag in TAGS}
+        expected = sorted(TAGS, key=lambda tag: -means[tag])
+        sorted_output = cli("compare", *args, "--sort", sort).stdout
+        assert _board_order(sorted_output) == expected != TAGS
+    # The letters stay those of the order given: T5_raw is (c) wherever its row is.
+    assert "| T5_raw (c) |" in sorted_output
+    result = cli("compare", *args, "--sort", "AP")
+    assert result.exit_code == 2 and "--sort" in result.stderr and "not one of the measures" in result.stderr
+
+
+def test_tukey_hsd_is_offered_on_the_command_line(cli, run_paths, qrels_path):
+    assert "tukey-hsd" in cli("compare", "--help").stdout
+    rows = _json(cli, *run_paths, "--qrels", qrels_path, "-m", "nDCG@3", "--test", "tukey-hsd")
+    assert len(rows) == 6 and all(r["p_value"] == r["p_value_corrected"] for r in rows)
+    assert all(r["effect_size"] is not None for r in rows)

@@ -1,10 +1,15 @@
-"""report: the HTML report of the CAsT 2022 baseline runs, its figures, and its data helpers."""
+"""report: the HTML report of the CAsT 2022 baseline runs and of 30 simulated runs, its figures, its
+reproducibility block, the runs' own pages, and its data helpers."""
 
 from __future__ import annotations
 
 import base64
+import html
 import re
+import shlex
+import sys
 
+import numpy as np
 import pytest
 from reference_runs import write_reference_runs
 
@@ -45,7 +50,7 @@ def test_report_is_written_self_contained_with_every_run(report_dir):
     assert "http://" not in page and "https://" not in page
     assert "<script" not in page and "<link" not in page and "@import" not in page and "url(" not in page
     images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(images) == 1 + 2 * len(TAGS)  # qrels histogram; per-turn and top-k labels of each run
+    assert len(images) == 2 + 2 * len(TAGS)  # qrels histogram, leaderboard; per-turn and top-k labels of each run
     assert all(base64.b64decode(data).startswith(PNG) for data in images)
     assert re.findall(r"<img [^>]*src=\"(?!data:)", page) == []
     for section in ("Leaderboard", "Significance matrix", "Qrels", "judged@10"):
@@ -60,7 +65,7 @@ def test_report_is_written_self_contained_with_every_run(report_dir):
 def test_figures_exist_as_png_files_matching_the_embedded_ones(report_dir):
     figures = sorted(p.name for p in (report_dir / "figures").iterdir())
     assert figures == sorted(
-        ["qrels-01-question_relevance_all-labels.png"]
+        ["qrels-01-question_relevance_all-labels.png", "leaderboard-01-question_relevance_all-nDCG_3.png"]
         + [f"run-{i:02d}-{tag}-question_relevance_all-{kind}.png"
            for i, tag in enumerate(TAGS, 1) for kind in ("per-turn-nDCG_3", "top10-labels")])
     page = (report_dir / "index.html").read_text(encoding="utf-8")
@@ -75,8 +80,8 @@ def test_figures_exist_as_png_files_matching_the_embedded_ones(report_dir):
 def test_report_is_deterministic(cast2022, run_paths):
     runs = [formats.read_run(p) for p in run_paths[:2]]
     qrels = [formats.read_qrels(cast2022 / "regin/qrels/question_relevance_mi_subset.qrel")]
-    first = build_report(runs, qrels, ["P@1"])
-    second = build_report(runs, qrels, ["P@1"])
+    first = build_report(runs, qrels, ["P@1"], date="2024-01-01T00:00:00Z")
+    second = build_report(runs, qrels, ["P@1"], date="2024-01-01T00:00:00Z")
     assert first.html == second.html and first.figures == second.figures
     assert "bm25_baseline_mi_run" in first.html and "miniLM_bert_sample_mi_run" in first.html
 
@@ -109,11 +114,12 @@ def test_label_distribution_counts_unjudged_and_uses_trec_eval_order():
 
 
 def _leaderboard_judged(runs, qrels, k):
-    """The judged@k column of the report's leaderboard, run by run."""
+    """The judged@k column of the report's leaderboard, in the order of ``runs`` (the board is sorted)."""
     page = build_report(runs, [qrels], ["P@1"], depth=k).html
     board = page.split('id="leaderboard"')[1].split('id="significance"')[0]
-    return [float(cells[-1]) for cells in re.findall(r"<tr>(.*?)</tr>", board)
-            for cells in [re.findall(r"<td[^>]*>([^<]*)</td>", cells)] if cells]
+    judged = {cells[0].split(" (")[0]: float(cells[-1]) for cells in re.findall(r"<tr>(.*?)</tr>", board)
+              for cells in [re.findall(r"<td[^>]*>([^<]*)</td>", cells)] if cells}
+    return [judged[run.tag] for run in runs]
 
 
 def test_report_judged_at_k_is_evaluates_judged_at_k_with_ties():
@@ -142,4 +148,254 @@ def test_per_turn_versus_median_and_best():
     results = evaluate([a, b, c], QRELS, ["P@1"], per_turn=True)
     table = per_turn_versus_median(results, "q", "P@1", "b")
     assert table.to_dict("list") == {"turn": ["t1", "t2"], "value": [0.0, 0.0], "median": [1.0, 0.5],
-                                     "best": [1.0, 1.0]}
+                                     "best": [1.0, 1.0], "worst": [0.0, 0.0]}
+
+
+# --- a report of 30 simulated runs ---------------------------------------------------------------------------
+
+SIMULATED_RUNS = 30
+EPOCH = 1_700_000_000  # SOURCE_DATE_EPOCH of the simulated report: its date is 2023-11-14T22:13:20Z
+
+
+def simulated_names(count: int, rng) -> list[str]:
+    """Run tags of varying length, 3 to 40 characters, one of them 40 characters without a break."""
+    alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789_-"))
+    names = ["x" * 40]
+    while len(names) < count:
+        name = "".join(rng.choice(alphabet, size=int(rng.integers(3, 41))))
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def write_simulated(directory, runs: int = SIMULATED_RUNS, topics: int = 6, seed: int = 7):
+    """Qrels and ``runs`` TREC runs of CAsT-like turns (5 a topic), each run better or worse at random.
+
+    Returns the qrels path and the run paths. A run ranks 20 of a turn's judged items and 40 others by
+    its quality times the label plus noise, so that runs differ and some differences are significant.
+    """
+    rng = np.random.default_rng(seed)
+    turns = [f"{132 + t}_{1 + k // 3}-{1 + k % 3}" for t in range(topics) for k in range(5)]
+    judged = {turn: {f"Q{rng.integers(0, 10**6):06d}": int(rng.choice(5, p=[.4, .2, .2, .1, .1]))
+                     for _ in range(15)} for turn in turns}
+    qrels = directory / "simulated.qrel"
+    qrels.write_text("".join(f"{t} 0 {item} {label}\n" for t in turns for item, label in sorted(judged[t].items())))
+    paths = []
+    for index, name in enumerate(simulated_names(runs, rng)):
+        quality = rng.uniform(0.0, 1.0)
+        lines = []
+        for turn in turns:
+            candidates = list(dict.fromkeys([*judged[turn], *(f"Q{rng.integers(0, 10**6):06d}" for _ in range(40))]))
+            scores = {item: quality * judged[turn].get(item, 0) + rng.normal(0, 1.5) for item in candidates}
+            items = sorted(candidates, key=lambda item: -scores[item])[:20]
+            lines += [f"{turn} Q0 {item} {rank} {20 - rank}.5 {name}\n" for rank, item in enumerate(items, 1)]
+        path = directory / f"run{index:02d}.run"
+        path.write_text("".join(lines))
+        paths.append(path)
+    return qrels, paths
+
+
+def report_simulated(directory, *extra):
+    """The CLI's report of the simulated runs with every option on; its directory and the inputs."""
+    from click.testing import CliRunner
+
+    from castregin.cli import main
+
+    qrels, runs = write_simulated(directory)
+    out = directory / "report"
+    args = ["report", *map(str, runs), "--qrels", f"sim={qrels}", "--out", str(out), "--per-run-files",
+            "--correlation", "--loro-depth", "3", "-m", "nDCG@3", "-m", "P@1", "-m", "AP", *extra]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+        patch.setattr(sys, "argv", ["castregin", *args])  # as the shell would have set it
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out, [*runs, qrels]
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    return report_simulated(tmp_path_factory.mktemp("simulated"))
+
+
+def _pages(out):
+    return {path.relative_to(out).as_posix(): path.read_text(encoding="utf-8")
+            for path in [out / "index.html", *sorted((out / "runs").glob("*.html"))]}
+
+
+def test_simulated_report_never_prints_negative_zero(simulated):
+    out, _ = simulated
+    for name, page in _pages(out).items():
+        assert not re.search(r"-0\.0+(?![0-9])", page), name
+        assert not re.search(r"\+0\.0+(?![0-9])", page), name  # a zero has no sign either
+
+
+def test_leaderboard_is_sorted_by_the_first_measure_with_intervals(simulated):
+    out, _ = simulated
+    page = (out / "index.html").read_text(encoding="utf-8")
+    board = page[page.index('id="leaderboard"'):page.index('id="significance"')]
+    rows = re.findall(r"<tr><td[^>]*>([^<]*)</td>(.*?)</tr>", board)
+    assert len(rows) == SIMULATED_RUNS
+    means, intervals = [], []
+    for _name, cells in rows:
+        first = re.findall(r"<td class=\"num\">(?:<strong>)?([0-9.]+)(?:</strong>)?(?:<sup>[a-z]+</sup>)?"
+                           r"<br><small><span>\[([0-9.]+), ([0-9.]+)\]</span>", cells)[0]
+        means.append(float(first[0]))
+        intervals.append((float(first[1]), float(first[2])))
+    assert means == sorted(means, reverse=True) and len(set(means)) > 5
+    assert all(low <= mean <= high for mean, (low, high) in zip(means, intervals))
+    assert "Sorted by nDCG@3, highest first" in board
+
+
+def test_bootstrap_intervals_are_percentile_interval_of_the_turns(simulated):
+    from castregin.evaluation.analysis import percentile_interval
+    from castregin.render.report import bootstrap
+
+    out, inputs = simulated
+    runs, qrels = [formats.read_run(p) for p in inputs[:3]], formats.read_qrels(inputs[-1], "sim")
+    results = evaluate(runs, qrels, ["nDCG@3"], per_turn=True)
+    intervals = bootstrap(results, ["nDCG@3"], samples=1000, seed=42)
+    rows = results[(results["run"] == runs[1].tag) & (results["turn"] != "all") & (results["measure"] == "nDCG@3")]
+    values = dict(zip(rows["turn"], rows["value"]))
+    expected = percentile_interval([values[t] for t in sorted(values)], samples=1000, seed=42)
+    assert intervals[("sim", "nDCG@3", runs[1].tag)] == expected
+    low, high = expected
+    assert f"[{low:.4f}, {high:.4f}]" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_reproducibility_block_lists_every_input_with_its_sha256(simulated):
+    import hashlib
+
+    from castregin.render.report import castregin_version
+
+    out, inputs = simulated
+    page = (out / "index.html").read_text(encoding="utf-8")
+    block = page[page.index('id="reproducibility"'):]
+    rows = dict(re.findall(r"<tr><td>([^<]*)</td><td><code>([0-9a-f]{64})</code></td></tr>", block))
+    assert rows == {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in inputs}
+    assert "2023-11-14T22:13:20Z" in block and castregin_version() in block
+    command = html.unescape(re.search(r"<dt>Command</dt><dd><code>([^<]*)</code>", block).group(1))
+    words = shlex.split(command)
+    assert words[:2] == ["castregin", "report"] and words[2:2 + len(inputs) - 1] == [str(p) for p in inputs[:-1]]
+    assert words[-10:] == ["--per-run-files", "--correlation", "--loro-depth", "3", "-m", "nDCG@3", "-m", "P@1",
+                           "-m", "AP"] and f"sim={inputs[-1]}" in words
+
+
+def test_per_run_files_are_self_contained_pages_of_each_run(simulated):
+    from castregin.render.report import run_file_names
+
+    out, inputs = simulated
+    tags = [formats.read_run(p).tag for p in inputs[:-1]]
+    files = run_file_names(tags)
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "runs").iterdir()) == sorted(files.values())
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for tag, name in files.items():
+        page = (out / name).read_text(encoding="utf-8")
+        assert f"<h1>castregin report: {tag}</h1>" in page and f'href="{name}"' in index
+        assert "http://" not in page and "https://" not in page and "<script" not in page and "<link" not in page
+        assert "url(" not in page and not re.findall(r"\s(?:src|href)=\"(?!data:|#)", page)
+        assert len(re.findall(r'<img src="data:image/png;base64,', page)) == 2  # per-turn plot, top-k labels
+        assert "<details class=\"turns\" open>" in page and 'id="reproducibility"' in page
+    assert len(files) == SIMULATED_RUNS
+
+
+def test_per_turn_tables_hold_best_median_and_worst_of_all_runs(simulated):
+    from castregin.render.report import turn_statistics
+
+    out, inputs = simulated
+    runs, qrels = [formats.read_run(p) for p in inputs[:-1]], formats.read_qrels(inputs[-1], "sim")
+    results = evaluate(runs, qrels, ["nDCG@3"], per_turn=True)
+    statistics = turn_statistics(results, "sim", "nDCG@3")
+    table = statistics.versus(runs[4].tag)
+    by_turn = results[(results["turn"] != "all") & (results["measure"] == "nDCG@3")].groupby("turn")["value"]
+    assert list(table["best"]) == [by_turn.max()[t] for t in table["turn"]]
+    assert list(table["worst"]) == [by_turn.min()[t] for t in table["turn"]]
+    assert list(table["median"]) == pytest.approx([by_turn.median()[t] for t in table["turn"]])
+    page = (out / "index.html").read_text(encoding="utf-8")
+    section = page[page.index(f'<h3 id="run-5">{runs[4].tag}'):page.index('<h3 id="run-6">')]
+    turn, value, median, best, worst = next(table.itertuples(index=False))
+    assert re.search(f"<td>{turn}</td><td class=\"num\">(<strong>)?{value:.4f}(</strong>)?</td>"
+                     f"<td class=\"num\">{best:.4f}</td><td class=\"num\">{median:.4f}</td>"
+                     f"<td class=\"num\">{worst:.4f}</td>", section)
+
+
+def test_correlation_and_loro_tables_when_asked(simulated):
+    out, _ = simulated
+    page = (out / "index.html").read_text(encoding="utf-8")
+    correlation = page[page.index('id="correlation"'):page.index('id="loro"')]
+    # Three measures on one qrels: three pairs of rankings.
+    assert len(re.findall(r"<tr><td>sim</td><td>", correlation)) == 3
+    loro = page[page.index('id="loro"'):page.index('id="qrels"')]
+    assert len(re.findall(r"<tr>", loro)) == SIMULATED_RUNS + 1 and "at depth 3" in loro and "nDCG@3" in loro
+
+
+def test_matrix_header_cuts_long_names_and_keeps_them_whole_in_the_tooltip(simulated):
+    from castregin.render.report import HEADER_CHARACTERS
+
+    out, inputs = simulated
+    page = (out / "index.html").read_text(encoding="utf-8")
+    matrix = page[page.index('id="significance"'):page.index('id="correlation"')]
+    headers = re.findall(r'<th class="num rot" title="([^"]*)"><span>([^<]*)</span></th>', matrix)
+    assert len(headers) == 3 * SIMULATED_RUNS  # three measures
+    for full, shown in headers:
+        assert len(shown) <= HEADER_CHARACTERS and (shown == full or (shown.endswith("…")
+                                                                      and full.startswith(shown[:-1])))
+    assert any(shown != full for full, shown in headers)
+
+
+# --- the report's helpers ---------------------------------------------------------------------------------
+
+
+def test_rounded_never_gives_a_signed_zero():
+    from castregin.render.comparison import rounded
+
+    assert rounded(-0.00001, 3, sign=True) == "0.000" and rounded(-0.0, 3) == "0.000"
+    assert rounded(0.0, 4, sign=True) == "0.0000" and rounded(-0.0004, 3) == "0.000"
+    assert rounded(-0.0006, 3) == "-0.001" and rounded(0.0006, 3, sign=True) == "+0.001"
+    assert rounded(5.0, integer=True) == "5" and rounded(float("nan")) == "nan"
+
+
+def test_run_file_names_are_unique_even_when_slugs_collide():
+    from castregin.render.report import run_file_names
+
+    assert run_file_names(["a b", "a_b", "A_B", "c@1"]) == {
+        "a b": "runs/a_b.html", "a_b": "runs/a_b-2.html", "A_B": "runs/A_B-3.html", "c@1": "runs/c_1.html"}
+
+
+def test_sha256_is_streamed_and_equals_hashlib(tmp_path, monkeypatch):
+    import hashlib
+
+    from castregin.render import report
+
+    path = tmp_path / "big.run"
+    path.write_bytes(bytes(range(256)) * 20_000)  # 5 MB: several chunks
+    monkeypatch.setattr(report, "_HASH_CHUNK", 1 << 16)
+    assert report.sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+    record = report.provenance([path, "-"], command="castregin report x", date="2024-01-01T00:00:00Z")
+    assert record.inputs == [(str(path), hashlib.sha256(path.read_bytes()).hexdigest()),
+                             ("-", "standard input (not hashed)")]
+
+
+def test_date_is_utc_iso_and_honours_source_date_epoch(monkeypatch):
+    from castregin.render.report import utc_date
+
+    assert utc_date(0) == "1970-01-01T00:00:00Z"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    assert utc_date() == "2023-11-14T22:13:20Z"
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", utc_date())
+
+
+def test_plot_measure_is_chosen_and_checked(cli, tmp_path):
+    qrels, runs = write_simulated(tmp_path, runs=3, topics=2)
+    qrels_list, run_list = [formats.read_qrels(qrels)], [formats.read_run(p) for p in runs]
+    report = build_report(run_list, qrels_list, ["P@1"], plot_measure="AP", date="2024-01-01T00:00:00Z")
+    assert sum(name.endswith("-per-turn-AP.png") for name in report.figures) == 3
+    assert "AP per turn on simulated" in report.html
+    # The same measure under its trec_eval name is evaluated once and plotted under the name given.
+    report = build_report(run_list, qrels_list, ["ndcg_cut_3"], date="2024-01-01T00:00:00Z")
+    assert sum(name.endswith("-per-turn-ndcg_cut_3.png") for name in report.figures) == 3
+    result = cli("report", *runs, "--qrels", qrels, "--out", tmp_path / "r", "--plot-measure", "num_q")
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
+    assert "--plot-measure" in result.stderr and "per turn" in result.stderr
+    assert not (tmp_path / "r").exists()
