@@ -49,16 +49,17 @@ def warnings_as_lines():
     The stages warn with :func:`warnings.warn` (a Python caller sees them as usual); the command line
     shows each once, in order, on standard error.
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", InputWarning)
-        try:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InputWarning)
             yield
-        finally:
-            for warning in caught:
-                if issubclass(warning.category, InputWarning):
-                    click.echo(f"castregin: warning: {warning.message}", err=True)
-                else:
-                    warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    finally:
+        # Outside the recording context: there, showwarning would append to the very list being replayed.
+        for warning in caught:
+            if issubclass(warning.category, InputWarning):
+                click.echo(f"castregin: warning: {warning.message}", err=True)
+            else:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 class CastreginCommand(click.Command):

@@ -76,3 +76,19 @@ def test_compare_table(cli, here):
         "qrels  measure  run   baseline  turns  mean diff  statistic       p  p corrected  effect size  significant\n"
         "-----  -------  ----  --------  -----  ---------  ---------  ------  -----------  -----------  -----------\n"
         "q      P@1      beta  alpha         2    -1.0000       -inf  0.0000       0.0000          nan  worse\n")
+
+
+def test_other_warnings_are_passed_on_once_even_inside_a_recording_context():
+    """A library's DeprecationWarning inside a command used to be replayed into the list being replayed
+    (an endless loop under pytest, which records warnings): it is shown once, after the command."""
+    import warnings
+
+    from castregin.cli import warnings_as_lines
+    from castregin.errors import CoverageWarning
+
+    with warnings.catch_warnings(record=True) as outer:
+        warnings.simplefilter("always")
+        with warnings_as_lines():
+            warnings.warn("old API", DeprecationWarning)
+            warnings.warn(CoverageWarning("few turns"))
+    assert [str(w.message) for w in outer] == ["old API"]
