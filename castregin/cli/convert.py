@@ -52,8 +52,11 @@ def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, oth
 
 
 def _report(warnings: Warnings) -> None:
-    for line in warnings.lines():
-        click.echo(f"castregin: warning: {line}", err=True)
+    # A write per thousand lines: a run may have a hundred thousand warnings, click.echo costs
+    # microseconds a call, and one string of them all would cost memory.
+    lines = warnings.lines()
+    for start in range(0, len(lines), 1000):
+        click.echo("\n".join(f"castregin: warning: {line}" for line in lines[start:start + 1000]), err=True)
 
 
 def _finish(total: Warnings, strict: bool) -> None:
@@ -71,10 +74,9 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
     total = Warnings()
     with OutputSet(inputs) as outputs:
         for path, target in zip(runs, targets):
-            submission = reader(path)
             warnings = Warnings()
-            write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
-            del submission  # one run in memory at a time
+            with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
+                write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
             _report(warnings)
             total.extend(warnings)
         _finish(total, strict)

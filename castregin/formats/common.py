@@ -274,11 +274,13 @@ def decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(
-            f"byte 0x{data[err.start]:02x} is not valid UTF-8; save the file as UTF-8",
-            source=source, line=line,
-        ) from None
+        # err.object, not data: with a BOM, utf-8-sig reports positions in the bytes after it.
+        raise not_utf8(err.object[err.start], err.object.count(b"\n", 0, err.start) + 1, source) from None
+
+
+def not_utf8(byte: int, line: int, source: str) -> InputError:
+    """The error for a byte that is not UTF-8 (shared by :func:`decode` and the streaming JSON reader)."""
+    return InputError(f"byte 0x{byte:02x} is not valid UTF-8; save the file as UTF-8", source=source, line=line)
 
 
 def read_text(path: str | os.PathLike) -> str:
@@ -310,6 +312,9 @@ def _json_int(text: str):
     return value if abs(value) < _FLOAT_LIMIT else TooLarge(text)
 
 
+_DECODER = json.JSONDecoder(parse_int=_json_int)
+
+
 class _DuplicateKey(ValueError):
     pass
 
@@ -339,11 +344,26 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
         raise InputError(f"the key {err.args[0]!r} appears twice in one JSON object; keep one", source=source,
                          line=line) from None
     except json.JSONDecodeError as err:
-        where = line if line is not None else err.lineno
-        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}", source=source, line=where) from None
+        raise invalid_json(err.msg, err.colno, source, line if line is not None else err.lineno) from None
     except RecursionError:
-        raise InputError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels)",
-                         source=source, line=line) from None
+        raise nested_too_deeply(source, line) from None
+
+
+def json_decoder() -> json.JSONDecoder:
+    """The decoder of :func:`parse_json_text` without ``unique_keys``, for readers that take a document
+    apart themselves (``JSONDecoder.raw_decode``), such as the streaming reader of JSON runs."""
+    return _DECODER
+
+
+def invalid_json(message: str, column: int, source: str, line: int | None) -> InputError:
+    """The error for a JSON syntax error (``message`` as Python's json gives it)."""
+    return InputError(f"invalid JSON at column {column}: {message}", source=source, line=line)
+
+
+def nested_too_deeply(source: str, line: int | None = None) -> InputError:
+    """The error for JSON nested deeper than Python's recursion allows."""
+    return InputError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels)", source=source,
+                      line=line)
 
 
 def read_json(path: str | os.PathLike, *, unique_keys: bool = True):

@@ -4,9 +4,15 @@ The run formats are defined by JSON schemas (``schemas/mi-run.json``, ``mi-turn.
 ``main-turn.json``) checked with ``jsonschema`` (:mod:`castregin.formats.schema`); a violation is one :class:`~castregin.errors.InputError` naming the JSON path,
 e.g. ``run.json: turns[3].questions[0].score: expected a number, got "high"``.
 
-Runs can be hundreds of megabytes, and ``jsonschema`` walks millions of small objects slowly, so each
-turn is first checked by a hand-written test that is at least as strict as the schema; only a turn
-that fails it is handed to ``jsonschema``, whose verdict (and message) decides.
+Runs can be hundreds of megabytes. :func:`read_submission` reads one as a stream, a turn at a time
+(Python's own JSON scanner on a window of the text, so numbers, NaN and syntax errors are read exactly
+as ``json.loads`` reads them), checks each turn as it arrives and keeps only what the conversions use
+of it (ids, texts, scores, ranks) in a temporary file: memory stays flat whatever the run's size.
+``jsonschema`` walks millions of small objects slowly, so each turn is first checked by a hand-written
+test that is at least as strict as the schema; only a turn that fails it is handed to ``jsonschema``,
+whose verdict (and message) decides. A run's problems are reported as if it had been read whole: a
+byte that is not UTF-8 first, then the first syntax error, then the document's schema, then the first
+bad turn.
 
 Banks map item ids to texts. Two shapes are read and written: the ReGIn object ``{"Q0001": "..."}``
 and the official question pool, a list of ``{"question_id", "question"}``.
@@ -14,27 +20,33 @@ and the official question pool, a list of ``{"question_id", "question"}``.
 
 from __future__ import annotations
 
+import codecs
 import json
+import marshal
 import math
 import os
 import re
+import struct
+import tempfile
+from array import array
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ..errors import InputError
 from . import schema
-from .common import decode, display_name, parse_json_text, read_bytes, stem, write_text
+from .common import (decode, display_name, invalid_json, json_decoder, nested_too_deeply, not_utf8, open_input,
+                     parse_json_text, read_bytes, stem, write_text)
+from .output import write_error
 
 NO_SPACE = r"^\S+$"
 #: The schemas (``castregin/formats/schemas/``) of each kind of run: the document, each turn, and its name.
 _KINDS = {"mi": ("mi-run", "mi-turn", "mixed-initiative run"), "main": ("main-run", "main-turn", "main-task run")}
+_NO_SPACE = re.compile(NO_SPACE)
+_isfinite = math.isfinite
 
 
 def _number(value) -> bool:
-    return (type(value) is float and math.isfinite(value)) or type(value) is int
-
-
-def _question_ok(question) -> bool:
-    return type(question) is dict and type(question.get("question")) is str and _number(question.get("score"))
+    return (type(value) is float and _isfinite(value)) or type(value) is int
 
 
 def _passage_ok(passage) -> bool:
@@ -56,24 +68,64 @@ def _response_ok(response) -> bool:
     return all(_passage_ok(passage) for passage in response["provenance"])
 
 
-def _turn_ok(turn, items_key: str, item_ok) -> bool:
-    """The fast test of one turn: a spaceless ``turn_id`` and a list under ``items_key`` whose every
-    element passes ``item_ok``."""
+def _turn_items(turn, items_key: str):
+    """The list under ``items_key`` of a turn with a spaceless ``turn_id``, else None."""
     if type(turn) is not dict:
-        return False
+        return None
     turn_id, items = turn.get("turn_id"), turn.get(items_key)
     if type(turn_id) is not str or not _NO_SPACE.match(turn_id) or type(items) is not list:
-        return False
-    return all(item_ok(item) for item in items)
+        return None
+    return items
 
 
-_NO_SPACE = re.compile(NO_SPACE)
-#: A fast test per kind of turn, at least as strict as its schema (tested): only a turn it refuses is
-#: handed to jsonschema, whose verdict and message decide.
-_TURN_OK = {
-    "mi": lambda turn: _turn_ok(turn, "questions", _question_ok),
-    "main": lambda turn: _turn_ok(turn, "responses", _response_ok),
-}
+def _mi_items(turn) -> list[tuple] | None:
+    """The fast test of an MI turn, and its ``(question, score)`` pairs when it passes (None if not).
+
+    Scores are floats (an integer score is converted), as the conversions use them.
+    """
+    questions = _turn_items(turn, "questions")
+    if questions is None:
+        return None
+    pairs = []
+    append = pairs.append
+    for question in questions:  # millions of times in a large run: the test is inlined
+        if type(question) is not dict:
+            return None
+        text, score = question.get("question"), question.get("score")
+        if type(score) is not float or not _isfinite(score):
+            if type(score) is not int:
+                return None
+            score = float(score)
+        if type(text) is not str:
+            return None
+        append((text, score))
+    return pairs
+
+
+def _main_items(turn) -> list[tuple] | None:
+    """The fast test of a main-task turn, and its ``(text, rank, provenance ids)`` when it passes."""
+    responses = _turn_items(turn, "responses")
+    if responses is None or not all(_response_ok(response) for response in responses):
+        return None
+    return _responses(turn)
+
+
+def _questions(turn: dict) -> list[tuple]:
+    return [(question["question"], float(question["score"])) for question in turn["questions"]]
+
+
+def _responses(turn: dict) -> list[tuple]:
+    return [(response["text"], response["rank"], tuple(passage["id"] for passage in response["provenance"]))
+            for response in turn["responses"]]
+
+
+#: Per kind of turn, a fast test at least as strict as its schema (tested) that also gives the turn's
+#: items: only a turn it refuses is handed to jsonschema, whose verdict and message decide.
+_FAST_ITEMS = {"mi": _mi_items, "main": _main_items}
+_TURN_OK = {kind: (lambda turn, items=items: items(turn) is not None) for kind, items in _FAST_ITEMS.items()}
+#: Per kind of turn, what the conversions use of a valid turn: ``(question, float score)`` of each
+#: question; ``(text, rank, provenance ids)`` of each response.
+_ITEMS = {"mi": _questions, "main": _responses}
 
 
 def validate_run(data, kind: str, source: str) -> None:
@@ -106,25 +158,107 @@ def parse_json(data: bytes, source: str):
 def load_json(path: str | os.PathLike, *, unique_keys: bool = False):
     """:func:`parse_json` on a file (``-``: standard input), holding its bytes and text only briefly.
 
-    Runs are read without checking for repeated keys (hundreds of MB, and a Python hook per object
-    would cost as much again); banks are checked.
+    Banks are read with ``unique_keys``; runs are streamed by :func:`read_submission`, which does not
+    check for repeated keys (a Python hook per object would cost as much again as the parse).
     """
     source = display_name(path)
-    # The bytes are released once decoded: a run of hundreds of MB is not held three times over.
+    # The bytes are released once decoded: a file of hundreds of MB is not held three times over.
     return parse_json_text(decode(read_bytes(path), source), source, unique_keys=unique_keys)
 
 
+# ------------------------------------------------------------------------------------------------ turns
 
+class ParsedTurns:
+    """The turns of a run parsed whole (:meth:`Submission.from_json`): ``ids[i]`` and :meth:`items` as
+    :class:`SpooledTurns` gives them, read from the parsed JSON list (held, not copied)."""
+
+    def __init__(self, turns: list[dict], kind: str):
+        self.turns = turns
+        self.ids = [turn["turn_id"] for turn in turns]
+        self._items = _ITEMS[kind]
+
+    def items(self, index: int) -> list[tuple]:
+        """What the conversions use of ``turns[index]`` (see :class:`SpooledTurns`)."""
+        return self._items(self.turns[index])
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+#: A spooled turn's length in bytes, before its marshal data.
+_LENGTH = struct.Struct("<Q")
+#: The spool stays in memory up to this size, then moves to a temporary file.
+_SPOOL_IN_MEMORY = 16 << 20
+
+
+class SpooledTurns:
+    """The turns of a run read by :func:`read_submission`, in a temporary file (in memory while small).
+
+    ``ids[i]`` is the id of the run's ``turns[i]`` and :meth:`items` its items: ``(question, score)``
+    pairs of a mixed-initiative turn, ``(text, rank, provenance ids)`` of a main-task turn, in file
+    order. Each turn is one marshal record; reading them in order costs no seek.
+    """
+
+    def __init__(self):
+        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
+        self.ids: list[str] = []
+        self._offsets = array("q")
+        self._size = 0
+        self._next = -1  # the offset a read starts at without a seek (-1: after a write)
+
+    def append(self, turn_id: str, items: list[tuple]) -> None:
+        """Keep one more turn."""
+        data = marshal.dumps(items)
+        try:
+            self._file.write(_LENGTH.pack(len(data)))
+            self._file.write(data)
+        except OSError as err:
+            raise write_error(err, tempfile.gettempdir()) from None
+        self._offsets.append(self._size)
+        self._size += _LENGTH.size + len(data)
+        self.ids.append(turn_id)
+        self._next = -1
+
+    def items(self, index: int) -> list[tuple]:
+        """The items of ``turns[index]``."""
+        offset = self._offsets[index]
+        if offset != self._next:
+            self._file.seek(offset)
+        (length,) = _LENGTH.unpack(self._file.read(_LENGTH.size))
+        self._next = offset + _LENGTH.size + length
+        return marshal.loads(self._file.read(length))
+
+    def clear(self) -> None:
+        """Forget every turn (a document that gives ``turns`` twice keeps the last, as json does)."""
+        self._file.seek(0)
+        self._file.truncate()
+        self.ids, self._offsets, self._size, self._next = [], array("q"), 0, -1
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def close(self) -> None:
+        """Delete the temporary file."""
+        self._file.close()
+
+
+# ------------------------------------------------------------------------------------------------- runs
 
 @dataclass
 class Submission:
-    """A validated JSON run: its ``name`` (run_name, or None), the raw ``turns`` and where it came from.
+    """A validated JSON run: its ``name`` (run_name, or None), its ``turns`` and where it came from.
 
-    ``turns`` is the parsed JSON list itself (not a copy), so a large run is held once.
+    ``turns`` gives each turn's id (``turns.ids``) and what the conversions use of it
+    (``turns.items(index)``): a :class:`SpooledTurns` when read by :func:`read_submission`, a
+    :class:`ParsedTurns` over a parsed document (:meth:`from_json`). Close it (or use it in a ``with``
+    block) to delete the spool.
     """
 
     name: str | None
-    turns: list[dict]
+    turns: SpooledTurns | ParsedTurns
     source: str
     stem: str
     run_type: str | None = None
@@ -135,6 +269,23 @@ class Submission:
         """The TREC tag: run_name with whitespace replaced by ``_``, or the file stem if missing."""
         return run_tag(self.name, self.stem)
 
+    @classmethod
+    def from_json(cls, data, kind: str, source: str = "<json>", stem: str = "run") -> Submission:
+        """A run already parsed (the value of its JSON document), validated like a file."""
+        validate_run(data, kind, source)
+        return cls(name=data.get("run_name"), turns=ParsedTurns(data["turns"], kind), source=source, stem=stem,
+                   run_type=data.get("run_type"))
+
+    def close(self) -> None:
+        """Release the turns' spool."""
+        self.turns.close()
+
+    def __enter__(self) -> Submission:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def run_tag(name: str | None, fallback: str) -> str:
     """``run_name`` with each run of whitespace replaced by ``_``; ``fallback`` when missing or blank."""
@@ -142,13 +293,39 @@ def run_tag(name: str | None, fallback: str) -> str:
     return tag or "_".join(fallback.split()) or "run"
 
 
+#: Bytes read (and decoded) at a time by :func:`read_submission` (the tests make it tiny, so that values
+#: straddle the reads).
+CHUNK_SIZE = 1 << 22
+
+
 def read_submission(path: str | os.PathLike, kind: str) -> Submission:
-    """Read and validate a JSON run (``kind``: ``"mi"`` for mixed-initiative, ``"main"`` for main-task)."""
+    """Read and validate a JSON run (``kind``: ``"mi"`` for mixed-initiative, ``"main"`` for main-task).
+
+    The run is streamed (see the module's docstring): memory does not grow with its size, and its
+    problems are the ones reading it whole would report, with the same messages.
+    """
     source = display_name(path)
-    data = load_json(path)
-    validate_run(data, kind, source)
-    return Submission(name=data.get("run_name"), turns=data["turns"], source=source, stem=stem(path),
-                      run_type=data.get("run_type"))
+    run_schema, turn_schema, _ = _KINDS[kind]
+    spool = SpooledTurns()
+    try:
+        reader = _TurnReader(_FAST_ITEMS[kind], _ITEMS[kind], schema.validator(turn_schema), spool)
+        with open_input(path) as opened:
+            stream = _Stream(opened, source, CHUNK_SIZE)
+            members = _walk_run(stream, reader)
+            if members is None:  # not an object, so not a run: read whole for the very same messages
+                spool.close()
+                return Submission.from_json(parse_json_text(stream.whole(), source), kind, source, stem(path))
+        streamed = members.get("turns") is _STREAMED
+        # The document's schema checks the run without its turns (they are each checked as they come).
+        document = {**members, "turns": []} if streamed else members
+        problem = schema.first_error(schema.validator(run_schema), document)
+        if problem is not None or reader.problem is not None:
+            raise InputError(problem or reader.problem, source=source)
+    except BaseException:
+        spool.close()
+        raise
+    return Submission(name=members.get("run_name"), turns=spool, source=source, stem=stem(path),
+                      run_type=members.get("run_type"))
 
 
 def read_mi_run(path: str | os.PathLike) -> Submission:
@@ -159,6 +336,239 @@ def read_mi_run(path: str | os.PathLike) -> Submission:
 def read_main_run(path: str | os.PathLike) -> Submission:
     """Read and validate a main-task JSON run (SPEC "File formats")."""
     return read_submission(path, "main")
+
+
+# ------------------------------------------------------------------------------- reading runs as streams
+
+#: A syntax error this close to the end of the text read so far may only mean that more is to come.
+_LOOKAHEAD = 16
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as json.decoder has it
+#: Texts that put Python's json in the state the stream is in at its mark (see _Stream.fail): in the
+#: run's object, after one of its members, in its turns array, after a turn, after the document.
+_IN_OBJECT, _AFTER_MEMBER, _IN_ARRAY, _AFTER_ITEM, _AFTER_ROOT = "{", '{"":0', '{"":[', '{"":[0', "0"
+#: The value of ``turns`` in a document's members when the turns were streamed.
+_STREAMED = object()
+
+
+class _Stream:
+    """A JSON document read a chunk at a time, for :func:`_walk_run`.
+
+    ``text`` holds what was read from the last mark on (earlier text is dropped when more is read);
+    ``pos`` is where scanning is, and ``line`` and ``column`` (from 0) say where ``text`` begins. A mark
+    is set after each complete value, with a ``state``: the text that puts Python's json in the same
+    state. A syntax error is then reported by json itself, reading from the mark, with the message,
+    line and column ``json.loads`` gives on the whole document.
+    """
+
+    def __init__(self, opened, source: str, chunk_size: int):
+        self._input, self.source, self._chunk = opened, source, chunk_size
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self._scan = json_decoder().raw_decode
+        self.text, self.pos, self.mark, self.state = "", 0, 0, ""
+        self.line, self.column, self.eof = 1, 0, False
+
+    def _bytes(self, size: int) -> bytes:
+        parts = []
+        while size > 0:
+            data = self._input.read(size)
+            if not data:
+                self.eof = True
+                break
+            parts.append(data)
+            size -= len(data)
+        return b"".join(parts)
+
+    def _decode(self, data: bytes, newlines: int = 0) -> str:
+        """The text of the next bytes; ``newlines``: those decoded already but not in ``text``."""
+        try:
+            return self._decoder.decode(data, self.eof)
+        except UnicodeDecodeError as err:
+            # Lines are counted here, on an error only: a pass over the text less when there is none.
+            line = self.line + self.text.count("\n") + newlines + err.object.count(b"\n", 0, err.start)
+            error = not_utf8(err.object[err.start], line, self.source)
+            while self._bytes(self._chunk):  # a damaged compressed stream further on is reported first,
+                pass                         # as when the file is read whole
+            raise error from None
+
+    def _read(self, at_least: int = 0) -> None:
+        """Drop the text before the mark, then read a chunk (or ``at_least`` characters' worth) more."""
+        mark, text = self.mark, self.text
+        if mark:
+            newlines = text.count("\n", 0, mark)
+            self.column = mark - text.rfind("\n", 0, mark) - 1 if newlines else self.column + mark
+            self.line += newlines
+            self.text, self.pos, self.mark = text[mark:], self.pos - mark, 0
+        self.text += self._decode(self._bytes(max(self._chunk, at_least)))
+
+    def skip(self) -> str:
+        """Skip whitespace: the next character ('' at the end), at ``pos``."""
+        while True:
+            self.pos = _WHITESPACE.match(self.text, self.pos).end()
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if self.eof:
+                return ""
+            self._read()
+
+    def value(self):
+        """The JSON value after ``pos`` (and whitespace), read whole; ``pos`` moves past it."""
+        self.skip()
+        while True:
+            text = self.text
+            try:
+                value, end = self._scan(text, self.pos)
+            except json.JSONDecodeError as err:
+                cut_short = err.pos >= len(text) - _LOOKAHEAD or err.msg.startswith("Unterminated string")
+                if self.eof or not cut_short:
+                    self.fail()
+                # Perhaps only the end of what was read so far: read as much again (a value much larger
+                # than a chunk is then scanned a logarithmic number of times, not once a chunk).
+                self._read(len(text) - self.mark)
+                continue
+            except RecursionError:
+                self.drain()
+                raise nested_too_deeply(self.source) from None
+            if self.eof or isinstance(value, (dict, list, str)) or end < len(text) - _LOOKAHEAD:
+                self.pos = end
+                return value
+            self._read()  # a number near the end of what was read may go on ("1." then "5")
+
+    def set_mark(self, state: str) -> None:
+        """Mark ``pos``, where json would be in ``state`` (see the class docstring)."""
+        self.mark, self.state = self.pos, state
+
+    def where(self, index: int) -> tuple[int, int]:
+        """The line and column (from 1, as json counts them) of ``text[index]``."""
+        last = self.text.rfind("\n", 0, index)
+        return (self.line + self.text.count("\n", 0, index),
+                index - last if last >= 0 else self.column + index + 1)
+
+    def fail(self) -> NoReturn:
+        """Raise the syntax error at hand as ``json.loads`` reports it on the whole document."""
+        state = self.state
+        try:
+            json_decoder().decode(state + self.text[self.mark:])
+        except json.JSONDecodeError as err:
+            line, column = self.where(self.mark + max(err.pos - len(state), 0))
+            error = invalid_json(err.msg, column, self.source, line)
+        except RecursionError:
+            error = nested_too_deeply(self.source)
+        else:  # json accepts what this reader refused: report it where it was found
+            line, column = self.where(self.pos)
+            error = invalid_json("unexpected text", column, self.source, line)
+        self.drain()
+        raise error
+
+    def drain(self) -> None:
+        """Read (and decode) the rest: a byte that is not UTF-8 anywhere in the file, or a damaged
+        compressed stream, is reported before a syntax error, as when the file is read whole."""
+        self.pos = self.mark = 0
+        while not self.eof:
+            self.line += self.text.count("\n")  # the line of a byte that is not UTF-8 further on
+            self.text = ""
+            self.text = self._decode(self._bytes(self._chunk))
+
+    def whole(self) -> str:
+        """The whole document, when nothing was dropped yet (the first mark is after its ``{``)."""
+        parts, newlines = [self.text], 0
+        while not self.eof:
+            parts.append(self._decode(self._bytes(self._chunk), newlines))
+            newlines += parts[-1].count("\n")
+        return "".join(parts)
+
+
+class _TurnReader:
+    """Checks each turn of a run as it is read and spools what the conversions use of it.
+
+    The first bad turn is kept in ``problem`` and reported once the whole document is known to parse
+    (a syntax error further on comes first, as when the file is read whole); later turns are only parsed.
+    """
+
+    def __init__(self, fast_items, items, checker, spool: SpooledTurns):
+        self._fast_items, self._items, self._checker, self.spool = fast_items, items, checker, spool
+        self.count = 0
+        self.problem: str | None = None
+
+    def start(self) -> None:
+        """A ``turns`` member begins: a document that gives it twice keeps the last, as json does."""
+        self.spool.clear()
+        self.count, self.problem = 0, None
+
+    def turn(self, turn) -> None:
+        """Check and spool the next turn."""
+        index = self.count
+        self.count += 1
+        if self.problem is not None:
+            return
+        items = self._fast_items(turn)
+        if items is None:
+            self.problem = schema.first_error(self._checker, turn, ["turns", index])
+            if self.problem is not None:
+                return
+            items = self._items(turn)
+        self.spool.append(turn["turn_id"], items)
+
+
+def _walk_run(stream: _Stream, reader: _TurnReader) -> dict | None:
+    """Read a run's document: each element of its ``turns`` array goes to ``reader`` as soon as it is read.
+
+    Returns the document's other members (``turns``: ``_STREAMED``), or None when the document is not
+    an object (then nothing was dropped, and the caller reads it whole).
+    """
+    if stream.skip() != "{":
+        return None
+    stream.pos += 1
+    stream.set_mark(_IN_OBJECT)
+    members: dict = {}
+    char = stream.skip()
+    if char != "}":
+        while True:
+            if char != '"':
+                stream.fail()
+            key = stream.value()
+            if stream.skip() != ":":
+                stream.fail()
+            stream.pos += 1
+            if key == "turns" and stream.skip() == "[":
+                reader.start()
+                members[key] = _STREAMED
+                _walk_turns(stream, reader)
+            else:
+                members[key] = stream.value()
+                if key == "turns":
+                    reader.start()  # not an array: the schema says so; earlier turns are forgotten
+            stream.set_mark(_AFTER_MEMBER)
+            char = stream.skip()
+            if char != ",":
+                break
+            stream.pos += 1
+            char = stream.skip()
+        if char != "}":
+            stream.fail()
+    stream.pos += 1
+    stream.set_mark(_AFTER_ROOT)
+    if stream.skip():
+        stream.fail()
+    return members
+
+
+def _walk_turns(stream: _Stream, reader: _TurnReader) -> None:
+    """Read the array at ``pos`` (its ``[``), handing each element to ``reader``."""
+    stream.pos += 1
+    stream.set_mark(_IN_ARRAY)
+    if stream.skip() == "]":
+        stream.pos += 1
+        return
+    while True:
+        reader.turn(stream.value())
+        stream.set_mark(_AFTER_ITEM)
+        char = stream.skip()
+        if char != ",":
+            break
+        stream.pos += 1
+    if char != "]":
+        stream.fail()
+    stream.pos += 1
 
 
 # ---------------------------------------------------------------------------------------------- banks
@@ -176,6 +586,14 @@ class BankFile:
     source: str
 
 
+def _bank_ok(data) -> bool:
+    """The fast test of a bank, at least as strict as its schema: only a bank it refuses goes to
+    jsonschema (tens of thousands of entries, each a schema walk)."""
+    if type(data) is dict:
+        return all(type(text) is str for text in data.values()) and all(map(_NO_SPACE.match, data))
+    return type(data) is list and all(type(item) is dict for item in data)
+
+
 def read_bank(path: str | os.PathLike) -> BankFile:
     """Read a bank in either shape: ``{"Q0001": "text"}`` or ``[{"question_id", "question"}]``.
 
@@ -184,7 +602,7 @@ def read_bank(path: str | os.PathLike) -> BankFile:
     """
     source = display_name(path)
     data = load_json(path, unique_keys=True)
-    problem = schema.first_error(schema.validator("bank"), data)
+    problem = None if _bank_ok(data) else schema.first_error(schema.validator("bank"), data)
     if problem is not None:
         if isinstance(data, (dict, list)):
             raise InputError(problem, source=source)

@@ -15,10 +15,12 @@ several runs so that one text gets one id across all of them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import IO
 
 from ..data import Qrels, Run
@@ -109,6 +111,10 @@ class Bank:
         self._id_pattern = re.compile(rf"{re.escape(prefix)}(\d+)")
         self._exact: dict[str, str] = {}
         self._folded: dict[str, str] = {}
+        # A run's question strings already turned into ids by iter_questions (millions of lookups in a
+        # large run, mostly of a few thousand strings). A bank only grows, so an answer holds, unless
+        # add() is given that very text (see there).
+        self._resolved: dict[str, str] = {}
         self._next, self._width = 1, 4 if prefix == "Q" else 5
         numbered = []
         for item_id in self.entries:
@@ -164,6 +170,7 @@ class Bank:
         self._next += 1
         self.entries[item_id] = text
         self.new_ids.append(item_id)
+        self._resolved.pop(text, None)  # a text matched after folding now has an exact match
         self._exact.setdefault(text, item_id)
         self._folded.setdefault(fold(text), item_id)
         return item_id
@@ -193,8 +200,8 @@ def _grouped(submission: Submission, what: str, warnings: Warnings,
              official: Collection[str] | None) -> dict[str, list[int]]:
     """turn id -> indices in ``turns`` (a turn listed twice is one turn), with the turn warnings."""
     groups: dict[str, list[int]] = {}
-    for index, turn in enumerate(submission.turns):
-        groups.setdefault(turn["turn_id"], []).append(index)
+    for index, turn_id in enumerate(submission.turns.ids):
+        groups.setdefault(turn_id, []).append(index)
     for turn_id, indices in groups.items():
         if len(indices) > 1:
             where = ", ".join(f"turns[{i}]" for i in indices)
@@ -206,8 +213,14 @@ def _grouped(submission: Submission, what: str, warnings: Warnings,
     return groups
 
 
-def _as_submission(run: Submission | str | os.PathLike, reader) -> Submission:
-    return run if isinstance(run, Submission) else reader(run)
+@contextlib.contextmanager
+def _opened(run: Submission | str | os.PathLike, reader) -> Iterator[Submission]:
+    """``run`` itself, or the run read from that path, closed (its spool deleted) at the end."""
+    if isinstance(run, Submission):
+        yield run
+        return
+    with reader(run) as submission:
+        yield submission
 
 
 def _identity(iterable: Iterable) -> Iterable:
@@ -225,31 +238,28 @@ def iter_questions(run: Submission | str | os.PathLike, bank: Bank, *,
     order, and cut to ``depth``. Turns come in order of first appearance; a turn left without
     questions is omitted (warning). ``progress`` may wrap the turn iteration (e.g. ``tqdm``).
     """
-    submission = _as_submission(run, read_mi_run)
     warnings = warnings if warnings is not None else Warnings()
-    source, turns = submission.source, submission.turns
     official = set(official_turns) if official_turns is not None else None
+    with _opened(run, read_mi_run) as submission:
+        yield from _questions(submission, bank, official, depth, warnings, progress)
+
+
+def _questions(submission: Submission, bank: Bank, official: set[str] | None, depth: int | None,
+               warnings: Warnings, progress: Progress | None) -> Iterator[Ranked]:
+    source, turns = submission.source, submission.turns
     groups = _grouped(submission, "questions", warnings, official)
-    entries, is_id = bank.entries, bank.is_id
+    resolved = bank._resolved
     for turn_id, indices in (progress or _identity)(groups.items()):
         scores: dict[str, float] = {}
         for index in indices:
-            for position, question in enumerate(turns[index]["questions"]):
-                text, score = question["question"], float(question["score"])
-                key = text if text in entries else text.strip()  # the common case first: a bank id
-                if is_id(key):
-                    if key not in entries:
-                        warnings.add(UNKNOWN_ID, f"{source}: turns[{index}].questions[{position}]: {key} "
-                                                 f"is not in the question bank (turn {turn_id}); dropped")
+            for position, (text, score) in enumerate(turns.items(index)):
+                item = resolved.get(text)
+                if item is None:
+                    item = _question_id(bank, text, f"{source}: turns[{index}].questions[{position}]", turn_id,
+                                        warnings)
+                    if item is None:
                         continue
-                    item = key
-                elif not key:
-                    warnings.add(EMPTY_QUESTION, f"{source}: turns[{index}].questions[{position}]: the question "
-                                                 f"is empty (turn {turn_id}); dropped")
-                    continue
-                else:
-                    item = bank.id_for(text)
-                previous = scores.get(item)
+                previous = scores.get(item)  # scores are floats already (Submission.turns)
                 if previous is None:
                     scores[item] = score
                     continue
@@ -260,17 +270,38 @@ def iter_questions(run: Submission | str | os.PathLike, bank: Bank, *,
         if not scores:
             warnings.add(EMPTY_TURN, f"{source}: turn {turn_id} has no questions; omitted")
             continue
-        ranked = sorted(scores.items(), key=_negated_score)  # stable: ties stay in input order
+        ranked = sorted(scores.items(), key=_SCORE, reverse=True)  # stable: ties stay in input order
         yield turn_id, ranked[:depth] if depth is not None else ranked
 
 
-def _negated_score(pair: tuple[str, float]) -> float:
-    return -pair[1]
+def _question_id(bank: Bank, text: str, where: str, turn_id: str, warnings: Warnings) -> str | None:
+    """The id of a run's ``question``: a bank id as is, a text matched or added; None (with a warning)
+    for an id absent from the bank or an empty question. An id found is remembered for the next time
+    the same string comes (``Bank._resolved``)."""
+    entries = bank.entries
+    key = text if text in entries else text.strip()
+    if bank.is_id(key):
+        if key not in entries:
+            warnings.add(UNKNOWN_ID, f"{where}: {key} is not in the question bank (turn {turn_id}); dropped")
+            return None
+        item = key
+    elif not key:
+        warnings.add(EMPTY_QUESTION, f"{where}: the question is empty (turn {turn_id}); dropped")
+        return None
+    else:
+        item = bank.id_for(text)
+    bank._resolved[text] = item
+    return item
 
 
-def _responses_in_rank_order(submission: Submission, indices: list[int]) -> list[dict]:
-    responses = [response for index in indices for response in submission.turns[index]["responses"]]
-    return sorted(responses, key=lambda response: response["rank"])  # stable: ties in input order
+_SCORE = itemgetter(1)  # of (item, score)
+_RANK = itemgetter(1)  # of (text, rank, provenance ids)
+
+
+def _responses_in_rank_order(submission: Submission, indices: list[int]) -> list[tuple]:
+    """The ``(text, rank, provenance ids)`` of the turn's responses by rank, ties in input order."""
+    turns = submission.turns
+    return sorted([response for index in indices for response in turns.items(index)], key=_RANK)
 
 
 def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: int = 3,
@@ -285,10 +316,15 @@ def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: in
     response-bank ids (new ids only for them). A text repeated within a turn is kept once (warning).
     Turns left empty by the depth cut or the passage filter are omitted silently.
     """
-    submission = _as_submission(run, read_main_run)
     warnings = warnings if warnings is not None else Warnings()
-    source = submission.source
     official = set(official_turns) if official_turns is not None else None
+    with _opened(run, read_main_run) as submission:
+        yield from _responses(submission, bank, depth, passage_qrels, rel_level, official, warnings, progress)
+
+
+def _responses(submission: Submission, bank: Bank, depth: int, passage_qrels: Qrels | None, rel_level: int,
+               official: set[str] | None, warnings: Warnings, progress: Progress | None) -> Iterator[Ranked]:
+    source = submission.source
     groups = _grouped(submission, "responses", warnings, official)
     for turn_id, indices in (progress or _identity)(groups.items()):
         responses = _responses_in_rank_order(submission, indices)
@@ -297,26 +333,24 @@ def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: in
             continue
         grades = passage_qrels.labels.get(turn_id, {}) if passage_qrels is not None else None
         items: list[str] = []
-        for response in responses[:depth]:
-            if grades is not None and not any(grades.get(p["id"], 0) >= rel_level for p in response["provenance"]):
+        for text, rank, passages in responses[:depth]:
+            if grades is not None and not any(grades.get(passage, 0) >= rel_level for passage in passages):
                 continue
-            text = response["text"]
             if not text.strip():
                 warnings.add(EMPTY_RESPONSE, f"{source}: turn {turn_id}: the response at rank "
-                                             f"{_rank(response)} is empty; dropped")
+                                             f"{_rank(rank)} is empty; dropped")
                 continue
             item = bank.id_for(text)
             if item in items:
                 warnings.add(DUPLICATE_RESPONSE, f"{source}: turn {turn_id}: the response at rank "
-                                                 f"{_rank(response)} repeats {item}; kept once")
+                                                 f"{_rank(rank)} repeats {item}; kept once")
                 continue
             items.append(item)
         if items:
             yield turn_id, [(item, 1.0 / rank) for rank, item in enumerate(items, start=1)]
 
 
-def _rank(response: dict) -> str:
-    rank = response["rank"]
+def _rank(rank: float) -> str:
     return str(int(rank)) if float(rank).is_integer() else repr(rank)
 
 
@@ -327,15 +361,20 @@ def iter_passages(run: Submission | str | os.PathLike, *, official_turns: Collec
     Per turn: the provenance passages of the responses in rank order (ties in input order), each in
     provenance order, each passage once (its first occurrence); scores 100, 99, 98, ...
     """
-    submission = _as_submission(run, read_main_run)
     warnings = warnings if warnings is not None else Warnings()
     official = set(official_turns) if official_turns is not None else None
+    with _opened(run, read_main_run) as submission:
+        yield from _passages(submission, official, warnings, progress)
+
+
+def _passages(submission: Submission, official: set[str] | None, warnings: Warnings,
+              progress: Progress | None) -> Iterator[Ranked]:
     groups = _grouped(submission, "responses", warnings, official)
     for turn_id, indices in (progress or _identity)(groups.items()):
         seen: dict[str, None] = {}
-        for response in _responses_in_rank_order(submission, indices):
-            for passage in response["provenance"]:
-                seen.setdefault(passage["id"], None)
+        for *_, passages in _responses_in_rank_order(submission, indices):
+            for passage in passages:
+                seen.setdefault(passage, None)
         if not seen:
             warnings.add(EMPTY_PASSAGE_TURN, f"{submission.source}: turn {turn_id} has no provenance passages; "
                                              "omitted")
@@ -349,7 +388,8 @@ def write_ranked(handle: IO[str], ranked: Iterable[Ranked], tag: str) -> int:
     write = handle.write
     for turn_id, items in ranked:
         # Same text as format_score (repr of a float), inlined: this loop runs once per output line.
-        write("".join([f"{turn_id}\tQ0\t{item}\t{rank}\t{float(score)!r}\t{tag}\n"
+        head, tail = f"{turn_id}\tQ0\t", f"\t{tag}\n"
+        write("".join([f"{head}{item}\t{rank}\t{float(score)!r}{tail}"
                        for rank, (item, score) in enumerate(items, start=1)]))
         lines += len(items)
     return lines
@@ -367,29 +407,29 @@ def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run
 def convert_questions(path: str | os.PathLike, bank: Bank, *, official_turns: Collection[str] | None = None,
                       depth: int | None = None) -> tuple[Run, Warnings]:
     """A mixed-initiative JSON run as a :class:`Run` over ``bank`` (which grows), with the warnings."""
-    submission = read_mi_run(path)
     warnings = Warnings()
-    ranked = iter_questions(submission, bank, official_turns=official_turns, depth=depth, warnings=warnings)
-    return to_run(ranked, submission.tag, submission.source), warnings
+    with read_mi_run(path) as submission:
+        ranked = iter_questions(submission, bank, official_turns=official_turns, depth=depth, warnings=warnings)
+        return to_run(ranked, submission.tag, submission.source), warnings
 
 
 def convert_responses(path: str | os.PathLike, bank: Bank, *, depth: int = 3, passage_qrels: Qrels | None = None,
                       rel_level: int = 2, official_turns: Collection[str] | None = None) -> tuple[Run, Warnings]:
     """A main-task JSON run as a response :class:`Run` over ``bank`` (which grows), with the warnings."""
-    submission = read_main_run(path)
     warnings = Warnings()
-    ranked = iter_responses(submission, bank, depth=depth, passage_qrels=passage_qrels, rel_level=rel_level,
-                            official_turns=official_turns, warnings=warnings)
-    return to_run(ranked, submission.tag, submission.source), warnings
+    with read_main_run(path) as submission:
+        ranked = iter_responses(submission, bank, depth=depth, passage_qrels=passage_qrels, rel_level=rel_level,
+                                official_turns=official_turns, warnings=warnings)
+        return to_run(ranked, submission.tag, submission.source), warnings
 
 
 def convert_passages(path: str | os.PathLike, *,
                      official_turns: Collection[str] | None = None) -> tuple[Run, Warnings]:
     """A main-task JSON run as the passage :class:`Run` NIST judged, with the warnings."""
-    submission = read_main_run(path)
     warnings = Warnings()
-    ranked = iter_passages(submission, official_turns=official_turns, warnings=warnings)
-    return to_run(ranked, submission.tag, submission.source), warnings
+    with read_main_run(path) as submission:
+        ranked = iter_passages(submission, official_turns=official_turns, warnings=warnings)
+        return to_run(ranked, submission.tag, submission.source), warnings
 
 
 def output_paths(inputs: list[str], output: str | None, out_dir: str | None) -> list[str]:
