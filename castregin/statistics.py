@@ -66,6 +66,15 @@ def cohen_kappa(first: Sequence, second: Sequence, weights: str = "none", catego
     return cohen_kappa_from_confusion(confusion, weights)
 
 
+def row_sums(matrix: np.ndarray) -> np.ndarray:
+    """The sum of each row of a matrix of few columns (counts per label), as a product with ones.
+
+    Several times faster than ``sum(axis=1)`` on millions of short rows, and the same numbers for
+    integers and for integer-valued floats (below 2**53 every order of adding is exact).
+    """
+    return matrix @ np.ones(matrix.shape[1], dtype=matrix.dtype)
+
+
 def fleiss_kappa(counts) -> float:
     """Fleiss' kappa of a units x categories count matrix (``counts[u, k]``: raters giving ``u`` label ``k``).
 
@@ -78,12 +87,14 @@ def fleiss_kappa(counts) -> float:
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim != 2:
         raise ValueError("counts must be a units x categories matrix")
-    raters = table.sum(axis=1)
-    table, raters = table[raters >= 2], raters[raters >= 2]
+    raters = row_sums(table)
+    if not (raters >= 2).all():
+        table, raters = table[raters >= 2], raters[raters >= 2]
     if not len(table):
         return float("nan")
     shares = table.sum(axis=0) / table.sum()
-    observed = (((table * table).sum(axis=1) - raters) / (raters * (raters - 1.0))).mean()
+    # Counts are integers: the row sums of squares are exact in any order, so the fast product serves.
+    observed = ((np.einsum("ij,ij->i", table, table) - raters) / (raters * (raters - 1.0))).mean()
     chance = (shares * shares).sum()
     if chance >= 1.0:
         return float("nan")

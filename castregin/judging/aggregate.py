@@ -17,7 +17,8 @@ That is ``method="mode-mean"``, the CAsT-ReGIn rule. ``dawid-skene`` and ``glad`
 criterion over the units left after the gold filter. Every method's audit also holds each worker's
 estimated accuracy and the ``suspect`` flags of :mod:`castregin.judging.suspects`.
 
-Everything is vectorised over integer codes, so a million labels take seconds.
+Everything is vectorised over integer codes (a unit, a worker, a label: small integers that
+bincount and index arrays), so five million judgments take seconds.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -34,11 +37,12 @@ import pandas as pd
 from ..data import topic_of
 from ..errors import InputError, InputWarning
 from ..formats.common import json_text
+from ..formats.crowd import Judgments, labelled_rows, without_cyclic_gc
 from ..formats.output import OutputSet, check_outputs
 from ..formats.trec import format_qrels
 from ..labels import ROUNDINGS, divide_rounded, turns_with_label
-from ..statistics import fleiss_kappa
-from .agreement import alpha_from_counts, worker_kappas
+from ..statistics import fleiss_kappa, row_sums
+from .agreement import alpha_from_coincidences, coincidence_matrix, label_counts, worker_kappas
 from .models import METHODS as MODEL_METHODS
 from .models import fit as fit_model
 from .suspects import Labels, label_seconds, worker_audit
@@ -47,8 +51,8 @@ MAJORITIES = ("plurality", "absolute")
 TIES = ("mean", "median", "max", "min")
 METHODS = ("mode-mean", *MODEL_METHODS)
 ALPHA_LEVELS = ("ordinal", "interval")
-
-
+#: Below this many rows, :func:`decide` decides every row rather than each distinct one.
+_FEW_ROWS = 1024
 
 
 def _check_rules(majority: str, tie: str, rounding: str, method: str = "mode-mean") -> None:
@@ -72,6 +76,21 @@ def decide(counts: np.ndarray, domain: Sequence[int], *, majority: str = "plural
     _check_rules(majority, tie, rounding)
     counts = np.asarray(counts, dtype=np.int64)
     domain = np.asarray(domain, dtype=np.int64)
+    rules = {"majority": majority, "tie": tie, "rounding": rounding}
+    base = int(counts.max()) + 1 if counts.size else 1
+    if len(counts) < _FEW_ROWS or float(base) ** counts.shape[1] >= 2.0**62:
+        return _decide_rows(counts, domain, **rules)
+    # A crowd's units share few distinct rows (7 labels on a 0-3 scale make at most 120): each is
+    # decided once, found by its row read as one base-``base`` number.
+    inverse, distinct = pd.factorize(counts @ base ** np.arange(counts.shape[1], dtype=np.int64))
+    representative = np.empty(len(distinct), dtype=np.int64)
+    representative[inverse] = np.arange(len(counts))
+    labels, by_mode = _decide_rows(counts[representative], domain, **rules)
+    return labels[inverse], by_mode[inverse]
+
+
+def _decide_rows(counts: np.ndarray, domain: np.ndarray, *, majority: str, tie: str, rounding: str):
+    """:func:`decide` computed on every row."""
     n = counts.sum(axis=1)
     top = counts.max(axis=1)
     is_top = counts == top[:, None]
@@ -139,23 +158,72 @@ class Aggregation:
                 "agreement": self.agreement, "method": self.method, "workers": self.workers,
                 "suspects": self.suspects}
 
+    @without_cyclic_gc
     def outputs(self, prefix: str = "question") -> dict[str, str]:
         """File name -> content of every output (``<prefix>_<criterion>.qrel``, ``..._filtered.qrel``,
         ``audit.json``); an empty ``prefix`` gives ``<criterion>.qrel``."""
         files = {}
         for criterion in self.criteria:
             stem = f"{prefix}_{criterion}" if prefix else criterion
-            files[f"{stem}.qrel"] = format_qrels(self.qrels[criterion])
-            files[f"{stem}_filtered.qrel"] = format_qrels(self.filtered[criterion])
+            # The filtered qrels are some of the turns of the full ones: each turn is formatted once.
+            turns = {turn: format_qrels({turn: items}) for turn, items in self.qrels[criterion].items()}
+            files[f"{stem}.qrel"] = "".join(turns[turn] for turn in sorted(turns))
+            files[f"{stem}_filtered.qrel"] = "".join(turns[turn] for turn in sorted(self.filtered[criterion]))
         files["audit.json"] = json_text(self.audit(), sort_keys=True)
         return files
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    return column.cat.codes.to_numpy().astype(np.int64), pd.Index(column.cat.categories.astype(str))
+@dataclass
+class _Coded:
+    """The judgments (:class:`~castregin.formats.crowd.Judgments`: codes per row) with each unit's topic."""
+
+    judgments: Judgments
+    topic_names: np.ndarray
+    topic_of_unit: np.ndarray
+
+    @property
+    def n_units(self) -> int:
+        """How many (turn, item) units there are."""
+        return len(self.judgments.unit_turn)
+
+    @property
+    def n_workers(self) -> int:
+        """How many workers there are."""
+        return len(self.judgments.worker_names)
+
+    def unit_names(self, units: np.ndarray) -> tuple[list[str], list[str]]:
+        """Turn ids and item ids of ``units``."""
+        j = self.judgments
+        return j.turn_names[j.unit_turn[units]].tolist(), j.item_names[j.unit_item[units]].tolist()
+
+    @cached_property
+    def _indexes(self) -> tuple[pd.Index, pd.Index, np.ndarray]:
+        j = self.judgments
+        keys = j.unit_turn.astype(np.int64) * max(len(j.item_names), 1) + j.unit_item  # sorted, as units are
+        return pd.Index(j.turn_names, dtype=object), pd.Index(j.item_names, dtype=object), keys
+
+    def unit_index(self, turn_ids, item_ids) -> np.ndarray:
+        """The unit of each (turn id, item id), -1 for a pair no accepted row has."""
+        turns, items, keys = self._indexes
+        turn, item = turns.get_indexer(list(turn_ids)), items.get_indexer(list(item_ids))
+        key = turn.astype(np.int64) * max(len(items), 1) + item
+        if not len(keys):
+            return np.full(len(key), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+        # A code -1 can make another pair's key: only pairs of known ids count.
+        return np.where((turn >= 0) & (item >= 0) & (keys[at] == key), at, -1)
 
 
-def warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], judged_pairs: pd.MultiIndex) -> None:
+def _code(judgments: Judgments) -> _Coded:
+    if not (judgments.values >= 0).any():
+        raise InputError("no judgments: every row is rejected or every label cell is empty",
+                         source=judgments.files[0].source if judgments.files else None)
+    turn_topics = np.asarray([topic_of(t) for t in judgments.turn_names], dtype=object)
+    topic_names, topic_of_turn = np.unique(turn_topics, return_inverse=True)
+    return _Coded(judgments, topic_names, topic_of_turn.astype(np.int32)[judgments.unit_turn])
+
+
+def _warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], coded: _Coded) -> None:
     """Say (as :class:`~castregin.errors.InputWarning`) what in a gold file can filter nobody.
 
     Rows of criteria not aggregated are ignored; gold items of topics with no judgment at all, or
@@ -172,7 +240,9 @@ def warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], judged_pairs: p
         warnings.warn(InputWarning(f"{first_line(other)}: {len(other)} gold row(s) name criteria that are not "
                                    f"aggregated ({names}); they are ignored"), stacklevel=3)
     gold = gold[gold["criterion"].isin(list(criteria))]
-    topics = {topic_of(turn) for turn in judged_pairs.get_level_values(0)}
+    j = coded.judgments
+    judged = np.bincount(j.unit[labelled_rows(j.values)], minlength=coded.n_units) > 0
+    topics = set(coded.topic_names[np.unique(coded.topic_of_unit[judged])].tolist())
     gold_topics = gold["turn_id"].str.split("_", n=1).str[0]
     absent = gold[~gold_topics.isin(topics)]
     if len(absent):
@@ -180,7 +250,8 @@ def warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], judged_pairs: p
         warnings.warn(InputWarning(f"{first_line(absent)}: gold names topic(s) with no judgment ({names}); "
                                    "check the turn ids"), stacklevel=3)
     present = gold[gold_topics.isin(topics)]
-    unjudged = present[~pd.MultiIndex.from_arrays([present["turn_id"], present["item_id"]]).isin(judged_pairs)]
+    unit = coded.unit_index(present["turn_id"], present["item_id"])
+    unjudged = present[(unit < 0) | ~judged[np.maximum(unit, 0)]]
     if len(unjudged):
         first = unjudged.loc[unjudged["line"].idxmin()]
         warnings.warn(InputWarning(f"{first_line(unjudged)}: {len(unjudged)} gold item(s) were never judged "
@@ -188,32 +259,65 @@ def warn_about_gold(gold: pd.DataFrame, criteria: Sequence[str], judged_pairs: p
                       stacklevel=3)
 
 
-def _gold_failures(judgments, gold: pd.DataFrame, codes: dict, criteria: list[str]):
-    """(mask of labels on a gold unit outside its range, its min, its max) for every label."""
-    turn, item, criterion, label = (codes[k] for k in ("turn", "item", "criterion", "label"))
-    n_items, n_criteria = len(codes["item_names"]), len(criteria)
+def _gold_failures(gold: pd.DataFrame, coded: _Coded, criteria: list[str]):
+    """(row, criterion index, gold row) of every label on a gold unit outside its range; gold restricted
+    to ``criteria`` and to units that exist."""
+    j = coded.judgments
     gold = gold[gold["criterion"].isin(criteria)]
-    g_turn = codes["turn_names"].get_indexer(gold["turn_id"])
-    g_item = codes["item_names"].get_indexer(gold["item_id"])
-    g_criterion = pd.Index(criteria).get_indexer(gold["criterion"])
-    known = (g_turn >= 0) & (g_item >= 0)
-    g_key = (g_turn[known].astype(np.int64) * n_items + g_item[known]) * n_criteria + g_criterion[known]
-    low = gold["min_label"].to_numpy()[known]
-    high = gold["max_label"].to_numpy()[known]
-    position = pd.Index(g_key).get_indexer((turn * n_items + item) * n_criteria + criterion)
-    on_gold = position >= 0
-    failed = np.zeros(len(label), dtype=bool)
-    failed[on_gold] = (label[on_gold] < low[position[on_gold]]) | (label[on_gold] > high[position[on_gold]])
-    return failed, low, high, position
+    g_unit = coded.unit_index(gold["turn_id"], gold["item_id"])
+    gold = gold[g_unit >= 0]
+    g_key = g_unit[g_unit >= 0].astype(np.int64) * len(criteria) + pd.Index(criteria).get_indexer(gold["criterion"])
+    on_gold = np.zeros(coded.n_units, dtype=bool)
+    on_gold[g_unit[g_unit >= 0]] = True
+    rows = np.flatnonzero(on_gold[j.unit])  # the few rows on a gold unit
+    row, criterion = np.nonzero(j.values[rows] >= 0)
+    row = rows[row]
+    at = pd.Index(g_key).get_indexer(j.unit[row].astype(np.int64) * len(criteria) + criterion)
+    label = j.values[row, criterion].astype(np.int64) + j.scale[0]
+    low, high = gold["min_label"].to_numpy(), gold["max_label"].to_numpy()
+    failed = (at >= 0) & ((label < low[at]) | (label > high[at]))
+    return row[failed], criterion[failed], gold.iloc[at[failed]]
+
+
+def _gold_filter(gold: pd.DataFrame | None, coded: _Coded, criteria: list[str]) -> tuple[np.ndarray, list]:
+    """(rows kept, the removed (worker, topic) pairs with the gold items each failed)."""
+    j = coded.judgments
+    keep = np.ones(len(j.worker), dtype=bool)
+    if gold is None or not len(gold):
+        return keep, []
+    _warn_about_gold(gold, criteria, coded)
+    rows, criterion, failed = _gold_failures(gold, coded, criteria)
+    n_topics = len(coded.topic_names)
+    bad_pairs = np.unique(j.worker[rows].astype(np.int64) * n_topics + coded.topic_of_unit[j.unit[rows]])
+    # Only the rows of a worker who failed somewhere can go: the test runs on those alone.
+    suspect = np.zeros(coded.n_workers, dtype=bool)
+    suspect[j.worker[rows]] = True
+    candidates = np.flatnonzero(suspect[j.worker])
+    pair = j.worker[candidates].astype(np.int64) * n_topics + coded.topic_of_unit[j.unit[candidates]]
+    keep[candidates[np.isin(pair, bad_pairs)]] = False
+    by_pair: dict[tuple[str, str], list[dict]] = {}
+    for row, c, (_, g) in zip(rows.tolist(), criterion.tolist(), failed.iterrows()):
+        key = (str(j.worker_names[j.worker[row]]), str(coded.topic_names[coded.topic_of_unit[j.unit[row]]]))
+        by_pair.setdefault(key, []).append({
+            "turn_id": g["turn_id"], "item_id": g["item_id"], "criterion": criteria[c],
+            "label": int(j.values[row, c]) + j.scale[0], "min_label": int(g["min_label"]),
+            "max_label": int(g["max_label"]),
+        })
+    removed = [{"worker_id": w, "topic": t, "gold": sorted(items, key=lambda g: (g["turn_id"], g["item_id"],
+                                                                                  g["criterion"]))}
+               for (w, t), items in sorted(by_pair.items())]
+    return keep, removed
 
 
 def _alpha_block(counts: np.ndarray, domain: np.ndarray) -> dict:
-    m = counts.sum(axis=1)
-    pairable = m >= 2
-    block = {level: alpha_from_counts(counts[pairable], domain, level) for level in ALPHA_LEVELS}
-    block["fleiss"] = fleiss_kappa(counts[pairable])
-    block["units"] = int(pairable.sum())
-    block["labels"] = int(m[pairable].sum())
+    m = row_sums(counts)
+    # Converted once for both statistics; one coincidence matrix serves both levels.
+    pairable = counts[m >= 2].astype(np.float64)
+    coincidences = coincidence_matrix(pairable)
+    block = {level: alpha_from_coincidences(coincidences, domain, level) for level in ALPHA_LEVELS}
+    block["fleiss"] = fleiss_kappa(pairable)
+    block["units"] = len(pairable)
+    block["labels"] = int(m[m >= 2].sum())
     return block
 
 
@@ -229,113 +333,45 @@ def _alpha_summary(counts: np.ndarray, domain: np.ndarray, unit_topics: np.ndarr
     return summary
 
 
-@dataclass
-class _Coded:
-    """The judgments as integer codes: one entry per label, with the names behind the codes."""
-
-    worker: np.ndarray
-    turn: np.ndarray
-    item: np.ndarray
-    criterion: np.ndarray
-    label: np.ndarray
-    worker_names: pd.Index
-    turn_names: pd.Index
-    item_names: pd.Index
-    topic: np.ndarray  # per label
-    topic_of_turn: np.ndarray  # per turn code
-    topic_names: np.ndarray
-
-    @property
-    def unit(self) -> np.ndarray:
-        """(turn, item) of each label as one integer."""
-        return self.turn * len(self.item_names) + self.item
-
-    def unit_names(self, units: np.ndarray) -> tuple[list[str], list[str]]:
-        """Turn ids and item ids of ``units`` (codes as :attr:`unit` makes them)."""
-        n_items = len(self.item_names)
-        return self.turn_names[units // n_items].tolist(), self.item_names[units % n_items].tolist()
+def _dropped(coded: _Coded, criteria: list[str], judged: list[np.ndarray], kept: list[np.ndarray]) -> list[dict]:
+    """The audit's dropped items: per criterion, units judged but left without labels by the gold filter
+    (``gold``) and units never judged (``empty``); sorted by turn, item and criterion name."""
+    units, names, reasons = [], [], []
+    rank = {name: k for k, name in enumerate(sorted(criteria))}
+    for c, name in enumerate(criteria):
+        for reason, lost in (("gold", judged[c] & ~kept[c]), ("empty", ~judged[c])):
+            here = np.flatnonzero(lost)
+            units.append(here)
+            names.append(np.full(len(here), rank[name], dtype=np.int64))
+            reasons.extend([reason] * len(here))
+    units, names = np.concatenate(units), np.concatenate(names)
+    order = np.lexsort((names, units))
+    by_rank = sorted(criteria)
+    turns, items = coded.unit_names(units[order])
+    return [{"turn_id": t, "item_id": i, "criterion": by_rank[k], "reason": reasons[o]}
+            for t, i, k, o in zip(turns, items, names[order].tolist(), order.tolist())]
 
 
-def _code(judgments) -> _Coded:
-    frame = judgments.labels
-    if frame.empty:
-        raise InputError("no judgments: every row is rejected or every label cell is empty",
-                         source=judgments.files[0].source if judgments.files else None)
-    worker, worker_names = _codes(frame["worker_id"])
-    turn, turn_names = _codes(frame["turn_id"])
-    item, item_names = _codes(frame["item_id"])
-    turn_topics = np.asarray([topic_of(t) for t in turn_names], dtype=object)
-    topic_names, topic_of_turn = np.unique(turn_topics, return_inverse=True) if len(turn_topics) else ([], [])
-    return _Coded(worker, turn, item, frame["criterion"].cat.codes.to_numpy().astype(np.int64),
-                  frame["label"].to_numpy().astype(np.int64), worker_names, turn_names, item_names,
-                  topic_of_turn[turn], topic_of_turn, topic_names)
+def _agreement_of(coded: _Coded, label: np.ndarray, before: np.ndarray, after, decided, domain) -> dict:
+    """Alpha before and after the gold filter, and each worker's kappa with the aggregated labels.
 
-
-def _gold_filter(judgments, gold: pd.DataFrame | None, coded: _Coded, criteria: list[str]) -> tuple[np.ndarray, list]:
-    """(labels kept, the removed (worker, topic) pairs with the gold items each failed)."""
-    if gold is None or not len(gold):
-        return np.ones(len(coded.label), dtype=bool), []
-    frame = judgments.labels
-    warn_about_gold(gold, criteria, pd.MultiIndex.from_arrays([frame["turn_id"], frame["item_id"]]).unique())
-    codes = {"turn": coded.turn, "item": coded.item, "criterion": coded.criterion, "label": coded.label,
-             "turn_names": coded.turn_names, "item_names": coded.item_names}
-    failed, g_low, g_high, position = _gold_failures(judgments, gold, codes, criteria)
-    pair = coded.worker * len(coded.topic_names) + coded.topic
-    keep = ~np.isin(pair, np.unique(pair[failed]))
-    by_pair: dict[tuple[str, str], list[dict]] = {}
-    for row in np.flatnonzero(failed):
-        key = (str(coded.worker_names[coded.worker[row]]), str(coded.topic_names[coded.topic[row]]))
-        by_pair.setdefault(key, []).append({
-            "turn_id": str(coded.turn_names[coded.turn[row]]), "item_id": str(coded.item_names[coded.item[row]]),
-            "criterion": criteria[coded.criterion[row]], "label": int(coded.label[row]),
-            "min_label": int(g_low[position[row]]), "max_label": int(g_high[position[row]]),
-        })
-    removed = [{"worker_id": w, "topic": t, "gold": sorted(items, key=lambda g: (g["turn_id"], g["item_id"],
-                                                                                  g["criterion"]))}
-               for (w, t), items in sorted(by_pair.items())]
-    return keep, removed
-
-
-def _unit_counts(coded: _Coded, mask: np.ndarray, low: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct units, each label's unit index, units x labels counts) of the labels in ``mask``."""
-    units, index = np.unique(coded.unit[mask], return_inverse=True)
-    counts = np.bincount(index * size + (coded.label[mask] - low), minlength=len(units) * size)
-    return units, index, counts.reshape(len(units), size)
-
-
-def _dropped(coded: _Coded, name: str, before_units, after_units, universe: set) -> list[dict]:
-    kept = set(zip(*coded.unit_names(after_units)))
-    judged = set(zip(*coded.unit_names(before_units)))
-    return ([{"turn_id": t, "item_id": i, "criterion": name, "reason": "gold"} for t, i in sorted(judged - kept)]
-            + [{"turn_id": t, "item_id": i, "criterion": name, "reason": "empty"} for t, i in sorted(universe - judged)])
-
-
-def _agreement_of(coded: _Coded, chosen: np.ndarray, before, after, decided, domain) -> dict:
-    """Alpha before and after the gold filter, and each worker's kappa with the aggregated labels."""
-    (before_units, before_counts), (after_units, after_counts) = before, after
-    low, high = int(domain[0]), int(domain[-1])
-    unit = coded.unit[chosen]
-    reference_at = np.minimum(np.searchsorted(after_units, unit), max(len(after_units) - 1, 0))
-    has_reference = (after_units[reference_at] == unit) if len(after_units) else np.zeros(len(unit), dtype=bool)
-    kappas, items_per_worker = worker_kappas(coded.worker[chosen][has_reference], coded.label[chosen][has_reference],
-                                             decided[reference_at[has_reference]], len(coded.worker_names), low, high)
-    n_items = len(coded.item_names)
+    ``label`` is each row's label index on the criterion (-1: none), ``before`` the unit x label
+    counts of all of them, ``after`` (units, counts) of those the gold filter kept.
+    """
+    j = coded.judgments
+    after_units, after_counts = after
+    reference = np.full(coded.n_units, -1, dtype=np.int16)
+    reference[after_units] = np.asarray(decided) - domain[0]
+    kappas, items_per_worker = worker_kappas(j.worker, label, reference[j.unit], coded.n_workers, 0, len(domain) - 1)
+    before_units = np.flatnonzero(row_sums(before))
     return {
-        "before_gold": _alpha_summary(before_counts, domain, coded.topic_of_turn[before_units // n_items],
+        "before_gold": _alpha_summary(before[before_units], domain, coded.topic_of_unit[before_units],
                                       coded.topic_names),
-        "after_gold": _alpha_summary(after_counts, domain, coded.topic_of_turn[after_units // n_items],
-                                     coded.topic_names),
-        "workers": [{"worker_id": str(coded.worker_names[w]), "items": int(items_per_worker[w]),
+        "after_gold": _alpha_summary(after_counts, domain, coded.topic_of_unit[after_units], coded.topic_names),
+        "workers": [{"worker_id": str(j.worker_names[w]), "items": int(items_per_worker[w]),
                      "kappa": float(kappas[w])}
-                    for w in np.argsort(np.asarray(coded.worker_names, dtype=object), kind="stable")
-                    if items_per_worker[w] > 0],
+                    for w in range(coded.n_workers) if items_per_worker[w] > 0],  # names are sorted
     }
-
-
-def _share(worker: np.ndarray, hit: np.ndarray, n_workers: int) -> np.ndarray:
-    """Each worker's share of ``hit`` labels; NaN for a worker without labels."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.bincount(worker, weights=hit, minlength=n_workers) / np.bincount(worker, minlength=n_workers)
 
 
 def _gold_ranges(gold: pd.DataFrame | None, coded: _Coded, name: str, units: np.ndarray):
@@ -343,32 +379,46 @@ def _gold_ranges(gold: pd.DataFrame | None, coded: _Coded, name: str, units: np.
     if gold is None or not len(gold):
         return None
     rows = gold[gold["criterion"] == name]
-    turn = coded.turn_names.get_indexer(rows["turn_id"])
-    item = coded.item_names.get_indexer(rows["item_id"])
-    code = np.where((turn >= 0) & (item >= 0), turn.astype(np.int64) * len(coded.item_names) + item, -1)
-    position = pd.Index(units).get_indexer(code)
-    hit = position >= 0
+    unit = coded.unit_index(rows["turn_id"], rows["item_id"])
+    position = np.minimum(np.searchsorted(units, unit), max(len(units) - 1, 0))
+    hit = (unit >= 0) & (units[position] == unit) if len(units) else np.zeros(len(unit), dtype=bool)
     return position[hit], rows["min_label"].to_numpy()[hit], rows["max_label"].to_numpy()[hit]
 
 
-def _decide_units(coded: _Coded, kept: np.ndarray, domain: np.ndarray, rules: dict, method: str,
+def _decide_units(coded: _Coded, label: np.ndarray, domain: np.ndarray, rules: dict, method: str,
                   gold: pd.DataFrame | None, name: str):
     """(units, counts, label of each unit, decisions, each worker's accuracy) of one criterion.
 
-    ``decisions`` counts how the mode-mean rule decides (``mode``/``tie``) whatever the method; a
-    model adds how many labels it ``changed`` from that rule's, its EM ``iterations`` and the
-    ``gold`` items it took as (ranges of) known labels. Accuracy: the model's estimate, or for
-    mode-mean the share of the worker's kept labels equal to the unit's label.
+    ``label`` is each row's label index on the criterion, -1 where the cell is empty or the gold
+    filter removed it. ``decisions`` counts how the mode-mean rule decides (``mode``/``tie``)
+    whatever the method; a model adds how many labels it ``changed`` from that rule's, its EM
+    ``iterations`` and the ``gold`` items it took as (ranges of) known labels. Accuracy: the
+    model's estimate, or for mode-mean the share of the worker's kept labels equal to the unit's label.
     """
-    units, index, counts = _unit_counts(coded, kept, int(domain[0]), len(domain))
+    j = coded.judgments
+    every = label_counts(j.unit, label, coded.n_units, len(domain))
+    units = np.flatnonzero(row_sums(every))
+    counts = every[units]
     decided, by_mode = decide(counts, domain, **rules)
     decisions = {"mode": int(by_mode.sum()), "tie": int((~by_mode).sum())}
-    worker, n_workers = coded.worker[kept], len(coded.worker_names)
     if method == "mode-mean":
-        return units, counts, decided, decisions, _share(worker, coded.label[kept] == decided[index], n_workers)
+        target = np.full(coded.n_units, -2, dtype=np.int16)  # -2: never a row's label, not even "none"
+        target[units] = decided - domain[0]
+        # Per worker, one bincount: state 0 no label, 1 a label unlike the unit's, 2 the unit's label.
+        state = np.array(j.worker, dtype=np.int64)
+        state *= 3
+        state += label >= 0
+        state += label == target[j.unit]
+        tally = np.bincount(state, minlength=3 * coded.n_workers).reshape(coded.n_workers, 3)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            accuracy = tally[:, 2] / (tally[:, 1] + tally[:, 2])
+        return units, counts, decided, decisions, accuracy
+    rows = np.flatnonzero(label >= 0)
+    task = np.full(coded.n_units, -1, dtype=np.int64)
+    task[units] = np.arange(len(units))
     ranges = _gold_ranges(gold, coded, name, units)
-    model = fit_model(method, index, worker, coded.label[kept], n_tasks=len(units), n_workers=n_workers,
-                      gold=ranges)
+    model = fit_model(method, task[j.unit[rows]], j.worker[rows], label[rows].astype(np.int64) + domain[0],
+                      n_tasks=len(units), n_workers=coded.n_workers, gold=ranges)
     labels = model.labels.astype(np.int64)
     decisions.update(changed=int((labels != decided).sum()), iterations=int(model.iterations),
                      gold=0 if ranges is None else len(ranges[0]))
@@ -376,19 +426,15 @@ def _decide_units(coded: _Coded, kept: np.ndarray, domain: np.ndarray, rules: di
 
 
 def _qrels_table(coded: _Coded, units: np.ndarray, labels: np.ndarray) -> dict[str, dict[str, int]]:
-    table: dict[str, dict[str, int]] = {}
-    for t, i, v in zip(*coded.unit_names(units), labels.tolist()):
-        table.setdefault(t, {})[i] = v
-    return {t: table[t] for t in sorted(table)}
+    """``{turn: {item: label}}``; units are sorted by turn then item, so each turn is one slice."""
+    j = coded.judgments
+    turns = j.unit_turn[units]
+    starts = np.flatnonzero(np.diff(turns, prepend=-1)).tolist()
+    pairs = zip(j.item_names[j.unit_item[units]].tolist(), np.asarray(labels).tolist())
+    return {str(j.turn_names[turns[s]]): dict(islice(pairs, e - s)) for s, e in zip(starts, [*starts[1:], len(units)])}
 
 
-def _all_labels(judgments, coded: _Coded, seconds: np.ndarray | None) -> Labels:
-    """Every label with its CSV row (numbered in file order) for the suspect rules."""
-    record = judgments.labels["record"].to_numpy().astype(np.int64)
-    row = judgments.labels["file"].to_numpy().astype(np.int64) * (int(record.max()) + 1) + record
-    return Labels(coded.worker, coded.criterion, coded.unit, coded.label, row, len(coded.worker_names), seconds)
-
-
+@without_cyclic_gc
 def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "plurality", tie: str = "mean",
               rounding: str = "half-up", min_label: int = 2, agreement: bool = True, method: str = "mode-mean",
               time_column: str | None = "auto") -> Aggregation:
@@ -414,26 +460,28 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     domain = np.arange(judgments.scale[0], judgments.scale[1] + 1)
     coded = _code(judgments)
     seconds, time_name = label_seconds(judgments, time_column)
-    keep, removed = _gold_filter(judgments, gold, coded, criteria)
+    keep, removed = _gold_filter(gold, coded, criteria)
     qrels, filtered, decisions, agreement_part, counted, accuracy = {}, {}, {}, {}, {}, {}
-    dropped: list[dict] = []
-    universe = set(zip(judgments.items["turn_id"].tolist(), judgments.items["item_id"].tolist()))
+    judged_units, kept_units = [], []
     for c, name in enumerate(criteria):
-        chosen = coded.criterion == c
-        before_units, _, before_counts = _unit_counts(coded, chosen, int(domain[0]), len(domain))
+        # Every row takes part, -1 standing for no label: bincounts skip those, and no row is gathered.
+        label = judgments.values[:, c]
+        kept = label if keep.all() else np.where(keep, label, np.int16(-1))
         after_units, after_counts, decided, decisions[name], accuracy[name] = _decide_units(
-            coded, chosen & keep, domain, rules, method, gold, name)
-        counted[name] = int((chosen & keep).sum())
+            coded, kept, domain, rules, method, gold, name)
+        counted[name] = int(after_counts.sum())
         qrels[name] = _qrels_table(coded, after_units, decided)
         filtered[name] = {turn: qrels[name][turn] for turn in turns_with_label(qrels[name], min_label)}
-        dropped.extend(_dropped(coded, name, before_units, after_units, universe))
+        before = label_counts(judgments.unit, label, coded.n_units, len(domain))
+        judged_units.append(row_sums(before) > 0)
+        kept_units.append(np.zeros(coded.n_units, dtype=bool))
+        kept_units[-1][after_units] = True
         if agreement:
-            agreement_part[name] = _agreement_of(coded, chosen, (before_units, before_counts),
-                                                 (after_units, after_counts), decided, domain)
-    dropped.sort(key=lambda d: (d["turn_id"], d["item_id"], d["criterion"]))
-    workers, suspects = worker_audit(_all_labels(judgments, coded, seconds), criteria, domain,
-                                     lambda counts: decide(counts, domain, **rules)[0], accuracy,
-                                     list(coded.worker_names), time_name)
+            agreement_part[name] = _agreement_of(coded, label, before, (after_units, after_counts), decided, domain)
+    dropped = _dropped(coded, criteria, judged_units, kept_units)
+    labels = Labels(judgments.worker, judgments.unit, judgments.values, coded.n_workers, coded.n_units, seconds)
+    workers, suspects = worker_audit(labels, criteria, domain, lambda counts: decide(counts, domain, **rules)[0],
+                                     accuracy, list(judgments.worker_names), time_name)
     return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted, method,
                        workers, suspects)
 

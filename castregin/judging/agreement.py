@@ -12,9 +12,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..statistics import cohen_kappa_from_confusion
+from ..statistics import cohen_kappa_from_confusion, row_sums
 
 LEVELS = ("nominal", "ordinal", "interval")
+
+
+def label_counts(units: np.ndarray, labels: np.ndarray, n_units: int, size: int) -> np.ndarray:
+    """``counts[u, k]``: how many of the ratings give unit ``u`` the label index ``k`` (an n_units x size matrix).
+
+    ``units`` are integer codes ``0..n_units-1`` and ``labels`` indices ``0..size-1``, one pair per
+    rating; a label -1 (no rating, such as an empty cell) is not counted, so callers need not
+    select rows first. One ``bincount`` does it.
+    """
+    # In place: on millions of ratings every temporary array is tens of megabytes of fresh pages.
+    flat = np.array(units, dtype=np.int64)
+    flat *= size + 1
+    flat += labels
+    flat += 1
+    return np.bincount(flat, minlength=n_units * (size + 1)).reshape(n_units, size + 1)[:, 1:]
 
 
 def value_counts(units: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -25,16 +40,16 @@ def value_counts(units: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
     units = np.asarray(units, dtype=np.int64)
     domain, index = np.unique(np.asarray(values), return_inverse=True)
     n_units = int(units.max()) + 1 if len(units) else 0
-    counts = np.bincount(units * len(domain) + index, minlength=n_units * len(domain))
-    return counts.reshape(n_units, len(domain)), domain
+    return label_counts(units, index, n_units, len(domain)), domain
 
 
-def _coincidences(counts: np.ndarray) -> np.ndarray:
+def coincidence_matrix(counts: np.ndarray) -> np.ndarray:
     """The V x V coincidence matrix of a U x V value-count matrix (unpairable units contribute 0)."""
     counts = np.asarray(counts, dtype=np.float64)
-    m = counts.sum(axis=1)
+    m = row_sums(counts)
     pairable = m >= 2
-    counts, m = counts[pairable], m[pairable]
+    if not pairable.all():
+        counts, m = counts[pairable], m[pairable]
     weights = 1.0 / (m - 1.0)
     return (counts * weights[:, None]).T @ counts - np.diag(weights @ counts)
 
@@ -55,6 +70,23 @@ def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
     raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
 
 
+def alpha_from_coincidences(coincidences: np.ndarray, domain: Sequence[float] | np.ndarray,
+                            level: str = "interval") -> float:
+    """Krippendorff's alpha from a V x V coincidence matrix (:func:`coincidence_matrix`); ``nan`` when undefined."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+    o = coincidences
+    n_v = o.sum(axis=0)
+    n = n_v.sum()
+    if n <= 1:
+        return float("nan")
+    d = _distances(np.asarray(domain), n_v, level)
+    expected = (np.outer(n_v, n_v) * d).sum()
+    if expected <= 0:
+        return float("nan")
+    return float(1.0 - (n - 1.0) * (o * d).sum() / expected)
+
+
 def alpha_from_counts(counts: np.ndarray, domain: Sequence[float] | np.ndarray | None = None,
                       level: str = "interval") -> float:
     """Krippendorff's alpha from a units x values count matrix; ``nan`` when undefined.
@@ -68,16 +100,7 @@ def alpha_from_counts(counts: np.ndarray, domain: Sequence[float] | np.ndarray |
         raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
     if counts.size == 0:
         return float("nan")
-    o = _coincidences(counts)
-    n_v = o.sum(axis=0)
-    n = n_v.sum()
-    if n <= 1:
-        return float("nan")
-    d = _distances(domain, n_v, level)
-    expected = (np.outer(n_v, n_v) * d).sum()
-    if expected <= 0:
-        return float("nan")
-    return float(1.0 - (n - 1.0) * (o * d).sum() / expected)
+    return alpha_from_coincidences(coincidence_matrix(counts), domain, level)
 
 
 def krippendorff_alpha(reliability_data, level: str = "interval") -> float:
@@ -111,18 +134,21 @@ def alpha_from_ratings(units, values, level: str = "interval") -> float:
     return alpha_from_counts(counts, domain, level)
 
 
-
-
-
-
 def worker_kappas(workers: np.ndarray, labels: np.ndarray, reference: np.ndarray, n_workers: int,
                   low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
     """(kappa, items) of each worker code ``0..n_workers-1``: their labels against ``reference``.
 
-    One confusion matrix per worker, built with a single ``bincount``.
+    One confusion matrix per worker, built with a single ``bincount``. A label or reference below
+    ``low`` (with ``low=0``: -1, no label) is left out, so callers need not select rows first.
     """
     size = high - low + 1
-    workers = np.asarray(workers, dtype=np.int64)
-    flat = (workers * size + (np.asarray(labels) - low)) * size + (np.asarray(reference) - low)
-    confusion = np.bincount(flat, minlength=n_workers * size * size).reshape(n_workers, size, size)
+    # Index 0 of each axis collects what is left out (max(value, low - 1) - (low - 1)); it is cut off
+    # before the kappa. In place, as in label_counts.
+    flat = np.array(workers, dtype=np.int64)
+    for values in (labels, reference):
+        flat *= size + 1
+        flat += np.maximum(values, low - 1)
+        flat -= low - 1
+    confusion = np.bincount(flat, minlength=n_workers * (size + 1) ** 2).reshape(n_workers, size + 1, size + 1)
+    confusion = np.ascontiguousarray(confusion[:, 1:, 1:])
     return cohen_kappa_from_confusion(confusion, "quadratic"), confusion.sum(axis=(1, 2))

@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .agreement import worker_kappas
+from ..formats.crowd import labelled_rows
+from ..statistics import row_sums
+from .agreement import label_counts, worker_kappas
 
 MIN_ITEMS = 10
 CONSTANT_SHARE = 0.9
@@ -43,7 +45,7 @@ def rule() -> dict:
 
 
 def label_seconds(judgments, column: str | None = "auto") -> tuple[np.ndarray | None, str | None]:
-    """(seconds of each label's row, NaN where blank, negative or not a number; the column read).
+    """(seconds of each row of ``judgments``, NaN where blank, negative or not a number; the column read).
 
     ``column="auto"`` reads the first of ``TIME_COLUMNS`` that some file has, and nothing when none
     has; a named column missing from a file is an :class:`InputError`. ``None`` reads no time.
@@ -60,93 +62,97 @@ def label_seconds(judgments, column: str | None = "auto") -> tuple[np.ndarray | 
             if column not in csv_file.header:
                 raise InputError(f"no time column {column!r}; the header has {', '.join(csv_file.header)}",
                                  source=csv_file.source, line=1, argument="time_column")
-    per_file = []
-    for csv_file in files:
-        values = (pd.to_numeric(csv_file.frame[column], errors="coerce").to_numpy(dtype=np.float64)
-                  if column in csv_file.header else np.full(len(csv_file.frame), np.nan))
-        per_file.append(np.where(values >= 0, values, np.nan))
-    file_index = judgments.labels["file"].to_numpy()
-    record = judgments.labels["record"].to_numpy()
-    seconds = np.full(len(record), np.nan)
-    for k, values in enumerate(per_file):
-        here = file_index == k
-        seconds[here] = values[record[here]]
+    seconds = np.full(len(judgments.record), np.nan)
+    for k, csv_file in enumerate(files):
+        if column not in csv_file.header:
+            continue
+        codes, texts = csv_file.codes(column)
+        # A column holds few distinct texts: each is read once.
+        values = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+        values = np.where(values >= 0, values, np.nan)
+        here = judgments.file == k
+        seconds[here] = values[codes[judgments.record[here]]]
     return seconds, column
 
 
 @dataclass
 class Labels:
-    """Every label (before the gold filter) as codes, with the row of the CSV it came from."""
+    """Every accepted row (before the gold filter) in file order: its worker, unit and labels.
+
+    ``values[r, c]`` is row ``r``'s label of criterion ``c`` minus the scale's minimum, -1 where
+    the cell is empty; ``seconds`` the row's time, when the CSV has a time column.
+    """
 
     worker: np.ndarray
-    criterion: np.ndarray
     unit: np.ndarray
-    label: np.ndarray
-    row: np.ndarray  # increasing in file order
+    values: np.ndarray
     n_workers: int
+    n_units: int
     seconds: np.ndarray | None = None
 
 
-def _leave_one_out_kappas(labels: Labels, unit: tuple[np.ndarray, int], mask: np.ndarray, domain: np.ndarray,
-                          decide_rows: Callable):
-    """(kappa, items) per worker: their labels against the other workers' consensus, item by item.
+def _leave_one_out_kappas(worker: np.ndarray, unit: np.ndarray, label: np.ndarray, n_units: int, n_workers: int,
+                          domain: np.ndarray, decide_rows: Callable):
+    """(kappa, items) per worker: their labels (indices into ``domain``, -1: none) against the other
+    workers' consensus, item by item.
 
-    ``unit`` is (each label's unit index, the number of units).
+    The consensus of an item's other workers depends only on the item's counts and the label left
+    out, so it is decided once per (item, label given), not once per label.
     """
-    low, size = int(domain[0]), len(domain)
-    label, index = labels.label[mask], unit[0][mask]
-    counts = np.bincount(index * size + (label - low), minlength=unit[1] * size)
-    others = counts.reshape(-1, size)[index] - np.eye(size, dtype=np.int64)[label - low]
-    alone = others.sum(axis=1) == 0
-    consensus = decide_rows(others[~alone]) if (~alone).any() else np.zeros(0, dtype=np.int64)
-    return worker_kappas(labels.worker[mask][~alone], label[~alone], consensus, labels.n_workers, low,
-                         int(domain[-1]))
-
-
-def _top_shares(labels: Labels, mask: np.ndarray, domain: np.ndarray):
-    """(share of the worker's most frequent label, labels) per worker on one criterion."""
     size = len(domain)
-    counts = np.bincount(labels.worker[mask] * size + (labels.label[mask] - domain[0]),
-                         minlength=labels.n_workers * size).reshape(labels.n_workers, size)
+    counts = label_counts(unit, label, n_units, size)
+    item, given = np.nonzero(counts)
+    others = counts[item]
+    others[np.arange(len(item)), given] -= 1
+    pairable = row_sums(others) > 0  # an item nobody else labelled has no consensus
+    # Column 0 stands for "no label", so that every row finds its cell (-1: no consensus).
+    consensus = np.full((n_units, size + 1), -1, dtype=np.int16)
+    if pairable.any():
+        consensus[item[pairable], given[pairable] + 1] = decide_rows(others[pairable]) - domain[0]
+    cell = np.array(unit, dtype=np.int64)
+    cell *= size + 1
+    cell += label
+    cell += 1
+    reference = consensus.reshape(-1)[cell]
+    return worker_kappas(worker, label, reference, n_workers, 0, size - 1)
+
+
+def _top_shares(worker: np.ndarray, label: np.ndarray, n_workers: int, size: int):
+    """(share of the worker's most frequent label, labels) per worker on one criterion (-1: no label)."""
+    counts = label_counts(worker, label, n_workers, size)
     total = counts.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return counts.max(axis=1) / total, total
 
 
-def _answer_codes(labels: Labels, row_of: np.ndarray, n_rows: int, n_criteria: int, low: int) -> np.ndarray:
-    """One integer per row for its labels of every criterion (0 for not judged): equal rows, equal codes."""
-    base = int(labels.label.max()) - low + 2 if len(labels.label) else 2
-    if float(base) ** n_criteria < 2.0**52:  # exact in float64, so one bincount does it
-        digits = (labels.label - low + 1) * np.power(float(base), labels.criterion)
-        return np.bincount(row_of, weights=digits, minlength=n_rows).astype(np.int64)
-    answers = np.full((n_rows, n_criteria), low - 1, dtype=np.int64)
-    answers[row_of, labels.criterion] = labels.label
-    return np.asarray(np.unique(answers, axis=0, return_inverse=True)[1]).reshape(-1)
-
-
-def _rows(labels: Labels, n_criteria: int, low: int):
-    """(worker, answer pattern code, seconds) of each CSV row, rows in file order."""
-    row_of, row_ids = pd.factorize(labels.row, sort=True)
-    code = _answer_codes(labels, row_of, len(row_ids), n_criteria, low)
-    worker = np.zeros(len(row_ids), dtype=np.int64)
-    worker[row_of] = labels.worker
-    seconds = None
-    if labels.seconds is not None:
-        seconds = np.full(len(row_ids), np.nan)
-        seconds[row_of] = labels.seconds
-    return worker, code, seconds
+def _answer_codes(values: np.ndarray) -> np.ndarray:
+    """One integer per row for its labels of every criterion: equal rows, equal codes."""
+    base = int(values.max()) + 2 if values.size else 2
+    if float(base) ** values.shape[1] < 2.0**62:
+        code = np.zeros(len(values), dtype=np.int64)
+        for c in range(values.shape[1]):  # column by column: millions of rows of three cells
+            code *= base
+            code += values[:, c] + 1
+        return code
+    return np.asarray(np.unique(values, axis=0, return_inverse=True)[1]).reshape(-1)
 
 
 def _repeats(worker: np.ndarray, code: np.ndarray, n_workers: int):
     """(best period, its share of rows equal to the row that many before) per worker."""
-    order = np.argsort(worker, kind="stable")  # rows already in file order
-    worker, code = worker[order], code[order]
+    # Rows are in file order; a stable sort keeps it within a worker (a radix sort on 16-bit codes),
+    # and each worker's rows become one segment [start, end) of the sorted rows.
+    order = np.argsort(worker.astype(np.uint16) if n_workers <= 1 << 16 else worker, kind="stable")
+    code = code[order]
+    rows = np.bincount(worker, minlength=n_workers)
+    ends = np.cumsum(rows)
+    starts = ends - rows
     best_share, best_period = np.zeros(n_workers), np.zeros(n_workers, dtype=np.int64)
     for period in range(1, MAX_PERIOD + 1):
-        same_worker = worker[period:] == worker[:-period]
-        equal = same_worker & (code[period:] == code[:-period])
-        trials = np.bincount(worker[period:][same_worker], minlength=n_workers)
-        hits = np.bincount(worker[period:][equal], minlength=n_workers)
+        # equal[k]: sorted row k + period repeats row k; within a segment those are the worker's trials.
+        seen = np.concatenate([[0], np.cumsum(code[period:] == code[:-period])])
+        last = max(len(code) - period, 0)
+        trials = np.maximum(rows - period, 0)
+        hits = seen[np.clip(np.maximum(ends - period, starts), 0, last)] - seen[np.clip(starts, 0, last)]
         share = np.divide(hits, trials, out=np.zeros(n_workers), where=trials > 0)
         better = share > best_share  # a shorter period wins a tie
         best_share[better], best_period[better] = share[better], period
@@ -171,11 +177,11 @@ def _number(value, digits: int = 6):
 def _per_criterion(labels: Labels, criteria: Sequence[str], domain: np.ndarray, decide_rows: Callable):
     """{criterion: (kappa, kappa items, top share, labels)} of every worker."""
     found = {}
-    unit_index, units = pd.factorize(labels.unit)  # a hash, not a sort: a million items take 0.1 s
     for c, name in enumerate(criteria):
-        mask = labels.criterion == c
-        kappa, items = _leave_one_out_kappas(labels, (unit_index, len(units)), mask, domain, decide_rows)
-        share, total = _top_shares(labels, mask, domain)
+        label = labels.values[:, c]  # every row, -1 where the cell is empty
+        kappa, items = _leave_one_out_kappas(labels.worker, labels.unit, label, labels.n_units, labels.n_workers,
+                                             domain, decide_rows)
+        share, total = _top_shares(labels.worker, label, labels.n_workers, len(domain))
         found[name] = (kappa, items, share, total)
     return found
 
@@ -203,11 +209,13 @@ def worker_audit(labels: Labels, criteria: Sequence[str], domain, decide_rows: C
     """
     domain = np.asarray(domain)
     found = _per_criterion(labels, criteria, domain, decide_rows)
-    row_worker, code, row_seconds = _rows(labels, len(criteria), int(domain[0]))
-    period, repeat_share = _repeats(row_worker, code, labels.n_workers)
+    labelled = np.flatnonzero(labelled_rows(labels.values))  # rows without a label are no answers
+    row_worker = labels.worker[labelled]
+    period, repeat_share = _repeats(row_worker, _answer_codes(labels.values[labelled]), labels.n_workers)
     rows = np.bincount(row_worker, minlength=labels.n_workers)
-    median, crowd_median = _median_seconds(row_worker, row_seconds, labels.n_workers)
-    given = np.bincount(labels.worker, minlength=labels.n_workers)
+    median, crowd_median = _median_seconds(row_worker, None if labels.seconds is None else labels.seconds[labelled],
+                                           labels.n_workers)
+    given = sum(found[name][3] for name in criteria)
     entries = []
     for w in np.argsort(np.asarray(worker_names, dtype=object), kind="stable"):
         if given[w] == 0:
