@@ -5,11 +5,18 @@ the means, in a fresh process; wall time and peak memory (the child's ``ru_maxrs
 medians over ``repeat`` runs. Used by ``benchmarks/run.py``; runnable alone::
 
     python benchmarks/bench_evaluate.py --data bench-out --repeat 3
+    python benchmarks/bench_evaluate.py --scaling [--quick] [--readme]   # the scaling rows alone
+
+The scaling rows (:func:`scaling_section`) time one run of 1,000 to 50,000 turns x 1,000 items
+against 100 judged items a turn: castregin, pytrec_eval, ir_measures, and pyarrow's CSV reader
+reading the three columns evaluation needs (``peers/pyarrow_floor.py``), the floor of any tool
+that parses with pyarrow. Each size is generated into a temporary directory and deleted after.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -23,6 +30,18 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PEERS = HERE / "peers"
 MEASURE_ARGS = ["-m", "AP", "-m", "nDCG@10", "-m", "P@10", "-m", "RR"]
+README = REPO / "README.md"
+#: Turns of the scaling rows (x 1,000 items, 100 judged a turn); ``--quick`` stops at 5,000.
+SCALING_TURNS = (1_000, 5_000, 20_000, 50_000)
+QUICK_SCALING_TURNS = (1_000, 5_000)
+#: From this size on, each command of the scaling rows runs once: they take minutes.
+ONCE_FROM_TURNS = 20_000
+#: The README's scaling table lies between these lines; benchmarks/run.py writes it there.
+SCALING_MARKERS = ("<!-- scaling table: written by benchmarks/run.py -->", "<!-- end of scaling table -->")
+FLOOR = "pyarrow, three columns (floor)"
+#: Larger runs are also scored against the qrels of this many turns, so that the qrels do not grow.
+FIXED_QRELS_TURNS = 5_000
+FIXED_QRELS_TOOL = f"castregin, qrels of the first {FIXED_QRELS_TURNS:,} turns"
 
 
 @dataclass
@@ -37,25 +56,37 @@ class Timing:
     note: str = ""
 
 
+#: GNU time, which reports its child's peak memory alone (see :func:`measure`).
+GNU_TIME = Path("/usr/bin/time")
+
+
 def measure(command: list[str], repeat: int, warmup: int = 0, env: dict | None = None) -> tuple[float, float]:
-    """Median wall time and median peak RSS (MB) of ``command`` run ``repeat`` times in new processes."""
+    """Median wall time and median peak RSS (MB) of ``command`` run ``repeat`` times in new processes.
+
+    Peak memory is read by GNU time where it is installed: a child forked from this process counts
+    this process's resident pages until it executes the command (hundreds of MB once the data are
+    generated here), which its own ``ru_maxrss`` would include; GNU time, a small process, forks
+    the command itself.
+    """
     seconds, peaks = [], []
     for attempt in range(warmup + repeat):
         # Standard error goes to a file, not a pipe: a command that warns more than a pipe holds
         # (64 KB) would block on a pipe nobody reads until it exits.
-        with tempfile.TemporaryFile() as errors:
+        with tempfile.TemporaryFile() as errors, tempfile.NamedTemporaryFile("r") as report:
+            timed = [str(GNU_TIME), "-f", "%M", "-o", report.name, *map(str, command)] if GNU_TIME.exists() else command
             start = time.perf_counter()
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=env)
+            process = subprocess.Popen(timed, stdout=subprocess.DEVNULL, stderr=errors, env=env)
             _, status, usage = os.wait4(process.pid, 0)
             elapsed = time.perf_counter() - start
             process.returncode = os.waitstatus_to_exitcode(status)
             errors.seek(0)
             error = errors.read().decode(errors="replace")
+            peak_kb = int(report.read().split()[-1]) if timed is not command else usage.ru_maxrss  # KB on Linux
         if process.returncode != 0:
             raise RuntimeError(f"{' '.join(map(str, command))} failed ({process.returncode}): {error[-2000:]}")
         if attempt >= warmup:
             seconds.append(elapsed)
-            peaks.append(usage.ru_maxrss / 1024)  # KB on Linux
+            peaks.append(peak_kb / 1024)
     return statistics.median(seconds), statistics.median(peaks)
 
 
@@ -118,6 +149,148 @@ def markdown(timings: list[Timing]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- scaling: memory that stays flat, time near the parse's -------------------------------------------------
+
+
+def _available_mb() -> float:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return math.inf
+
+
+def _first_turns(qrels: Path, turns: int, out: Path) -> Path:
+    """The lines of ``qrels`` whose turn is one of the generator's first ``turns``, written to ``out``."""
+    from generate import turn_ids
+
+    keep = {turn.encode() for turn in turn_ids(turns)}
+    with open(qrels, "rb") as source, open(out, "wb") as sink:
+        sink.writelines(line for line in source if line.split(b" ", 1)[0] in keep)
+    return out
+
+
+def scaling_rows(turns_list, repeat: int, peer_python: Path | None) -> list[Timing]:
+    """Each tool on one run of each size in ``turns_list`` (x 1,000 items), generated in a temporary directory.
+
+    A peer whose memory, foreseen from its previous row (it grows in proportion to the run), would not
+    fit in the memory available is skipped, with a note: the machine would swap or kill it.
+    """
+    sys.path.insert(0, str(HERE))
+    from generate import make_qrels_and_runs
+
+    rows: list[Timing] = []
+    last_peak: dict[str, tuple[int, float]] = {}
+    for turns in turns_list:
+        with tempfile.TemporaryDirectory(prefix="castregin-scaling-") as directory:
+            print(f"scaling: {turns:,} turns ...", file=sys.stderr)
+            data = make_qrels_and_runs(Path(directory), turns, 1000, 100, ties=False)
+            run, qrels = data["run"], data["qrels"]
+            label = f"{turns:,} turns x 1,000 items ({run.stat().st_size / 1e6:,.0f} MB run)"
+            commands = [("castregin", castregin_command([run], qrels)),
+                        (FLOOR, [sys.executable, str(PEERS / "pyarrow_floor.py"), str(run)])]
+            if turns > FIXED_QRELS_TURNS:
+                # The qrels grow with the run here; with those of 5,000 turns, what the run alone costs shows.
+                fixed = _first_turns(qrels, FIXED_QRELS_TURNS, Path(directory) / "qrels_fixed.qrel")
+                commands.insert(1, (FIXED_QRELS_TOOL, castregin_command([run], fixed)))
+            if peer_python is not None:
+                commands += [("pytrec_eval (files read in Python)",
+                              peer_command(peer_python, "pytrec_eval_files.py", qrels, [run])),
+                             ("ir_measures", peer_command(peer_python, "ir_measures_files.py", qrels, [run]))]
+            times = repeat if turns < ONCE_FROM_TURNS else 1
+            for tool, command in commands:
+                before = last_peak.get(tool)
+                foreseen = before[1] * turns / before[0] if before else 0.0
+                if foreseen > 0.8 * _available_mb():
+                    rows.append(Timing(label, tool, math.nan, math.nan, 0,
+                                       f"skipped: would need about {foreseen / 1024:.0f} GB"))
+                    continue
+                try:
+                    seconds, peak = measure(command, times)
+                except RuntimeError as err:
+                    rows.append(Timing(label, tool, math.nan, math.nan, 0, f"failed: {str(err)[-200:]}"))
+                    continue
+                rows.append(Timing(label, tool, seconds, peak, times))
+                last_peak[tool] = (turns, peak)
+    return rows
+
+
+def scaling_markdown(rows: list[Timing]) -> str:
+    """The scaling table; time ratios are to the floor of the same run, memory ratios to castregin's."""
+    lines = ["| run | tool | wall time (s) | peak memory (MB) | time / floor | memory / castregin |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    floor = {t.workload: t for t in rows if t.tool == FLOOR}
+    ours = {t.workload: t for t in rows if t.tool == "castregin"}
+    for t in rows:
+        if math.isnan(t.seconds):
+            lines.append(f"| {t.workload} | {t.tool} ({t.note}) | | | | |")
+            continue
+        time_ratio = f"{t.seconds / floor[t.workload].seconds:.2f}x" if t.workload in floor else ""
+        memory_ratio = f"{t.peak_mb / ours[t.workload].peak_mb:.2f}x" if t.workload in ours else ""
+        lines.append(f"| {t.workload} | {t.tool} | {t.seconds:.2f} | {t.peak_mb:,.0f} | {time_ratio} | {memory_ratio} |")
+    return "\n".join(lines) + "\n"
+
+
+def scaling_targets(rows: list[Timing]) -> list[str]:
+    """The targets, checked: castregin's peak memory flat in the run's size (50k within 1.3x of 5k, under
+    500 MB), its time within 2x of the floor's and at most 0.3x pytrec_eval's (at 5k)."""
+    def find(turns: int, tool: str) -> Timing | None:
+        return next((t for t in rows if t.workload.startswith(f"{turns:,} turns") and tool in (t.tool, t.tool.split(" (")[0])
+                     and not math.isnan(t.seconds)), None)
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    lines = []
+    small, large, fixed = find(5_000, "castregin"), find(50_000, "castregin"), find(50_000, FIXED_QRELS_TOOL)
+    if small and large:
+        ratio = large.peak_mb / small.peak_mb
+        lines.append(f"- castregin's peak memory at 50,000 turns is {ratio:.2f}x that at 5,000 (target: 1.3x or "
+                     f"less, {verdict(ratio <= 1.3)}) and {large.peak_mb:,.0f} MB (target: under 500, "
+                     f"{verdict(large.peak_mb < 500)})")
+    if small and fixed:
+        ratio = fixed.peak_mb / small.peak_mb
+        lines.append(f"- with the qrels of 5,000 turns, castregin's peak memory at 50,000 turns is {ratio:.2f}x "
+                     f"that at 5,000 (target: 1.3x or less, {verdict(ratio <= 1.3)})")
+    for turns in SCALING_TURNS:
+        ours, floor = find(turns, "castregin"), find(turns, FLOOR)
+        if ours and floor:
+            ratio = ours.seconds / floor.seconds
+            lines.append(f"- {turns:,} turns: castregin takes {ratio:.2f}x the floor's time (target: 2x or less, "
+                         f"{verdict(ratio <= 2)})")
+    ours, peer = find(5_000, "castregin"), find(5_000, "pytrec_eval")
+    if ours and peer:
+        ratio = ours.seconds / peer.seconds
+        lines.append(f"- 5,000 turns: castregin takes {ratio:.2f}x pytrec_eval's time (target: 0.3x or less, "
+                     f"{verdict(ratio <= 0.3)})")
+    return lines
+
+
+def write_readme_table(text: str, readme: Path = README) -> bool:
+    """Put ``text`` between the scaling markers of the README; False when the markers are missing."""
+    content = readme.read_text(encoding="utf-8")
+    start, end = SCALING_MARKERS
+    if start not in content or end not in content.split(start, 1)[1]:
+        return False
+    before, rest = content.split(start, 1)
+    readme.write_text(before + start + "\n" + text + end + rest.split(end, 1)[1], encoding="utf-8")
+    return True
+
+
+def scaling_section(peer_python: Path | None, repeat: int, quick: bool, machine: str, readme: bool = True) -> str:
+    """The scaling rows (up to 5,000 turns with ``quick``) as a table and targets, for the terminal; the table
+    also goes into the README unless ``quick`` or not ``readme``."""
+    rows = scaling_rows(QUICK_SCALING_TURNS if quick else SCALING_TURNS, repeat, peer_python)
+    once = f"; from {ONCE_FROM_TURNS:,} turns on, one run of each" if not quick else ""
+    text = (f"{machine}; medians of {repeat} runs{once}; peak memory is the process's maximum resident set "
+            f"size.\n\n{scaling_markdown(rows)}")
+    written = not quick and readme and write_readme_table(text)
+    note = "(written into README.md)" if written else "(not written into README.md)"
+    return "\n".join([f"\nScaling {note}:\n", text, *scaling_targets(rows)])
+
+
 def main() -> None:
     sys.path.insert(0, str(HERE))
     from generate import make_qrels_and_runs
@@ -126,9 +299,17 @@ def main() -> None:
     parser.add_argument("--data", default=str(REPO / "bench-out"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--peer-python", default=str(REPO / ".venv-bench" / "bin" / "python"))
+    parser.add_argument("--scaling", action="store_true", help="Only the scaling rows.")
+    parser.add_argument("--quick", action="store_true", help="Scaling rows up to 5,000 turns.")
+    parser.add_argument("--readme", action="store_true", help="Write the scaling table into README.md.")
     args = parser.parse_args()
-    data = make_qrels_and_runs(Path(args.data), 5000, 1000, 100, runs=20, multi_depth=100)
     peer = Path(args.peer_python) if Path(args.peer_python).exists() else None
+    if args.scaling:
+        from run import machine
+
+        print(scaling_section(peer, args.repeat, args.quick, machine(), args.readme))
+        return
+    data = make_qrels_and_runs(Path(args.data), 5000, 1000, 100, runs=20, multi_depth=100)
     timings = single_run(data, args.repeat, peer, "5,000 turns x 1,000 items")
     timings += many_runs(data, args.repeat, peer, "20 runs x 5,000 turns x 100 items")
     print(markdown(timings))

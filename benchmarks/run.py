@@ -12,8 +12,14 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
    same run with tied scores (castregin and pytrec_eval);
 2. 20 runs of 5,000 turns x 100 items against the same qrels: castregin in one call, pytrec_eval
    in a loop over the runs in one process;
-3. converting a 200 MB JSON MI run (``castregin convert questions``), when that command exists;
-4. aggregating 1,000,000 crowd judgments (``benchmarks/bench_aggregate.py``), when it exists.
+3. converting a 467 MB JSON MI run (``castregin convert questions``), when that command exists;
+4. aggregating 1,000,000 and 5,000,000 crowd judgments (``castregin aggregate``, ``benchmarks/bench_aggregate.py``;
+   100,000 with ``--quick``);
+5. the HTML report of 30 simulated runs of 205 turns (``castregin report``, ``benchmarks/bench_report.py``;
+   the same workload with ``--quick``);
+6. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
+   ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
+   needs (the floor); the table goes into the README's Speed section (``bench_evaluate.scaling_section``).
 
 Data goes to ``bench-out/`` (``bench-out/quick`` with ``--quick``) and is reused while its
 parameters are unchanged. The peers are installed, pinned, into their own virtualenv
@@ -28,14 +34,15 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_evaluate import Timing, many_runs, markdown, measure, single_run
+from bench_aggregate import bench_aggregate
+from bench_evaluate import Timing, many_runs, markdown, measure, scaling_section, single_run
+from bench_report import bench_report
 from generate import make_qrels_and_runs
 
 PEER_VENV = REPO / ".venv-bench"
@@ -107,8 +114,9 @@ def bench_convert(out: Path, repeat: int, quick: bool) -> list[Timing] | str:
     probe = subprocess.run([str(CASTREGIN), "convert", "questions", "--help"], capture_output=True, check=False)
     if probe.returncode != 0:
         return "skipped: `castregin convert questions` is not available yet"
-    turns, per_turn = (500, 400) if quick else (5000, 800)
-    run, bank = out / "questions_run.json", out / "question_bank.json"
+    turns, per_turn = (500, 400) if quick else (5000, 1600)  # 467 MB: the run `convert` streams in flat memory
+    # The shape is in the names: a run of another shape left by an older benchmark is not reused.
+    run, bank = out / f"questions_run_{turns}x{per_turn}.json", out / f"question_bank_{turns}x{per_turn}.json"
     if not run.exists() or not bank.exists():
         write_json_run(run, bank, turns, per_turn)
     size = run.stat().st_size / 1e6
@@ -119,25 +127,6 @@ def bench_convert(out: Path, repeat: int, quick: bool) -> list[Timing] | str:
         return f"failed: {err}"
     return [Timing(f"convert a {size:.0f} MB JSON run ({turns:,} turns x {per_turn} questions)",
                    "castregin convert questions", seconds, peak, repeat)]
-
-
-def bench_aggregate(repeat: int, quick: bool) -> list[Timing] | str:
-    """``benchmarks/bench_aggregate.py`` as a subprocess, or a note why it was skipped."""
-    script = HERE / "bench_aggregate.py"
-    if not script.exists():
-        return "skipped: benchmarks/bench_aggregate.py is not there yet"
-    command = [sys.executable, str(script), *(["--quick"] if quick else [])]
-    start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0 and quick:  # the script may not know --quick
-        command = command[:2]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        return f"failed: {result.stderr.strip()[-500:]}"
-    print(result.stdout.strip())
-    seconds, peak = measure(command, max(1, repeat - 1)) if repeat > 1 else (time.perf_counter() - start, 0.0)
-    return [Timing("aggregate 1,000,000 crowd judgments" + (" (quick)" if quick else ""),
-                   "castregin (bench_aggregate.py)", seconds, peak, max(1, repeat - 1))]
 
 
 def target_lines(timings: list[Timing], single: str, multi: str) -> list[str]:
@@ -189,7 +178,8 @@ def main() -> None:
     timings += many_runs(data, args.repeat, peer, multi)
     notes = []
     for name, outcome in (("convert", bench_convert(out, args.repeat, args.quick)),
-                          ("aggregate", bench_aggregate(args.repeat, args.quick))):
+                          ("aggregate", bench_aggregate(out, args.repeat, args.quick)),
+                          ("report", bench_report(out, args.repeat))):
         if isinstance(outcome, str):
             notes.append(f"- {name}: {outcome}")
         else:
@@ -200,6 +190,8 @@ def main() -> None:
     print(markdown(timings))
     for line in [*target_lines(timings, single, multi), *notes]:
         print(line)
+    # One run of 1,000 to 50,000 turns (5,000 with --quick): memory and time as the run grows; into the README.
+    print(scaling_section(peer, args.repeat, args.quick, machine()))
 
 
 if __name__ == "__main__":

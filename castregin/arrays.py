@@ -1,7 +1,9 @@
 """Arrays between pyarrow and numpy, and work spread over threads: what the readers and the engine share.
 
-pyarrow is imported on first use (``castregin --help`` should not pay for it), and its arrays are
-viewed through their buffers, since pyarrow's own conversions import pandas (a quarter of a second).
+The one place where the array libraries are imported on first use: this module imports neither,
+so that ``castregin --help`` and the evaluation of a small run (plain Python) pay for neither
+(numpy and pyarrow take a quarter of a second to import). pyarrow's arrays are viewed through
+their buffers, since pyarrow's own conversions import pandas (another quarter of a second).
 """
 
 from __future__ import annotations
@@ -9,20 +11,21 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Threads for the work on one run's batches (callers running several runs at once pass 1).
 THREADS = min(4, os.cpu_count() or 1)
 
 _arrow_modules: tuple | None = None
+#: Whether the command line asked for jemalloc (see :func:`choose_allocator`) before pyarrow was loaded.
+_allocator_wanted = False
 
 
 def arrow() -> tuple:
-    """``(pyarrow, pyarrow.compute, pyarrow.csv)``, imported on first use.
-
-    ``castregin --help`` should not pay for pyarrow.
-    """
+    """``(pyarrow, pyarrow.compute, pyarrow.csv)``, imported on first use."""
     global _arrow_modules
     if _arrow_modules is None:
         import pyarrow
@@ -30,6 +33,8 @@ def arrow() -> tuple:
         import pyarrow.csv
 
         _arrow_modules = (pyarrow, pyarrow.compute, pyarrow.csv)
+        if _allocator_wanted:
+            _set_allocator()
     return _arrow_modules
 
 
@@ -39,11 +44,20 @@ def choose_allocator() -> None:
     For a command-line process, which owns its allocator. pyarrow's default, mimalloc, takes
     fresh memory in huge pages that the kernel must zero (and, with transparent huge pages on
     request, compact) before use: a third of a second more system time on a 200 MB run, and up
-    to a second in some processes. jemalloc reuses freed memory and is as fast otherwise.
+    to a second in some processes. jemalloc reuses freed memory and is as fast otherwise. Takes
+    effect when pyarrow is first imported (at once if it is loaded already): a command that ends
+    up not needing pyarrow does not load it for this.
     """
+    global _allocator_wanted
+    _allocator_wanted = True
+    if _arrow_modules is not None:
+        _set_allocator()
+
+
+def _set_allocator() -> None:
     if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
         return
-    pa = arrow()[0]
+    pa = _arrow_modules[0]
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
     except NotImplementedError:  # a pyarrow built without jemalloc
@@ -56,6 +70,8 @@ def to_numpy(array, dtype, fill=None) -> np.ndarray:
     A view of a single array's buffer; chunks are concatenated. Nulls become ``fill``, which an
     array with nulls needs.
     """
+    import numpy as np
+
     if hasattr(array, "chunks"):
         chunks = array.chunks
         if len(chunks) != 1:
@@ -76,6 +92,8 @@ def to_numpy(array, dtype, fill=None) -> np.ndarray:
 
 def arrow_indices(indices: np.ndarray):
     """Integer indices as a pyarrow int64 array (for ``take``), sharing numpy's memory."""
+    import numpy as np
+
     pa = arrow()[0]
     indices = np.ascontiguousarray(indices, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(indices), [None, pa.py_buffer(indices)])
@@ -87,34 +105,20 @@ def strings(values: list[str]):
     return pa.array(values, type=pa.string())
 
 
-def lookup(values, value_set) -> np.ndarray:
-    """For each string of ``values``, its index in ``value_set`` (distinct strings), -1 when absent.
-
-    Both are pyarrow arrays; object arrays (turn ids, a few thousand) are looked up in a dict.
-    """
-    if isinstance(values, np.ndarray) or isinstance(value_set, np.ndarray):
-        position = {value: i for i, value in enumerate(_as_list(value_set))}
-        return np.fromiter((position.get(v, -1) for v in _as_list(values)), dtype=np.int64, count=len(values))
-    pc = arrow()[1]
-    return to_numpy(pc.index_in(values, value_set=value_set), np.int32, fill=-1).astype(np.int64)
-
-
 def byte_order_ranks(values, codes: np.ndarray | None = None) -> np.ndarray:
     """Rank of each string ``values[codes]`` (a pyarrow array) in byte order (strcmp), as int64.
 
     With ``codes=None`` the ranks of all of ``values``. UTF-8 byte order equals code point order,
     so pyarrow's binary sort gives strcmp's order.
     """
+    import numpy as np
+
     pc = arrow()[1]
     subset = values if codes is None else values.take(arrow_indices(codes))
     order = to_numpy(pc.sort_indices(subset), np.uint64).astype(np.int64)
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.arange(len(order))
     return ranks
-
-
-def _as_list(values) -> list:
-    return values.tolist() if isinstance(values, np.ndarray) else values.to_pylist()
 
 
 def in_threads(function, count: int, threads: int) -> list:

@@ -29,11 +29,12 @@ import functools
 import math
 import threading
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
-from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, lookup, to_numpy
-from ..formats.columnar import ColumnarQrels, ColumnarRun
+from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
+from ..formats.columnar import ColumnarQrels, ColumnarRun, encode
 from .measures import EngineSpec
 
 
@@ -169,30 +170,65 @@ def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.nda
 
 
 class _QrelsLines:
-    """Some of a qrels' lines sorted by (turn, item): turn t's are ``turn_starts[t]:turn_starts[t + 1]``."""
+    """Some of a qrels' lines in turn order: turn t's are ``turn_starts[t]:turn_starts[t + 1]``.
 
-    def __init__(self, qrels: ColumnarQrels, keep: np.ndarray | None):
+    ``strings`` holds each line's item id (a pyarrow string array), ``labels`` its label.
+    """
+
+    def __init__(self, strings, labels: np.ndarray, turn_starts: np.ndarray):
+        self.strings, self.labels, self.turn_starts = strings, labels, turn_starts
+
+    @classmethod
+    def of(cls, qrels: ColumnarQrels) -> _QrelsLines:
         turn_codes, item_codes, labels = qrels.turn_codes, qrels.item_codes, qrels.labels
-        if keep is not None:
-            turn_codes, item_codes, labels = turn_codes[keep], item_codes[keep], labels[keep]
-        order = np.lexsort((item_codes, turn_codes))
-        self.item_codes = item_codes[order].astype(np.int64)
-        self.labels = labels[order]
-        self.turn_starts = np.searchsorted(turn_codes[order], np.arange(len(qrels.turns) + 1))
+        if np.any(turn_codes[1:] < turn_codes[:-1]):
+            order = np.argsort(turn_codes, kind="stable")
+            turn_codes, item_codes, labels = turn_codes[order], item_codes[order], labels[order]
+        # The streaming reader stores each line's item in line order: nothing to gather then.
+        in_order = len(item_codes) == len(qrels.items) and np.array_equal(item_codes, np.arange(len(item_codes)))
+        strings = qrels.items if in_order else qrels.items.take(arrow_indices(item_codes))
+        if hasattr(strings, "chunks"):
+            # One array: pyarrow's take on an array of many chunks puts them together first, every time.
+            strings = strings.combine_chunks()
+        return cls(strings, labels, np.searchsorted(turn_codes, np.arange(len(qrels.turns) + 1)))
+
+    def turn_of_lines(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.turn_starts) - 1), np.diff(self.turn_starts))
+
+    def positive(self) -> _QrelsLines:
+        """The lines labelled 1 or more, in the same order."""
+        keep = np.flatnonzero(self.labels > 0)
+        counts = np.bincount(self.turn_of_lines()[keep], minlength=len(self.turn_starts) - 1)
+        return _QrelsLines(self.strings.take(arrow_indices(keep)), self.labels[keep], np.r_[0, np.cumsum(counts)])
 
 
 class QrelsIndex:
-    """One qrels prepared for many runs: its lines by turn, relevant counts, ideal DCGs."""
+    """One qrels prepared for many runs: its lines by turn, relevant counts, ideal DCGs.
+
+    Keeps what it needs of the lines (item ids and labels in turn order), nothing else of the
+    :class:`ColumnarQrels`, which may be dropped.
+    """
 
     def __init__(self, qrels: ColumnarQrels):
-        self.qrels = qrels
         self.turns = qrels.turns
-        self.n_items = max(len(qrels.items), 1)
-        self._lines: dict[bool, _QrelsLines] = {}
+        self._positive_only = qrels.positive_only
+        self._all = _QrelsLines.of(qrels)
+        self._positive: _QrelsLines | None = self._all if qrels.positive_only else None
         self._lines_of_run_turns: dict[tuple, _LinesOfRunTurns] = {}
         self._lock = threading.Lock()
         self._num_rel: dict[int, np.ndarray] = {}
         self._ideal: dict[int | None, np.ndarray] = {}
+        self._turn_code: dict[str, int] | None = None
+
+    def turn_codes(self, turns: np.ndarray) -> np.ndarray:
+        """Each of ``turns`` (an object array of str) as a qrels turn code, -1 where the qrels lack it.
+
+        The table is built once: a run read piece by piece asks for every piece's turns.
+        """
+        if self._turn_code is None:
+            self._turn_code = {turn: code for code, turn in enumerate(self.turns.tolist())}
+        get = self._turn_code.get
+        return np.fromiter((get(turn, -1) for turn in turns.tolist()), dtype=np.int64, count=len(turns))
 
     def lines(self, positive_only: bool) -> _QrelsLines:
         """All lines, or those labelled 1 or more: the only ones P, R, AP, RR, nDCG and Rprec see.
@@ -200,40 +236,65 @@ class QrelsIndex:
         A judged item whose label is 0 or less is neither relevant (``rel`` is at least 1) nor
         has a gain, so for those measures it is as good as unjudged; only Judged@k counts it.
         """
-        if positive_only not in self._lines:
-            self._lines[positive_only] = _QrelsLines(self.qrels, self.qrels.labels > 0 if positive_only else None)
-        return self._lines[positive_only]
+        if positive_only:
+            with self._lock:
+                if self._positive is None:
+                    self._positive = self._all.positive()
+            return self._positive
+        if self._positive_only:
+            raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
+        return self._all
 
     def matcher(self, run: ColumnarRun, qrels_turn_of: np.ndarray, positive_only: bool) -> _JudgedLines:
         """Finds the run's judged lines batch by batch (with ``positive_only``: those labelled >= 1).
 
         ``qrels_turn_of`` maps the run's turns to the qrels' (-1: not judged).
         """
+        lines = self._lines_of(run.turns, positive_only, qrels_turn_of)
+        numbered = run.numbered_first
+        return _JudgedLines(run, lines, numbered[1] if numbered is not None and numbered[0] is lines else None)
+
+    def _lines_of(self, turns: np.ndarray, positive_only: bool, qrels_turn_of: np.ndarray | None = None):
         # Runs of one track list the same turns in the same order: their qrels lines are gathered once.
-        key = (positive_only, tuple(run.turns.tolist()))
+        key = (positive_only, tuple(turns.tolist()))
         with self._lock:
             lines = self._lines_of_run_turns.get(key)
         if lines is None:
-            lines = _LinesOfRunTurns(self, qrels_turn_of, self.lines(positive_only))
+            if qrels_turn_of is None:
+                qrels_turn_of = self.turn_codes(turns)
+            lines = _LinesOfRunTurns(qrels_turn_of, self.lines(positive_only))
             with self._lock:
                 if len(self._lines_of_run_turns) >= 4:
                     self._lines_of_run_turns.clear()
                 self._lines_of_run_turns[key] = lines
-        return _JudgedLines(run, lines, self.n_items)
+        return lines
+
+    def items_to_number_first(self, positive_only: bool):
+        """``number_first`` for :func:`castregin.formats.columnar.stream_run`: each batch's judged items.
+
+        The reader then numbers the items this qrels judges for a batch's turns together with
+        the batch's own, in one hash pass: a run line whose number is among the first names a
+        judged item, and :meth:`matcher` needs no second lookup.
+        """
+        def judged_items(turns: list[str], batch_turns: np.ndarray):
+            lines = self._lines_of(np.array(turns, dtype=object), positive_only)
+            bounds = lines.first[batch_turns].tolist()
+            return lines, [lines.strings.slice(begin, end - begin) for begin, end in pairwise(bounds)]
+
+        return judged_items
 
     def num_rel(self, rel: int) -> np.ndarray:
-        """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel)."""
+        """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel; ``rel`` is 1 or more)."""
         if rel not in self._num_rel:
-            self._num_rel[rel] = np.bincount(self.qrels.turn_codes[self.qrels.labels >= rel],
-                                             minlength=len(self.turns))
+            lines = self.lines(positive_only=True)
+            self._num_rel[rel] = np.bincount(lines.turn_of_lines()[lines.labels >= rel], minlength=len(self.turns))
         return self._num_rel[rel]
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         """Per qrels turn, the DCG of the ideal ranking (positive labels descending) at ``cutoff``."""
         if cutoff not in self._ideal:
-            positive = self.qrels.labels > 0
-            turns = self.qrels.turn_codes[positive]
-            labels = self.qrels.labels[positive]
+            lines = self.lines(positive_only=True)
+            turns, labels = lines.turn_of_lines(), lines.labels
             order = np.lexsort((-labels, turns))
             turns, labels = turns[order], labels[order]
             position = _positions(turns)
@@ -247,34 +308,37 @@ class QrelsIndex:
 
 class _LinesOfRunTurns:
     """The qrels lines of a list of run turns, one run turn after the other: those of run turn
-    ``t`` are ``first[t]:first[t + 1]``, with their items, item ids, labels and (turn, item) keys."""
+    ``t`` are ``first[t]:first[t + 1]``, with their item ids (``strings``), labels and run turn."""
 
-    def __init__(self, index: QrelsIndex, qrels_turn_of: np.ndarray, qrels: _QrelsLines):
+    def __init__(self, qrels_turn_of: np.ndarray, qrels: _QrelsLines):
         turn = np.maximum(qrels_turn_of, 0)
         begin = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn], 0)
         count = np.where(qrels_turn_of >= 0, qrels.turn_starts[turn + 1] - begin, 0)
         self.first = np.r_[0, np.cumsum(count)]
         lines = np.repeat(begin - self.first[:-1], count) + np.arange(self.first[-1])
-        self.items = qrels.item_codes[lines]
-        self.strings = index.qrels.items.take(arrow_indices(self.items))
-        self.keys = np.repeat(np.arange(len(count), dtype=np.int64), count) * index.n_items + self.items
+        if len(lines) and lines[-1] - lines[0] + 1 == len(lines) and np.all(lines[1:] > lines[:-1]):
+            # The run lists the qrels' turns in the qrels' order, as runs of a track do: a slice.
+            self.strings = qrels.strings.slice(int(lines[0]), len(lines))
+        else:
+            self.strings = qrels.strings.take(arrow_indices(lines))
+        self.turn = np.repeat(np.arange(len(count), dtype=np.int64), count)
         self.labels = qrels.labels[lines]
 
 
 class _JudgedLines:
     """The qrels lines of a run's turns, ready to be matched with the run's lines batch by batch.
 
-    Batch by batch, the batch's distinct items are looked up among the items the qrels judge for
-    the batch's turns, then (turn, item) among the qrels lines of those turns: small tables,
+    Batch by batch, the items the qrels judge for the batch's turns are numbered, the batch's
+    distinct items looked up among them, then (turn, item) among those qrels lines: small tables,
     built and probed in the processor's cache, where one table for the whole run would not fit.
     """
 
-    def __init__(self, run: ColumnarRun, lines: _LinesOfRunTurns, n_items: int):
+    def __init__(self, run: ColumnarRun, lines: _LinesOfRunTurns, numbered: list[np.ndarray] | None = None):
         self.run = run
-        self.first, self.items, self.strings, self.keys, self.labels = (
-            lines.first, lines.items, lines.strings, lines.keys, lines.labels)
-        self.n_items = n_items
+        self.first, self.strings, self.turn, self.labels = lines.first, lines.strings, lines.turn, lines.labels
         self.chunk_starts = np.cumsum([0, *(len(chunk) for chunk in run.items.chunks)])
+        #: Per batch, the run's numbers of these qrels lines' items, where the reader numbered them first.
+        self.numbered = numbered
 
     def batch(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Batch ``k``'s judged lines (ascending, counted from the batch's first line) and their labels."""
@@ -284,14 +348,21 @@ class _JudgedLines:
         judged = slice(int(self.first[run.batch_turns[k]]), int(self.first[run.batch_turns[k + 1]]))
         if judged.start == judged.stop:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        # Where each distinct run item first occurs among these qrels lines (-1: nowhere).
-        found = pc.index_in(run.items.chunk(k), value_set=self.strings.slice(judged.start, judged.stop - judged.start))
-        item_of = np.r_[self.items[judged], -1][to_numpy(found, np.int32, fill=-1)]
-        row_item = item_of[run.item_codes[lines] - self.chunk_starts[k]]
-        hits = np.flatnonzero(row_item >= 0)
-        keys = run.turn_codes[lines][hits].astype(np.int64) * self.n_items + row_item[hits]
+        row_item = run.item_codes[lines] - self.chunk_starts[k]
+        if self.numbered is not None:
+            # Numbered first: the judged items are the batch's first numbers.
+            judged_items, size = self.numbered[k].astype(np.int64), len(run.items.chunk(k))
+            hits = np.flatnonzero(row_item <= judged_items.max())
+        else:
+            distinct, judged_items = encode(self.strings.slice(judged.start, judged.stop - judged.start))
+            size = len(distinct)
+            # Each distinct run item's number among the judged items (-1: not judged for these turns).
+            row_item = to_numpy(pc.index_in(run.items.chunk(k), value_set=distinct), np.int32, fill=-1)[row_item]
+            hits = np.flatnonzero(row_item >= 0)
+        keys = run.turn_codes[lines][hits].astype(np.int64) * size + row_item[hits]
         # Then (turn, item) among the lines (hashing beats a binary search here).
-        at = to_numpy(pc.index_in(arrow_indices(keys), value_set=arrow_indices(self.keys[judged])), np.int32, fill=-1)
+        judged_keys = self.turn[judged] * size + judged_items
+        at = to_numpy(pc.index_in(arrow_indices(keys), value_set=arrow_indices(judged_keys)), np.int32, fill=-1)
         hit = at >= 0
         return hits[hit], self.labels[judged][at[hit]]
 
@@ -339,7 +410,7 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec
     and memory is reused, instead of a dozen passes over arrays of millions of lines.
     """
     results: list[dict[str, float]] = [{} for _ in specs]
-    qrels_turn_of = lookup(run.turns, index.turns)
+    qrels_turn_of = index.turn_codes(run.turns)
     shared = qrels_turn_of >= 0
     if not shared.any():
         return results

@@ -33,10 +33,7 @@ from typing import TYPE_CHECKING
 from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
-from ..errors import CoverageWarning, InputError
-from ..formats import columnar
-from .engine import QrelsIndex
-from .engine import evaluate_run as engine_evaluate_run
+from ..errors import CoverageWarning, InputError, InputWarning
 from .measures import (
     COUNT_TURNS,
     DEFAULT_MEASURES,
@@ -50,6 +47,9 @@ from .measures import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..formats import columnar
+    from .engine import QrelsIndex
 
 #: Columns of the long result table, as in ``--format json``.
 RESULT_COLUMNS = ["run", "qrels", "measure", "turn", "value"]
@@ -137,8 +137,10 @@ def _trec_eval_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str
 def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
                    threads: int = THREADS) -> dict[str, dict[str, float]]:
     """Per-turn values from the engine for the measures it computes (the others are left out)."""
+    from .engine import evaluate_run
+
     mine = [m for m in measures if m.engine is not None]
-    values = engine_evaluate_run(run, index, [m.engine for m in mine], threads)
+    values = evaluate_run(run, index, [m.engine for m in mine], threads)
     return {m.name: v for m, v in zip(mine, values)}
 
 
@@ -260,6 +262,9 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
                   complete: bool = False, per_turn: bool = False,
                   turns: Iterable[str] | None = None) -> list[tuple]:
     """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
+    from ..formats import columnar
+    from .engine import QrelsIndex
+
     runs = [runs] if isinstance(runs, Run) else list(runs)
     qrels_list = [qrels] if isinstance(qrels, Qrels) else list(qrels)
     check_qrels_names([q.name for q in qrels_list])
@@ -288,11 +293,16 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
                    **options) -> pd.DataFrame:
     """:func:`evaluate` on files: ``qrels_paths`` holds ``(name or None, path)`` pairs.
 
-    Each qrels is read and indexed once, while the first runs are parsed. Runs are read by the
-    columnar reader and scored side by side, one a thread and a core (pyarrow's kernels and
-    numpy's big loops release the GIL), and dropped once scored, so memory holds one run per core
-    (at most four); a single run spreads its batches over the cores instead. With a measure the
-    engine lacks, runs are read as dicts for pytrec_eval instead.
+    Each qrels is read and indexed once, while the first runs are parsed. Each run is streamed
+    (:class:`~castregin.formats.columnar.TurnStream`): a thread parses it while another scores the
+    whole turns already read (pyarrow's kernels and numpy's big loops release the GIL), keeping
+    only the per-turn values, so memory does not grow with the run; several runs are scored side
+    by side. A run whose turns are not contiguous, or that the fast parser cannot vouch for, is
+    read whole instead; from :data:`WHOLE_RUN_NOTE_LINES` lines on, an
+    :class:`~castregin.errors.InputWarning` says so. Inputs of :data:`SMALL_INPUT_BYTES` or less in
+    all are read by the line reader and scored in plain Python (:mod:`castregin.evaluation.plain`),
+    which loads neither pyarrow nor pandas. With a measure the engine lacks, runs are read as
+    dicts for pytrec_eval instead.
     """
     import pandas as pd  # only here: the command line renders rows without it
 
@@ -307,66 +317,169 @@ def qrels_name(name: str | None, path: str | os.PathLike) -> str:
 def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
                        **options) -> list[tuple]:
     """:func:`evaluate_files` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
-    # Longer than 50 lines: the two thread pools and the closures that share them live and die here.
     unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
     if unknown:
         raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     measures = tuple(options.get("measures", DEFAULT_MEASURES))
-    rel_level = options.get("rel_level", 2)
-    parsed = parse_measures(measures, rel_level)
+    parsed = parse_measures(measures, options.get("rel_level", 2))
     if any(m.engine is None for m in parsed):
         qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list, **options)
-    turns = options.get("turns")
     complete = options.get("complete", False)
+    score = _score_small_files if _small_inputs([*run_paths, *(path for _, path in qrels_paths)]) else _score_files
+    results, qrels_facts, sizes = score(run_paths, qrels_paths, parsed, options.get("turns"))
+    for info in results:
+        if info.note:
+            warnings.warn(InputWarning(info.note), stacklevel=2)
+    names = run_names(results)
+    rows: list[tuple] = []
+    for q, (facts, size) in enumerate(zip(qrels_facts, sizes)):
+        _warn_empty_qrels(facts, size)
+        for info, name in zip(results, names):
+            _warn_coverage(name, facts, info.shared[q], complete)
+            rows.extend(_rows(name, facts, parsed, info.scores[q], info.shared[q], complete,
+                              options.get("per_turn", False)))
+    return rows
+
+
+#: A run that cannot be streamed is read whole; from this many lines on (some 150 MB held), that is said.
+WHOLE_RUN_NOTE_LINES = 2_000_000
+#: Runs and qrels of at most this many bytes in all (plain files) are read by the line reader and
+#: scored in plain Python: numpy and pyarrow would take longer to import (a quarter of a second)
+#: than Python takes to score them (some 40,000 lines).
+SMALL_INPUT_BYTES = 1 << 20
+
+
+def _small_inputs(paths) -> bool:
+    """Whether the files are plain (neither compressed nor a pipe) and small together.
+
+    A file that cannot be opened counts as small: reading it reports the error, in the usual order.
+    """
+    total = 0
+    for path in paths:
+        if str(path) == formats.STDIO:
+            return False  # its size is unknown, and what is read of it is gone
+        try:
+            with formats.open_input(path) as opened:
+                if not opened.in_place:
+                    return False
+            total += os.path.getsize(path)
+        except (InputError, OSError):
+            continue
+        if total > SMALL_INPUT_BYTES:
+            return False
+    return True
+
+
+def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
+                       turns) -> tuple[list[_RunInfo], list[QrelsFacts], list[int]]:
+    """:func:`_score_files` for small files: the line reader and the measures in plain Python."""
+    from . import plain
+
+    qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
+    sizes = [len(q.labels) for q in qrels_list]
+    if turns is not None:
+        qrels_list = [q.subset(turns) for q in qrels_list]
+    facts = [QrelsFacts.of(q) for q in qrels_list]
+    specs = [m.engine for m in parsed]
+    results = []
+    for path in run_paths:
+        run = formats.read_run(path)
+        scores = [dict(zip((m.name for m in parsed), plain.evaluate_run(run.scores, q.labels, specs)))
+                  for q in qrels_list]
+        results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
+    return results, facts, sizes
+
+
+def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
+                 turns) -> tuple[list[_RunInfo], list[QrelsFacts], list[int]]:
+    """Each run's per-turn values against each qrels (the engine's measures), the qrels' facts, their sizes.
+
+    Sizes are the qrels' numbers of turns before ``turns`` keeps some. See :func:`evaluate_files`.
+    """
+    from ..formats import columnar
+    from .engine import QrelsIndex
 
     def load_qrels():
-        qrels_list = [columnar.read_qrels(path, name) for name, path in qrels_paths]
-        sizes = [len(q.turns) for q in qrels_list]
-        if turns is not None:
-            qrels_list = [q.subset(turns) for q in qrels_list]
-        return qrels_list, sizes, [QrelsIndex(q) for q in qrels_list]
+        facts, sizes, indexes = [], [], []
+        for name, path in qrels_paths:
+            qrels = columnar.read_qrels(path, name, positive_only=_positive_only(parsed))
+            sizes.append(len(qrels.turns))
+            if turns is not None:
+                qrels = qrels.subset(turns)
+            facts.append(QrelsFacts.of(qrels))
+            indexes.append(QrelsIndex(qrels))  # keeps what it needs: the columns are dropped
+        return facts, sizes, indexes
 
-    # Several runs are scored side by side, each in one thread; a single run spreads its own
-    # batches over the threads instead.
-    workers = max(1, min(len(run_paths), THREADS))
+    # Each run is parsed by a thread of its own and scored in another, so one run keeps two cores
+    # busy: more runs at a time would only contend for them (and hold more memory). A run read
+    # whole spreads its batches over the threads instead.
+    workers = max(1, min(len(run_paths), THREADS // 2))
     threads = THREADS if workers == 1 else 1
-
-    def score(path):
-        run = columnar.read_run(path, threads)
-        qrels_list, _, indexes = loading.result()
-        run_turns = set(run.turns.tolist())
-        per_qrels = [_engine_scores(run, index, parsed, threads) for index in indexes]
-        shared = [len(run_turns.intersection(q.turns.tolist())) for q in qrels_list]
-        return _RunInfo(run.tag, run.source), per_qrels, shared
-
     # The qrels are read while the first runs are parsed; their errors still come first, and a
     # bad run is reported in the order given.
     qrels_pool, run_pool = ThreadPoolExecutor(max_workers=1), ThreadPoolExecutor(max_workers=workers)
     try:
         loading = qrels_pool.submit(load_qrels)
-        scoring = run_pool.map(score, run_paths)
-        qrels_list, sizes, _ = loading.result()
+        scoring = run_pool.map(lambda path: _score_run_file(path, loading, parsed, threads), run_paths)
+        qrels_facts, sizes, _ = loading.result()
         results = list(scoring)
     finally:
         run_pool.shutdown(cancel_futures=True)
         qrels_pool.shutdown()
-    names = run_names([info for info, _, _ in results])
-    rows: list[tuple] = []
-    for q, (qrels_item, size) in enumerate(zip(qrels_list, sizes)):
-        facts = QrelsFacts.of(qrels_item)
-        _warn_empty_qrels(facts, size)
-        for (_, per_qrels, shared), name in zip(results, names):
-            _warn_coverage(name, facts, shared[q], complete)
-            rows.extend(_rows(name, facts, parsed, per_qrels[q], shared[q], complete,
-                              options.get("per_turn", False)))
-    return rows
+    return results, qrels_facts, sizes
+
+
+def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int) -> _RunInfo:
+    """One run file against every qrels of ``loading`` (a future): streamed, or read whole where it must be."""
+    from ..formats import columnar
+
+    def number_first(turns, batch_turns):
+        # The first qrels' items are numbered with the run's, in the same pass (QrelsIndex.items_to_number_first);
+        # the parser has begun meanwhile.
+        indexes = loading.result()[2]
+        return indexes[0].items_to_number_first(_positive_only(parsed))(turns, batch_turns) if indexes else None
+
+    try:
+        with columnar.stream_run(path, number_first) as stream:
+            facts, _, indexes = loading.result()
+            scores: list[dict[str, dict[str, float]]] = [{} for _ in indexes]
+            for piece in stream:
+                run = columnar.piece_as_run(stream, piece)
+                for q, index in enumerate(indexes):
+                    for name, values in _engine_scores(run, index, parsed, 1).items():
+                        scores[q].setdefault(name, {}).update(values)
+            return _RunInfo(stream.tag, stream.source, scores, _shared(stream.turns, facts))
+    except columnar.NotStreamable as why:
+        run = columnar.read_run(path, threads, data=why.data)
+        facts, _, indexes = loading.result()
+        note = None
+        if len(run) >= WHOLE_RUN_NOTE_LINES:
+            note = (f"{run.source}: {why.reason}, so the run is held whole in memory ({len(run):,} lines)"
+                    + (f"; {why.advice}" if why.advice else ""))
+        return _RunInfo(run.tag, run.source, [_engine_scores(run, index, parsed, threads) for index in indexes],
+                        _shared(run.turns.tolist(), facts), note)
+
+
+def _positive_only(parsed: Sequence[Measure]) -> bool:
+    """Without Judged@k, no measure looks at a qrels line labelled 0 or less: such lines need not be kept."""
+    return not any(m.engine.kind == "Judged" for m in parsed)
+
+
+def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:
+    """How many of the run's turns each qrels judges."""
+    run_turns = set(run_turns)
+    return [len(run_turns.intersection(f.turns)) for f in facts]
 
 
 @dataclass(frozen=True)
 class _RunInfo:
-    """What :func:`run_names` needs of a run that is no longer in memory."""
+    """A run once scored: what :func:`run_names` needs, its per-turn values and shared turns per qrels."""
 
     tag: str
     source: str | None
+    scores: list[dict[str, dict[str, float]]]
+    shared: list[int]
+    #: Said on standard error: why the run was held whole in memory.
+    note: str | None = None

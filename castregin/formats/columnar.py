@@ -16,11 +16,20 @@ hashing a million distinct ids into one table costs cache misses on every line, 
 per batch stays in the processor's cache. Numbers are therefore only comparable within a batch,
 which is all that trec_eval's per-turn semantics needs. pyarrow's ``to_numpy`` imports pandas (a
 quarter of a second), so primitive columns are viewed through their buffers instead.
+
+Two ways in: :func:`read_run` and :func:`read_qrels` hold a whole file's columns, and
+:class:`TurnStream` (:func:`stream_run`) hands a run over in pieces of whole turns, so that
+memory does not grow with the run; ``castregin evaluate`` streams, and reads a run whole only
+where its turns are not contiguous. The streaming reader checks the parsed columns instead of
+scanning the bytes first; both make the same checks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import queue
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import THREADS, arrow, in_threads, strings, to_numpy
+from ..arrays import THREADS, arrow, arrow_indices, in_threads, strings, to_numpy
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
@@ -45,8 +54,11 @@ _BLOCK_SIZE = 1 << 20
 _SCAN_SIZE = 1 << 20
 #: Lines per batch of whole turns whose item ids are numbered together (see the module docstring).
 BATCH_LINES = 1 << 16
-#: Entries of the scratch table of :func:`has_duplicates` (int32: 8 MB, reused across batches).
-_DUPLICATE_TABLE_SIZE = 1 << 21
+#: Entries of the scratch table of :func:`has_duplicates` (int32: 2 MB, reused across batches): larger
+#: tables save few passes and cost memory in every thread that checks.
+_DUPLICATE_TABLE_SIZE = 1 << 19
+#: Lines per batch of :func:`has_duplicates` below which hashing the pairs is faster than the table.
+_LINES_PER_TABLE_PASS = 300
 
 
 @dataclass
@@ -62,7 +74,8 @@ class ColumnarRun:
     distinct item ids of batch ``k``, and ``items[item_codes[i]]`` is line ``i``'s item, so two
     lines of one turn share a code exactly when they name the same item. ``scores`` are the
     scores as read (float64). The rank column is validated, then dropped, since trec_eval
-    ignores it.
+    ignores it. ``numbered_first``: where the ids of another list were numbered with each
+    batch's, first (see :class:`TurnStream`), ``(that list's owner, [their codes per batch])``.
     """
 
     tag: str
@@ -74,6 +87,7 @@ class ColumnarRun:
     scores: np.ndarray
     batch_lines: np.ndarray
     batch_turns: np.ndarray
+    numbered_first: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -83,7 +97,9 @@ class ColumnarRun:
 class ColumnarQrels:
     """TREC qrels as arrays: ``turns[turn_codes[i]]``, ``items[item_codes[i]]``, ``labels[i]`` (int64).
 
-    ``items`` holds the distinct item ids (a pyarrow string array).
+    ``items`` is a pyarrow string array (or chunked array): the distinct item ids, or, as the
+    streaming reader keeps them, each line's (``item_codes`` then counts 0, 1, 2, ...). ``turns``
+    holds every turn, even one whose lines were left out (``positive_only``).
     """
 
     name: str
@@ -93,6 +109,8 @@ class ColumnarQrels:
     items: Any
     item_codes: np.ndarray
     labels: np.ndarray
+    #: The lines labelled 0 or less were left out (every turn is there all the same).
+    positive_only: bool = False
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -104,7 +122,7 @@ class ColumnarQrels:
         new_code = np.cumsum(keep_turn) - 1
         return ColumnarQrels(self.name, self.source, self.turns[keep_turn],
                              new_code[self.turn_codes[keep]].astype(np.int32), self.items,
-                             self.item_codes[keep], self.labels[keep])
+                             self.item_codes[keep], self.labels[keep], self.positive_only)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,13 +192,17 @@ class _Shape:
         self.x = self.x or b"x" in chunk or b"X" in chunk
 
 
-def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
+def _scan(path: str | os.PathLike, data: bytes | None = None) -> tuple[_Shape, bytes | None]:
     """Scan a file in blocks (no copy of it in memory), for pyarrow to parse it again by its path.
 
     What cannot be read twice or by path (standard input, a pipe, a compressed file) is read whole,
     decompressed, and returned: the parser then reads those bytes, so the numbers are the same.
+    ``data``: the file's bytes, read already; they are scanned instead.
     """
     shape = _Shape()
+    if data is not None:
+        shape.scan(data)
+        return shape, data
     with open_input(path) as opened:
         if not opened.in_place:
             data = opened.read()
@@ -195,6 +217,19 @@ def _scan(path: str | os.PathLike) -> tuple[_Shape, bytes | None]:
                 break
             shape.scan(block if size == len(block) else block[:size])
     return shape, None
+
+
+def _csv_options(names: list[str], types: dict, delimiter: str, block_size: int, threads: bool) -> dict:
+    """pyarrow's CSV options for TREC text: the columns ``types`` names, no quoting, no missing values."""
+    pa_csv = arrow()[2]
+    return {
+        "read_options": pa_csv.ReadOptions(column_names=names, block_size=block_size, use_threads=threads),
+        "parse_options": pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+        "convert_options": pa_csv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
+                                                 true_values=[], false_values=[], strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False),
+    }
 
 
 def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], types: dict,
@@ -214,16 +249,8 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
     try:
         # Not by its path: pyarrow would decompress a name ending in .gz, and the scan found the file plain.
         source = pa.py_buffer(data) if data is not None else pa.input_stream(str(path), compression=None)
-        table = pa_csv.read_csv(
-            source,
-            read_options=pa_csv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE, use_threads=threads > 1),
-            parse_options=pa_csv.ParseOptions(delimiter="\t" if shape.tab else " ", quote_char=False,
-                                               double_quote=False, escape_char=False,
-                                               newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pa_csv.ConvertOptions(column_types=parse_types, include_columns=list(types),
-                                                  null_values=[], true_values=[], false_values=[],
-                                                  strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
+        table = pa_csv.read_csv(source, **_csv_options(names, parse_types, "\t" if shape.tab else " ", _BLOCK_SIZE,
+                                                       threads > 1))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
     finally:
@@ -238,8 +265,12 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
     return columns
 
 
-def _encoded(column):
-    """(distinct values, int32 codes) of a string array or chunked array, codes in order of first appearance."""
+def encode(column):
+    """(distinct values, int32 codes) of a string array or chunked array, codes in order of first appearance.
+
+    Hashing is cache-bound: a few tens of nanoseconds a value while the distinct values number tens
+    of thousands, several hundred beyond a million (hence the batches of whole turns).
+    """
     pc = arrow()[1]
     encoded = pc.dictionary_encode(column)
     if not hasattr(encoded, "chunks"):
@@ -279,7 +310,8 @@ def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int,
 
     Per batch of turns, each pair writes its row number into a table indexed by the pair; a
     pair seen twice finds the later row there instead of its own. Batches keep the table small;
-    ``scratch`` (int32) is used as the table when large enough, saving the allocation.
+    ``scratch`` (int32) is used as the table when large enough, saving the allocation. Where the
+    batches would hold few lines each (short turns, many items), the pairs are hashed instead.
     """
     if len(turn_codes) < 2:
         return False
@@ -290,6 +322,10 @@ def has_duplicates(turn_codes: np.ndarray, item_codes: np.ndarray, n_items: int,
     first_turn = int(turn_codes[0])
     per_batch = max(1, _DUPLICATE_TABLE_SIZE // n_items)
     n_turns = int(turn_codes[-1]) + 1 - first_turn
+    if -(-n_turns // per_batch) * _LINES_PER_TABLE_PASS > len(turn_codes):
+        # Each pass over the table costs some fifteen microseconds: more than hashing that many pairs.
+        pairs = (turn_codes.astype(np.int64) << 32) | item_codes.astype(np.int64)
+        return len(arrow()[1].unique(arrow_indices(pairs))) != len(pairs)
     size = min(per_batch, n_turns) * n_items
     table = scratch[:size] if scratch is not None and len(scratch) >= size else np.empty(size, dtype=np.int32)
     bounds = np.searchsorted(turn_codes, np.arange(first_turn, first_turn + n_turns + per_batch, per_batch,
@@ -327,37 +363,53 @@ def _scratch_table() -> np.ndarray:
     return _per_thread.scratch
 
 
-def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray, threads: int):
-    """``(chunked distinct items, item codes)`` numbered batch by batch, or None on a duplicate pair."""
+def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray, threads: int, first=None):
+    """``(chunked distinct items, item codes, first's codes)`` numbered batch by batch, or None on a duplicate pair.
+
+    ``first``: per batch, strings to number before the batch's items (their codes are returned
+    per batch), in the same hash pass; None: nothing first.
+    """
     pa = arrow()[0]
     item_codes = np.empty(len(turn_codes), dtype=np.int32)
 
-    def encode(batches: range):
-        dictionaries = []
+    def encode_batches(batches: range):
+        dictionaries, first_codes = [], []
         scratch = _scratch_table()
         for k in batches:
             begin, end = int(batch_lines[k]), int(batch_lines[k + 1])
-            dictionary, item_codes[begin:end] = _encoded(items.slice(begin, end - begin))
+            lines = items.slice(begin, end - begin)
+            if first is None:
+                dictionary, item_codes[begin:end] = encode(lines)
+            else:
+                dictionary, codes = encode(pa.chunked_array([*_chunks(first[k]), *lines.chunks], type=pa.string()))
+                first_codes.append(codes[:len(first[k])])
+                item_codes[begin:end] = codes[len(first[k]):]
             if has_duplicates(turn_codes[begin:end], item_codes[begin:end], len(dictionary), scratch):
                 return None
             dictionaries.append(dictionary)
-        return dictionaries
+        return dictionaries, first_codes
 
-    parts = in_threads(encode, len(batch_lines) - 1, threads)
+    parts = in_threads(encode_batches, len(batch_lines) - 1, threads)
     if any(part is None for part in parts):
         return None
-    dictionaries = [dictionary for part in parts for dictionary in part]
+    dictionaries = [dictionary for part, _ in parts for dictionary in part]
+    first_codes = [codes for _, part in parts for codes in part] if first is not None else None
     # Codes so far count from each batch's start; make them count from the start of all items.
     offset = 0
     for k, dictionary in enumerate(dictionaries):
         item_codes[batch_lines[k]:batch_lines[k + 1]] += offset
         offset += len(dictionary)
-    return pa.chunked_array(dictionaries, type=pa.string()), item_codes
+    return pa.chunked_array(dictionaries, type=pa.string()), item_codes, first_codes
 
 
-def _fast_run(path, source: str, threads: int = THREADS) -> tuple[ColumnarRun | None, bytes | None]:
+def _chunks(strings) -> list:
+    return strings.chunks if hasattr(strings, "chunks") else [strings]
+
+
+def _fast_run(path, source: str, threads: int = THREADS,
+              data: bytes | None = None) -> tuple[ColumnarRun | None, bytes | None]:
     pa = arrow()[0]
-    shape, data = _scan(path)
+    shape, data = _scan(path, data)
     names = ["turn", "q0", "item", "rank", "score", "tag"]
     types = {"turn": pa.string(), "q0": pa.string(), "item": pa.string(), "rank": pa.float64(),
              "score": pa.float64(), "tag": pa.string()}
@@ -376,7 +428,7 @@ def _fast_run(path, source: str, threads: int = THREADS) -> tuple[ColumnarRun | 
     scores = to_numpy(columns.pop("score"), np.float64)
     if not np.isfinite(scores).all():
         return None, data
-    turns, turn_codes = _encoded(columns.pop("turn"))
+    turns, turn_codes = encode(columns.pop("turn"))
     items = columns.pop("item")
     batch_lines, batch_turns = _batches(turn_codes, len(turns))
     encoded = _encode_items(items, turn_codes, batch_lines, threads)
@@ -385,57 +437,463 @@ def _fast_run(path, source: str, threads: int = THREADS) -> tuple[ColumnarRun | 
         _release()
     if encoded is None:
         return None, data
-    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, *encoded, scores,
+    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, *encoded[:2], scores,
                        batch_lines, batch_turns), data
 
 
-def _fast_qrels(path, source: str, name: str) -> tuple[ColumnarQrels | None, bytes | None]:
+def _fast_qrels(path, source: str, name: str,
+                data: bytes | None = None) -> tuple[ColumnarQrels | None, bytes | None]:
     pa = arrow()[0]
-    shape, data = _scan(path)
+    shape, data = _scan(path, data)
     columns = _parse_table(path, data, shape, ["turn", "iteration", "item", "label"],
                            {"turn": pa.string(), "iteration": pa.string(), "item": pa.string(),
                             "label": pa.string()})
     if columns is None or len(columns["turn"]) == 0 or not _no_empty_field(columns, ["turn", "iteration", "item"]):
         return None, data
-    (turns, turn_codes), (items, item_codes), (label_texts, label_codes) = (
-        _encoded(columns[c]) for c in ("turn", "item", "label"))
-    del columns
-    # Few distinct labels: each is checked with Python's int() as the line reader does (pyarrow
-    # alone would take "0x10").
-    values = []
-    for label in label_texts.to_pylist():
-        try:
-            if "_" in label:
-                return None, data
-            values.append(int(label))
-        except ValueError:
-            return None, data
-    if any(not trec.LABEL_RANGE[0] <= v <= trec.LABEL_RANGE[1] for v in values):
+    labels = _label_values(columns["label"])
+    if labels is None:
         return None, data  # the line reader names the line
-    labels = np.array(values, dtype=np.int64)[label_codes]
+    (turns, turn_codes), (items, item_codes) = (encode(columns[c]) for c in ("turn", "item"))
+    del columns
     if has_duplicates(turn_codes, item_codes, len(items)):
         return None, data
     return ColumnarQrels(name, source, np.array(turns.to_pylist(), dtype=object), turn_codes, items, item_codes,
                          labels), data
 
 
-def read_run(path: str | os.PathLike, threads: int = THREADS) -> ColumnarRun:
+def read_run(path: str | os.PathLike, threads: int = THREADS, *, data: bytes | None = None) -> ColumnarRun:
     """Read a TREC run into columns; same rules and errors as :func:`castregin.formats.read_run`.
 
-    ``threads`` share the work on the run's batches (pyarrow's parser uses its own pool).
+    ``threads`` share the work on the run's batches (pyarrow's parser uses its own pool). ``data``:
+    the file's (decompressed) bytes, when they were read already (standard input cannot be read twice).
     """
     source = display_name(path)
-    fast, data = _fast_run(path, source, threads)
+    fast, data = _fast_run(path, source, threads, data)
     if fast is not None:
         return fast
     return run_from_dict(trec.parse_run(data if data is not None else read_bytes(path), source))
 
 
-def read_qrels(path: str | os.PathLike, name: str | None = None) -> ColumnarQrels:
-    """Read TREC qrels into columns; same rules and errors as :func:`castregin.formats.read_qrels`."""
+def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_only: bool = False) -> ColumnarQrels:
+    """Read TREC qrels into columns; same rules and errors as :func:`castregin.formats.read_qrels`.
+
+    Qrels written turn by turn are read piece by piece (:class:`TurnStream`): memory holds the
+    columns, not the text. ``positive_only``: lines labelled 0 or less may be left out (every
+    turn is kept), as all that Judged@k needs of them.
+    """
     source = display_name(path)
     name = name or stem(path)
-    fast, data = _fast_qrels(path, source, name)
+    try:
+        with TurnStream(path, _QRELS_LAYOUT) as stream:
+            return _qrels_of_pieces(stream, name, positive_only)
+    except NotStreamable as why:
+        data = why.data
+    fast, data = _fast_qrels(path, source, name, data)
     if fast is not None:
         return fast
     return qrels_from_dict(trec.parse_qrels(data if data is not None else read_bytes(path), source, name))
+
+
+# ---------------------------------------------------------------------------------------------
+# Streaming: a file read in pieces of whole turns, in memory that does not grow with it.
+
+#: Bytes per record batch of the streaming reader (a block of pyarrow's parser): as fast as 1 MB
+#: blocks, and 60 MB less resident memory (the parser keeps several blocks in flight).
+STREAM_BLOCK = 1 << 18
+#: Lines per piece of whole turns handed over at a time (about: a piece ends where a turn does).
+PIECE_LINES = 1 << 16
+#: Pieces parsed ahead of their reader: enough to keep both threads busy, few enough to keep memory flat.
+_PIECES_AHEAD = 2
+#: Bytes looked at to choose the separator (tab when the file's beginning has one, else space).
+_SNIFF_BYTES = 1 << 16
+_END = object()
+
+
+class NotStreamable(Exception):
+    """Why the streaming reader leaves a file to the readers that read it whole and vouch for every line.
+
+    ``reason`` completes "FILE: ..."; ``advice`` says how to write the file to be streamed, where
+    that is up to its writer. ``data``: the file's (decompressed) bytes where they could not be read
+    again (standard input, a pipe).
+    """
+
+    def __init__(self, reason: str, advice: str | None = None, data: bytes | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.advice = advice
+        self.data = data
+
+
+def _printable(column) -> bool:
+    """Whether every value of a binary column is non-empty printable ASCII without spaces (bytes 0x21-0x7e).
+
+    The parser splits at one separator only and reads any other byte as part of a field, where
+    Python's ``str.split()`` (the line reader) also splits at the other separator, at Unicode
+    spaces and at control characters, and refuses bytes that are not UTF-8; an empty field is a
+    separator doubled, which ``split()`` would merge. Such a file goes to the line reader.
+    """
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
+    if not len(column) or (offsets[1:] == offsets[:-1]).any():
+        return False
+    data = np.frombuffer(column.buffers()[2], np.uint8, int(offsets[-1] - offsets[0]), int(offsets[0]))
+    # One unsigned pass: bytes below 0x21 wrap around to above 0x5d.
+    return not ((data - np.uint8(0x21)) > np.uint8(0x7e - 0x21)).any()
+
+
+def _label_values(column) -> np.ndarray | None:
+    """The labels of a column of label texts as int64, or None where the line reader would refuse one.
+
+    Few distinct texts: each is read by Python's ``int()`` as the line reader reads it (pyarrow
+    alone would take ``0x10``); one beyond 64 bits is left to the line reader, which names its line.
+    """
+    texts, codes = encode(column)
+    values = []
+    for text in texts.to_pylist():
+        text = text.decode() if isinstance(text, bytes) else text
+        try:
+            if "_" in text:
+                return None
+            values.append(int(text))
+        except ValueError:
+            return None
+    if any(not trec.LABEL_RANGE[0] <= v <= trec.LABEL_RANGE[1] for v in values):
+        return None
+    return np.array(values, dtype=np.int64)[codes]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How the streaming reader parses and checks one kind of TREC file.
+
+    ``text`` columns are parsed as bytes and must be non-empty printable ASCII, ``numbers`` as
+    finite doubles; ``values`` is the column handed over with the items (a run's scores, a qrels'
+    labels). ``duplicate`` is the line reader, to word the error of a pair listed twice.
+    """
+
+    columns: tuple[str, ...]
+    text: tuple[str, ...]
+    numbers: tuple[str, ...]
+    values: str
+    duplicate: Any
+
+    def types(self) -> dict:
+        pa = arrow()[0]
+        return {name: pa.float64() if name in self.numbers else pa.binary() for name in self.columns}
+
+    def values_of(self, columns: dict) -> np.ndarray:
+        if self.values in self.numbers:
+            values = to_numpy(columns[self.values], np.float64)
+            finite = all(np.isfinite(to_numpy(columns[name], np.float64)).all() for name in self.numbers)
+            if not finite:
+                columns_named = " or ".join(self.numbers)
+                raise NotStreamable(f"its {columns_named} column holds a value that is not a finite number")
+            return values
+        values = _label_values(columns[self.values])
+        if values is None:
+            raise NotStreamable(f"its {self.values} column holds a value that is not a whole number within 64 bits")
+        return values
+
+
+_RUN_LAYOUT = _Layout(("turn", "q0", "item", "rank", "score", "tag"), ("turn", "q0", "item", "tag"),
+                      ("rank", "score"), "score", lambda data, source: trec.parse_run(data, source))
+_QRELS_LAYOUT = _Layout(("turn", "iteration", "item", "label"), ("turn", "iteration", "item", "label"), (), "label",
+                        lambda data, source: trec.parse_qrels(data, source, "q"))
+
+
+class _Lines:
+    """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``, ``names``)."""
+
+    def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str]):
+        self.items, self.values, self.starts, self.names = items, values, starts, names
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def split(self, at: int) -> tuple[_Lines, _Lines]:
+        """The lines before ``at`` and those from ``at`` on."""
+        before = int(np.searchsorted(self.starts, at))
+        return (_Lines(self.items.slice(0, at), self.values[:at], self.starts[:before], self.names[:before]),
+                _Lines(self.items.slice(at), self.values[at:], self.starts[before:] - at, self.names[before:]))
+
+
+@dataclass
+class Piece:
+    """Whole turns of a file, consecutive lines, as :class:`TurnStream` hands them over.
+
+    ``turns[turn_codes[i]]`` is line ``i``'s turn (codes ascending from 0), ``items[item_codes[i]]``
+    its item (``items``: a pyarrow chunked array, chunk ``k`` the distinct items of batch ``k``,
+    numbered as in :class:`ColumnarRun`), ``values[i]`` its score or label; the lines of batch
+    ``k`` are ``batch_lines[k]:batch_lines[k + 1]``, whole turns. ``first_row`` counts the
+    non-blank lines of the file before the piece's first. ``numbered_first``: see ColumnarRun.
+    """
+
+    turns: list[str]
+    turn_codes: np.ndarray
+    items: Any
+    item_codes: np.ndarray
+    values: np.ndarray
+    batch_lines: np.ndarray
+    batch_turns: np.ndarray
+    first_row: int
+    numbered_first: tuple | None = None
+
+
+class TurnStream:
+    """A TREC run or qrels read in pieces of whole turns (:class:`Piece`), in memory that does not grow with it.
+
+    A thread of its own parses the file with pyarrow's streaming CSV reader (which releases the
+    GIL), a record batch of :data:`STREAM_BLOCK` bytes at a time, while the caller works on the
+    pieces already read; the lines of a turn cut by a batch's end are carried over to the next
+    piece, so each piece holds whole turns, about :data:`PIECE_LINES` lines. The line reader's
+    checks are made on the parsed columns: text fields non-empty printable ASCII (where the
+    parser and ``str.split()`` agree), numbers finite, labels read by ``int()``, no (turn, item)
+    twice. A turn that comes back after other turns (a file not written turn by turn), or anything
+    else the fast path cannot vouch for, raises :class:`NotStreamable` from the iteration: the
+    caller then reads the file whole, by the readers that also name the line of any error. A pair
+    listed twice is reported here, with its line. ``tag`` is the first line's last column and
+    ``turns`` lists every turn once the iteration is over. Use as a context manager: leaving it
+    stops the thread.
+
+    ``number_first(turns, batch_turns)``, when given, returns for a piece's turns ``(owner,
+    [strings per batch])``: strings numbered with each batch's items, first, in the same hash
+    pass (a qrels' items for the batch's turns: the lines that match them are found with no
+    second pass); the piece's ``numbered_first`` holds their codes.
+    """
+
+    def __init__(self, path: str | os.PathLike, layout: _Layout = _RUN_LAYOUT, number_first=None):
+        self.source = display_name(path)
+        self.tag: str | None = None
+        self.turns: list[str] = []
+        self._path = path
+        self._layout = layout
+        self._number_first = number_first
+        self._queue: queue.Queue = queue.Queue(_PIECES_AHEAD)
+        self._stop = threading.Event()
+        self._data = None
+        self._input = None  # what a compressed file is read through
+        self._arrow_source, self._delimiter = self._open()  # a missing file is an error here, in the caller
+        self._thread = threading.Thread(target=self._produce, name="castregin-parser", daemon=True)
+        self._thread.start()
+
+    def _open(self):
+        """pyarrow's input and the separator: a plain file by its path, a compressed one decompressed as it
+        is read; what cannot be read twice (standard input, a pipe) is read whole, as :func:`_scan` does."""
+        pa = arrow()[0]
+        path = self._path
+        with open_input(path) as opened:
+            if not (opened.in_place or (str(path) != "-" and os.path.isfile(path))):
+                self._data = opened.read()
+                return pa.BufferReader(self._data), _separator(self._data[:_SNIFF_BYTES])
+            head = opened.read(_SNIFF_BYTES)
+            if opened.in_place:
+                # Not by its name: pyarrow would decompress a name ending in .gz.
+                return pa.input_stream(str(path), compression=None), _separator(head)
+        self._input = open_input(path)
+        return pa.PythonFile(self._input.stream, mode="r"), _separator(head)
+
+    def __enter__(self) -> TurnStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the parsing thread (it ends at its next batch) and release the file."""
+        self._stop.set()
+        while self._thread.is_alive():
+            try:
+                self._queue.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self._thread.join()
+
+    def __iter__(self):
+        while True:
+            item = self._queue.get()
+            if item is _END:
+                return
+            if isinstance(item, NotStreamable):
+                item.data = self._data
+                raise item
+            yield self._piece(*item)
+
+    # --- in the parsing thread ---------------------------------------------------------------
+
+    def _hand_over(self, item) -> bool:
+        """Queue ``item`` for the caller; False once the caller has stopped listening."""
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _produce(self) -> None:
+        try:
+            for piece in self._pieces():
+                if not self._hand_over(piece):
+                    return
+            self._hand_over(_END)
+        except NotStreamable as reason:
+            self._hand_over(reason)
+        except Exception as err:  # pyarrow refused a line (or the input failed): the line reader says which
+            self._hand_over(NotStreamable(f"pyarrow's parser stopped ({' '.join(str(err).split())[:200]})"))
+        finally:
+            self._arrow_source.close()
+            if self._input is not None:
+                self._input.close()
+
+    def _pieces(self):
+        """``(lines, first row)`` of pieces of whole turns, about PIECE_LINES lines each, in file order."""
+        pa_csv = arrow()[2]
+        reader = pa_csv.open_csv(self._arrow_source, **_csv_options(
+            list(self._layout.columns), self._layout.types(), self._delimiter, STREAM_BLOCK, False))
+        seen: set[str] = set()
+        pending: list[_Lines] = []
+        count = rows = 0
+        last_turn = None
+        while not self._stop.is_set():
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            if not batch.num_rows:  # a block of blank lines
+                continue
+            lines, last_turn = self._checked(batch, last_turn, seen)
+            pending.append(lines)
+            count += len(lines)
+            # Cut where the batch's last turn begins: that turn may go on in the next batch.
+            cut = int(lines.starts[-1]) if len(lines.starts) else None
+            if count >= PIECE_LINES and cut is not None and count - len(lines) + cut > 0:
+                before, after = lines.split(cut)
+                yield [*pending[:-1], before], rows
+                rows += count - len(after)
+                pending, count = [after], len(after)
+        if count:
+            yield pending, rows
+        elif not rows:
+            raise NotStreamable("it has no lines")  # the line reader says that the file is empty
+
+    def _checked(self, batch, last_turn: bytes | None, seen: set[str]) -> tuple[_Lines, bytes]:
+        """A record batch's lines, checked, and its last turn; a turn seen before is NotStreamable."""
+        pa, pc, _ = arrow()
+        columns = dict(zip(self._layout.columns, batch.columns))
+        for name in self._layout.text:
+            if not _printable(columns[name]):
+                raise NotStreamable(f"its {name} column holds a field that is empty or not printable ASCII")
+        values = self._layout.values_of(columns)
+        if self.tag is None and "tag" in columns:
+            self.tag = columns["tag"][0].as_py().decode()
+        turn = columns["turn"]
+        size = len(turn)
+        # Turns begin where a line's turn differs from the line before's: no hashing of every line's turn.
+        differs = pc.not_equal(turn.slice(1), turn.slice(0, size - 1))
+        starts = to_numpy(pc.indices_nonzero(differs), np.uint64).astype(np.int64) + 1
+        if turn[0].as_py() != last_turn:
+            starts = np.r_[0, starts]
+        names = [name.decode() for name in turn.take(arrow_indices(starts)).to_pylist()]
+        for name in names:
+            if name in seen:
+                raise NotStreamable(f"turn {name} comes back after other turns",
+                                    "write each turn's lines together to evaluate it in constant memory")
+            seen.add(name)
+        return _Lines(columns["item"].view(pa.string()), values, starts, names), turn[size - 1].as_py()
+
+    # --- in the caller's thread ----------------------------------------------------------------
+
+    def _piece(self, parts: list[_Lines], first_row: int) -> Piece:
+        """A piece: its lines put together, in batches of whole turns, item ids numbered per batch, pairs checked."""
+        pa = arrow()[0]
+        offsets = np.cumsum([0, *(len(part) for part in parts)])
+        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
+        names = [name for part in parts for name in part.names]
+        self.turns.extend(names)
+        turn_codes = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(np.r_[starts, offsets[-1]]))
+        items = pa.chunked_array([part.items for part in parts if len(part)], type=pa.string())
+        batch_lines, batch_turns = _batches(turn_codes, len(names))
+        first = self._number_first(names, batch_turns) if self._number_first is not None else None
+        encoded = _encode_items(items, turn_codes, batch_lines, 1, first[1] if first else None)
+        if encoded is None:
+            self._report_duplicate(names, turn_codes, items, first_row)
+        distinct, item_codes, first_codes = encoded
+        return Piece(names, turn_codes, distinct, item_codes, np.concatenate([part.values for part in parts]),
+                     batch_lines, batch_turns, first_row, (first[0], first_codes) if first else None)
+
+    def _report_duplicate(self, turns: list[str], turn_codes: np.ndarray, items, first_row: int) -> None:
+        """Raise the line reader's error for the first line of a piece whose (turn, item) came before."""
+        seen = set()
+        for row, pair in enumerate(zip(turn_codes.tolist(), items.to_pylist())):
+            if pair in seen:
+                break
+            seen.add(pair)
+        else:
+            raise AssertionError("no pair of the piece comes twice")
+        turn, item = turns[pair[0]], pair[1]
+        line = _line_of_row(self._path, self._data, first_row + row)
+        fields = " 0" * (len(self._layout.columns) - 3)
+        try:  # the line reader's own words, from the pair alone
+            self._layout.duplicate(f"{turn} Q0 {item}{fields}\n{turn} Q0 {item}{fields}\n".encode(), self.source)
+        except InputError as err:
+            raise InputError(err.problem, source=self.source, line=line) from None
+        raise AssertionError("the line reader accepts a pair twice")
+
+
+def _separator(head: bytes) -> str:
+    return "\t" if b"\t" in head else " "
+
+
+def _line_of_row(path, data: bytes | None, row: int) -> int:
+    """The number (from 1, blank lines counted) of the ``row``-th (from 0) non-blank line.
+
+    Only for a part of a file that the streaming reader has read: there every line ends in a
+    newline, a carriage return or both, and is empty or holds a record, as ``bytes.splitlines`` sees it.
+    """
+    number = rows = 0
+    tail = b""
+    with open_input(path) if data is None else contextlib.nullcontext(io.BytesIO(data)) as stream:
+        while True:
+            chunk = stream.read(1 << 20)
+            lines = (tail + chunk).splitlines(keepends=True)
+            # The last line may go on in the next chunk (a "\r" too, when a "\n" follows).
+            tail = lines.pop() if chunk and lines else b""
+            blank = lines.count(b"\n") + lines.count(b"\r") + lines.count(b"\r\n")
+            if rows + len(lines) - blank <= row:
+                number, rows = number + len(lines), rows + len(lines) - blank
+                if not chunk:
+                    raise ValueError(f"the file has no row {row}")
+                continue
+            for line in lines:
+                number += 1
+                if line.strip(b"\r\n"):
+                    if rows == row:
+                        return number
+                    rows += 1
+
+
+def stream_run(path: str | os.PathLike, number_first=None) -> TurnStream:
+    """A TREC run read piece by piece (see :class:`TurnStream`); ``values`` are its scores."""
+    return TurnStream(path, _RUN_LAYOUT, number_first)
+
+
+def piece_as_run(stream: TurnStream, piece: Piece) -> ColumnarRun:
+    """A piece of a run as a :class:`ColumnarRun` of its turns only."""
+    return ColumnarRun(stream.tag, stream.source, np.array(piece.turns, dtype=object), piece.turn_codes, piece.items,
+                       piece.item_codes, piece.values, piece.batch_lines, piece.batch_turns, piece.numbered_first)
+
+
+def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> ColumnarQrels:
+    """Qrels from the pieces of a stream (see :func:`read_qrels`): only the kept lines' items are held."""
+    pa = arrow()[0]
+    turn_codes, items, labels = [], [], []
+    for piece in stream:
+        keep = np.flatnonzero(piece.values > 0) if positive_only else np.arange(len(piece.values))
+        turn_codes.append(piece.turn_codes[keep] + (len(stream.turns) - len(piece.turns)))
+        items.extend(piece.items.take(arrow_indices(piece.item_codes[keep])).chunks)
+        labels.append(piece.values[keep])
+    # Each line's item as it is, not numbered across the file: one hash table for a million ids
+    # would cost more than the whole read (see encode), and matching needs the ids of a few turns only.
+    turn_codes = np.concatenate(turn_codes).astype(np.int32)
+    return ColumnarQrels(name, stream.source, np.array(stream.turns, dtype=object), turn_codes,
+                         pa.chunked_array(items, type=pa.string()), np.arange(len(turn_codes), dtype=np.int32),
+                         np.concatenate(labels), positive_only)
