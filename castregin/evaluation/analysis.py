@@ -28,10 +28,12 @@ from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
 
 
-def _means(runs: Sequence[Run], qrels: Qrels, measure: str, rel_level: int) -> list[float]:
-    rows = evaluate_rows(list(runs), qrels, [measure], rel_level)
-    by_run = {run: value for run, _, name, turn, value in rows if turn == ALL_TURNS and name != "num_q"}
-    return [by_run[name] for name in run_names(list(runs))]
+def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int) -> dict[str, list[float]]:
+    """Each measure's mean of each run (in the order given), from one evaluation of all of them."""
+    rows = evaluate_rows(list(runs), qrels, list(measures), rel_level)
+    by_key = {(run, name): value for run, _, name, turn, value in rows if turn == ALL_TURNS}
+    names = run_names(list(runs))
+    return {measure: [by_key[name, measure] for name in names] for measure in measures}
 
 
 def system_ranks(scores: Sequence[float]) -> list[int]:
@@ -88,15 +90,16 @@ def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: st
     if len(runs) < 2:
         raise InputError("leave-one-run-out needs at least two runs", argument="runs")
     names = run_names(list(runs))
-    full = _means(runs, qrels, measure, rel_level)
+    full = _means(runs, qrels, [measure], rel_level)[measure]
+    full_ranks = system_ranks(full)
+    judged_at = f"Judged@{depth}"
     rows = []
     for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth))):
-        reduced = _without(qrels, removed)
-        held_out = _means([run], reduced, measure, rel_level)[0]
-        judged = _means([run], reduced, f"Judged@{depth}", rel_level)[0]
+        means = _means([run], _without(qrels, removed), [measure, judged_at], rel_level)
+        held_out = means[measure][0]
         scores = [held_out if j == index else score for j, score in enumerate(full)]
         rows.append(LoroRow(names[index], sum(len(items) for items in removed.values()), full[index], held_out,
-                            system_ranks(full)[index], system_ranks(scores)[index], judged))
+                            full_ranks[index], system_ranks(scores)[index], means[judged_at][0]))
     from scipy import stats
 
     tau = stats.kendalltau([r.score for r in rows], [r.score_without for r in rows]).statistic
@@ -153,7 +156,12 @@ def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, st
     if len(runs) < 2:
         raise InputError("rank correlations need at least two runs", argument="runs")
     names = run_names(list(runs))
-    scores = [(qrels.name, measure, _means(runs, qrels, measure, rel_level)) for qrels, measure in settings]
+    # One evaluation per qrels, with every measure asked of it.
+    wanted: dict[int, tuple[Qrels, dict[str, None]]] = {}
+    for qrels, measure in settings:
+        wanted.setdefault(id(qrels), (qrels, {}))[1][measure] = None
+    means = {key: _means(runs, qrels, list(measures), rel_level) for key, (qrels, measures) in wanted.items()}
+    scores = [(qrels.name, measure, means[id(qrels)][measure]) for qrels, measure in settings]
     rows = []
     for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2):
         rows.append({"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
