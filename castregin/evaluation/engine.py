@@ -180,6 +180,8 @@ class _QrelsLines:
 
     @classmethod
     def of(cls, qrels: ColumnarQrels) -> _QrelsLines:
+        if qrels.turn_starts is not None:  # the streaming reader's compact form: in turn order already
+            return cls(qrels.items, qrels.labels, qrels.turn_starts)
         turn_codes, item_codes, labels = qrels.turn_codes, qrels.item_codes, qrels.labels
         if np.any(turn_codes[1:] < turn_codes[:-1]):
             order = np.argsort(turn_codes, kind="stable")
@@ -192,14 +194,12 @@ class _QrelsLines:
             strings = strings.combine_chunks()
         return cls(strings, labels, np.searchsorted(turn_codes, np.arange(len(qrels.turns) + 1)))
 
-    def turn_of_lines(self) -> np.ndarray:
-        return np.repeat(np.arange(len(self.turn_starts) - 1), np.diff(self.turn_starts))
-
     def positive(self) -> _QrelsLines:
         """The lines labelled 1 or more, in the same order."""
-        keep = np.flatnonzero(self.labels > 0)
-        counts = np.bincount(self.turn_of_lines()[keep], minlength=len(self.turn_starts) - 1)
-        return _QrelsLines(self.strings.take(arrow_indices(keep)), self.labels[keep], np.r_[0, np.cumsum(counts)])
+        keep = self.labels > 0
+        kept_before = np.r_[0, np.cumsum(keep)]
+        rows = np.flatnonzero(keep)
+        return _QrelsLines(self.strings.take(arrow_indices(rows)), self.labels[rows], kept_before[self.turn_starts])
 
 
 class QrelsIndex:
@@ -283,27 +283,53 @@ class QrelsIndex:
 
         return judged_items
 
+    def _turn_chunks(self):
+        """The positive lines in chunks of whole turns, about :data:`_CHUNK_LINES` each: ``(first turn, number of
+        turns, each line's turn counted from the first, labels as int64)``.
+
+        Per-turn tables are built chunk by chunk, so that their temporary arrays stay small whatever
+        the size of the qrels (millions of lines in a large benchmark).
+        """
+        lines = self.lines(positive_only=True)
+        starts = lines.turn_starts
+        n_turns = len(starts) - 1
+        first = 0
+        while first < n_turns:
+            end = int(np.searchsorted(starts, starts[first] + _CHUNK_LINES, side="right")) - 1
+            end = min(max(end, first + 1), n_turns)
+            counts = np.diff(starts[first:end + 1])
+            turns = np.repeat(np.arange(end - first), counts)
+            yield first, end - first, turns, lines.labels[starts[first]:starts[end]].astype(np.int64)
+            first = end
+
     def num_rel(self, rel: int) -> np.ndarray:
         """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel; ``rel`` is 1 or more)."""
         if rel not in self._num_rel:
-            lines = self.lines(positive_only=True)
-            self._num_rel[rel] = np.bincount(lines.turn_of_lines()[lines.labels >= rel], minlength=len(self.turns))
+            out = np.zeros(len(self.turns), dtype=np.int64)
+            for first, count, turns, labels in self._turn_chunks():
+                out[first:first + count] = np.bincount(turns[labels >= rel], minlength=count)
+            self._num_rel[rel] = out
         return self._num_rel[rel]
 
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         """Per qrels turn, the DCG of the ideal ranking (positive labels descending) at ``cutoff``."""
         if cutoff not in self._ideal:
-            lines = self.lines(positive_only=True)
-            turns, labels = lines.turn_of_lines(), lines.labels
-            order = np.lexsort((-labels, turns))
-            turns, labels = turns[order], labels[order]
-            position = _positions(turns)
-            if cutoff is not None:
-                keep = position < cutoff
-                turns, labels, position = turns[keep], labels[keep], position[keep]
-            gains = labels / log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
-            self._ideal[cutoff] = sequential_sums(gains, turns, len(self.turns))
+            out = np.zeros(len(self.turns))
+            for first, count, turns, labels in self._turn_chunks():
+                order = np.lexsort((-labels, turns))
+                turns, labels = turns[order], labels[order]
+                position = _positions(turns)
+                if cutoff is not None:
+                    keep = position < cutoff
+                    turns, labels, position = turns[keep], labels[keep], position[keep]
+                gains = labels / log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
+                out[first:first + count] = sequential_sums(gains, turns, count)
+            self._ideal[cutoff] = out
         return self._ideal[cutoff]
+
+
+#: Lines of a qrels handled at a time when per-turn tables are built (see QrelsIndex._turn_chunks).
+_CHUNK_LINES = 1 << 16
 
 
 class _LinesOfRunTurns:
@@ -322,7 +348,8 @@ class _LinesOfRunTurns:
         else:
             self.strings = qrels.strings.take(arrow_indices(lines))
         self.turn = np.repeat(np.arange(len(count), dtype=np.int64), count)
-        self.labels = qrels.labels[lines]
+        # As int64 whatever the qrels hold: compared with relevance levels of any size.
+        self.labels = qrels.labels[lines].astype(np.int64)
 
 
 class _JudgedLines:

@@ -95,22 +95,26 @@ class ColumnarRun:
 
 @dataclass
 class ColumnarQrels:
-    """TREC qrels as arrays: ``turns[turn_codes[i]]``, ``items[item_codes[i]]``, ``labels[i]`` (int64).
+    """TREC qrels as arrays: ``turns[turn_codes[i]]``, ``items[item_codes[i]]``, ``labels[i]``.
 
-    ``items`` is a pyarrow string array (or chunked array): the distinct item ids, or, as the
-    streaming reader keeps them, each line's (``item_codes`` then counts 0, 1, 2, ...). ``turns``
-    holds every turn, even one whose lines were left out (``positive_only``).
+    ``items`` is a pyarrow string array (or chunked array) of the distinct item ids. ``turns``
+    holds every turn, even one whose lines were left out (``positive_only``). The streaming reader
+    keeps a compact form instead: the lines in turn order, turn ``t``'s being
+    ``turn_starts[t]:turn_starts[t + 1]``, ``items`` each line's item (a string array) and
+    ``turn_codes`` and ``item_codes`` None; labels in the smallest integer type that holds them.
     """
 
     name: str
     source: str | None
     turns: np.ndarray
-    turn_codes: np.ndarray
+    turn_codes: np.ndarray | None
     items: Any
-    item_codes: np.ndarray
+    item_codes: np.ndarray | None
     labels: np.ndarray
     #: The lines labelled 0 or less were left out (every turn is there all the same).
     positive_only: bool = False
+    #: The compact form's turn bounds (see above), else None.
+    turn_starts: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -118,11 +122,74 @@ class ColumnarQrels:
     def subset(self, turns: Iterable[str]) -> ColumnarQrels:
         """The qrels of the given turns only (like :meth:`castregin.data.Qrels.subset`)."""
         keep_turn = np.isin(self.turns, np.array(list(turns), dtype=object))
+        if self.turn_starts is not None:
+            kept = np.flatnonzero(keep_turn)
+            begins, ends = self.turn_starts[kept], self.turn_starts[kept + 1]
+            lines = np.repeat(begins - np.r_[0, np.cumsum(ends - begins)][:-1], ends - begins) + np.arange(
+                int((ends - begins).sum()))
+            return ColumnarQrels(self.name, self.source, self.turns[keep_turn], None,
+                                 self.items.take(arrow_indices(lines)), None, self.labels[lines], self.positive_only,
+                                 np.r_[0, np.cumsum(ends - begins)])
         keep = keep_turn[self.turn_codes]
         new_code = np.cumsum(keep_turn) - 1
         return ColumnarQrels(self.name, self.source, self.turns[keep_turn],
                              new_code[self.turn_codes[keep]].astype(np.int32), self.items,
                              self.item_codes[keep], self.labels[keep], self.positive_only)
+
+
+class _Growing:
+    """A numpy array appended to in place, for columns of unknown length read piece by piece.
+
+    It grows by ``realloc`` (``ndarray.resize``), which moves large blocks by remapping their pages:
+    memory never holds the old and the new array at once, as concatenating pieces would.
+    """
+
+    def __init__(self, dtype, capacity: int = 1 << 12):
+        self.array = np.empty(capacity, dtype=dtype)
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> None:
+        end = self.size + len(values)
+        if end > len(self.array):
+            self.array.resize(max(end, 2 * len(self.array)), refcheck=False)
+        self.array[self.size:end] = values
+        self.size = end
+
+    def widen(self, dtype) -> None:
+        """Hold values of ``dtype`` from now on (the ones held are converted)."""
+        self.array = self.array[:max(self.size, 1)].astype(dtype)
+
+    def done(self) -> np.ndarray:
+        """The values appended, the spare capacity given back."""
+        self.array.resize(self.size, refcheck=False)
+        return self.array
+
+
+class _GrowingStrings:
+    """Strings appended array by array, held as the two buffers of one pyarrow string array."""
+
+    def __init__(self):
+        self.offsets = _Growing(np.int32)
+        self.offsets.append(np.zeros(1, dtype=np.int32))
+        self.data = _Growing(np.uint8, 1 << 16)
+
+    def append(self, strings) -> None:
+        """Append the values of a pyarrow string (or binary) array."""
+        if not len(strings):
+            return
+        offsets = np.frombuffer(strings.buffers()[1], np.int32, len(strings) + 1, strings.offset * 4)
+        begin, end = int(offsets[0]), int(offsets[-1])
+        base = self.data.size
+        if base + end - begin >= 1 << 31:
+            raise NotStreamable("its item ids take more than 2 GB")
+        self.data.append(np.frombuffer(strings.buffers()[2], np.uint8, end - begin, begin))
+        self.offsets.append(offsets[1:] + np.int32(base - begin))
+
+    def done(self):
+        """The strings as a pyarrow string array (sharing the buffers' memory)."""
+        pa = arrow()[0]
+        offsets, data = self.offsets.done(), self.data.done()
+        return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -524,28 +591,48 @@ class NotStreamable(Exception):
         self.data = data
 
 
-def _printable(column) -> bool:
-    """Whether every value of a binary column is non-empty printable ASCII without spaces (bytes 0x21-0x7e).
+#: Bytes that Python's ``str.split()`` splits at (besides the file's separator) and pyarrow's parser keeps in a field.
+_SPLIT_BYTES = (b" ", b"\t", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+
+
+def _same_tokens(column) -> bool:
+    """Whether the parser's fields of a binary column are the tokens the line reader's ``str.split()`` finds.
 
     The parser splits at one separator only and reads any other byte as part of a field, where
-    Python's ``str.split()`` (the line reader) also splits at the other separator, at Unicode
-    spaces and at control characters, and refuses bytes that are not UTF-8; an empty field is a
-    separator doubled, which ``split()`` would merge. Such a file goes to the line reader.
+    ``str.split()`` (the line reader) also splits at the other separator, at the ASCII controls
+    0x0b, 0x0c and 0x1c-0x1f and at Unicode spaces, and refuses bytes that are not UTF-8; an empty
+    field is a separator doubled (or one at either end of a line), which ``split()`` would merge,
+    shifting the fields after it. So a field must be non-empty, ASCII, and free of those bytes.
+    The bytes of a column are checked at once, with the byte searches of ``bytes`` (``memchr``):
+    a few milliseconds for a file of 200 MB.
     """
-    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
-    if not len(column) or (offsets[1:] == offsets[:-1]).any():
+    if not len(column):
         return False
-    data = np.frombuffer(column.buffers()[2], np.uint8, int(offsets[-1] - offsets[0]), int(offsets[0]))
-    # One unsigned pass: bytes below 0x21 wrap around to above 0x5d.
-    return not ((data - np.uint8(0x21)) > np.uint8(0x7e - 0x21)).any()
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
+    if (offsets[1:] == offsets[:-1]).any():
+        return False
+    data = column.buffers()[2][int(offsets[0]):int(offsets[-1])].to_pybytes()
+    return data.isascii() and not any(byte in data for byte in _SPLIT_BYTES)
+
+
+_DIGITS = b"0123456789-"
 
 
 def _label_values(column) -> np.ndarray | None:
     """The labels of a column of label texts as int64, or None where the line reader would refuse one.
 
-    Few distinct texts: each is read by Python's ``int()`` as the line reader reads it (pyarrow
-    alone would take ``0x10``); one beyond 64 bits is left to the line reader, which names its line.
+    Texts of digits and minus signs only are cast by pyarrow, which then reads them as Python's
+    ``int()`` does (or refuses them: ``--5``, beyond 64 bits). Otherwise the few distinct texts are
+    each read by ``int()`` as the line reader reads them (pyarrow alone would take ``0x10`` and
+    refuse ``+5``); one beyond 64 bits is left to the line reader, which names its line.
     """
+    pa, pc, _ = arrow()
+    if not hasattr(column, "chunks") and len(column):
+        offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
+        text = column.buffers()[2][int(offsets[0]):int(offsets[-1])].to_pybytes()
+        if not text.translate(None, _DIGITS):
+            with contextlib.suppress(pa.ArrowInvalid):
+                return to_numpy(pc.cast(column.view(pa.string()), pa.int64()), np.int64)
     texts, codes = encode(column)
     values = []
     for text in texts.to_pylist():
@@ -708,6 +795,12 @@ class TurnStream:
         self._thread.join()
 
     def __iter__(self):
+        for parts, first_row in self.parts():
+            yield self._piece(parts, first_row)
+
+    def parts(self):
+        """The pieces as parsed and checked, before their items are numbered: ``(parts, first row)``,
+        ``parts`` the :class:`_Lines` of consecutive record batches, whole turns together."""
         while True:
             item = self._queue.get()
             if item is _END:
@@ -715,7 +808,9 @@ class TurnStream:
             if isinstance(item, NotStreamable):
                 item.data = self._data
                 raise item
-            yield self._piece(*item)
+            names = [name for part in item[0] for name in part.names]
+            self.turns.extend(names)
+            yield item
 
     # --- in the parsing thread ---------------------------------------------------------------
 
@@ -780,8 +875,9 @@ class TurnStream:
         pa, pc, _ = arrow()
         columns = dict(zip(self._layout.columns, batch.columns))
         for name in self._layout.text:
-            if not _printable(columns[name]):
-                raise NotStreamable(f"its {name} column holds a field that is empty or not printable ASCII")
+            if not _same_tokens(columns[name]):
+                raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
+                                    "other than the separator")
         values = self._layout.values_of(columns)
         if self.tag is None and "tag" in columns:
             self.tag = columns["tag"][0].as_py().decode()
@@ -808,7 +904,6 @@ class TurnStream:
         offsets = np.cumsum([0, *(len(part) for part in parts)])
         starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
         names = [name for part in parts for name in part.names]
-        self.turns.extend(names)
         turn_codes = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(np.r_[starts, offsets[-1]]))
         items = pa.chunked_array([part.items for part in parts if len(part)], type=pa.string())
         batch_lines, batch_turns = _batches(turn_codes, len(names))
@@ -882,18 +977,53 @@ def piece_as_run(stream: TurnStream, piece: Piece) -> ColumnarRun:
                        piece.item_codes, piece.values, piece.batch_lines, piece.batch_turns, piece.numbered_first)
 
 
+def _sorted_within_turns(items, starts: np.ndarray) -> bool:
+    """Whether each turn's items ascend strictly in byte order (``starts``: where turns begin).
+
+    Qrels are written sorted by turn then item: then no item is judged twice for a turn, and no
+    item needs hashing to know it.
+    """
+    pc = arrow()[1]
+    if len(items) < 2:
+        return True
+    ascending = pc.less(items.slice(0, len(items) - 1), items.slice(1))
+    not_ascending = to_numpy(pc.indices_nonzero(pc.invert(ascending)), np.uint64).astype(np.int64) + 1
+    # Where items do not ascend, a new turn must begin.
+    return bool(np.isin(not_ascending, starts).all())
+
+
 def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> ColumnarQrels:
-    """Qrels from the pieces of a stream (see :func:`read_qrels`): only the kept lines' items are held."""
-    pa = arrow()[0]
-    turn_codes, items, labels = [], [], []
-    for piece in stream:
-        keep = np.flatnonzero(piece.values > 0) if positive_only else np.arange(len(piece.values))
-        turn_codes.append(piece.turn_codes[keep] + (len(stream.turns) - len(piece.turns)))
-        items.extend(piece.items.take(arrow_indices(piece.item_codes[keep])).chunks)
-        labels.append(piece.values[keep])
+    """Qrels from the pieces of a stream (see :func:`read_qrels`), in the compact form of :class:`ColumnarQrels`.
+
+    Only the kept lines' items and labels are held, appended to columns that grow in place: the
+    memory of a qrels read is about that of its kept items, whatever the file's size. A piece
+    whose items do not ascend within its turns is checked for an item judged twice by hashing.
+    """
+    pa, pc, _ = arrow()
+    items, labels, counts = _GrowingStrings(), _Growing(np.int8), _Growing(np.int64)
+    for parts, first_row in stream.parts():
+        piece_items = pa.concat_arrays([part.items for part in parts]) if len(parts) > 1 else parts[0].items
+        offsets = np.cumsum([0, *(len(part) for part in parts)])
+        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
+        if not _sorted_within_turns(piece_items, starts):
+            stream._piece(parts, first_row)  # raises the line reader's error on an item judged twice
+        values = np.concatenate([part.values for part in parts]) if len(parts) > 1 else parts[0].values
+        lengths = np.diff(np.r_[starts, len(values)])
+        if positive_only:
+            keep = values > 0
+            kept_per_turn = np.add.reduceat(keep.astype(np.int64), starts) if len(starts) else lengths
+            rows = np.flatnonzero(keep)
+            if len(rows) < len(values):
+                piece_items, values = piece_items.take(arrow_indices(rows)), values[rows]
+            lengths = kept_per_turn
+        if len(values) and (values.min() < np.iinfo(labels.array.dtype).min or
+                            values.max() > np.iinfo(labels.array.dtype).max):
+            labels.widen(np.int64)
+        items.append(piece_items)
+        labels.append(values)
+        counts.append(lengths)
     # Each line's item as it is, not numbered across the file: one hash table for a million ids
     # would cost more than the whole read (see encode), and matching needs the ids of a few turns only.
-    turn_codes = np.concatenate(turn_codes).astype(np.int32)
-    return ColumnarQrels(name, stream.source, np.array(stream.turns, dtype=object), turn_codes,
-                         pa.chunked_array(items, type=pa.string()), np.arange(len(turn_codes), dtype=np.int32),
-                         np.concatenate(labels), positive_only)
+    turn_starts = np.r_[0, np.cumsum(counts.done())]
+    return ColumnarQrels(name, stream.source, np.array(stream.turns, dtype=object), None, items.done(), None,
+                         labels.done(), positive_only, turn_starts)
