@@ -146,6 +146,10 @@ def _same_outcome(read_line, read_columns, path):
 def _as_dicts(table, values):
     out = {}
     items = table.items.to_pylist() if hasattr(table.items, "to_pylist") else list(table.items)
+    if getattr(table, "turn_starts", None) is not None:  # the streaming reader's compact qrels: lines by turn
+        for code, (begin, end) in enumerate(zip(table.turn_starts[:-1], table.turn_starts[1:])):
+            out.setdefault(table.turns[code], {}).update(zip(items[begin:end], values[begin:end]))
+        return out
     for turn, item, value in zip(table.turn_codes, table.item_codes, values):
         out.setdefault(table.turns[turn], {})[items[item]] = value
     return out
