@@ -34,7 +34,7 @@ from itertools import pairwise
 import numpy as np
 
 from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
-from ..formats.columnar import ColumnarQrels, ColumnarRun, encode
+from ..formats.columnar import ColumnarQrels, ColumnarRun, as_strings, encode
 from .measures import EngineSpec
 
 
@@ -344,9 +344,9 @@ class _LinesOfRunTurns:
         lines = np.repeat(begin - self.first[:-1], count) + np.arange(self.first[-1])
         if len(lines) and lines[-1] - lines[0] + 1 == len(lines) and np.all(lines[1:] > lines[:-1]):
             # The run lists the qrels' turns in the qrels' order, as runs of a track do: a slice.
-            self.strings = qrels.strings.slice(int(lines[0]), len(lines))
+            self.strings = as_strings(qrels.strings.slice(int(lines[0]), len(lines)))
         else:
-            self.strings = qrels.strings.take(arrow_indices(lines))
+            self.strings = as_strings(qrels.strings.take(arrow_indices(lines)))
         self.turn = np.repeat(np.arange(len(count), dtype=np.int64), count)
         # As int64 whatever the qrels hold: compared with relevance levels of any size.
         self.labels = qrels.labels[lines].astype(np.int64)
@@ -436,11 +436,18 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec
     thousands of lines), in ``threads`` threads: a batch's arrays stay in the processor's cache
     and memory is reused, instead of a dozen passes over arrays of millions of lines.
     """
-    results: list[dict[str, float]] = [{} for _ in specs]
+    turns, values = evaluate_run_arrays(run, index, specs, threads)
+    return [dict(zip(turns, spec_values.tolist())) for spec_values in values]
+
+
+def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
+                        threads: int = THREADS) -> tuple[list[str], list[np.ndarray]]:
+    """:func:`evaluate_run` as ``(turns, [values of each spec, one per turn]``): no Python object per value."""
+    results = [np.zeros(0) for _ in specs]
     qrels_turn_of = index.turn_codes(run.turns)
     shared = qrels_turn_of >= 0
     if not shared.any():
-        return results
+        return [], results
     orders = sorted({_JUDGED_ORDER if spec.kind == "Judged" else _TREC_ORDER for spec in specs})
     judged_lines = index.matcher(run, qrels_turn_of, positive_only=_JUDGED_ORDER not in orders)
     chunk_starts = judged_lines.chunk_starts
@@ -477,12 +484,12 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec
         ranked = _Ranked(segment_of_turn[turns], positions, labels, lengths, turn_of_segment)
         for i, spec in enumerate(specs):
             if order == _TREC_ORDER and spec.kind != "Judged":
-                results[i] = dict(zip(run_turns, _trec_measure(spec, ranked, index).tolist()))
+                results[i] = _trec_measure(spec, ranked, index)
             elif order == _JUDGED_ORDER and spec.kind == "Judged":
                 cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
                 top = np.ones(len(ranked.segment), dtype=bool) if spec.cutoff is None else ranked.position < spec.cutoff
-                results[i] = dict(zip(run_turns, (ranked.count(top) / cutoff).tolist()))
-    return results
+                results[i] = ranked.count(top) / cutoff
+    return run_turns, results
 
 
 def _concatenate(arrays: list[np.ndarray]) -> np.ndarray:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import mmap
 import os
 import queue
 import threading
@@ -140,37 +141,75 @@ class ColumnarQrels:
 class _Growing:
     """A numpy array appended to in place, for columns of unknown length read piece by piece.
 
-    It grows by ``realloc`` (``ndarray.resize``), which moves large blocks by remapping their pages:
-    memory never holds the old and the new array at once, as concatenating pieces would.
+    The values live in an anonymous private memory map that grows by ``mremap`` (``mmap.resize``):
+    no copy, and pages of the spare capacity are not touched until written, so memory holds the
+    values appended and nothing more (``ndarray.resize`` would zero-fill the new capacity, and
+    concatenating pieces would hold everything twice). Where a map cannot be resized (not Linux),
+    a numpy array grows instead.
     """
 
     def __init__(self, dtype, capacity: int = 1 << 12):
-        self.array = np.empty(capacity, dtype=dtype)
+        self.dtype = np.dtype(dtype)
         self.size = 0
+        self._map: mmap.mmap | None = mmap.mmap(-1, capacity * self.dtype.itemsize,
+                                                 flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        self._array: np.ndarray | None = None
+
+    @property
+    def capacity(self) -> int:
+        return len(self._map) // self.dtype.itemsize if self._map is not None else len(self._array)
 
     def append(self, values: np.ndarray) -> None:
         end = self.size + len(values)
-        if end > len(self.array):
-            self.array.resize(max(end, 2 * len(self.array)), refcheck=False)
-        self.array[self.size:end] = values
+        if end > self.capacity:
+            self._grow(max(end, 2 * self.capacity))
+        if self._map is not None:
+            np.frombuffer(self._map, self.dtype, len(values), self.size * self.dtype.itemsize)[:] = values
+        else:
+            self._array[self.size:end] = values
         self.size = end
+
+    def _grow(self, capacity: int) -> None:
+        if self._map is not None:
+            try:
+                self._map.resize(capacity * self.dtype.itemsize)
+                return
+            except (OSError, SystemError, ValueError):  # no mremap here
+                self._array = np.frombuffer(self._map, self.dtype, self.size).copy()
+                self._map.close()
+                self._map = None
+        self._array.resize(capacity, refcheck=False)
 
     def widen(self, dtype) -> None:
         """Hold values of ``dtype`` from now on (the ones held are converted)."""
-        self.array = self.array[:max(self.size, 1)].astype(dtype)
+        held = self.done()
+        self.__init__(dtype, max(len(held), 1))
+        self.append(held)
 
     def done(self) -> np.ndarray:
         """The values appended, the spare capacity given back."""
-        self.array.resize(self.size, refcheck=False)
-        return self.array
+        if self.size == 0:
+            return np.zeros(0, dtype=self.dtype)
+        if self._map is not None:
+            with contextlib.suppress(OSError, SystemError, ValueError):
+                self._map.resize(self.size * self.dtype.itemsize)
+            return np.frombuffer(self._map, self.dtype, self.size)
+        self._array.resize(self.size, refcheck=False)
+        return self._array
 
 
 class _GrowingStrings:
-    """Strings appended array by array, held as the two buffers of one pyarrow string array."""
+    """Strings appended array by array, held as the buffers of one pyarrow array.
+
+    While every string has the same length (ids of one width, as zero-padded ids are), no offsets
+    are kept and the result is a ``fixed_size_binary`` array (:func:`as_strings` reads it as
+    strings): four bytes a string less, a quarter of a large qrels' memory.
+    """
 
     def __init__(self):
-        self.offsets = _Growing(np.int32)
-        self.offsets.append(np.zeros(1, dtype=np.int32))
+        self.width: int | None = None  # the common length so far; -1 once lengths differ
+        self.count = 0
+        self.offsets: _Growing | None = None
         self.data = _Growing(np.uint8, 1 << 16)
 
     def append(self, strings) -> None:
@@ -182,14 +221,40 @@ class _GrowingStrings:
         base = self.data.size
         if base + end - begin >= 1 << 31:
             raise NotStreamable("its item ids take more than 2 GB")
+        if self.width != -1:
+            lengths = np.diff(offsets)
+            width = int(lengths[0]) if self.width is None else self.width
+            if width and (lengths == width).all():
+                self.width = width
+            else:  # lengths differ from now on: offsets for the strings held so far, then as they come
+                self.offsets = _Growing(np.int32, max(self.count + len(strings), 1 << 12) + 1)
+                self.offsets.append(np.arange(self.count + 1, dtype=np.int32) * np.int32(self.width or 0))
+                self.width = -1
         self.data.append(np.frombuffer(strings.buffers()[2], np.uint8, end - begin, begin))
-        self.offsets.append(offsets[1:] + np.int32(base - begin))
+        if self.offsets is not None:
+            self.offsets.append(offsets[1:] + np.int32(base - begin))
+        self.count += len(strings)
 
     def done(self):
-        """The strings as a pyarrow string array (sharing the buffers' memory)."""
+        """The strings as a pyarrow array (sharing the buffers' memory): string, or fixed_size_binary."""
         pa = arrow()[0]
-        offsets, data = self.offsets.done(), self.data.done()
+        data = self.data.done()
+        if self.offsets is None:
+            return pa.Array.from_buffers(pa.binary(self.width or 1), self.count, [None, pa.py_buffer(data)])
+        offsets = self.offsets.done()
         return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def as_strings(array):
+    """A pyarrow string array of ``array``'s values: itself, or, for a ``fixed_size_binary`` array (see
+    :class:`_GrowingStrings`), the same bytes with offsets (no copy of the bytes)."""
+    pa = arrow()[0]
+    if not pa.types.is_fixed_size_binary(array.type):
+        return array
+    width, count = array.type.byte_width, len(array)
+    offsets = np.arange(count + 1, dtype=np.int32) * np.int32(width)
+    data = array.buffers()[1].slice(array.offset * width, count * width) if count else pa.py_buffer(b"")
+    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), data])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1016,8 +1081,8 @@ def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> Colu
             if len(rows) < len(values):
                 piece_items, values = piece_items.take(arrow_indices(rows)), values[rows]
             lengths = kept_per_turn
-        if len(values) and (values.min() < np.iinfo(labels.array.dtype).min or
-                            values.max() > np.iinfo(labels.array.dtype).max):
+        if len(values) and (values.min() < np.iinfo(labels.dtype).min or
+                            values.max() > np.iinfo(labels.dtype).max):
             labels.widen(np.int64)
         items.append(piece_items)
         labels.append(values)

@@ -146,6 +146,7 @@ def _same_outcome(read_line, read_columns, path):
 def _as_dicts(table, values):
     out = {}
     items = table.items.to_pylist() if hasattr(table.items, "to_pylist") else list(table.items)
+    items = [item.decode() if isinstance(item, bytes) else item for item in items]  # fixed-width ids: bytes
     if getattr(table, "turn_starts", None) is not None:  # the streaming reader's compact qrels: lines by turn
         for code, (begin, end) in enumerate(zip(table.turn_starts[:-1], table.turn_starts[1:])):
             out.setdefault(table.turns[code], {}).update(zip(items[begin:end], values[begin:end]))
