@@ -14,16 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .data import Qrels, Run
 from .errors import InputError
-from .formats import read_qrels, read_run
 
 if TYPE_CHECKING:
     from .api import Metric, calc_aggregate, evaluate, iter_calc
+    from .data import Qrels, Run
+    from .formats import read_qrels, read_run
 
-#: Names of castregin.api, imported on first use: the evaluation modules load numpy, which
-#: `castregin --help` and the commands that do not evaluate should not pay for.
-_API = ("Metric", "calc_aggregate", "evaluate", "iter_calc")
+#: The public names, each imported from its module on first use (PEP 562): every command imports this
+#: package, and `castregin --help` should not pay for the evaluation modules (numpy) or the readers.
+_LAZY = {"Metric": "api", "calc_aggregate": "api", "evaluate": "api", "iter_calc": "api", "Qrels": "data",
+         "Run": "data", "read_qrels": "formats", "read_run": "formats"}
 
 __all__ = ["InputError", "Metric", "Qrels", "Run", "calc_aggregate", "evaluate", "iter_calc", "read_qrels",
            "read_run"]
@@ -31,12 +32,15 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    if name in _API:
-        from . import api
+    module = _LAZY.get(name)
+    if module is not None:
+        import importlib
 
-        return getattr(api, name)
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value  # later lookups find it without calling this hook
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(_LAZY))

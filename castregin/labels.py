@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 ROUNDINGS = ("half-up", "half-even", "floor", "ceil")
 
 
@@ -20,8 +18,16 @@ def divide_rounded(numerator, denominator, rounding: str = "half-up"):
     ``half-up`` rounds .5 towards +infinity (1.5 -> 2, 2.5 -> 3, -1.5 -> -1), ``half-even`` to the even
     neighbour (2.5 -> 2), ``floor`` and ``ceil`` as their names say. ``denominator`` must be > 0.
     """
-    n = np.asarray(numerator, dtype=np.int64)
-    d = np.asarray(denominator, dtype=np.int64)
+    scalar = isinstance(numerator, int) and isinstance(denominator, int)
+    if scalar:
+        # Python's ints (exact at any size, // floors as numpy's does): a mean of a few labels, which
+        # should not import numpy (the evaluation of a small run loads this module).
+        n, d = numerator, denominator
+    else:
+        import numpy as np
+
+        n = np.asarray(numerator, dtype=np.int64)
+        d = np.asarray(denominator, dtype=np.int64)
     if rounding == "half-up":
         result = (2 * n + d) // (2 * d)
     elif rounding == "floor":
@@ -34,7 +40,7 @@ def divide_rounded(numerator, denominator, rounding: str = "half-up"):
         result = quotient + (twice_rest > d) + ((twice_rest == d) & (quotient % 2 == 1))
     else:
         raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
-    if np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0:
+    if scalar or (np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0):
         return int(result)
     return result
 

@@ -17,28 +17,53 @@ import importlib
 import signal
 import sys
 import warnings
+from typing import NamedTuple
 
 import click
 
 from ..errors import InputError, InputWarning
 
-#: The module that defines each command, so that running one imports only that module.
-COMMAND_MODULES = {
-    "aggregate": "castregin.cli.judging",
-    "analyze": "castregin.cli.analyze",
-    "agreement": "castregin.cli.judging",
-    "compare": "castregin.cli.compare",
-    "convert": "castregin.cli.convert",
-    "evaluate": "castregin.cli.evaluate",
-    "measures": "castregin.cli.evaluate",
-    "ope": "castregin.cli.ope",
-    "paradise": "castregin.cli.dialogue",
-    "pool": "castregin.cli.convert",
-    "qrels": "castregin.cli.evaluate",
-    "report": "castregin.cli.compare",
-    "scorekeeping": "castregin.cli.dialogue",
-    "tasks": "castregin.cli.tasks",
-    "trec_eval": "castregin.cli.trec_eval",
+class CommandEntry(NamedTuple):
+    """Where a command is defined, and the summary ``castregin --help`` lists for it.
+
+    The summary is the command's own (``help``: the first paragraph of its docstring, shortened by
+    click as for any command; ``short_help``: given in the decorator, shown whole), copied here so that
+    the list of commands needs none of their modules; a test checks the copies against the commands.
+    """
+
+    module: str
+    help: str | None = None
+    short_help: str | None = None
+
+
+#: Every command: its module, so that running one imports only that module, and its summary.
+COMMANDS = {
+    "aggregate": CommandEntry("castregin.cli.judging", help="Aggregate crowd judgments into qrels, one per criterion."),
+    "agreement": CommandEntry("castregin.cli.judging", help="Inter-annotator agreement of crowd judgments."),
+    "analyze": CommandEntry("castregin.cli.analyze", help="Analyses of the evaluation itself: pool reusability, "
+                                                          "ranking stability, confidence intervals."),
+    "compare": CommandEntry("castregin.cli.compare", help="Are the differences between runs significant? Paired "
+                                                          "tests on per-turn values."),
+    "convert": CommandEntry("castregin.cli.convert", help="Turn JSON submissions (CAsT 2022 formats) into TREC runs."),
+    "evaluate": CommandEntry("castregin.cli.evaluate", help="Evaluate TREC runs against qrels with trec_eval's numbers."),
+    "measures": CommandEntry("castregin.cli.evaluate", help="Every measure castregin accepts, which backend computes "
+                                                            "it, and what it refuses."),
+    "ope": CommandEntry("castregin.cli.ope", help="Off-policy evaluation: human scores of dialogue systems nobody has "
+                                                  "judged yet."),
+    "paradise": CommandEntry("castregin.cli.dialogue", short_help="PARADISE: task success as kappa, the performance "
+                                                                  "function (Walker et al. 1997)."),
+    "pool": CommandEntry("castregin.cli.convert", help="Judging pools: build one from runs, or see what each run "
+                                                       "brought into it."),
+    "qrels": CommandEntry("castregin.cli.evaluate", help="Qrels tools: subsets, filtered turns, combined criteria, "
+                                                         "statistics."),
+    "report": CommandEntry("castregin.cli.compare", help="A static HTML report: DIR/index.html, one self-contained "
+                                                         "file, and DIR/figures/*.png."),
+    "scorekeeping": CommandEntry("castregin.cli.dialogue", short_help="clembench's privateshared game: episode "
+                                                                      "scores.json and the leaderboard summary."),
+    "tasks": CommandEntry("castregin.cli.tasks", help="Make crowd judging tasks from a pool: every (turn, item) with "
+                                                      "its conversation so far."),
+    "trec_eval": CommandEntry("castregin.cli.trec_eval", help="trec_eval's command line and output: a drop-in for "
+                                                              "scripts that call trec_eval 9.0.8."),
 }
 
 
@@ -89,23 +114,34 @@ class CastreginGroup(click.Group):
     command_class = CastreginCommand
     group_class = CastreginSubgroup
 
+    _listing = False
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if cmd_name not in self.commands and entry is not None and self._listing:
+            # `castregin --help` lists the commands from their summaries, importing none of them.
+            return click.Command(cmd_name, help=entry.help, short_help=entry.short_help)
         if cmd_name not in self.commands:
-            module = COMMAND_MODULES.get(cmd_name)
-            if module is not None:
-                importlib.import_module(module)
+            if entry is not None:
+                importlib.import_module(entry.module)
             if cmd_name not in self.commands:
-                # A name the map does not know may still be defined by some command module.
+                # A name the table does not know may still be defined by some command module.
                 self.load_all()
         return self.commands.get(cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self.load_all()
-        return sorted(self.commands)
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
 
     def load_all(self) -> None:
-        """Import every command module (for the list of commands in ``castregin --help``)."""
-        for module in dict.fromkeys(COMMAND_MODULES.values()):
+        """Import every command module."""
+        for module in dict.fromkeys(entry.module for entry in COMMANDS.values()):
             importlib.import_module(module)
 
     def invoke(self, ctx: click.Context):

@@ -188,3 +188,30 @@ def test_ir_measures_options_that_trec_eval_has(run_paths, cast2022):
     mapped = {q: {d: gains[label] for d, label in items.items()} for q, items in qrels.items()}
     ndcg = pytrec_eval.RelevanceEvaluator(mapped, {"ndcg_cut.5"}).evaluate(run)
     assert per_turn(names[2]) == pytest.approx({q: v["ndcg_cut_5"] for q, v in ndcg.items()}, abs=1e-12)
+
+
+@pytest.mark.parametrize("rel_level", [1, 2, 3])
+def test_plain_names_read_without_ir_measures_as_ir_measures_reads_them(rel_level):
+    # P@5, nDCG@3, AP... are read by castregin's own pattern (a small evaluation does not import
+    # ir_measures); each must give what ir_measures' parse gives, refusals included.
+    from castregin.evaluation import measures
+
+    kinds = ["P", "R", "Success", "nDCG", "AP", "RR", "Judged"]
+    names = [kind + suffix for kind in kinds for suffix in ("", "@1", "@3", "@10", "@1000", "@999999")]
+    compared = 0
+    for name in names:
+        try:
+            plain = ("measure", measures._plain_ir_measure(name, rel_level))
+        except InputError as err:
+            plain = ("refused", str(err))
+        if plain == ("measure", None):
+            continue  # left to ir_measures
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(measures, "_plain_ir_measure", lambda name, rel_level: None)
+            try:
+                parsed = ("measure", measures._parse_ir_measures(name, rel_level))
+            except InputError as err:
+                parsed = ("refused", str(err))
+        assert plain == parsed, name
+        compared += plain[0] == "measure"
+    assert compared >= 30
