@@ -10,7 +10,7 @@ evaluates anything. Prints the number of lines.
 import sys
 
 import pyarrow as pa
-import pyarrow.csv as csv
+from pyarrow import csv
 
 
 def main():

@@ -23,6 +23,7 @@ import click
 
 from ..errors import InputError, InputWarning
 
+
 class CommandEntry(NamedTuple):
     """Where a command is defined, and the summary ``castregin --help`` lists for it.
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import click
 
 from .. import formats
-from ..formats.common import json_text
 from ..evaluation.measures import DEFAULT_MEASURES
+from ..formats.common import json_text
 from ..limits import MAX_CUTOFF, MAX_RESAMPLES
 from ..render.tables import RECORD_FORMATS, render_records
 from . import main, warnings_as_lines
-from .options import format_option, measure_option, output_option, qrels_option, rel_level_option
-from .options import runs_argument, split_named
+from .options import (
+    format_option,
+    measure_option,
+    output_option,
+    qrels_option,
+    rel_level_option,
+    runs_argument,
+    split_named,
+)
 
 LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
 CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap", "swapped_pairs",

@@ -14,8 +14,15 @@ from ..limits import MAX_RESAMPLES
 from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
-from .options import format_option, measure_option, output_option, qrels_option, rel_level_option
-from .options import runs_argument, split_named
+from .options import (
+    format_option,
+    measure_option,
+    output_option,
+    qrels_option,
+    rel_level_option,
+    runs_argument,
+    split_named,
+)
 
 
 @main.command()

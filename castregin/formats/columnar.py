@@ -1064,7 +1064,7 @@ def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> Colu
     memory of a qrels read is about that of its kept items, whatever the file's size. A piece
     whose items do not ascend within its turns is checked for an item judged twice by hashing.
     """
-    pa, pc, _ = arrow()
+    pa = arrow()[0]
     items, labels, counts = _GrowingStrings(), _Growing(np.int8), _Growing(np.int64)
     for parts, first_row in stream.parts():
         piece_items = pa.concat_arrays([part.items for part in parts]) if len(parts) > 1 else parts[0].items

@@ -34,8 +34,19 @@ from typing import NoReturn
 
 from ..errors import InputError
 from . import schema
-from .common import (decode, display_name, invalid_json, json_decoder, nested_too_deeply, not_utf8, open_input,
-                     parse_json_text, read_bytes, stem, write_text)
+from .common import (
+    decode,
+    display_name,
+    invalid_json,
+    json_decoder,
+    nested_too_deeply,
+    not_utf8,
+    open_input,
+    parse_json_text,
+    read_bytes,
+    stem,
+    write_text,
+)
 from .output import write_error
 
 NO_SPACE = r"^\S+$"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trec_eval_oracle import GOLDEN, find_trec_eval, golden_cases, random_pair, run_binary  # noqa: E402
+from trec_eval_oracle import GOLDEN, find_trec_eval, golden_cases, random_pair, run_binary
 
 REPO = Path(__file__).resolve().parents[2]
 

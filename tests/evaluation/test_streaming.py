@@ -17,6 +17,16 @@ import sys
 import warnings
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from castregin import InputError, Qrels, Run, formats
+from castregin.errors import InputWarning
+from castregin.evaluation import evaluate as evaluate_module
+from castregin.evaluation import plain
+from castregin.evaluation.evaluate import evaluate, evaluate_files
+from castregin.evaluation.measures import parse_measures
+from castregin.formats import columnar
 from evaluation.test_engine_properties import (
     FAST,
     JUDGED,
@@ -28,16 +38,6 @@ from evaluation.test_engine_properties import (
     run_strategy,
     trec_text,
 )
-from hypothesis import given
-from hypothesis import strategies as st
-
-from castregin import InputError, Qrels, Run, formats
-from castregin.errors import InputWarning
-from castregin.evaluation import evaluate as evaluate_module
-from castregin.evaluation import plain
-from castregin.evaluation.evaluate import evaluate, evaluate_files
-from castregin.evaluation.measures import parse_measures
-from castregin.formats import columnar
 
 MEASURES = [*TREC_NAMES, *JUDGED]
 

@@ -11,12 +11,19 @@ import random
 import tracemalloc
 
 import pytest
+from compressed_files import SUFFIXES, compress, zstd_readable
 
 from castregin.errors import InputError
 from castregin.formats import schema, submissions
 from castregin.formats.submissions import Submission, _bank_ok, load_json, read_submission
-from castregin.track.convert import Bank, Warnings, iter_passages, iter_questions, iter_responses, write_ranked
-from compressed_files import SUFFIXES, compress, zstd_readable
+from castregin.track.convert import (
+    Bank,
+    Warnings,
+    iter_passages,
+    iter_questions,
+    iter_responses,
+    write_ranked,
+)
 
 #: Buffer sizes (bytes read at a time): values straddle every read at the small ones.
 CHUNKS = [1, 2, 3, 7, 64, submissions.CHUNK_SIZE]
@@ -369,9 +376,7 @@ def test_bank_fast_check_is_never_laxer_than_the_schema():
         for key in ([*bank, "Q 3", "", "Q3\n"] if isinstance(bank, dict) else range(len(bank) + 1)):
             for value in values:
                 edited = copy.deepcopy(bank)
-                if isinstance(edited, dict):
-                    edited[key] = value
-                elif key < len(edited):
+                if isinstance(edited, dict) or key < len(edited):
                     edited[key] = value
                 else:
                     edited.append(value)
