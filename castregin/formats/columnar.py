@@ -634,6 +634,8 @@ def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_onl
 STREAM_BLOCK = 1 << 18
 #: Lines per piece of whole turns handed over at a time (about: a piece ends where a turn does).
 PIECE_LINES = 1 << 16
+#: Record batches checked together (see :meth:`TurnStream._grouped`).
+CHECK_BATCHES = 4
 #: Pieces parsed ahead of their reader: enough to keep both threads busy, few enough to keep memory flat.
 _PIECES_AHEAD = 2
 #: Bytes looked at to choose the separator (tab when the file's beginning has one, else space).
@@ -913,13 +915,7 @@ class TurnStream:
         pending: list[_Lines] = []
         count = rows = 0
         last_turn = None
-        while not self._stop.is_set():
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                break
-            if not batch.num_rows:  # a block of blank lines
-                continue
+        for batch in self._grouped(reader):
             lines, last_turn = self._checked(batch, last_turn, seen)
             pending.append(lines)
             count += len(lines)
@@ -934,6 +930,28 @@ class TurnStream:
             yield pending, rows
         elif not rows:
             raise NotStreamable("it has no lines")  # the line reader says that the file is empty
+
+    def _grouped(self, reader):
+        """The reader's record batches, :data:`CHECK_BATCHES` at a time put into one.
+
+        The checks cost a fixed few hundred microseconds a batch beside their work per line: on
+        groups of batches they cost a third less in all, while the parser keeps reading the small
+        blocks that hold memory down.
+        """
+        pa = arrow()[0]
+        group: list = []
+        while not self._stop.is_set():
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            if batch.num_rows:  # else a block of blank lines
+                group.append(batch)
+            if len(group) == CHECK_BATCHES:
+                yield _one_batch(pa, group)
+                group = []
+        if group and not self._stop.is_set():
+            yield _one_batch(pa, group)
 
     def _checked(self, batch, last_turn: bytes | None, seen: set[str]) -> tuple[_Lines, bytes]:
         """A record batch's lines, checked, and its last turn; a turn seen before is NotStreamable."""
@@ -997,6 +1015,14 @@ class TurnStream:
         except InputError as err:
             raise InputError(err.problem, source=self.source, line=line) from None
         raise AssertionError("the line reader accepts a pair twice")
+
+
+def _one_batch(pa, batches: list):
+    """Record batches of one schema as one batch, each column one array."""
+    if len(batches) == 1:
+        return batches[0]
+    columns = [pa.concat_arrays([batch.column(i) for batch in batches]) for i in range(batches[0].num_columns)]
+    return pa.RecordBatch.from_arrays(columns, schema=batches[0].schema)
 
 
 def _separator(head: bytes) -> str:

@@ -44,8 +44,9 @@ MEASURES = [*TREC_NAMES, *JUDGED]
 
 @contextlib.contextmanager
 def tiny_pieces(block: int = 96, lines: int = 2):
-    """Streaming with record batches of ``block`` bytes and pieces and batches of ``lines`` lines; yields
-    the runs read whole (the fallback), as a list."""
+    """Streaming with record batches of ``block`` bytes (checked two at a time, so that turns are cut both
+    within a group and between groups) and pieces and batches of ``lines`` lines; yields the runs read
+    whole (the fallback), as a list."""
     whole = []
     read_run = columnar.read_run
 
@@ -55,6 +56,7 @@ def tiny_pieces(block: int = 96, lines: int = 2):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(columnar, "STREAM_BLOCK", block)
+        patch.setattr(columnar, "CHECK_BATCHES", 2)
         patch.setattr(columnar, "PIECE_LINES", lines)
         patch.setattr(columnar, "BATCH_LINES", lines)
         patch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)
@@ -331,6 +333,7 @@ def test_standard_input_is_streamed_from_its_bytes(cli, tmp_path):
 
 def test_leaving_early_stops_the_parser(tmp_path, monkeypatch):
     monkeypatch.setattr(columnar, "STREAM_BLOCK", 96)
+    monkeypatch.setattr(columnar, "CHECK_BATCHES", 1)
     monkeypatch.setattr(columnar, "PIECE_LINES", 1)
     (tmp_path / "r.run").write_text(_run_text(turns=50))
     with columnar.stream_run(tmp_path / "r.run") as stream:
