@@ -40,7 +40,9 @@ def divide_rounded(numerator, denominator, rounding: str = "half-up"):
         result = quotient + (twice_rest > d) + ((twice_rest == d) & (quotient % 2 == 1))
     else:
         raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
-    if scalar or (np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0):
+    if scalar:
+        return result
+    if np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0:
         return int(result)
     return result
 
