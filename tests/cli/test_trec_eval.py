@@ -132,9 +132,12 @@ def test_a_small_case_by_hand(small, cli):
     (["-m", "P.5,5"], "duplicate cutoffs"),
     (["-m", "map.5"], "takes no parameter"),
     (["-m", "prefs_simp"], "preference measure"),
-    (["-Z", "zmeans"], "-Z is not supported"),
+    (["-D", "1"], "-D is not supported"),
     (["-R", "prefs"], "reads qrels only"),
-    (["-N", "100"], "-N is not supported"),
+    (["-M", "-1"], "must be 0 or more"),
+    (["-l", "abc"], "-l must be a whole number"),
+    (["-m", "utility.1,2"], "takes 4 coefficients"),
+    (["-m", "ndcg.1=3,2"], "label=gain pairs"),
 ])
 def test_refusals_are_one_line(small, cli, args, message):
     qrels, run = small
