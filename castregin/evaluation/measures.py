@@ -368,9 +368,10 @@ def _ir_measure_spec(name: str, measure, rel_level: int) -> Measure:
         raise _refuse(name, f"the relevance level must be a whole number, not {rel!r}")
     gains = params.get("gains")
     if gains is not None:
-        if measure.NAME != "nDCG" or not all(isinstance(k, int) and isinstance(v, (int, float))
+        if measure.NAME != "nDCG" or not all(isinstance(k, int) and isinstance(v, int) and not isinstance(v, bool)
                                              for k, v in gains.items()):
-            raise _refuse(name, "gains must map whole-number labels to numbers")
+            # The labels are mapped before trec_eval's nDCG sees them, and it reads whole-number labels.
+            raise _refuse(name, "gains must map whole-number labels to whole-number gains")
         gains = tuple(sorted(gains.items()))
     spec = TrecEvalSpec(family.name, param, rel if family.binary else 1, bool(params.get("judged_only", False)),
                         gains, beta)

@@ -151,18 +151,26 @@ class Ranking:
     num_rel_levels: int
     #: The positions (from 0) whose label is at or above the level, ascending.
     relevant: list[int] = field(default_factory=list)
+    #: What several measures derive from the ranking alike (the nDCG family's gains).
+    cache: dict = field(default_factory=dict)
 
     @property
     def num_ret(self) -> int:
         return len(self.rels)
 
+    @property
+    def pooled(self) -> list[tuple[int, int]]:
+        """``(position, label)`` of the retrieved items in the qrels (the others only take up ranks)."""
+        if "pooled" not in self.cache:
+            self.cache["pooled"] = [(i, rel) for i, rel in enumerate(self.rels) if rel != NONPOOL]
+        return self.cache["pooled"]
+
 
 def rank_topic(topic: str, scores: Mapping[str, float], labels: Mapping[str, int], settings: Settings) -> Ranking:
     """One topic as trec_eval's measures see it (``te_form_res_rels``)."""
-    if settings.score_bits == 32:
-        order = sorted(scores, key=lambda item: (float32(scores[item]), item), reverse=True)
-    else:
-        order = sorted(scores, key=lambda item: (scores[item], item), reverse=True)
+    values = scores.values() if settings.score_bits == 64 else map(float32, scores.values())
+    # Score descending, then item id descending: the (score, item) pairs in reverse.
+    order = [item for _, item in sorted(zip(values, scores), reverse=True)]
     if settings.max_docs < len(order):
         order = order[:settings.max_docs]
     get = labels.get
@@ -231,11 +239,13 @@ def _rprec(rr, s, p):
 
 
 def _bpref_sum(rr: Ranking, level: int) -> float:
+    if "bpref" in rr.cache:
+        return rr.cache["bpref"]
     num_nonrel = sum(count for label, count in rr.rel_levels.items() if label < level)
     nonrel_so_far = 0
     total = 0.0
-    for rel in rr.rels:
-        if rel == NONPOOL or rel == UNJUDGED:
+    for _, rel in rr.pooled:
+        if rel == UNJUDGED:
             continue
         if 0 <= rel < level:
             nonrel_so_far += 1
@@ -243,7 +253,8 @@ def _bpref_sum(rr: Ranking, level: int) -> float:
             total += 1.0 - (float(min(nonrel_so_far, rr.num_rel)) / float(min(num_nonrel, rr.num_rel)))
         else:
             total += 1.0
-    return total / rr.num_rel if rr.num_rel else total
+    rr.cache["bpref"] = total / rr.num_rel if rr.num_rel else total
+    return rr.cache["bpref"]
 
 
 def _bpref(rr, s, p):
@@ -259,10 +270,13 @@ def _recip_rank(rr, s, p):
     return [1.0 / float(rr.relevant[0] + 1)] if rr.relevant else [0.0]
 
 
-def _interpolated(rr: Ranking, level: int, percents: Sequence[float], add: Callable[[int, float], None]) -> float:
+def _interpolated(rr: Ranking, level: int, percents: Sequence[float], add: Callable[[int, float], None]) -> None:
     """The reverse walk of iprec_at_recall and 11pt_avg: ``add(cutoff index, interpolated precision)``.
 
-    Returns the interpolated precision the walk ends with.
+    trec_eval walks from the last retrieved item up, keeping the best precision seen, and hands it
+    to the cutoffs at each relevant item. Between two relevant items the number found is the same
+    and the precision grows as the rank shrinks, so the best of a stretch is at its top: only the
+    relevant items need visiting (the same maxima, as division rounds monotonically).
     """
     cutoffs = [int(percent * rr.num_rel + 0.9) for percent in percents]
     current = len(cutoffs) - 1
@@ -270,22 +284,19 @@ def _interpolated(rr: Ranking, level: int, percents: Sequence[float], add: Calla
         current -= 1
     best = c_div(rr.num_rel_ret, rr.num_ret)
     rel_so_far = rr.num_rel_ret
-    rels = rr.rels
-    i = rr.num_ret
-    while i > 0 and rel_so_far > 0:
-        precision = float(rel_so_far) / float(i)
+    for position in reversed(rr.relevant):
+        if rel_so_far <= 0:
+            break
+        precision = float(rel_so_far) / float(position + 1)
         if best < precision:
             best = precision
-        if rels[i - 1] >= level:
-            while current >= 0 and rel_so_far == cutoffs[current]:
-                add(current, best)
-                current -= 1
-            rel_so_far -= 1
-        i -= 1
+        while current >= 0 and rel_so_far == cutoffs[current]:
+            add(current, best)
+            current -= 1
+        rel_so_far -= 1
     while current >= 0:
         add(current, best)
         current -= 1
-    return best
 
 
 def _iprec_at_recall(rr, s, percents):
@@ -346,9 +357,7 @@ def _infap(rr, s, p):
     level = s.level
     nonrel_so_far = rel_so_far = unjudged_so_far = 0
     total = 0.0
-    for j, rel in enumerate(rr.rels):
-        if rel == NONPOOL:
-            continue
+    for j, rel in rr.pooled:
         if rel == UNJUDGED:
             unjudged_so_far += 1
             continue
@@ -368,23 +377,17 @@ def _infap(rr, s, p):
 
 
 def _rprec_mult(rr, s, percents):
-    values = [0.0] * len(percents)
-    cutoffs = [int(percent * rr.num_rel + 0.9) for percent in percents]
-    current = len(cutoffs) - 1
-    while current >= 0 and cutoffs[current] > rr.num_ret:
-        values[current] = c_div(rr.num_rel_ret, cutoffs[current])
-        current -= 1
-    rel_so_far = rr.num_rel_ret
-    rels, level = rr.rels, s.level
-    i = rr.num_ret
-    while i > 0 and rel_so_far > 0:
-        precision = float(rel_so_far) / float(i)
-        while current >= 0 and i == cutoffs[current]:
-            values[current] = precision
-            current -= 1
-        if rels[i - 1] >= level:
-            rel_so_far -= 1
-        i -= 1
+    # trec_eval walks from the last retrieved item up and gives a cutoff at rank i the precision there,
+    # counting down from num_rel_ret at each relevant item passed; the walk stops when that count is 0.
+    values = []
+    relevant = rr.relevant
+    for percent in percents:
+        cutoff = int(percent * rr.num_rel + 0.9)
+        if cutoff > rr.num_ret:
+            values.append(c_div(rr.num_rel_ret, cutoff))
+            continue
+        found = rr.num_rel_ret - (len(relevant) - bisect.bisect_left(relevant, cutoff))
+        values.append(float(found) / float(cutoff) if cutoff >= 1 and found > 0 else 0.0)
     return values
 
 
@@ -402,12 +405,17 @@ def _binG(rr, s, p):
 
 
 class _Gains:
-    """``setup_gains`` of the nDCG family: each label's gain (the label, or a ``-m ndcg.L=G`` pair),
-    and the qrels' items per gain level, sorted by increasing gain."""
+    """``setup_gains`` of the nDCG family, and what its measures read of it on one topic.
+
+    Each label's gain is the label, or the gain of its ``-m ndcg.L=G`` pair. trec_eval sorts the
+    labels by increasing gain and walks the ideal ranking from the top: each label's gain as many
+    times as the qrels hold the label, until a gain is 0 or less. ``result_gains`` are the retrieved
+    items' gains in ranking order, ``ideal`` the ideal ranking's positive gains.
+    """
 
     def __init__(self, topic: str, rr: Ranking, pairs: Sequence[tuple[int, float]]):
         entries = [[level, 0, gain] for level, gain in pairs]
-        first_pair = {}
+        first_pair: dict[int, int] = {}
         for index, (level, _) in enumerate(pairs):
             first_pair.setdefault(level, index)
         for level in range(rr.num_rel_levels):
@@ -418,13 +426,43 @@ class _Gains:
                 entries.append([level, count, float(level)])
         _check_gain_order(topic, entries)
         entries.sort(key=lambda entry: entry[2])
-        self.entries = entries
-        self.lookup: dict[int, float] = {}
+        lookup: dict[int, float] = {}
         for level, _, gain in entries:
-            self.lookup.setdefault(level, gain)
+            lookup.setdefault(level, gain)  # get_gain: the first level that matches, in the sorted order
+        self.lookup = lookup
+        get = lookup.get
+        # Items outside the qrels have no gain, unless a pair gives one to their value (-1).
+        positions = enumerate(rr.rels) if NONPOOL in lookup else rr.pooled
+        #: The positions whose gain is not 0 (the others add nothing to a DCG), with their gains.
+        self.nonzero = [(i, gain) for i, rel in positions if (gain := get(rel, 0.0)) != 0]
+        self.ideal = [gain for _, count, gain in reversed(entries) if gain > 0.0 for _ in range(count)]
+        #: The walk's gain before its first step (the top gain, even of a label no item carries):
+        #: whether trec_eval's loops over the ideal ranking start at all.
+        self.first_gain = entries[-1][2] if entries else 0.0
+        partial, total = [], 0.0
+        for i, gain in enumerate(self.ideal):
+            total += gain / math.log2(float(i + 2))
+            partial.append(total)
+        #: The ideal DCG after each of its positions.
+        self.ideal_dcg = partial
 
-    def gain(self, rel: int) -> float:
-        return self.lookup.get(rel, 0.0)
+    def ideal_at(self, i: int) -> float:
+        """The walk's gain at step ``i``: 0 once the positive gains are used up."""
+        return self.ideal[i] if i < len(self.ideal) else 0.0
+
+    def ideal_dcg_at(self, i: int) -> float:
+        """The ideal DCG once step ``i`` is taken."""
+        if not self.ideal:
+            return 0.0
+        return self.ideal_dcg[min(i, len(self.ideal) - 1)]
+
+
+def _gains(topic: str, rr: Ranking, pairs) -> _Gains:
+    # ndcg, ndcg_rel, Rndcg and G of all_trec share one table a topic.
+    key = ("gains", pairs)
+    if key not in rr.cache:
+        rr.cache[key] = _Gains(topic, rr, pairs)
+    return rr.cache[key]
 
 
 def _check_gain_order(topic: str, entries) -> None:
@@ -443,102 +481,43 @@ def _check_gain_order(topic: str, entries) -> None:
                               "trec_eval's comparison (a C int)")
 
 
-class _IdealWalk:
-    """The ideal ranking's gains, level after level from the highest gain (trec_eval's ``cur_level`` loop)."""
-
-    def __init__(self, gains: _Gains):
-        self.entries = gains.entries
-        self.current = len(self.entries) - 1
-        self.gain = self.entries[self.current][2] if self.current >= 0 else 0.0
-        self.at_level = 0
-
-    def step(self) -> float:
-        self.at_level += 1
-        entries = self.entries
-        while self.current >= 0 and self.at_level > entries[self.current][1]:
-            self.at_level = 1
-            self.current -= 1
-            self.gain = entries[self.current][2] if self.current >= 0 else 0.0
-        return self.gain
-
-
 def _ndcg(rr, s, pairs, topic=""):
-    gains = _Gains(topic, rr, pairs)
-    walk = _IdealWalk(gains)
-    rels = rr.rels
-    results_dcg = ideal_dcg = 0.0
-    i = 0
-    while i < rr.num_ret and walk.gain > 0.0:
-        gain = gains.gain(rels[i])
-        if gain != 0:
-            results_dcg += gain / math.log2(float(i + 2))
-        ideal = walk.step()
-        if ideal > 0.0:
-            ideal_dcg += ideal / math.log2(float(i + 2))
-        i += 1
-    while i < rr.num_ret:
-        gain = gains.gain(rels[i])
-        if gain != 0:
-            results_dcg += gain / math.log2(float(i + 2))
-        i += 1
-    while walk.gain > 0.0:
-        ideal = walk.step()
-        if ideal > 0.0:
-            ideal_dcg += ideal / math.log2(float(i + 2))
-        i += 1
+    gains = _gains(topic, rr, pairs)
+    results_dcg = 0.0
+    for i, gain in gains.nonzero:
+        results_dcg += gain / math.log2(float(i + 2))
+    ideal_dcg = gains.ideal_dcg_at(len(gains.ideal))
     return [results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0]
 
 
 def _ndcg_rel(rr, s, pairs, topic=""):
-    gains = _Gains(topic, rr, pairs)
-    walk = _IdealWalk(gains)
-    rels = rr.rels
-    results_dcg = ideal_dcg = total = 0.0
-    num_rel_ret = num_rel = 0
-    i = 0
-    while i < rr.num_ret and walk.gain > 0.0:
-        gain = gains.gain(rels[i])
-        if gain != 0:
-            results_dcg += gain / math.log2(float(i + 2))
-        ideal = walk.step()
-        if ideal > 0.0:
-            num_rel += 1
-            ideal_dcg += ideal / math.log2(float(i + 2))
+    gains = _gains(topic, rr, pairs)
+    results_dcg = total = 0.0
+    num_rel_ret = 0
+    for i, gain in gains.nonzero:
+        results_dcg += gain / math.log2(float(i + 2))
         if gain > 0:
-            total += c_div(results_dcg, ideal_dcg)
+            # The ideal DCG as trec_eval has it at position i: its walk and the results' go side by side.
+            total += c_div(results_dcg, gains.ideal_dcg_at(i))
             num_rel_ret += 1
-        i += 1
-    while i < rr.num_ret:
-        gain = gains.gain(rels[i])
-        if gain != 0:
-            results_dcg += gain / math.log2(float(i + 2))
-        if gain > 0:
-            total += c_div(results_dcg, ideal_dcg)
-            num_rel_ret += 1
-        i += 1
-    while walk.gain > 0.0:
-        ideal = walk.step()
-        if ideal > 0.0:
-            num_rel += 1
-            ideal_dcg += ideal / math.log2(float(i + 2))
-        i += 1
-    total += c_div(float(num_rel - num_rel_ret) * results_dcg, ideal_dcg)
+    num_rel = len(gains.ideal)
+    total += c_div(float(num_rel - num_rel_ret) * results_dcg, gains.ideal_dcg_at(num_rel))
     return [c_div(total, num_rel) if total > 0.0 else 0.0]
 
 
 def _rndcg(rr, s, pairs, topic=""):
-    gains = _Gains(topic, rr, pairs)
+    gains = _gains(topic, rr, pairs)
     if rr.num_rel == 0:
         return [0.0]
-    walk = _IdealWalk(gains)
-    rels = rr.rels
+    rels, get = rr.rels, gains.lookup.get
+    num_ret = len(rels)
     results_dcg = ideal_dcg = total = 0.0
-    old_gain = walk.gain
+    old_gain = ideal = gains.first_gain
     changes = 0
     i = 0
-    while i < rr.num_ret and walk.gain > 0.0:
-        gain = gains.gain(rels[i])
-        ideal = walk.step()
+    while i < num_ret and ideal > 0.0:
+        gain = get(rels[i], 0.0)
+        ideal = gains.ideal_at(i)
         if old_gain != ideal:
             if ideal_dcg > 0.0:
                 total += results_dcg / ideal_dcg
@@ -549,17 +528,15 @@ def _rndcg(rr, s, pairs, topic=""):
         if ideal > 0.0:
             ideal_dcg += ideal / math.log2(float(i + 2))
         i += 1
-    if i < rr.num_ret:
-        while i < rr.num_ret:
-            gain = gains.gain(rels[i])
-            if gain != 0:
-                results_dcg += gain / math.log2(float(i + 2))
-            i += 1
+    if i < num_ret:
+        for position, gain in gains.nonzero[bisect.bisect_left(gains.nonzero, (i, -math.inf)):]:
+            results_dcg += gain / math.log2(float(position + 2))
         if ideal_dcg > 0.0:
             total += results_dcg / ideal_dcg
             changes += 1
-    while walk.gain > 0.0:
-        ideal = walk.step()
+        i = num_ret
+    while ideal > 0.0:
+        ideal = gains.ideal_at(i)
         if old_gain != ideal:
             if ideal_dcg > 0.0:
                 total += results_dcg / ideal_dcg
@@ -572,54 +549,42 @@ def _rndcg(rr, s, pairs, topic=""):
 
 
 def _G(rr, s, pairs, topic=""):
-    gains = _Gains(topic, rr, pairs)
-    walk = _IdealWalk(gains)
-    rels = rr.rels
-    results_g = sum_results = sum_ideal = sum_cost = 0.0
+    gains = _gains(topic, rr, pairs)
+    ideal = gains.ideal if gains.first_gain > 0.0 else []
     min_cost = 1.0
-    i = 0
-    while i < rr.num_ret and walk.gain > 0.0:
-        gain = gains.gain(rels[i])
+    # Each position costs its ideal gain while the ideal walk lasts (at least min_cost), then min_cost:
+    # sum_cost after position i is costs[i], added one position after the other.
+    costs, sum_cost = [], 0.0
+    for gain in ideal:
+        sum_cost += gain if gain >= min_cost else min_cost
+        costs.append(sum_cost)
+    last = gains.nonzero[-1][0] if gains.nonzero else -1
+    if not (sum_cost.is_integer() and sum_cost + rr.num_ret < 2.0 ** 53):
+        # Adding 1.0 to a sum with a fraction may round: add it position by position.
+        while len(costs) <= last:
+            sum_cost += min_cost
+            costs.append(sum_cost)
+    walked = len(costs)
+    results_g = sum_results = 0.0
+    for i, gain in gains.nonzero:
         sum_results += gain
-        ideal = walk.step()
-        if ideal > 0.0:
-            sum_ideal += ideal
-        sum_cost += ideal if ideal >= min_cost else min_cost
-        if gain != 0:
-            results_g += c_div(gain, c_log2(2 + sum_cost - sum_results))
-        i += 1
-    while i < rr.num_ret:
-        gain = gains.gain(rels[i])
-        sum_results += gain
-        sum_cost += min_cost
-        if gain != 0:
-            results_g += c_div(gain, c_log2(2 + sum_cost - sum_results))
-        i += 1
-    while walk.gain > 0.0:
-        ideal = walk.step()
-        if ideal > 0.0:
-            sum_ideal += ideal
-        i += 1
+        cost = costs[i] if i < walked else sum_cost + float(i + 1 - walked)
+        results_g += c_div(gain, c_log2(2 + cost - sum_results))
+    sum_ideal = 0.0
+    for gain in ideal:
+        sum_ideal += gain
     return [results_g / sum_ideal if sum_ideal > 0.0 else 0.0]
 
 
 def _ndcg_cut(rr, s, cutoffs):
-    values = [0.0] * len(cutoffs)
-    rels = rr.rels
-    index = 0
-    total = 0.0
-    for i in range(rr.num_ret):
-        if i == cutoffs[index]:
-            values[index] = total
-            index += 1
-            if index == len(cutoffs):
-                break
-        gain = float(rels[i])
-        if gain > 0:
-            total += gain / math.log2(float(i + 2))
-    while index < len(cutoffs):
-        values[index] = total
-        index += 1
+    # The DCG at each cutoff: the gains (positive labels) before it, added in ranking order.
+    positions, partial, total = [], [0.0], 0.0
+    for i, rel in rr.pooled:
+        if rel > 0:
+            total += float(rel) / math.log2(float(i + 2))
+            positions.append(i)
+            partial.append(total)
+    values = [partial[bisect.bisect_left(positions, cutoff)] for cutoff in cutoffs]
     index = 0
     level = rr.num_rel_levels - 1
     at_level = 0
