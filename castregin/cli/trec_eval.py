@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from .. import formats
-from ..formats.zscores import read_zscores
 from ..errors import InputError
 from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
 from ..evaluation.trec_rules import ZScores, c_long
+from ..formats.zscores import read_zscores
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP

@@ -30,6 +30,7 @@ measure" when it comes first, and reuses the previous topic's label counts other
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 import struct
@@ -228,7 +229,7 @@ def _map(rr, s, p):
 
 def _gm_map(rr, s, p):
     value = _average_precision_sum(rr) / float(rr.num_rel) if rr.relevant else 0.0
-    return [math.log(value if value > MIN_GEO_MEAN else MIN_GEO_MEAN)]
+    return [math.log(max(MIN_GEO_MEAN, value))]  # C's MAX: the floor for a NaN too
 
 
 def _rprec(rr, s, p):
@@ -263,7 +264,7 @@ def _bpref(rr, s, p):
 
 def _gm_bpref(rr, s, p):
     value = _bpref_sum(rr, s.level)
-    return [math.log(value if value > MIN_GEO_MEAN else MIN_GEO_MEAN)]
+    return [math.log(max(MIN_GEO_MEAN, value))]  # C's MAX: the floor for a NaN too
 
 
 def _recip_rank(rr, s, p):
@@ -288,8 +289,7 @@ def _interpolated(rr: Ranking, level: int, percents: Sequence[float], add: Calla
         if rel_so_far <= 0:
             break
         precision = float(rel_so_far) / float(position + 1)
-        if best < precision:
-            best = precision
+        best = max(best, precision)  # kept where not larger (a NaN stays), as C's `if (best < precision)`
         while current >= 0 and rel_so_far == cutoffs[current]:
             add(current, best)
             current -= 1
@@ -470,7 +470,7 @@ def _check_gain_order(topic: str, entries) -> None:
     # gains less than 1 apart compare equal, and their order (which decides the ideal ranking) is
     # up to the C library; beyond 2^31 apart, the cast overflows.
     gains = sorted({entry[2] for entry in entries})
-    for low, high in zip(gains, gains[1:]):
+    for low, high in itertools.pairwise(gains):
         if high - low < 1:
             raise TrecEvalRefusal(
                 f"topic {topic}: the gains {low:g} and {high:g} are less than 1 apart; trec_eval orders gains by "
@@ -556,7 +556,7 @@ def _G(rr, s, pairs, topic=""):
     # sum_cost after position i is costs[i], added one position after the other.
     costs, sum_cost = [], 0.0
     for gain in ideal:
-        sum_cost += gain if gain >= min_cost else min_cost
+        sum_cost += max(gain, min_cost)
         costs.append(sum_cost)
     last = gains.nonzero[-1][0] if gains.nonzero else -1
     if not (sum_cost.is_integer() and sum_cost + rr.num_ret < 2.0 ** 53):

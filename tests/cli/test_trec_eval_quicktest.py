@@ -34,10 +34,10 @@ QUICKTEST = [
                  marks=PREFERENCES),
     pytest.param("out.test.qrels_jg", "-m qrels_jg -q -R qrels_jg  test/qrels.123 test/results.test",
                  marks=PREFERENCES),
-    ("out.test.meas_params", "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 "
-                             "-m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 "
-                             "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 "
-                             "test/qrels.test test/results.test"),
+    ("out.test.meas_params", ("-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 "
+                              "-m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 "
+                              "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 "
+                              "test/qrels.test test/results.test")),
     ("out.test.aqZ", "-q -m all_trec -Z test/zscores_file test/qrels.test test/results.test"),
 ]
 
