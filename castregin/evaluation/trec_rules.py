@@ -1018,9 +1018,9 @@ def _check_bpref_level(marked: Sequence[Marked], settings: Settings) -> None:
     # largest label on: harmless a few entries far, a crash (seen from 20,000 on) further.
     if settings.level > MAX_TREC_LABEL + 1 and any(m.measure.name in ("bpref", "gm_bpref") for m in marked):
         raise TrecEvalRefusal(
-            f"-l {settings.level}: with bpref or gm_bpref, trec_eval reads a count for every label below the "
-            f"level, past the end of its table (it crashes on levels this high); use a level of at most "
-            f"{MAX_TREC_LABEL + 1}, which no label castregin evaluates reaches")
+            f"relevance level {settings.level} (-l): with bpref or gm_bpref, trec_eval reads a count for every "
+            f"label below the level, past the end of its table (it crashes on levels this high); use a level of at "
+            f"most {MAX_TREC_LABEL + 1}, above every label castregin evaluates with trec_eval's rules")
 
 
 def _slot_names(m: Marked) -> tuple[str, ...]:
