@@ -156,6 +156,10 @@ def test_judged_counts_a_label_below_zero_as_unjudged(pairs, monkeypatch):
         assert engine == pytest.approx(expected, abs=1e-15)
         assert plain.evaluate_run(run.scores, qrels.labels, [parse_measures(["Judged@5"])[0].engine])[0] == \
             pytest.approx(expected, abs=1e-15)
+        monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and engine
+        streamed = evaluate_file_rows([run_path], [(None, qrels_path)], measures=["Judged@5"], per_turn=True)
+        assert {turn: value for _, _, _, turn, value in streamed if turn != "all"} == pytest.approx(expected, abs=1e-15)
+        monkeypatch.undo()
         assert any(0 < value < 1 for value in expected.values())
 
 
