@@ -69,3 +69,40 @@ def test_all_eleven_commands_are_run():
 def test_kept_outputs_are_the_binarys(expected, command, trec_eval_binary):  # noqa: F811
     done = subprocess.run([str(trec_eval_binary), *_arguments(command)], capture_output=True, check=True)
     assert done.stdout == (DATA / expected).read_bytes()
+
+
+# --- -Z beyond the quicktest: trec_eval's binary search of its table, read as it reads it ------------------------
+
+
+def test_a_measure_missing_from_a_topic_reads_the_next_topics_first_line(tmp_path, cli):
+    """trec_eval's search of a topic's Z lines ends one past them: for 301's map, a measure that sorts
+    after all of 301's, it reads 302's first line (302's map). The binary prints these lines."""
+    zscores = tmp_path / "z"
+    zscores.write_text("301 P_5 0.5 0.1\n302 map 0.2 0.05\n303 map 0.1 0.2\n303 P_5 0.3 0.3\n")
+    result = cli("trec_eval", "-q", "-m", "map", "-m", "P.5", "-Z", zscores, DATA / "qrels.test", DATA / "results.test")
+    assert result.stdout == (
+        "Zmap                   \t301\t-3.3515\nZP_5                   \t301\t-5.0000\n"
+        "Zmap                   \t302\t4.3491\nZP_5                   \t302\t-1000000.0000\n"
+        "Zmap                   \t303\t-0.0712\nZP_5                   \t303\t-1.0000\n"
+        "Zmap                   \tall\t0.3088\nZP_5                   \tall\t-333335.3333\n")
+
+
+@pytest.mark.parametrize("lines, message", [
+    # 303's lines lack map: the search reads past the end of trec_eval's table (the binary crashes, exit 139).
+    ("301 map 0.2 0.1\n302 map 0.2 0.1\n303 P_5 0.1 0.1\n", "measure map sorts after every measure of topic 303"),
+    # No line for 303, the last topic: the same past the table of topics.
+    ("301 map 0.2 0.1\n302 map 0.2 0.1\n", "topic 303 sorts after every topic"),
+])
+def test_where_trec_eval_reads_past_its_z_table_castregin_refuses(tmp_path, cli, lines, message):
+    zscores = tmp_path / "z"
+    zscores.write_text(lines)
+    result = cli("trec_eval", "-m", "map", "-Z", zscores, DATA / "qrels.test", DATA / "results.test")
+    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_malformed_z_line_is_one_line(tmp_path, cli):
+    zscores = tmp_path / "z"
+    zscores.write_text("301 map 0.2 0.1\n302 map 0.2\n")
+    result = cli("trec_eval", "-Z", zscores, DATA / "qrels.test", DATA / "results.test")
+    assert result.exit_code == 1 and result.stderr == f"castregin: error: {zscores}:2: expected 4 columns (topic " \
+                                                      "measure mean deviation), found 3\n"
