@@ -98,9 +98,10 @@ def _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed):
 def measures_command(fmt, output):
     """Every measure castregin accepts, which backend computes it, and what it refuses.
 
-    castregin reports trec_eval's measures (by its engine where it can, else by trec_eval's own C
-    code through pytrec_eval) and ir_measures' Judged@k; every other ir_measures measure is refused
-    with a line saying why, since castregin cannot check its numbers against trec_eval.
+    castregin reports trec_eval's measures (by its engine where it can, else by trec_eval's rules in
+    castregin's Python, both checked against trec_eval's binary) and ir_measures' Judged@k; every other
+    ir_measures measure is refused with a line saying why, since castregin cannot check its numbers
+    against trec_eval.
 
     \b
     Names: ir_measures (P@5, nDCG@3, AP, RR, R@10, P(rel=1)@5) or trec_eval (P_5, ndcg_cut_3, map,

@@ -7,6 +7,8 @@ import click
 from .. import formats
 from ..errors import InputError
 from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
+from ..evaluation.trec_rules import ZScores, c_long
+from ..formats.zscores import read_zscores
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP
@@ -14,10 +16,10 @@ from .options import OUTPUT_HELP
 #: trec_eval's options that castregin does not take, and why (each is refused in one line).
 _REFUSED = {
     "debug_level": ("-D", "debug output is trec_eval's own"),
-    "num_docs": ("-N", "only utility's fourth parameter uses it, and castregin refuses utility's parameters"),
-    "zscore": ("-Z", "Z scores need trec_eval's Zmean file, which castregin does not read"),
     "old_format": ("-o", "obsolete in trec_eval itself"),
 }
+#: -N's bound: trec_eval adds it to counts in a C long.
+_MAX_NUM_DOCS = 1 << 62
 
 
 def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str) -> None:
@@ -31,6 +33,16 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
         raise InputError(f"-T {results_format}: castregin reads trec_results only")
 
 
+def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -> int | None:
+    """An option read as trec_eval reads it (C's atol: saturating at C's long), stricter about what is a number."""
+    if text is None:
+        return None
+    value = c_long(text, flag)
+    if low is not None and value < low:
+        raise InputError(f"{flag} {text}: {why}")
+    return value
+
+
 @main.command("trec_eval", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels_file", metavar="QRELS")
 @click.argument("run_file", metavar="RUN")
@@ -41,22 +53,25 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
                    "Default: official.")
 @click.option("-c", "--complete_rel_info_wanted", "complete", is_flag=True,
               help="Average over every query of the qrels (a missing one scores 0).")
-@click.option("-l", "--level_for_rel", "rel_level", type=click.IntRange(1, None), default=1, show_default=True,
-              help="Label at or above which an item is relevant.")
+@click.option("-l", "--level_for_rel", "rel_level", default="1", show_default=True, metavar="LEVEL",
+              help="Label at or above which an item is relevant (any whole number, as trec_eval).")
 @click.option("-n", "--nosummary", is_flag=True, help="No summary (the 'all' lines).")
-@click.option("-M", "--Max_retrieved_per_topic", "max_per_query", type=click.IntRange(1, None),
-              help="Use only the first N items of each query (in trec_eval's order).")
+@click.option("-M", "--Max_retrieved_per_topic", "max_per_query", metavar="N",
+              help="Use only the first N items of each query (in trec_eval's order; 0: none).")
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
               help="Drop unjudged items before computing anything (as trec_eval -J).")
 @click.option("-R", "--Rel_info_format", "rel_info_format", default="qrels", help="Only 'qrels'.")
 @click.option("-T", "--Results_format", "results_format", default="trec_results", help="Only 'trec_results'.")
 @click.option("-D", "--Debug_level", "debug_level", hidden=True)
-@click.option("-N", "--Number_docs_in_coll", "num_docs", hidden=True)
-@click.option("-Z", "--Zscore", "zscore", hidden=True)
+@click.option("-N", "--Number_docs_in_coll", "num_docs", metavar="N",
+              help="Number of items in the collection (only utility's fourth coefficient uses it).")
+@click.option("-Z", "--Zscore", "zscore_file", metavar="FILE",
+              help="Print z-scores: each query's values less the mean, over the deviation, given in FILE "
+                   "(lines 'query measure mean deviation').")
 @click.option("-o", "--Output_old_results_format", "old_format", is_flag=True, hidden=True)
 @click.option("--output", default="-", show_default=True, metavar="FILE", help=OUTPUT_HELP)
 def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_level, nosummary, max_per_query,
-                      judged_only, rel_info_format, results_format, output, **refused):
+                      judged_only, rel_info_format, results_format, num_docs, zscore_file, output, **refused):
     """trec_eval's command line and output: a drop-in for scripts that call trec_eval 9.0.8.
 
     Prints what `trec_eval [options] QRELS RUN` prints, byte for byte (tested against the trec_eval
@@ -65,9 +80,16 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     and RUN unless -c, as trec_eval 9.0.x. The relevance level defaults to 1, as in trec_eval
     (castregin evaluate's is 2). Compressed inputs are read too.
 
+    The numbers are computed with trec_eval's own rules, measure by measure, in castregin's code (no
+    C code runs), including measure parameters as trec_eval reads them (P.5,7,3, iprec_at_recall..1,.25,
+    utility.2,-1,0,0, ndcg.1=3,2=9, ndcg_cut.23.4 read as 23), relstring's '.' for an item labelled
+    below 0, -l 0 and below, -M 0, -N and -Z. Results lines may carry columns after the run tag,
+    ignored as trec_eval ignores them.
+
     castregin's stricter checks stay: a malformed line, a duplicate item in a query or a non-numeric
-    score is a one-line error where trec_eval may carry on. -D, -N, -Z, -o and the preference
-    formats (-R prefs) are refused in one line.
+    score is a one-line error where trec_eval may carry on; so is input on which trec_eval fails,
+    crashes or hangs (a query whose labels are all negative, labels above 1,000, -M below 0, -l
+    above 1,001 with bpref). -D, -o and the preference formats (-R prefs) are refused in one line.
 
     \b
     Examples:
@@ -75,11 +97,18 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
       castregin trec_eval -q -c -l2 -m P.1,3,5 -m ndcg_cut.3 question_relevance_all.qrel bm25.run
     """
     _refuse_unsupported(refused, rel_info_format, results_format)
-    options = TrecEvalOptions(tuple(measures) or ("official",), rel_level, complete, per_query, not nosummary,
-                              max_per_query, judged_only)
-    formats.ensure_not_input(output, [qrels_file, run_file])
+    level = _whole(rel_level, "-l")
+    depth = _whole(max_per_query, "-M", 0, "the number of items per query must be 0 or more (trec_eval crashes "
+                                           "on a negative one)")
+    collection = _whole(num_docs, "-N") or 0
+    if abs(collection) > _MAX_NUM_DOCS:
+        raise InputError(f"-N {num_docs}: too large (at most {_MAX_NUM_DOCS})")
+    formats.ensure_not_input(output, [qrels_file, run_file, *([zscore_file] if zscore_file else [])])
     qrels = formats.read_qrels(qrels_file)
-    run = formats.read_run(run_file)
+    run = formats.read_run(run_file, extra_columns=True)
+    zscores = ZScores.of(read_zscores(zscore_file), formats.display_name(zscore_file)) if zscore_file else None
+    options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
+                              depth, judged_only, collection, zscores)
     with warnings_as_lines():
         lines = trec_eval_lines(qrels, run, options, runid=run.last_tag)
-    formats.write_text(output, trec_eval_text(lines))
+    formats.write_text(output, trec_eval_text(lines, zscores=zscores is not None))

@@ -9,7 +9,8 @@ computes them), including the floating-point details that decide the last bits:
 - Items are ordered by score descending, compared as 32-bit floats (trec_eval stores scores as
   ``float``), ties broken by item id in descending byte order (``strcmp``); the rank column is
   ignored. Judged@k follows ir_measures' judged provider instead: 64-bit scores, ties by item id
-  ascending, divided by ``min(k, items retrieved)``.
+  ascending, divided by ``min(k, items retrieved)``; but an item labelled below 0 counts as
+  unjudged, as trec_eval has it ("in the pool but unjudged"; ir_measures counts every qrels line).
 - An item is relevant when it is judged with a label >= ``rel``; unjudged items never are. A turn
   without relevant items scores 0 on binary measures (R@k, AP and Rprec divide by nothing).
 - nDCG's gain is the label when it is positive, else 0 (negative labels count as 0, as in
@@ -488,7 +489,7 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
             elif order == _JUDGED_ORDER and spec.kind == "Judged":
                 cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
                 top = np.ones(len(ranked.segment), dtype=bool) if spec.cutoff is None else ranked.position < spec.cutoff
-                results[i] = ranked.count(top) / cutoff
+                results[i] = ranked.count(top & (ranked.labels >= 0)) / cutoff
     return run_turns, results
 
 

@@ -3,8 +3,10 @@
 Per-turn values come from castregin's vectorised engine (:mod:`castregin.evaluation.engine`) for P@k, R@k,
 AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 9's numbers
 (pytrec_eval's, to the last bit on the CAsT data); every other trec_eval measure comes from
-trec_eval's own C code (pytrec_eval, called directly). castregin decides which turns are
-averaged, because that is where tools differ:
+trec_eval's rules in castregin's Python (:mod:`castregin.evaluation.trec_rules`, checked against
+trec_eval's binary and pytrec_eval). No C code sees the input: where trec_eval crashes or hangs (a
+turn labelled only below 0, labels from 2^30 on), castregin refuses in one line. castregin decides
+which turns are averaged, because that is where tools differ:
 
 - default (``trec_eval -l2``): the turns present in both the qrels and the run;
 - ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
@@ -130,36 +132,49 @@ def check_qrels_names(names: Sequence[str]) -> None:
 # --- per-turn values ---------------------------------------------------------------------------------------
 
 
-def _trec_eval_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                      measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
-    """Per-turn values from trec_eval's C code (pytrec_eval) for the turns in both run and qrels.
+def _trec_rules_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                       measures: Sequence[Measure], source: str | None = None) -> dict[str, dict[str, float]]:
+    """Per-turn values by trec_eval's rules (:mod:`castregin.evaluation.trec_rules`) for the turns in both.
 
-    pytrec_eval takes one relevance level (and judged-only flag, gains, set_F beta) per evaluator,
-    so measures are grouped by those.
+    Measures are grouped by relevance level, judged-only flag and gains, each group ranking every
+    turn once. Items are ranked by 32-bit scores, as the engine and pytrec_eval rank them. Input on
+    which trec_eval fails or crashes (a turn whose labels are all negative, labels above
+    :data:`~castregin.limits.MAX_TREC_LABEL`) is refused, ``source`` naming the qrels.
     """
-    scores: dict[str, dict[str, float]] = {m.name: {} for m in measures}
-    shared = {turn: items for turn, items in run.items() if turn in qrels}
-    if not shared or not measures:
-        return scores
-    import pytrec_eval  # only for measures the engine lacks
+    from . import trec_rules
 
+    scores: dict[str, dict[str, float]] = {m.name: {} for m in measures}
+    if not measures or not any(turn in qrels for turn in run):
+        return scores
     groups: dict[tuple, list[Measure]] = {}
     for m in measures:
-        spec = m.trec
-        groups.setdefault((spec.rel, spec.judged_only, spec.gains, spec.beta), []).append(m)
-    for (rel, judged_only, gains, _beta), group in groups.items():
+        groups.setdefault((m.trec.rel, m.trec.judged_only, m.trec.gains), []).append(m)
+    for (rel, judged_only, gains), group in groups.items():
         labels = qrels
         if gains is not None:
             mapping = dict(gains)
             labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
-        evaluator = pytrec_eval.RelevanceEvaluator(
-            {t: dict(items) for t, items in labels.items()}, {m.trec.request for m in group},
-            relevance_level=rel, judged_docs_only_flag=judged_only)
-        per_turn = evaluator.evaluate({t: dict(items) for t, items in shared.items()})
-        for m in group:
-            key = m.trec.key if m.trec.beta is None else "set_F"
-            scores[m.name] = {turn: float(values[key]) for turn, values in per_turn.items()}
+        marked = [_trec_rules_measure(m) for m in group]
+        evaluation = trec_rules.evaluate(labels, run, marked, trec_rules.Settings(rel, judged_only, score_bits=32),
+                                         source=source)
+        for index, m in enumerate(group):
+            scores[m.name] = {topic.topic: topic.values[index][0] for topic in evaluation.topics}
     return scores
+
+
+def _trec_rules_measure(m: Measure):
+    """A measure's trec_eval spec as :mod:`castregin.evaluation.trec_rules` takes it: one value."""
+    from .trec_rules import P_DOUBLE, TREC_MEASURES, Marked
+
+    spec = m.trec
+    measure = TREC_MEASURES[spec.family]
+    if spec.beta is not None:
+        params = (spec.beta,)
+    elif spec.param is not None:
+        params = (spec.param,)
+    else:
+        params = measure.defaults if measure.params == P_DOUBLE else ()
+    return Marked(measure, params, (spec.key,))
 
 
 def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
@@ -311,7 +326,7 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
         for position, (run, name) in enumerate(zip(runs, run_names(runs))):
             scores = _engine_scores(columnar_runs[position], index, parsed) if index is not None else {}
-            scores.update(_trec_eval_scores(run.scores, qrels_item.labels, others))
+            scores.update(_trec_rules_scores(run.scores, qrels_item.labels, others, qrels_item.source))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
             rows.extend(_rows(name, facts, parsed, scores, shared, complete, per_turn))
@@ -331,7 +346,7 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
     :class:`~castregin.errors.InputWarning` says so. Inputs of :data:`SMALL_INPUT_BYTES` or less in
     all are read by the line reader and scored in plain Python (:mod:`castregin.evaluation.plain`),
     which loads neither pyarrow nor pandas. With a measure the engine lacks, runs are read as
-    dicts for pytrec_eval instead.
+    dicts for trec_eval's rules instead.
     """
     import pandas as pd  # only here: the command line renders rows without it
 

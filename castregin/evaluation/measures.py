@@ -6,9 +6,10 @@ A measure is named as in ir_measures (``P@1``, ``nDCG@3``, ``AP``, ``P(rel=1)@5`
 its default or given cutoffs (as ``trec_eval -m P.1,3,5``).
 
 castregin gives a number only where it can check it against trec_eval's own C code: every accepted
-measure is one of trec_eval's (computed by castregin's engine where it can, else by trec_eval's C code
-through pytrec_eval, called directly), or ``Judged@k`` (ir_measures' definition, checked against
-ir_measures). Everything else ir_measures can parse is refused with a line saying why: measures
+measure is one of trec_eval's (computed by castregin's engine where it can, else by trec_eval's rules
+in castregin's Python, :mod:`castregin.evaluation.trec_rules`; both checked against trec_eval's binary
+and pytrec_eval), or ``Judged@k`` (ir_measures' definition, checked against ir_measures, except
+that an item labelled below 0 counts as unjudged, as trec_eval has it). Everything else ir_measures can parse is refused with a line saying why: measures
 that only its other providers compute (``ERR@10`` by gdeval, which renames CAsT turn ids and gives 0
 for every turn; ``RBP`` by trectools; ``alpha_nDCG`` by ndeval ...), options trec_eval lacks (``RR@10``,
 ``nDCG(dcg='exp-log2')``), parameters that are not numbers trec_eval takes.
@@ -147,16 +148,6 @@ class TrecEvalSpec:
             return f"{self.family}_{self.param:3.2f}"
         return f"{self.family}_{self.param}"
 
-    @property
-    def request(self) -> str:
-        """The measure as pytrec_eval's RelevanceEvaluator takes it (``P.5``, ``set_F.0.5``)."""
-        if self.beta is not None:
-            return f"{self.family}.{self.beta!r}"
-        if self.param is None:
-            return self.family
-        if isinstance(self.param, float):
-            return f"{self.family}.{self.param:3.2f}"
-        return f"{self.family}.{self.param}"
 
 
 @dataclass(frozen=True)
@@ -368,9 +359,10 @@ def _ir_measure_spec(name: str, measure, rel_level: int) -> Measure:
         raise _refuse(name, f"the relevance level must be a whole number, not {rel!r}")
     gains = params.get("gains")
     if gains is not None:
-        if measure.NAME != "nDCG" or not all(isinstance(k, int) and isinstance(v, (int, float))
+        if measure.NAME != "nDCG" or not all(isinstance(k, int) and isinstance(v, int) and not isinstance(v, bool)
                                              for k, v in gains.items()):
-            raise _refuse(name, "gains must map whole-number labels to numbers")
+            # The labels are mapped before trec_eval's nDCG sees them, and it reads whole-number labels.
+            raise _refuse(name, "gains must map whole-number labels to whole-number gains")
         gains = tuple(sorted(gains.items()))
     spec = TrecEvalSpec(family.name, param, rel if family.binary else 1, bool(params.get("judged_only", False)),
                         gains, beta)
@@ -454,7 +446,7 @@ def parse_measures(names, rel_level: int = 2) -> list[Measure]:
     return list(measures.values())
 
 
-# --- trec_eval's -m ------------------------------------------------------------------------------------------
+# --- trec_eval's -m (castregin.evaluation.trec_rules reads it) ------------------------------------------------
 
 #: trec_eval's preference measures and their sets: they need ``-R prefs`` judgments, which castregin does not read.
 TREC_PREFERENCE_NAMES = frozenset({
@@ -463,94 +455,6 @@ TREC_PREFERENCE_NAMES = frozenset({
     "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
     "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
 })
-
-
-@dataclass(frozen=True)
-class TrecEvalFamily:
-    """One family ``trec_eval -m`` asked for: its measures (named as trec_eval prints them), and for
-    ``relstring`` (text, per query only) the number of items it shows."""
-
-    family: TrecFamily
-    measures: tuple[Measure, ...] = ()
-    relstring_depth: int | None = None
-    #: The name relstring is printed with: ``relstring``, or ``relstring_5`` when ``-m relstring.5``.
-    relstring_name: str = "relstring"
-
-
-def _trec_eval_marks(args) -> tuple[list[str], dict[str, str]]:
-    """The families ``-m`` marks (sets expanded) and each family's parameter text: the first ``-m``
-    that gives one wins, as in trec_eval's ``meas_arg`` list."""
-    marked, params = [], {}
-    for arg in args:
-        name, dot, text = arg.partition(".")
-        if dot and not text:
-            raise _refuse(arg, "a '.' must be followed by parameters (trec_eval: improper measure)")
-        if dot:
-            params.setdefault(name, text)
-        if name in TREC_SETS:
-            marked.extend(TREC_SETS[name])
-        elif name in TREC_FAMILIES:
-            marked.append(name)
-        elif name in TREC_PREFERENCE_NAMES:
-            raise _refuse(arg, "a preference measure needs trec_eval's -R prefs judgments, which castregin "
-                               "does not read")
-        else:
-            raise _refuse(arg, "not a trec_eval measure or measure set (trec_eval: illegal measure); "
-                               "`castregin measures` lists them")
-    return marked, params
-
-
-def _sorted_cutoffs(family: TrecFamily, text: str) -> list:
-    values = [_trec_param(family, part, f"{family.name}.{text}") for part in text.split(",")]
-    if len(set(values)) != len(values):
-        raise _refuse(f"{family.name}.{text}", "duplicate cutoffs (trec_eval refuses them too)")
-    return sorted(values)  # trec_eval sorts them
-
-
-def _single_param_family(family: TrecFamily, text: str, rel_level: int, judged_only: bool) -> TrecEvalFamily:
-    """set_F.beta and relstring.N: one parameter, named verbatim (``set_F_0.5``) as trec_eval names it."""
-    name = f"{family.name}.{text}"
-    if family.name == "relstring":
-        if not text.isdigit() or not 1 <= int(text) <= MAX_CUTOFF:
-            raise _refuse(name, f"relstring's length must be a whole number from 1 to {MAX_CUTOFF}")
-        return TrecEvalFamily(family, (), int(text), f"relstring_{text}")
-    if not re.fullmatch(r"\d+(\.\d+)?", text) or float(text) <= 0:
-        raise _refuse(name, "set_F's beta must be one positive number")
-    spec = TrecEvalSpec(family.name, None, rel_level, judged_only, None, float(text))
-    return TrecEvalFamily(family, (Measure(f"{family.name}_{text}", spec, None, family),))
-
-
-def trec_eval_families(args=("official",), rel_level: int = 1, judged_only: bool = False) -> list[TrecEvalFamily]:
-    """What ``trec_eval -m ARG ...`` computes, in the order trec_eval prints it.
-
-    Sets (``official``, ``all_trec``, ``set``) and families (``P``, ``P.1,3,5``) are marked as trec_eval
-    marks them: a family is printed once, in trec_eval's table order, with the parameters of the first
-    ``-m`` that gave some (cutoffs sorted; duplicates refused) or else its defaults. Parameters trec_eval
-    would silently ignore (``map.5``) or that castregin cannot pass on (utility's, ndcg's gain pairs) are
-    refused. ``judged_only`` is trec_eval's ``-J``.
-    """
-    marked, params = _trec_eval_marks(args)
-    families = []
-    for family in TREC_FAMILIES.values():
-        if family.name not in marked:
-            continue
-        text = params.get(family.name)
-        if family.name in ("relstring", "set_F") and text is not None:
-            families.append(_single_param_family(family, text, rel_level, judged_only))
-            continue
-        if text is not None and family.param is None:
-            raise _refuse(f"{family.name}.{text}", f"trec_eval's {family.name} takes no parameter here")
-        if family.name == "relstring":
-            families.append(TrecEvalFamily(family, (), 10))
-            continue
-        if not family.numeric:
-            families.append(TrecEvalFamily(family))
-            continue
-        measures = _family_measures(family, _sorted_cutoffs(family, text) if text else None, rel_level)
-        if judged_only:
-            measures = [replace(m, trec=replace(m.trec, judged_only=True), engine=None) for m in measures]
-        families.append(TrecEvalFamily(family, tuple(measures)))
-    return families
 
 
 # --- the list `castregin measures` prints -------------------------------------------------------------------
@@ -569,8 +473,8 @@ def measure_catalogue() -> list[dict]:
     """Every measure name castregin knows, with how it is computed or why it is refused.
 
     Rows ``{"trec_eval", "ir_measures", "backend", "aggregate", "note"}``; ``backend`` is ``engine``
-    (castregin's vectorised engine, checked against trec_eval), ``trec_eval`` (trec_eval's C code
-    through pytrec_eval), or ``refused``.
+    (castregin's vectorised engine), ``trec_eval`` (trec_eval's rules in castregin's Python,
+    :mod:`castregin.evaluation.trec_rules`), both checked against trec_eval, or ``refused``.
     """
     rows = []
     for family in TREC_FAMILIES.values():

@@ -5,7 +5,8 @@ reads them with the line reader and scores them here: importing numpy and pyarro
 quarter of a second, more than scoring tens of thousands of lines in Python. The numbers are
 those of :mod:`castregin.evaluation.engine`, rule for rule (tests check both against trec_eval's
 C code): items ranked by score compared as 32-bit floats, ties by item id in descending byte
-order (Judged@k: 64-bit scores, ties ascending, as ir_measures); relevant means judged with a
+order (Judged@k: 64-bit scores, ties ascending, as ir_measures; labelled below 0 is unjudged, as
+trec_eval has it); relevant means judged with a
 label >= ``rel``; gains are the positive labels over ``log2(rank + 1)`` from the C library; sums
 added left to right in ranking order, as trec_eval's loops add them.
 """
@@ -74,7 +75,7 @@ def turn_values(scores: Mapping[str, float], judged: Mapping[str, int], specs: S
     for spec in specs:
         if spec.kind == "Judged":
             order = sorted(scores, key=lambda item: (-scores[item], item))[:spec.cutoff]
-            values.append(sum(1 for item in order if item in judged) / len(order))
+            values.append(sum(1 for item in order if judged.get(item, -1) >= 0) / len(order))
         elif spec.kind == "nDCG":
             values.append(_ndcg(labels, ideal, spec.cutoff))
         else:

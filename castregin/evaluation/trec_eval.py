@@ -3,33 +3,30 @@
 trec_eval 9.0.8 prints, for each query in both the qrels and the run (query ids in byte order) and
 only with ``-q``, every requested measure that has a per-query value; then, unless ``-n``, the
 ``all`` line of every requested measure. Measures come in trec_eval's table order (not the order of
-``-m``), each family with its parameters sorted. The numbers are castregin's (the same as
-:func:`castregin.evaluation.evaluate.evaluate`: the engine and trec_eval's C code, averaged as
-trec_eval's ``calc_avg``); this module only decides which lines there are and in which order.
+``-m``), each family with its parameters as trec_eval reads and names them. The numbers come from
+:mod:`castregin.evaluation.trec_rules` (trec_eval's rules in Python, no C code); this module only
+decides which lines there are and in which order.
 
 Two lines are text: ``runid`` (the tag of the run's last line, printed with the summary) and
 ``relstring`` (per query: one character per retrieved item of the first N, the label digit, ``>``
-above 9, ``-`` for an item the qrels do not list).
+above 9, ``-`` for an item the qrels do not list, ``.`` for one labelled below 0). With ``-Z``,
+every numeric line is a z-score, printed with four decimals and a ``Z`` before its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .evaluate import evaluate_rows
-from .measures import TrecEvalFamily, trec_eval_families
-
-#: trec_eval's relevance values for items outside the pool and pooled but unjudged (``RELVALUE_*``).
-_NONPOOL, _UNJUDGED = -1, -2
+from . import trec_rules
+from .trec_rules import LONG_MAX, Settings, ZScores
 
 
 @dataclass(frozen=True)
 class TrecEvalOptions:
     """trec_eval's options: ``-m`` (``measures``), ``-l``, ``-c``, ``-q``, ``-n`` (``summary=False``),
-    ``-M`` (``max_per_query``) and ``-J``."""
+    ``-M`` (``max_per_query``), ``-J``, ``-N`` (``num_docs``) and ``-Z`` (``zscores``)."""
 
     measures: tuple[str, ...] = ("official",)
     rel_level: int = 1
@@ -38,51 +35,12 @@ class TrecEvalOptions:
     summary: bool = True
     max_per_query: int | None = None
     judged_only: bool = False
+    num_docs: int = 0
+    zscores: ZScores | None = None
 
 
 #: One output line: measure name, query id (or ``all``), and an int, a float or a text value.
 TrecEvalLine = tuple[str, str, "int | float | str"]
-
-
-def truncate_run(run: Run, depth: int) -> Run:
-    """The run with each turn cut to its first ``depth`` items in trec_eval's order (``-M``)."""
-    scores = {}
-    for turn in run.scores:
-        kept = run.ranked(turn)[:depth]
-        scores[turn] = {item: run.scores[turn][item] for item in kept}
-    return Run(run.tag, scores, {}, run.source)
-
-
-def relstring(run: Run, qrels: Qrels, turn: str, depth: int, judged_only: bool = False) -> str:
-    """trec_eval's ``relstring`` of one turn: a character per item of the first ``depth``."""
-    labels = qrels.labels.get(turn, {})
-    ranked = run.ranked(turn)
-    if judged_only:
-        ranked = [item for item in ranked if item in labels]
-    chars = []
-    for item in ranked[:depth]:
-        label = labels.get(item, _NONPOOL)
-        if label > 9:
-            chars.append(">")
-        elif label >= 0:
-            chars.append(str(label))
-        else:
-            chars.append({_NONPOOL: "-", _UNJUDGED: "."}.get(label, "<"))
-    return "'" + "".join(chars) + "'"
-
-
-def _values(run: Run, qrels: Qrels, families: Sequence[TrecEvalFamily], options: TrecEvalOptions) -> dict:
-    """``{(measure name, turn or "all"): value}`` for every numeric measure asked for."""
-    measures = [m for f in families for m in f.measures]
-    if not measures:
-        return {}
-    rows = evaluate_rows(run, qrels, measures, options.rel_level, options.complete, per_turn=True)
-    return {(measure, turn): value for _, _, measure, turn, value in rows}
-
-
-def _number(family: TrecEvalFamily, value: float) -> int | float:
-    # trec_eval prints counts with %ld of a (long) cast: truncation toward zero.
-    return int(value) if family.family.integer else value
 
 
 def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalOptions(),
@@ -91,30 +49,41 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
 
     ``runid`` is what trec_eval prints as the run's id: the tag of the file's last line (default:
     ``run.tag``). A run sharing no query with the qrels is an :class:`InputError`, as trec_eval stops
-    there too.
+    there too; so is input on which trec_eval fails or crashes (see :mod:`castregin.evaluation.trec_rules`).
     """
-    families = trec_eval_families(options.measures, options.rel_level, options.judged_only)
-    if options.max_per_query is not None:
-        run = truncate_run(run, options.max_per_query)
-    queries = sorted(turn for turn in run.scores if turn in qrels.labels)
-    if not queries:
+    marked = trec_rules.mark_measures(options.measures)
+    if options.max_per_query is not None and options.max_per_query < 0:
+        raise InputError(f"-M {options.max_per_query}: the number of items per query must be 0 or more "
+                         "(trec_eval crashes on a negative one)")
+    if not any(turn in qrels.labels for turn in run.scores):
         raise InputError(f"no query has both results ({run.source or 'run'}) and relevance information "
                          f"({qrels.source or 'qrels'}); check the query ids")
-    values = _values(run, qrels, families, options)
+    settings = Settings(options.rel_level, options.judged_only,
+                        LONG_MAX if options.max_per_query is None else options.max_per_query, options.num_docs)
+    evaluation = trec_rules.evaluate(qrels.labels, run.scores, marked, settings, options.complete, options.zscores,
+                                     qrels.source)
+    as_z = options.zscores is not None
     lines: list[TrecEvalLine] = []
     if options.per_query:
-        for turn in queries:
-            for family in families:
-                if family.relstring_depth is not None:
-                    lines.append((family.relstring_name, turn,
-                                  relstring(run, qrels, turn, family.relstring_depth, options.judged_only)))
-                elif family.family.per_turn:
-                    lines.extend((m.name, turn, _number(family, values[m.name, turn])) for m in family.measures)
+        for topic in evaluation.topics:
+            for m, values in zip(marked, topic.values):
+                if isinstance(values, str):
+                    lines.append((m.names[0], topic.topic, f"'{values}'"))
+                elif m.measure.per_topic:
+                    lines.extend((name, topic.topic, _number(m, value, as_z)) for name, value in zip(m.names, values))
     if options.summary:
-        for family in families:
-            if family.family.name == "runid":
+        for m, values in zip(marked, evaluation.summary):
+            if m.measure.name == "runid":
                 lines.append(("runid", "all", run.tag if runid is None else runid))
-            else:
-                lines.extend((m.name, "all", _number(family, values[m.name, "all"])) for m in family.measures)
+            elif m.measure.name != "relstring":
+                lines.extend((name, "all", _number(m, value, as_z)) for name, value in zip(_names(m), values))
     return lines
 
+
+def _names(m: trec_rules.Marked) -> tuple[str, ...]:
+    return m.names or (m.measure.name,)
+
+
+def _number(m: trec_rules.Marked, value: float, as_z: bool) -> int | float:
+    # trec_eval prints counts with %ld of a (long) cast, truncating toward zero; z-scores with %6.4f.
+    return int(value) if m.measure.integer and not as_z else value

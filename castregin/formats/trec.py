@@ -58,19 +58,22 @@ def _parse_int(text: str, what: str, source: str, line: int) -> int:
     return value
 
 
-def read_run(path: str | os.PathLike) -> Run:
+def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
     """Read a TREC run (``turn Q0 item rank score tag``, any whitespace).
 
     The tag is the first line's; a run without lines, a line without six columns, a rank or score
-    that is not a finite number, and a (turn, item) listed twice are errors.
+    that is not a finite number, and a (turn, item) listed twice are errors. ``extra_columns``:
+    columns after the tag are ignored, as trec_eval ignores them.
     """
-    return parse_run(read_bytes(path), display_name(path))
+    return parse_run(read_bytes(path), display_name(path), extra_columns)
 
 
-def parse_run(data: bytes, source: str) -> Run:
+def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
     for line, fields in _fields(decode(data, source), source, RUN_WHAT):
+        if len(fields) > 6 and extra_columns:
+            fields = fields[:6]
         if len(fields) != 6:
             raise InputError(
                 f"expected 6 columns (turn Q0 item rank score tag), found {len(fields)}",

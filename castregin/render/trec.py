@@ -23,9 +23,13 @@ def trec_eval_value(value) -> str:
     return "%6.4f" % value
 
 
-def trec_eval_text(lines: Iterable[tuple]) -> str:
-    """``(measure, query, value)`` lines in trec_eval's layout (``%-22s\\t%s\\t...``)."""
-    return "".join(f"{name:<22}\t{query}\t{trec_eval_value(value)}\n" for name, query, value in lines)
+def trec_eval_text(lines: Iterable[tuple], zscores: bool = False) -> str:
+    """``(measure, query, value)`` lines in trec_eval's layout (``%-22s\\t%s\\t...``).
+
+    ``zscores``: trec_eval -Z's layout, a ``Z`` before the name of every numeric line (``Z%-22s``).
+    """
+    return "".join(f"{'Z' if zscores and not isinstance(value, str) else ''}{name:<22}\t{query}\t"
+                   f"{trec_eval_value(value)}\n" for name, query, value in lines)
 
 
 def render_trec_rows(rows: Sequence[tuple], counts=frozenset()) -> str:

@@ -72,7 +72,10 @@ def test_kept_outputs_are_the_binarys(cases, trec_eval_binary):
 
 OPTION_SETS = ["", "-q", "-n -q", "-c -q -l2", "-M 3 -q -m all_trec", "-J -q -c -m all_trec", "-m set -q",
                "-q -m P.10,5 -m P.3 -m relstring.5 -m set_F.0.5 -m Rprec_mult.0.5 -m ndcg_cut.3,1",
-               "-m official -m P.1", "-l3 -c -M 1 -q -m all_trec"]
+               "-m official -m P.1", "-l3 -c -M 1 -q -m all_trec", "-q -l0 -m all_trec", "-q -J -l -1 -m all_trec",
+               "-q -M 0 -c -m all_trec", ("-q -m utility.2,-1,0.5,1 -N 500 -m 11pt_avg..75,.25 -m ndcg.1=3,2=9 "
+                                          "-m G.0=2 -m Rndcg.4=20 -m ndcg_rel.3=0 -m iprec_at_recall..33,1.5 "
+                                          "-m Rprec_mult.1.5,0.33 -m set_F.0.25")]
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -132,9 +135,12 @@ def test_a_small_case_by_hand(small, cli):
     (["-m", "P.5,5"], "duplicate cutoffs"),
     (["-m", "map.5"], "takes no parameter"),
     (["-m", "prefs_simp"], "preference measure"),
-    (["-Z", "zmeans"], "-Z is not supported"),
+    (["-D", "1"], "-D is not supported"),
     (["-R", "prefs"], "reads qrels only"),
-    (["-N", "100"], "-N is not supported"),
+    (["-M", "-1"], "must be 0 or more"),
+    (["-l", "abc"], "-l must be a whole number"),
+    (["-m", "utility.1,2"], "takes 4 coefficients"),
+    (["-m", "ndcg.1=3,2"], "label=gain pairs"),
 ])
 def test_refusals_are_one_line(small, cli, args, message):
     qrels, run = small

@@ -125,12 +125,73 @@ def golden_cases(cast2022: Path | None, directory: Path) -> list[tuple[str, str,
     return cases
 
 
-def write_golden(cast2022: Path) -> None:
+#: Random qrels with labels below 0 beside others (trec_eval: "in the pool but unjudged"): the options
+#: whose binary outputs are kept, by short name.
+NEGATIVE_SEEDS = range(4)
+NEGATIVE_OPTIONS = {
+    "all": "-q -m all_trec",
+    "J_l2": "-q -J -l2 -m all_trec",
+    "c_l0": "-q -c -l0 -m all_trec",
+    "l2": "-q -l2 -m official -m ndcg_cut.5,10 -m success.1,5 -m ndcg",
+    "M5": "-q -M 5 -m num_ret -m num_rel_ret -m num_nonrel_judged_ret",
+    "lm1": "-q -l -1 -m relstring.30 -m P.5 -m bpref -m infAP",
+}
+#: Random qrels with labels up to 5,000 (above castregin.limits.MAX_TREC_LABEL): the engine's measures.
+LARGE_SEEDS = range(2)
+LARGE_OPTIONS = {"engine": "-q -m P.5,10 -m recall.10 -m map -m recip_rank -m Rprec -m ndcg -m ndcg_cut.5,10 "
+                           "-m success.1"}
+
+
+def label_pair(seed: int, directory: Path, labels: tuple[int, ...]) -> tuple[Path, Path]:
+    """A random qrels with the given labels (each topic with one of 0 or more) and a run without tied scores."""
+    rng = random.Random(seed)
+    qrels_lines, run_lines = [], []
+    for q in range(rng.randint(4, 10)):
+        turn = f"{rng.randint(1, 40)}_{q}-{rng.randint(1, 9)}"
+        docs = [f"D{n:03d}" for n in rng.sample(range(80), rng.randint(2, 40))]
+        judged = {doc: rng.choice(labels) for doc in rng.sample(docs, rng.randint(1, len(docs)))}
+        judged.update({f"X{n}": rng.choice(labels) for n in range(rng.randint(0, 5))})  # judged, never retrieved
+        if all(label < 0 for label in judged.values()):
+            judged[next(iter(judged))] = rng.choice([0, 1, 2])
+        qrels_lines += [f"{turn} 0 {doc} {label}\n" for doc, label in sorted(judged.items())]
+        scores = rng.sample(range(1, 100_000), len(docs))
+        run_lines += [f"{turn} Q0 {doc} {rank} {score / 100_000} run{seed}\n"
+                      for rank, (doc, score) in enumerate(zip(docs, sorted(scores, reverse=True)), start=1)]
+    qrels, run = directory / f"labels{seed}.qrel", directory / f"labels{seed}.run"
+    qrels.write_text("".join(qrels_lines))
+    run.write_text("".join(run_lines))
+    return qrels, run
+
+
+def negative_pair(seed: int, directory: Path) -> tuple[Path, Path]:
+    return label_pair(seed, directory, (0, 0, 0, 1, 2, 3, 12, -1, -1, -2, -5))
+
+
+def large_pair(seed: int, directory: Path) -> tuple[Path, Path]:
+    return label_pair(1000 + seed, directory, (0, 0, 1, 3, 50, 999, 1001, 2500, 5000))
+
+
+def label_cases(directory: Path) -> list[tuple[str, str, Path, Path]]:
+    """``(kept output, trec_eval options, qrels, run)`` of the label pairs (negative and large labels)."""
+    cases = []
+    for kind, seeds, make, options in (("negative", NEGATIVE_SEEDS, negative_pair, NEGATIVE_OPTIONS),
+                                       ("large", LARGE_SEEDS, large_pair, LARGE_OPTIONS)):
+        for seed in seeds:
+            qrels, run = make(seed, directory)
+            cases += [(f"{kind}{seed}_{key}.txt.gz", text, qrels, run) for key, text in options.items()]
+    return cases
+
+
+def kept_output(name: str) -> bytes:
+    return gzip.decompress((GOLDEN / name).read_bytes())
+
+
+def write_golden(cast2022: Path | None) -> None:
     """Write the binary's outputs into ``tests/cli/data/trec_eval`` (gzip without time or name: stable bytes)."""
     binary = Path(os.environ["CASTREGIN_TREC_EVAL"])
     GOLDEN.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, options, qrels, run in golden_cases(cast2022, Path(tmp)):
+        for name, options, qrels, run in golden_cases(cast2022, Path(tmp)) + label_cases(Path(tmp)):
             output = run_binary(binary, options, qrels, run)
             (GOLDEN / name).write_bytes(gzip.compress(output, mtime=0))
 

@@ -41,20 +41,25 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 def _oracle(qrels: dict, run: dict, rel_level: int) -> dict[str, dict[str, float]]:
     """{measure: {turn: value}} from pytrec_eval and ir_measures' judged provider.
 
-    trec_eval 9.0.8 indexes an array by label, so a negative label is undefined behaviour there
-    (pytrec_eval hangs or crashes on some); castregin reads it as judged non-relevant with no
-    gain, which is label 0 for every measure: the oracle gets 0 in its place.
+    trec_eval reads a label below 0 as "in the pool but unjudged" (form_res_rels.c): never relevant,
+    no gain, as label 0 for the engine's measures; but pytrec_eval crashes or hangs on a turn whose
+    labels are all below 0 (trec_eval cannot evaluate it), so its side gets 0 in their place. For
+    Judged@k such an item is unjudged: ir_measures, which counts every qrels line as judged, gets
+    the qrels without those lines.
     """
     non_negative = {t: {i: max(label, 0) for i, label in items.items()} for t, items in qrels.items()}
+    judged_lines = {t: {i: label for i, label in items.items() if label >= 0} for t, items in qrels.items()}
     evaluator = pytrec_eval.RelevanceEvaluator(non_negative, set(TREC_NAMES.values()), relevance_level=rel_level)
     per_turn = evaluator.evaluate(run)
     result = {m: {t: v[name] for t, v in per_turn.items()} for m, name in TREC_NAMES.items()}
     judged = [ir_measures.parse_measure(m) for m in JUDGED]
     for m, parsed in zip(JUDGED, judged):
         result[m] = {}
-        for metric in ir_measures.judged.iter_calc([parsed], qrels, run):
+        for metric in ir_measures.judged.iter_calc([parsed], judged_lines, run):
             if metric.query_id in run and metric.query_id in qrels:
                 result[m][metric.query_id] = metric.value
+        # ir_measures skips a turn left without lines: none of its items is judged.
+        result[m].update({t: 0.0 for t in run if t in qrels and not judged_lines[t]})
     return result
 
 
