@@ -6,7 +6,8 @@ import click
 
 from .. import formats
 from ..errors import InputError
-from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
+from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_judgment_lines, trec_eval_lines
+from ..formats import preferences
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP
@@ -24,9 +25,9 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
     for key, (flag, why) in _REFUSED.items():
         if values[key]:
             raise InputError(f"trec_eval's {flag} is not supported: {why}")
-    if rel_info_format != "qrels":
-        raise InputError(f"-R {rel_info_format}: castregin reads qrels only (trec_eval's prefs and "
-                         "qrels_prefs formats are not supported)")
+    if rel_info_format != "qrels" and rel_info_format not in preferences.FORMATS:
+        raise InputError(f"-R {rel_info_format}: not one of trec_eval's relevance formats (qrels, "
+                         f"{', '.join(preferences.FORMATS)}); trec_eval: Illegal rel_format")
     if results_format != "trec_results":
         raise InputError(f"-T {results_format}: castregin reads trec_results only")
 
@@ -48,7 +49,9 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
               help="Use only the first N items of each query (in trec_eval's order).")
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
               help="Drop unjudged items before computing anything (as trec_eval -J).")
-@click.option("-R", "--Rel_info_format", "rel_info_format", default="qrels", help="Only 'qrels'.")
+@click.option("-R", "--Rel_info_format", "rel_info_format", default="qrels", show_default=True,
+              help="Format of QRELS: qrels, or trec_eval's prefs, qrels_prefs (preferences: -m all_prefs) or "
+                   "qrels_jg (judgment groups: -m qrels_jg).")
 @click.option("-T", "--Results_format", "results_format", default="trec_results", help="Only 'trec_results'.")
 @click.option("-D", "--Debug_level", "debug_level", hidden=True)
 @click.option("-N", "--Number_docs_in_coll", "num_docs", hidden=True)
@@ -78,6 +81,13 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     options = TrecEvalOptions(tuple(measures) or ("official",), rel_level, complete, per_query, not nosummary,
                               max_per_query, judged_only)
     formats.ensure_not_input(output, [qrels_file, run_file])
+    if rel_info_format != "qrels":
+        read = {"prefs": preferences.read_prefs, "qrels_prefs": preferences.read_qrels_prefs,
+                "qrels_jg": preferences.read_qrels_jg}[rel_info_format]
+        judgments, run = read(qrels_file), formats.read_run(run_file)
+        lines = trec_eval_judgment_lines(judgments, run, rel_info_format, options, runid=run.last_tag)
+        formats.write_text(output, trec_eval_text(lines))
+        return
     qrels = formats.read_qrels(qrels_file)
     run = formats.read_run(run_file)
     with warnings_as_lines():
