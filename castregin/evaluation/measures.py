@@ -456,7 +456,9 @@ def parse_measures(names, rel_level: int = 2) -> list[Measure]:
 
 # --- trec_eval's -m ------------------------------------------------------------------------------------------
 
-#: trec_eval's preference measures and their sets: they need ``-R prefs`` judgments, which castregin does not read.
+#: trec_eval's measures (and sets) of its other relevance formats: with ``-R qrels`` trec_eval cannot compute them
+#: ("Can't calculate measure"); ``castregin trec_eval -R prefs`` (qrels_prefs, qrels_jg) does. yaap, which
+#: takes qrels and is in no set, castregin does not compute.
 TREC_PREFERENCE_NAMES = frozenset({
     "all_prefs", "prefs", "qrels_jg", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
     "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
@@ -492,8 +494,11 @@ def _trec_eval_marks(args) -> tuple[list[str], dict[str, str]]:
         elif name in TREC_FAMILIES:
             marked.append(name)
         elif name in TREC_PREFERENCE_NAMES:
-            raise _refuse(arg, "a preference measure needs trec_eval's -R prefs judgments, which castregin "
-                               "does not read")
+            raise _refuse(arg, "castregin does not compute yaap" if name == "yaap" else
+                          "a judgment-group measure: it needs -R qrels_jg judgments (trec_eval stops too)"
+                          if name in ("qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg") else
+                          "a preference measure: it needs -R prefs or -R qrels_prefs judgments (trec_eval stops "
+                          "too)")
         else:
             raise _refuse(arg, "not a trec_eval measure or measure set (trec_eval: illegal measure); "
                                "`castregin measures` lists them")

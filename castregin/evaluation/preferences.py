@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import math
 import re
+import sys
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -517,7 +519,7 @@ def _recount_classes(group: GroupCounts, rel: int, judged_ret: int, retrieved_on
     classes = group.classes
     last = classes[-1]
     if rel > len(last) and (not retrieved_only or all(i < judged_ret for i in last)):
-        raise InputError(f"{where}: its lowest class of levels has {len(last)} documents, fewer than the {rel} "
+        raise InputError(f"{where}: its lowest class of levels has {len(last)} document(s), fewer than the {rel} "
                          "relevant ones that prefs_avgjg_Rnonrel keeps from it (levels below 0 beside level 0): "
                          "trec_eval reads past its list here; drop the negative levels or that measure")
     kept = _bits(last[:rel])
@@ -548,6 +550,23 @@ def _recount_closure(group: GroupCounts, judged: int, judged_ret: int, retrieved
     return [(i, row & ~dropped) for i, row in group.rows.items() if i < limit and not dropped >> i & 1]
 
 
+# Bit k of a byte spread to a byte (_SPREAD_8) or a little-endian 16-bit lane (_SPREAD_16) of its own, so
+# that one integer addition counts, per document, the groups with a preference (fewer than 2^16).
+_SPREAD_8 = [bytes((byte >> k) & 1 for k in range(8)) for byte in range(256)]
+_SPREAD_16 = [bytes(b for k in range(8) for b in ((byte >> k) & 1, 0)) for byte in range(256)]
+
+
+def _spread(bits: int, size: int, table: list[bytes]) -> bytes:
+    return b"".join(map(table.__getitem__, bits.to_bytes(size, "little")))
+
+
+def _lanes(value: int, size: int) -> array:
+    lanes = array("H", value.to_bytes(16 * size, "little"))
+    if sys.byteorder == "big":
+        lanes.byteswap()
+    return lanes
+
+
 def _pair_sums(topic: TopicPreferences) -> tuple[list[float], list[int]]:
     """prefs_pair's running sum after the pairs of two retrieved documents and after those of one, and the
     number of pairs of two, one and no retrieved documents.
@@ -555,7 +574,7 @@ def _pair_sums(topic: TopicPreferences) -> tuple[list[float], list[int]]:
     A pair i < j (by number) is worth the share of the groups preferring one of them to the other that
     prefer i. trec_eval adds these shares into one sum in the order of i, then j: the pairs of two
     retrieved documents first, then those with only i retrieved. A pair no group disagrees on adds
-    exactly 1 or 0, so only the places of the others in that order matter.
+    exactly 1 or 0, so only a row with disagreements is added pair by pair.
     """
     n, njr = topic.judged, topic.judged_ret
     forward, backward = [0] * n, [0] * n
@@ -564,24 +583,26 @@ def _pair_sums(topic: TopicPreferences) -> tuple[list[float], list[int]]:
             forward[i] |= row
         for i, col in group.cols.items():
             backward[i] |= col
+    size = (n + 7) // 8
     retrieved = (1 << njr) - 1
     total, sums, pairs = 0.0, [], [0, 0, 0]
     for part in (0, 1):
         for i in range(njr):
             area = (retrieved if part == 0 else ~retrieved) & ~((1 << (i + 1)) - 1)
-            agree = forward[i] & ~backward[i] & area
-            disagree = forward[i] & backward[i] & area
             pairs[part] += ((forward[i] | backward[i]) & area).bit_count()
-            while disagree:
-                j = (disagree & -disagree).bit_length() - 1
-                disagree &= disagree - 1
-                before = agree & ((1 << j) - 1)
-                total = _add_ones(total, before.bit_count())
-                agree ^= before
-                ahead = sum(group.rows.get(i, 0) >> j & 1 for group in topic.groups)
-                behind = sum(group.cols.get(i, 0) >> j & 1 for group in topic.groups)
-                total += ahead / (ahead + behind)
-            total = _add_ones(total, agree.bit_count())
+            if not forward[i] & backward[i] & area:
+                total = _add_ones(total, (forward[i] & area).bit_count())
+                continue
+            ahead = behind = 0
+            for group in topic.groups:
+                ahead += int.from_bytes(_spread(group.rows.get(i, 0), size, _SPREAD_16), "little")
+                behind += int.from_bytes(_spread(group.cols.get(i, 0), size, _SPREAD_16), "little")
+            ahead_of, behind_of = _lanes(ahead, size), _lanes(behind, size)
+            marks = _spread(forward[i] & area, size, _SPREAD_8)
+            j = marks.find(1)
+            while j >= 0:
+                total += ahead_of[j] / (ahead_of[j] + behind_of[j])
+                j = marks.find(1, j + 1)
         sums.append(total)
     for i in range(njr, n):
         pairs[2] += ((forward[i] | backward[i]) >> (i + 1)).bit_count()

@@ -133,7 +133,7 @@ def test_a_small_case_by_hand(small, cli):
     (["-m", "map.5"], "takes no parameter"),
     (["-m", "prefs_simp"], "preference measure"),
     (["-Z", "zmeans"], "-Z is not supported"),
-    (["-R", "prefs"], "reads qrels only"),
+    (["-R", "prefs"], "expected 5 columns"),
     (["-N", "100"], "-N is not supported"),
 ])
 def test_refusals_are_one_line(small, cli, args, message):
