@@ -69,13 +69,18 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     (castregin evaluate's is 2). Compressed inputs are read too.
 
     castregin's stricter checks stay: a malformed line, a duplicate item in a query or a non-numeric
-    score is a one-line error where trec_eval may carry on. -D, -N, -Z, -o and the preference
-    formats (-R prefs) are refused in one line.
+    score is a one-line error where trec_eval may carry on. -D, -N, -Z and -o are refused in one line.
+
+    -R prefs, -R qrels_prefs (preferences: -m all_prefs, -m prefs) and -R qrels_jg (judgment groups:
+    -m qrels_jg) read trec_eval's other relevance formats, as trec_eval does; judgments trec_eval
+    stops or aborts on (a cycle of preferences in a group, a document at level 0 and above 0) are
+    refused in one line.
 
     \b
     Examples:
       castregin trec_eval -m all_trec question_relevance_all.qrel bm25.run
       castregin trec_eval -q -c -l2 -m P.1,3,5 -m ndcg_cut.3 question_relevance_all.qrel bm25.run
+      castregin trec_eval -q -R prefs -m all_prefs judgments.prefs bm25.run
     """
     _refuse_unsupported(refused, rel_info_format, results_format)
     options = TrecEvalOptions(tuple(measures) or ("official",), rel_level, complete, per_query, not nosummary,

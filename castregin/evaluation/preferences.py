@@ -144,14 +144,14 @@ def preference_families(args: Iterable[str], rel_info_format: str) -> list[Famil
         if dot and not text:
             raise InputError(f"measure {arg!r}: a '.' must be followed by parameters (trec_eval: improper measure)")
         members = PREFERENCE_SETS.get(name) or TREC_SETS.get(name) or (name,)
-        if dot:
-            if name in PREFERENCE_SETS or name in TREC_SETS or name not in ("P_avgjg", "Rprec_mult_avgjg"):
-                raise InputError(f"measure {arg!r}: {name} takes no parameters here (trec_eval would ignore them)")
-            params.setdefault(name, text)
         for member in members:
             if member not in available:
                 raise InputError(_unavailable(name, member, rel_info_format, TREC_FAMILIES))
-            marked.add(member)
+        if dot:
+            if name not in ("P_avgjg", "Rprec_mult_avgjg"):
+                raise InputError(f"measure {arg!r}: {name} takes no parameters (trec_eval would ignore them)")
+            params.setdefault(name, text)
+        marked.update(members)
     families = []
     for name in available:
         if name not in marked:
