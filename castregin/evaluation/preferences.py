@@ -94,7 +94,7 @@ class Family:
         if self.name == "P_avgjg":
             return [f"P_avgjg_{c}" for c in self.params]
         if self.name == "Rprec_mult_avgjg":
-            return ["Rprec_mult_avgjg_%3.2f" % c for c in self.params]
+            return [f"Rprec_mult_avgjg_{c:3.2f}" for c in self.params]
         return [self.name]
 
 
@@ -269,10 +269,10 @@ def _postorder(graph: dict) -> list:
     done: set = set()
     on_path: dict = {}
     order = []
-    for start in graph:
+    for start, successors in graph.items():
         if start in done:
             continue
-        stack = [(start, iter(graph[start]))]
+        stack = [(start, iter(successors))]
         on_path[start] = 0
         while stack:
             node, successors = stack[-1]

@@ -67,8 +67,7 @@ class GroupQrels:
 
 def _lines(data: bytes, source: str, what: str, columns: int) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of every line, each with exactly ``columns`` fields, decoded as UTF-8."""
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
+    data = data.removeprefix(_BOM)
     if not data:
         raise InputError(f"the file is empty, expected a {what}", source=source)
     lines = data.split(b"\n")
