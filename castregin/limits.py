@@ -7,6 +7,15 @@ option ranges without loading numpy.
 
 #: Cutoffs of measures (P@k, ndcg_cut_k): rankings are never this deep.
 MAX_CUTOFF = 1_000_000_000
+#: Documents judged in one topic of trec_eval's preference judgments (``trec_eval -R prefs``,
+#: ``qrels_prefs``): trec_eval keeps arrays of their square, castregin a bit per pair of them.
+MAX_PREFERENCE_DOCS = 10_000
+#: Judgment groups of one topic of preference judgments: trec_eval counts the groups that prefer a
+#: document to another in 16 bits.
+MAX_PREFERENCE_GROUPS = 65_535
+#: (Largest label + 1) x judgment groups of one topic of ``trec_eval -R qrels_jg``: trec_eval keeps a
+#: count (8 bytes) per label value from 0 to the largest, per group; 2^27 of them is 1 GiB.
+MAX_GROUP_LABEL_SLOTS = 1 << 27
 #: Labels of a judging scale (0-3 in CAsT-ReGIn): counts are kept per label.
 MAX_SCALE_LABELS = 1001
 #: Resamples of the randomization test: more add nothing a p-value can show and take minutes.

@@ -6,8 +6,9 @@ import click
 
 from .. import formats
 from ..errors import InputError
-from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
+from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_judgment_lines, trec_eval_lines
 from ..evaluation.trec_rules import ZScores, c_long
+from ..formats import preferences
 from ..formats.zscores import read_zscores
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
@@ -26,9 +27,9 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
     for key, (flag, why) in _REFUSED.items():
         if values[key]:
             raise InputError(f"trec_eval's {flag} is not supported: {why}")
-    if rel_info_format != "qrels":
-        raise InputError(f"-R {rel_info_format}: castregin reads qrels only (trec_eval's prefs and "
-                         "qrels_prefs formats are not supported)")
+    if rel_info_format != "qrels" and rel_info_format not in preferences.FORMATS:
+        raise InputError(f"-R {rel_info_format}: not one of trec_eval's relevance formats (qrels, "
+                         f"{', '.join(preferences.FORMATS)}); trec_eval: Illegal rel_format")
     if results_format != "trec_results":
         raise InputError(f"-T {results_format}: castregin reads trec_results only")
 
@@ -60,7 +61,9 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
               help="Use only the first N items of each query (in trec_eval's order; 0: none).")
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True,
               help="Drop unjudged items before computing anything (as trec_eval -J).")
-@click.option("-R", "--Rel_info_format", "rel_info_format", default="qrels", help="Only 'qrels'.")
+@click.option("-R", "--Rel_info_format", "rel_info_format", default="qrels", show_default=True,
+              help="Format of QRELS: qrels, or trec_eval's prefs, qrels_prefs (preferences: -m all_prefs) or "
+                   "qrels_jg (judgment groups: -m qrels_jg).")
 @click.option("-T", "--Results_format", "results_format", default="trec_results", help="Only 'trec_results'.")
 @click.option("-D", "--Debug_level", "debug_level", hidden=True)
 @click.option("-N", "--Number_docs_in_coll", "num_docs", metavar="N",
@@ -89,12 +92,18 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     castregin's stricter checks stay: a malformed line, a duplicate item in a query or a non-numeric
     score is a one-line error where trec_eval may carry on; so is input on which trec_eval fails,
     crashes or hangs (a query whose labels are all negative, labels above 1,000, -M below 0, -l
-    above 1,001 with bpref). -D, -o and the preference formats (-R prefs) are refused in one line.
+    above 1,001 with bpref). -D and -o are refused in one line.
+
+    -R prefs, -R qrels_prefs (preferences: -m all_prefs, -m prefs) and -R qrels_jg (judgment groups:
+    -m qrels_jg) read trec_eval's other relevance formats, as trec_eval does; judgments trec_eval
+    stops or aborts on (a cycle of preferences in a group, a document at level 0 and above 0) are
+    refused in one line. -Z and -N apply to -R qrels only.
 
     \b
     Examples:
       castregin trec_eval -m all_trec question_relevance_all.qrel bm25.run
       castregin trec_eval -q -c -l2 -m P.1,3,5 -m ndcg_cut.3 question_relevance_all.qrel bm25.run
+      castregin trec_eval -q -R prefs -m all_prefs judgments.prefs bm25.run
     """
     _refuse_unsupported(refused, rel_info_format, results_format)
     level = _whole(rel_level, "-l")
@@ -104,6 +113,17 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     if abs(collection) > _MAX_NUM_DOCS:
         raise InputError(f"-N {num_docs}: too large (at most {_MAX_NUM_DOCS})")
     formats.ensure_not_input(output, [qrels_file, run_file, *([zscore_file] if zscore_file else [])])
+    if rel_info_format != "qrels":
+        if zscore_file or collection:
+            raise InputError(f"-Z and -N apply to -R qrels only, not to -R {rel_info_format}")
+        read = {"prefs": preferences.read_prefs, "qrels_prefs": preferences.read_qrels_prefs,
+                "qrels_jg": preferences.read_qrels_jg}[rel_info_format]
+        judgments, run = read(qrels_file), formats.read_run(run_file, extra_columns=True)
+        options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
+                                  depth, judged_only)
+        lines = trec_eval_judgment_lines(judgments, run, rel_info_format, options, runid=run.last_tag)
+        formats.write_text(output, trec_eval_text(lines))
+        return
     qrels = formats.read_qrels(qrels_file)
     run = formats.read_run(run_file, extra_columns=True)
     zscores = ZScores.of(read_zscores(zscore_file), formats.display_name(zscore_file)) if zscore_file else None

@@ -448,7 +448,9 @@ def parse_measures(names, rel_level: int = 2) -> list[Measure]:
 
 # --- trec_eval's -m (castregin.evaluation.trec_rules reads it) ------------------------------------------------
 
-#: trec_eval's preference measures and their sets: they need ``-R prefs`` judgments, which castregin does not read.
+#: trec_eval's measures (and sets) of its other relevance formats: with ``-R qrels`` trec_eval cannot compute them
+#: ("Can't calculate measure"); ``castregin trec_eval -R prefs`` (qrels_prefs, qrels_jg) does. yaap, which
+#: takes qrels and is in no set, castregin does not compute.
 TREC_PREFERENCE_NAMES = frozenset({
     "all_prefs", "prefs", "qrels_jg", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
     "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",

@@ -87,3 +87,68 @@ def _names(m: trec_rules.Marked) -> tuple[str, ...]:
 def _number(m: trec_rules.Marked, value: float, as_z: bool) -> int | float:
     # trec_eval prints counts with %ld of a (long) cast, truncating toward zero; z-scores with %6.4f.
     return int(value) if m.measure.integer and not as_z else value
+
+
+# --- -R prefs, qrels_prefs and qrels_jg ---------------------------------------------------------------------
+
+
+def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options: TrecEvalOptions = TrecEvalOptions(),
+                             runid: str | None = None) -> list[TrecEvalLine]:
+    """The lines ``trec_eval -R FORMAT [options] JUDGMENTS RUN`` prints for trec_eval's other relevance
+    formats: ``prefs`` and ``qrels_prefs`` (``judgments``: a
+    :class:`~castregin.formats.preferences.PreferenceJudgments`) and ``qrels_jg`` (a
+    :class:`~castregin.formats.preferences.GroupQrels`); the measures are those of
+    :mod:`castregin.evaluation.preferences`, the layout and averaging those of :func:`trec_eval_lines`.
+
+    The judgments are checked whole first (what trec_eval cannot evaluate is an :class:`InputError`,
+    in any topic). ``-l`` and ``-J`` change only the qrels_jg measures, as in trec_eval; preferences
+    rank ties by document id ascending, qrels_jg by id descending, both before ``-M`` cuts the ranking.
+    """
+    from . import preferences
+
+    families = preferences.preference_families(options.measures, rel_info_format)
+    by_groups = rel_info_format == "qrels_jg"
+    (preferences.check_group_qrels if by_groups else preferences.check_preferences)(judgments)
+    if options.max_per_query is not None and options.max_per_query < 0:
+        raise InputError(f"-M {options.max_per_query}: a number of documents cannot be negative (trec_eval crashes)")
+    queries = sorted(turn for turn in run.scores if turn in judgments.topics)
+    if not queries:
+        raise InputError(f"no query has both results ({run.source or 'run'}) and relevance information "
+                         f"({judgments.source or 'judgments'}); check the query ids")
+    wanted = {family.name for family in families}
+    values: dict[tuple[str, str], float | int] = {}
+    for turn in queries:
+        scores = run.scores[turn]
+        if by_groups:
+            ranking = run.ranked(turn)[:options.max_per_query]
+            topic = preferences.group_values(judgments.topics[turn], ranking, families, options.rel_level,
+                                             options.judged_only)
+        else:
+            ranking = sorted(scores, key=lambda doc: (-scores[doc], doc))[:options.max_per_query]
+            where = f"{judgments.source or 'judgments'}: topic {turn}, "
+            topic = preferences.preference_values(
+                preferences.topic_preferences(judgments.topics[turn], ranking, where,
+                                              columns=bool(wanted & {"prefs_pair", "prefs_pair_ret", "prefs_pair_imp"})),
+                wanted, where)
+        values.update(((name, turn), value) for name, value in topic.items())
+    num_queries = len(judgments.topics) if options.complete else len(queries)
+    lines: list[TrecEvalLine] = []
+    measured = [f for f in families if f.name not in preferences.COMMON_FAMILIES]
+    if options.per_query:
+        for turn in queries:
+            lines.extend((name, turn, values[name, turn]) for f in measured for name in f.names())
+    if options.summary:
+        for family in families:
+            if family.name == "runid":
+                lines.append(("runid", "all", run.tag if runid is None else runid))
+            elif family.name == "num_q":
+                lines.append(("num_q", "all", num_queries))
+            elif family.name in preferences.PREFERENCE_COUNTS:
+                lines.append((family.name, "all", sum(values[family.name, turn] for turn in queries)))
+            else:
+                for name in family.names():
+                    total = 0.0
+                    for turn in queries:  # in order, as trec_eval adds them
+                        total += values[name, turn]
+                    lines.append((name, "all", total / num_queries))
+    return lines

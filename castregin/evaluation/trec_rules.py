@@ -799,8 +799,11 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
             if dot:
                 texts.setdefault(name, text)
         elif name in TREC_PREFERENCE_NAMES:
-            raise InputError(f"measure {arg!r}: a preference measure needs trec_eval's -R prefs judgments, which "
-                             "castregin does not read")
+            raise InputError(f"measure {arg!r}: " + (
+                "castregin does not compute yaap" if name == "yaap" else
+                "a judgment-group measure: it needs -R qrels_jg judgments (trec_eval stops too)"
+                if name in ("qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg") else
+                "a preference measure: it needs -R prefs or -R qrels_prefs judgments (trec_eval stops too)"))
         else:
             raise InputError(f"measure {arg!r}: not a trec_eval measure or measure set (trec_eval: illegal "
                              "measure); `castregin measures` lists them")
