@@ -162,6 +162,11 @@ class CastreginGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("castregin: interrupted; no output was written", err=True)
             ctx.exit(128 + signal.SIGINT)
+        except MemoryError:
+            pass  # said below, once the except block has let go of the traceback and the memory its frames hold
+        click.echo("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs",
+                   err=True)
+        ctx.exit(1)
 
 
 class Stopped(BaseException):

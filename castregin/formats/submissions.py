@@ -410,6 +410,7 @@ class _Stream:
             self.line += newlines
             self.text, self.pos, self.mark = text[mark:], self.pos - mark, 0
         self.text += self._decode(self._bytes(max(self._chunk, at_least)))
+        self._input.holding(len(self.text))  # one value held whole is bounded as a whole file is
 
     def skip(self) -> str:
         """Skip whitespace: the next character ('' at the end), at ``pos``."""
@@ -419,6 +420,10 @@ class _Stream:
                 return self.text[self.pos]
             if self.eof:
                 return ""
+            if _WHITESPACE.match(self.text, self.mark).end() == self.pos:
+                # Nothing but whitespace since the mark, which leaves json's state as it was: whitespace
+                # does not pile up in memory (the mark moves on, the text before it is dropped).
+                self.mark = self.pos
             self._read()
 
     def value(self):
@@ -481,10 +486,12 @@ class _Stream:
 
     def whole(self) -> str:
         """The whole document, when nothing was dropped yet (the first mark is after its ``{``)."""
-        parts, newlines = [self.text], 0
+        parts, newlines, held = [self.text], 0, len(self.text)
         while not self.eof:
             parts.append(self._decode(self._bytes(self._chunk), newlines))
             newlines += parts[-1].count("\n")
+            held += len(parts[-1])
+            self._input.holding(held)
         return "".join(parts)
 
 
