@@ -186,9 +186,16 @@ def _stop(number, _frame):
 
 
 def run() -> None:
-    """The ``castregin`` program: :data:`main` with SIGTERM and SIGHUP ending it cleanly, as SIGINT does."""
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, _stop)
+    """The ``castregin`` program: :data:`main` with SIGTERM, SIGHUP and SIGINT ending it cleanly.
+
+    SIGINT is handled even where the parent left it ignored (``castregin ... &`` in a script starts
+    with SIGINT ignored, and Python then leaves it so): ``kill -INT`` ends castregin, exit code 130, as
+    anywhere else. A SIGHUP that ``nohup`` ignored stays ignored: that is what nohup is for.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, _stop)
     main()
 
 

@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from castregin.errors import InputError
@@ -363,30 +364,58 @@ def test_a_closed_pipe_is_not_an_error(files):
 # --- signals -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("signal_number", "code", "says"), [(signal.SIGTERM, 143, "stopped by SIGTERM"),
-                                                             (signal.SIGINT, 130, "interrupted")])
-def test_a_signal_mid_convert_leaves_no_temporary_file(tmp_path, signal_number, code, says):
-    # The first run is converted and staged; the second input is a FIFO nobody writes, so castregin
-    # waits there with the first output's temporary file open, deterministically.
-    out = tmp_path / "out"
+def _ignoring(*numbers):
+    """A preexec_fn starting the child with these signals ignored, as a shell starts `cmd &` (SIGINT) or nohup
+    (SIGHUP)."""
+    return lambda: [signal.signal(number, signal.SIG_IGN) for number in numbers]
+
+
+def _staged_convert(tmp_path, preexec_fn=None) -> subprocess.Popen:
+    """convert waiting, with the first output's temporary file open: the first run is converted and staged,
+    the second input is a FIFO nobody writes."""
     fifo = tmp_path / "second.json"
     os.mkfifo(fifo)
     process = subprocess.Popen([CASTREGIN, "convert", "questions", str(REPO / "data/runs/alpha.json"), str(fifo),
-                                "--bank", str(REPO / "data/question_bank.json"), "--out-dir", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--bank", str(REPO / "data/question_bank.json"), "--out-dir", str(tmp_path / "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+    for _ in range(600):
+        if _temporaries(tmp_path) or process.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert _temporaries(tmp_path), "the first output was never staged"
+    return process
+
+
+@pytest.mark.parametrize(("signal_number", "code", "says", "ignored"), [
+    (signal.SIGTERM, 143, "stopped by SIGTERM", False),
+    (signal.SIGHUP, 129, "stopped by SIGHUP", False),
+    (signal.SIGINT, 130, "interrupted", False),
+    # A background job of a script (`castregin ... &`) starts with SIGINT ignored; kill -INT still ends it.
+    (signal.SIGINT, 130, "interrupted", True),
+], ids=["SIGTERM", "SIGHUP", "SIGINT", "SIGINT-ignored-by-the-parent"])
+def test_a_signal_mid_convert_leaves_no_temporary_file(tmp_path, signal_number, code, says, ignored):
+    process = _staged_convert(tmp_path, _ignoring(signal_number) if ignored else None)
     try:
-        for _ in range(600):
-            if _temporaries(tmp_path):
-                break
-            time.sleep(0.05)
-        assert _temporaries(tmp_path), "the first output was never staged"
         process.send_signal(signal_number)
         _, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == code
+    assert process.returncode == code, stderr
     assert stderr.strip().splitlines()[-1] == f"castregin: {says}; no output was written"
-    assert _temporaries(tmp_path) == [] and not out.exists()
+    assert _temporaries(tmp_path) == [] and not (tmp_path / "out").exists()
+
+
+def test_nohup_keeps_sighup_ignored(tmp_path):
+    process = _staged_convert(tmp_path, _ignoring(signal.SIGHUP))
+    try:
+        process.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 143 and _temporaries(tmp_path) == []
 
 
 def test_json_outputs_are_written_through_the_safe_writer(cli, tmp_path):
@@ -395,3 +424,34 @@ def test_json_outputs_are_written_through_the_safe_writer(cli, tmp_path):
     result = cli("ope", "simulate", "--dialogues", "5", "-o", out, "--format", "json")
     assert result.exit_code == 0 and json.loads(result.stdout)["dialogues"] == 5
     assert len(out.read_text().splitlines()) == 5
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the child's CPU time in /proc")
+def test_sigint_stops_glad_promptly_though_the_parent_ignored_it(tmp_path):
+    # GLAD's EM loop over 200,000 labels takes many seconds; SIGINT (ignored by the parent, as for `cmd &`)
+    # must end it at once, with no output and no temporary file.
+    rng = np.random.default_rng(0)
+    items = np.repeat(np.arange(70_000), 3)
+    workers = (items * 7 + np.tile([0, 100, 200], 70_000)) % 300  # three workers an item, never one twice
+    rows = [f"W{w},t{u // 40},d{u},{label}" for u, w, label in zip(items, workers, rng.integers(0, 4, len(items)))]
+    (tmp_path / "crowd.csv").write_text("worker_id,turn_id,item_id,relevance\n" + "\n".join(rows) + "\n")
+    process = subprocess.Popen([CASTREGIN, "aggregate", "crowd.csv", "--criteria", "relevance", "--method", "glad",
+                                "--out-dir", "out"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, preexec_fn=_ignoring(signal.SIGINT), env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        while process.poll() is None and _cpu_seconds(process.pid) < 2.5:  # read, and well into the model
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert waited < 10, f"SIGINT took {waited:.1f} s to end the command"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crowd.csv"]
