@@ -89,11 +89,21 @@ def warnings_as_lines():
 
 
 class CastreginCommand(click.Command):
-    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``)."""
+    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``).
+
+    Before it runs, no output file may be an input (any parameter typed as one, see
+    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them.
+    """
 
     def invoke(self, ctx: click.Context):
+        from ..formats.output import check_outputs, declared_inputs
+        from .options import command_inputs, command_outputs
+
         try:
-            return super().invoke(ctx)
+            inputs = command_inputs(self, ctx.params)
+            with declared_inputs(inputs):
+                check_outputs(command_outputs(self, ctx.params), inputs)
+                return super().invoke(ctx)
         except InputError as err:
             option = next((p for p in self.params if isinstance(p, click.Option) and p.name == err.argument), None)
             if option is None:

@@ -11,6 +11,7 @@ from ..limits import MAX_CUTOFF, MAX_RESAMPLES
 from ..render.tables import RECORD_FORMATS, render_records
 from . import main, warnings_as_lines
 from .options import (
+    InputPath,
     format_option,
     measure_option,
     output_option,
@@ -48,7 +49,7 @@ def _inputs(runs, qrels_specs):
 
 @analyze.command("loro")
 @runs_argument()
-@click.option("--qrels", "qrels_spec", required=True, metavar="[NAME=]QRELS", help="The qrels of the pool.")
+@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True), metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
 @click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE")

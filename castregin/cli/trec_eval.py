@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
-from .options import OUTPUT_HELP
+from .options import OUTPUT_HELP, InputPath, OutputPath
 
 #: trec_eval's options that castregin does not take, and why (each is refused in one line).
 _REFUSED = {
@@ -32,8 +32,8 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
 
 
 @main.command("trec_eval", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels_file", metavar="QRELS")
-@click.argument("run_file", metavar="RUN")
+@click.argument("qrels_file", type=InputPath(), metavar="QRELS")
+@click.argument("run_file", type=InputPath(), metavar="RUN")
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
               help="Also print each query's values (before the summary).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
@@ -52,9 +52,9 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
 @click.option("-T", "--Results_format", "results_format", default="trec_results", help="Only 'trec_results'.")
 @click.option("-D", "--Debug_level", "debug_level", hidden=True)
 @click.option("-N", "--Number_docs_in_coll", "num_docs", hidden=True)
-@click.option("-Z", "--Zscore", "zscore", hidden=True)
+@click.option("-Z", "--Zscore", "zscore", type=InputPath(), hidden=True)
 @click.option("-o", "--Output_old_results_format", "old_format", is_flag=True, hidden=True)
-@click.option("--output", default="-", show_default=True, metavar="FILE", help=OUTPUT_HELP)
+@click.option("--output", type=OutputPath(), default="-", show_default=True, metavar="FILE", help=OUTPUT_HELP)
 def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_level, nosummary, max_per_query,
                       judged_only, rel_info_format, results_format, output, **refused):
     """trec_eval's command line and output: a drop-in for scripts that call trec_eval 9.0.8.

@@ -264,14 +264,39 @@ def test_convert_out_dir_is_all_or_nothing(cli, tmp_path):
 def test_report_directory_holds_only_the_current_report(cli, files, tmp_path):
     out = tmp_path / "report"
     assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out).exit_code == 0
-    stale = out / "figures" / "stale-old-figure.png"
-    stale.write_bytes(b"\x89PNG old")
     first = sorted(p.relative_to(out) for p in out.rglob("*"))
+    assert any("P_1" in str(p) for p in first)
     assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "nDCG@3", "--out", out).exit_code == 0
     now = sorted(p.relative_to(out) for p in out.rglob("*"))
-    assert not stale.exists() and now != first
+    assert now != first
     assert all("P_1" not in str(p) for p in now)  # the previous report's per-turn figure is gone
     assert _temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("planted", ["figures/mine.png", "figures/notes.txt", "runs/deep/mine.html", ".hidden"])
+def test_report_refuses_to_delete_a_file_it_did_not_write_anywhere_in_its_tree(cli, files, tmp_path, planted):
+    out = tmp_path / "report"
+    assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out).exit_code == 0
+    (out / planted).parent.mkdir(parents=True, exist_ok=True)
+    (out / planted).write_bytes(b"a user's file")
+    result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out)
+    assert result.exit_code == 1
+    assert f"holds files that are not a castregin report ({planted})" in result.stderr
+    assert (out / planted).read_bytes() == b"a user's file"
+
+
+def test_a_report_of_an_older_castregin_is_replaced_if_every_file_is_one_a_report_has(cli, files, tmp_path):
+    out = tmp_path / "report"
+    (out / "figures").mkdir(parents=True)
+    (out / ".castregin-output").write_text("castregin report\n")  # the marker before it listed the files
+    (out / "index.html").write_text("old")
+    (out / "figures/old.png").write_bytes(b"old")
+    assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out).exit_code == 0
+    assert not (out / "figures/old.png").exists()
+    (out / ".castregin-output").write_text("castregin report\n")
+    (out / "figures/notes.txt").write_text("mine")
+    result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out)
+    assert result.exit_code == 1 and "(figures/notes.txt)" in result.stderr
 
 
 def test_report_refuses_a_directory_that_is_not_a_report(cli, files, tmp_path):
