@@ -38,3 +38,6 @@ MAX_COMPRESSION_RATIO = 200
 #: Decompressed bytes before the ratio is checked: small files have headers, and short files of one
 #: repeated line compress far better than data does.
 RATIO_CHECKED_FROM = 16 << 20
+#: Levels of nesting of a JSON value checked against a schema (or read from a crowd CSV's cell): castregin's
+#: formats nest a few, and deeper values would reach Python's recursion limit in the checks and messages.
+MAX_JSON_DEPTH = 100

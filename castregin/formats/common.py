@@ -491,10 +491,25 @@ def invalid_json(message: str, column: int, source: str, line: int | None) -> In
     return InputError(f"invalid JSON at column {column}: {message}", source=source, line=line)
 
 
-def nested_too_deeply(source: str, line: int | None = None) -> InputError:
-    """The error for JSON nested deeper than Python's recursion allows."""
-    return InputError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels)", source=source,
-                      line=line)
+def nested_too_deeply(source: str, line: int | None = None, path: str = "") -> InputError:
+    """The error for JSON nested deeper than :data:`castregin.limits.MAX_JSON_DEPTH` (or than Python's
+    recursion allows); ``path``: the JSON path of the value."""
+    return InputError(f"{path + ': ' if path else ''}JSON nested too deeply (more than {limits.MAX_JSON_DEPTH} "
+                      "levels; castregin's formats nest a few)", source=source, line=line)
+
+
+def deeper_than(value, levels: int) -> bool:
+    """Whether JSON ``value`` nests more than ``levels`` arrays and objects deep (a scalar: 0). Level by
+    level, iteratively: no depth reaches Python's recursion limit."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > levels:
+            return True
+        level = [child for node in level for child in (node.values() if type(node) is dict else node)
+                 if type(child) is dict or type(child) is list]
+    return False
 
 
 def read_json(path: str | os.PathLike, *, unique_keys: bool = True):

@@ -12,6 +12,7 @@ codes and one label (or none) per criterion, with rejected assignments left out.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import gc
@@ -26,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..limits import MAX_SCALE_LABELS
-from .common import decode, display_name, read_bytes
+from ..limits import MAX_JSON_DEPTH, MAX_SCALE_LABELS
+from .common import decode, deeper_than, display_name, nested_too_deeply, read_bytes
 
 INPUT_FORMATS = ("auto", "long", "mturk")
 ID_ROLES = ("worker_id", "turn_id", "item_id", "status")
@@ -138,6 +139,17 @@ _NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c\x1c-\x1f]")
 _SPACE = re.compile(r"\s")
 
 
+@contextlib.contextmanager
+def _fields_of_any_size(size: int):
+    """The csv module reading fields of up to ``size`` characters (its limit is process-wide: put back after)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, size + 1))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(limit)
+
+
 @dataclass
 class CsvFile:
     """A CSV's header and the columns read so far, each factorised: a code per record and the distinct texts.
@@ -161,11 +173,12 @@ class CsvFile:
             starts = []
             reader = csv.reader(io.StringIO(decode(self.data, self.source), newline=""))
             previous_end = 0
-            for fields in reader:
-                start = previous_end + 1
-                previous_end = reader.line_num
-                if fields:  # blank lines are not records
-                    starts.append(start)
+            with _fields_of_any_size(len(self.data)):  # pyarrow read fields beyond the csv module's 128 KiB
+                for fields in reader:
+                    start = previous_end + 1
+                    previous_end = reader.line_num
+                    if fields:  # blank lines are not records
+                        starts.append(start)
             self._starts = starts[1:]  # the header is not a data record
         if record < len(self._starts):
             return self._starts[record]
@@ -315,7 +328,10 @@ def open_csv(data: bytes, source: str, what: str) -> CsvFile:
         raise InputError(f"the file is empty, expected {what} with a header line", source=source)
     # The first record that is not blank, as pandas takes it; the text is decoded as far as it is read.
     lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
-    raw = next((fields for fields in csv.reader(lines) if fields), [])
+    try:
+        raw = next((fields for fields in csv.reader(lines) if fields), [])
+    except csv.Error as err:  # a header field beyond the csv module's limit (128 KiB), a NUL byte...
+        raise InputError(f"malformed CSV header ({err}); check the first line", source=source, line=1) from None
     header = [name.strip() for name in raw]
     seen: set[str] = set()
     for name in header:
@@ -543,6 +559,10 @@ def explode_hit_answers(csv_file: CsvFile, criteria: Sequence[str]) -> CsvFile:
         except ValueError:
             raise InputError(f"{HIT_ANSWERS} is not JSON; expected the list the castregin HIT submits",
                              source=csv_file.source, line=line) from None
+        except RecursionError:
+            raise nested_too_deeply(csv_file.source, line, HIT_ANSWERS) from None
+        if deeper_than(elements, MAX_JSON_DEPTH):
+            raise nested_too_deeply(csv_file.source, line, HIT_ANSWERS)
         if not isinstance(elements, list) or not all(isinstance(e, dict) for e in elements):
             raise InputError(f"{HIT_ANSWERS} must be a JSON list of objects {{turn_id, item_id, <criterion>}}",
                              source=csv_file.source, line=line)

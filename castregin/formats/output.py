@@ -276,7 +276,7 @@ class OutputSet:
             spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+b")  # noqa: SIM115 - closed at commit
             handle = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
             self._staged.append(_Staged(target, handle, binary=binary))
-            return _Unclosable(handle)
+            return _Unclosable(handle, display(path))
         directory = Path(target.path).parent
         self._make_directory(directory, target.given)
         name = Path(target.path).name
@@ -289,7 +289,7 @@ class OutputSet:
         raw = compressor or file
         handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
         self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
-        return _Unclosable(handle)
+        return _Unclosable(handle, display(path))
 
     def write_text(self, path: str | os.PathLike, text: str) -> None:
         handle = self.open(path, "w")
@@ -398,16 +398,27 @@ class OutputSet:
 
 
 class _Unclosable:
-    """A staged handle the caller may use in ``with`` without closing it before the commit."""
+    """A staged handle the caller may use in ``with`` without closing it before the commit; an OSError
+    while writing (the disk full) is one :class:`InputError` line naming the output."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, where: str):
         self._handle = handle
+        self._where = where
 
     def __getattr__(self, name):
         return getattr(self._handle, name)
 
     def write(self, data):
-        return self._handle.write(data)
+        try:
+            return self._handle.write(data)
+        except OSError as err:
+            raise write_error(err, self._where) from None
+
+    def flush(self):
+        try:
+            return self._handle.flush()
+        except OSError as err:
+            raise write_error(err, self._where) from None
 
     def __enter__(self):
         return self
@@ -550,7 +561,7 @@ def _written(directory: Path) -> set[str] | None:
         return None
     try:
         names = {json.loads(line) for line in lines[1:]}
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return names if names and all(isinstance(name, str) for name in names) else None
 

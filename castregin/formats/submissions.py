@@ -420,9 +420,10 @@ class _Stream:
                 return self.text[self.pos]
             if self.eof:
                 return ""
-            if _WHITESPACE.match(self.text, self.mark).end() == self.pos:
+            if self.state and _WHITESPACE.match(self.text, self.mark).end() == self.pos:
                 # Nothing but whitespace since the mark, which leaves json's state as it was: whitespace
-                # does not pile up in memory (the mark moves on, the text before it is dropped).
+                # does not pile up in memory (the mark moves on, the text before it is dropped). Not before
+                # the document's first mark: a document that is not an object is then read whole.
                 self.mark = self.pos
             self._read()
 

@@ -141,11 +141,11 @@ def test_whitespace_does_not_pile_up_in_the_json_run_stream(inputs, monkeypatch)
 
     monkeypatch.setattr(submissions, "CHUNK_SIZE", 1 << 10)
     monkeypatch.setenv("CASTREGIN_MAX_DECOMPRESSED", "64K")
-    Path("r.json.gz").write_bytes(gzip.compress(b"\n" * (1 << 20) + b'   {"turns": x}'))
+    Path("r.json.gz").write_bytes(gzip.compress(b'{"turns": [' + b"\n" * (1 << 20) + b'   x]}'))
     with pytest.raises(InputError) as caught:
         submissions.read_mi_run("r.json.gz")
     # As json.loads reports it on the whole text, though the stream dropped the whitespace as it went.
-    assert str(caught.value) == "r.json.gz:1048577: invalid JSON at column 14: Expecting value"
+    assert str(caught.value) == "r.json.gz:1048577: invalid JSON at column 4: Expecting value"
 
 
 def test_running_out_of_memory_while_decompressing_is_one_line(cli, inputs, monkeypatch):

@@ -58,7 +58,75 @@ def test_json_nested_too_deeply_everywhere(cli, tmp_path, clembench):
     ]
     for call in calls:
         message = _one_line_error(cli(*call))
-        assert "JSON nested too deeply (more than about" in message, call
+        assert "JSON nested too deeply (more than 100 levels" in message, call
+
+
+def _deep_inputs(directory: Path, depth: int) -> list[tuple]:
+    """A command line per JSON input, the input holding an array nested ``depth`` deep where a value goes."""
+    deep = "[" * depth + "]" * depth
+    files = {
+        "bank.json": '{"Q1": ' + deep + "}",
+        "run.json": '{"run_name": "x", "turns": [{"turn_id": "1_1-1", "questions": [{"question": ' + deep + "}]}]}",
+        "member.json": '{"run_name": "x", "extra": ' + deep + ', "turns": []}',
+        "turns.json": '{"101": ' + deep + "}",
+        "topics.json": '[{"number": ' + deep + "}]",
+        "exp.jsonl": '{"dialogue": ' + deep + "}\n",
+        "function.json": '{"factors": ' + deep + "}",
+        "ep/interactions.json": '{"turns": ' + deep + "}",
+        "hits.csv": 'WorkerId,AssignmentStatus,Answer.judgments\nW1,Approved,"[{""turn_id"": ' + deep + '}]"\n',
+        "hits2.csv": 'WorkerId,AssignmentStatus,Answer.judgments\nW1,Approved,"' + deep + '"\n',
+    }
+    for name, text in files.items():
+        (directory / name).parent.mkdir(exist_ok=True)
+        (directory / name).write_text(text)
+    (directory / "t.run").write_text("101_1-1 Q0 Q1 1 1.0 t\n")
+    (directory / "q.qrel").write_text("101_1-1 0 Q1 1\n")
+    (directory / "d.csv").write_text("id,x\na,1\n")
+    d = directory
+    return [
+        ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", d / "bank.json", "-o", d / "o.run"),
+        ("convert", "questions", d / "run.json", "--bank", BANK, "-o", d / "o.run"),
+        ("convert", "questions", d / "member.json", "--bank", BANK, "-o", d / "o.run"),
+        ("evaluate", d / "t.run", "--qrels", d / "q.qrel", "--turns", d / "turns.json"),
+        ("tasks", d / "t.run", "--bank", BANK, "--topics", d / "topics.json", "--criteria", "relevance",
+         "--out-dir", d / "tasks"),
+        ("ope", "estimate", d / "exp.jsonl"),
+        ("paradise", "predict", d / "function.json", d / "d.csv"),
+        ("scorekeeping", "score", d / "ep"),
+        ("aggregate", d / "hits.csv", "--criteria", "relevance", "--out-dir", d / "qrels"),
+        ("aggregate", d / "hits2.csv", "--criteria", "relevance", "--out-dir", d / "qrels"),
+    ]
+
+
+@pytest.mark.parametrize("below_the_limit", [None, 10, 25, 50])
+def test_json_nested_near_python_s_recursion_limit_is_one_line_everywhere(cli, tmp_path, below_the_limit):
+    # Values that Python's json still parses, a few levels below its recursion limit, then reached its limit
+    # in the checks and messages that followed (a RecursionError traceback from an Answer.judgments cell).
+    import sys
+
+    depth = 101 if below_the_limit is None else sys.getrecursionlimit() - below_the_limit
+    for call in _deep_inputs(tmp_path, depth):
+        message = _one_line_error(cli(*call))
+        assert "JSON nested too deeply (more than 100 levels" in message, (call, message)
+
+
+def test_json_nested_within_the_limit_is_read(cli, tmp_path):
+    # Documents nesting less than 100 levels are not refused for nesting (most inputs are then refused for
+    # what they hold there; an extra member of a run is allowed).
+    for call in _deep_inputs(tmp_path, 94):
+        result = cli(*call)
+        assert "Traceback" not in result.stderr and "nested too deeply" not in result.stderr, (call, result.stderr)
+
+
+def test_json_nested_deep_where_castregin_reads_nothing_is_ignored(cli, tmp_path):
+    # An extra key of a question is never read (the fast check of a turn skips it): nested 500 deep, the
+    # run converts; at Python's recursion limit, the parser refuses it in one line, as anywhere.
+    for depth, code in ((500, 0), (50_000, 1)):
+        (tmp_path / "run.json").write_text('{"run_name": "x", "turns": [{"turn_id": "101_1-1", "questions": '
+                                           '[{"question": "Q0001", "score": 1, "extra": ' + "[" * depth + "]" * depth
+                                           + "}]}]}")
+        result = cli("convert", "questions", tmp_path / "run.json", "--bank", BANK, "-o", tmp_path / "o.run")
+        assert result.exit_code == code and "Traceback" not in result.stderr, result.stderr
 
 
 def test_a_key_given_twice_in_a_bank_or_episode(cli, tmp_path):
@@ -194,3 +262,16 @@ def _scaled(data: Path, tmp_path: Path) -> Path:
     out.write_text("\n".join([",".join(rows[0])] + [",".join(str(float(v) / 1e300) for v in r) for r in rows[1:]])
                    + "\n")
     return out
+
+
+def test_a_crowd_csv_field_beyond_the_csv_module_s_limit(cli, tmp_path):
+    # Python's csv refuses fields over 128 KiB (a traceback, from a header of 3 GB of zeros); pyarrow reads them.
+    header = tmp_path / "header.csv"
+    header.write_text("0" * 200_000 + "\n")
+    message = _one_line_error(cli("aggregate", header, "--criteria", "relevance", "--out-dir", tmp_path / "o"))
+    assert message == (f"castregin: error: {header}:1: malformed CSV header (field larger than field limit "
+                       "(131072)); check the first line\n")
+    cell = tmp_path / "cell.csv"
+    cell.write_text("worker_id,turn_id,item_id,relevance\nW1,t1," + "d" * 200_000 + ",1\nW1,t1,d2,x\n")
+    message = _one_line_error(cli("aggregate", cell, "--criteria", "relevance", "--out-dir", tmp_path / "o"))
+    assert message.startswith(f"castregin: error: {cell}:3: relevance label 'x'")

@@ -5,6 +5,7 @@ file left behind, SIGTERM and SIGINT included."""
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import shutil
@@ -480,3 +481,45 @@ def test_sigint_stops_glad_promptly_though_the_parent_ignored_it(tmp_path):
     assert process.returncode == 130, stderr
     assert waited < 10, f"SIGINT took {waited:.1f} s to end the command"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crowd.csv"]
+
+
+# --- disk full while a command streams into its outputs ------------------------------------------------------
+
+
+def _big_json_run(path: Path) -> Path:
+    turns = [{"turn_id": f"{100 + t}_1-{i}", "questions": [{"question": f"Q{q:04d}", "score": 10.0 - q % 10}
+                                                           for q in range(1, 7)]}
+             for t in range(40) for i in range(1, 30)]
+    path.write_text(json.dumps({"run_name": "big", "turns": turns}))
+    return path
+
+
+def test_disk_full_while_convert_streams_into_out_dir_is_one_line(cli, tmp_path, monkeypatch):
+    class Full(io.BufferedWriter):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(output_module, "open", lambda fd, mode: Full(io.FileIO(fd, mode)), raising=False)
+    out = tmp_path / "out"
+    result = cli("convert", "questions", _big_json_run(tmp_path / "big.json"), "--bank", REPO / "data/question_bank.json",
+                 "--out-dir", out)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == f"castregin: error: {out / 'big.run'}: cannot write: the disk is full"
+    assert not out.exists() and _temporaries(tmp_path) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting a tmpfs needs root")
+def test_disk_full_on_a_real_tiny_file_system(tmp_path):
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(tiny)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        result = _run("convert", "questions", _big_json_run(tmp_path / "big.json"), "--bank",
+                      REPO / "data/question_bank.json", "--out-dir", tiny / "out")
+        left = sorted(p.name for p in tiny.rglob("*"))
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines()[-1].endswith("cannot write: the disk is full")
+    assert left == []
