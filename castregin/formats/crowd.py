@@ -215,16 +215,22 @@ class CsvFile:
         return pd.Series(np.asarray(uniques, dtype=object)[codes], dtype=object)
 
 
-def _parser_error_line(text: str, width: int) -> tuple[int | None, str]:
-    """Where the csv module finds the malformed record pandas refused, and why."""
+def _parser_error_line(text: str, width: int, *, refused: bool = True) -> tuple[int | None, str | None]:
+    """Where the csv module finds the first record with more or fewer fields than the header, or another
+    malformed record, and why. ``refused``: pandas refused the text (else None when no record is wrong)."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        for fields in reader:
-            if len(fields) > width:
-                return reader.line_num, f"{len(fields)} fields where the header has {width}; quote fields with commas"
+        with _fields_of_any_size(len(text)):
+            for fields in reader:
+                if len(fields) > width:
+                    return reader.line_num, (f"{len(fields)} fields where the header has {width}; quote fields "
+                                             "with commas")
+                if fields and len(fields) < width:
+                    return reader.line_num, (f"{len(fields)} field{'s' if len(fields) > 1 else ''} where the "
+                                             f"header has {width}; give every column (empty ones as ,,)")
     except csv.Error as err:
         return reader.line_num, f"malformed CSV ({err}); check the quotes"
-    return None, "malformed CSV; check the quotes"
+    return (None, "malformed CSV; check the quotes") if refused else (None, None)
 
 
 def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
@@ -306,6 +312,10 @@ def _pandas_columns(csv_file: CsvFile) -> dict:
         # Every row had one field more than the header, and pandas took the first for an index.
         line, problem = _parser_error_line(text, width)
         raise InputError(problem, source=csv_file.source, line=line) from None
+    # pandas fills a record with fewer fields than the header with empty cells: refused, as pyarrow refuses it.
+    line, problem = _parser_error_line(text, width, refused=False)
+    if problem is not None:
+        raise InputError(problem, source=csv_file.source, line=line)
     parsed: dict = {None: len(frame)}
     for k, name in enumerate(csv_file.header):
         if name and name not in parsed and k < frame.shape[1]:

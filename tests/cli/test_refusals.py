@@ -275,3 +275,26 @@ def test_a_crowd_csv_field_beyond_the_csv_module_s_limit(cli, tmp_path):
     cell.write_text("worker_id,turn_id,item_id,relevance\nW1,t1," + "d" * 200_000 + ",1\nW1,t1,d2,x\n")
     message = _one_line_error(cli("aggregate", cell, "--criteria", "relevance", "--out-dir", tmp_path / "o"))
     assert message.startswith(f"castregin: error: {cell}:3: relevance label 'x'")
+
+
+@pytest.mark.parametrize("rows", [
+    "W1,t1,d1,2\nW2,t1,d1\nW3,t1,d1,1\n",  # a field short
+    "W1,t1,d1,2\nW2\n",  # one field
+    'W1,t1,d1,"2"\nW2,t1,d1\n',  # quoted fields elsewhere
+    "W1,t1,d1,2\r\nW2,t1,d1\r\n",  # CRLF
+])
+@pytest.mark.parametrize("command", ["aggregate", "agreement"])
+def test_a_crowd_csv_row_with_fewer_fields_than_the_header(cli, tmp_path, rows, command):
+    judgments = tmp_path / "j.csv"
+    judgments.write_text("worker_id,turn_id,item_id,relevance\n" + rows, newline="")
+    extra = ["--out-dir", tmp_path / "o"] if command == "aggregate" else []
+    message = _one_line_error(cli(command, judgments, "--criteria", "relevance", *extra))
+    assert message.startswith(f"castregin: error: {judgments}:3: ") and "where the header has 4" in message
+
+
+def test_a_gold_csv_row_with_fewer_fields_than_the_header(cli, tmp_path):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("turn_id,item_id,criterion,min_label,max_label\n101_1-1,Q0001,relevance,0\n")
+    message = _one_line_error(cli("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance",
+                                  "--gold", gold, "--out-dir", tmp_path / "o"))
+    assert message.startswith(f"castregin: error: {gold}:2: 4 fields where the header has 5")
