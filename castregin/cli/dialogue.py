@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from . import main
-from .options import InputPath, OutputPath, format_option, output_option
+from .options import FiniteFloat, InputPath, OutputPath, format_option, output_option
 
 # --- paradise ----------------------------------------------------------------------------------------------
 
@@ -83,7 +83,7 @@ def paradise_kappa(matrix_file, groups_spec, fmt, output):
 @click.option("--group", metavar="COL", help="Group column (e.g. the agent): mean performance per group, "
                                             "and with two groups Student's t-test.")
 @click.option("--id", "id_column", metavar="COL", help="Column naming each dialogue (default: its number, 1...).")
-@click.option("--alpha-level", default=0.05, show_default=True, type=float,
+@click.option("--alpha-level", default=0.05, show_default=True, type=FiniteFloat(),
               help="Factors with p below this in the full model make the final model.")
 @click.option("--save", type=OutputPath(), metavar="FILE", help="Save the performance function as JSON for `paradise predict`.")
 @format_option(["table", "json"])

@@ -15,6 +15,7 @@ from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
 from .options import (
+    FiniteFloat,
     InputPath,
     format_option,
     measure_option,
@@ -39,7 +40,7 @@ from .options import (
               help="Keep only these turns of every qrels: one id a line, a qrels or run, or turn-ids JSON.")
 @click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
               help="Average over turns, or per topic (the id before '_') first and then over topics.")
-@click.option("--ci", type=click.FloatRange(0, 100, min_open=True, max_open=True), metavar="LEVEL",
+@click.option("--ci", type=FiniteFloat(0, 100, min_open=True, max_open=True), metavar="LEVEL",
               help="Print a percentile bootstrap interval (e.g. 95) beside every mean; resamples turns, "
                    "or topics with --by topic.")
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True,

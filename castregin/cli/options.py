@@ -10,6 +10,7 @@ file option cannot go without.
 
 from __future__ import annotations
 
+import math
 import os
 
 import click
@@ -48,6 +49,28 @@ class OutputDirectory(click.ParamType):
     """A directory a command writes files into (or replaces)."""
 
     name = "directory"
+
+
+class FiniteFloat(click.FloatRange):
+    """A finite number, within bounds if given (as :class:`click.FloatRange`): every float option's type.
+
+    click's float types take ``nan`` (which every bound lets through, no comparison with NaN being true),
+    ``inf`` and ``-inf``; a NaN alpha would mark nothing significant, without a word.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.min is None and self.max is None:
+            self.name = "float"  # shown as FLOAT, as click's own float type
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
 
 def command_inputs(command: click.Command, params: dict) -> list[str]:

@@ -184,3 +184,34 @@ def test_qrels_filter_with_a_trailing_slash_writes_nothing(cli, tmp_path, monkey
     Path("o.qrel").write_text("old\n")  # an existing file named with a slash is no directory either
     assert cli("qrels", "filter", "q.qrel", "-o", "o.qrel/").exit_code == 1
     assert Path("o.qrel").read_text() == "old\n"
+
+
+# --- float options: a finite number, whatever the command --------------------------------------------------------
+
+FLOATS = [pytest.param(path, command, param.name, id=f"{' '.join(path)}:{param.name}")
+          for path, command in COMMANDS for param in command.params
+          if isinstance(param.type, click.types.FloatParamType)]
+
+
+def test_every_float_option_is_a_finite_float():
+    from castregin.cli.options import FiniteFloat
+
+    assert len(FLOATS) >= 6
+    assert [case.id for case in FLOATS if not isinstance(_param(*case.values[1:]).type, FiniteFloat)] == []
+
+
+def _param(command: click.Command, name: str) -> click.Parameter:
+    return next(p for p in command.params if p.name == name)
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "Infinity"])
+@pytest.mark.parametrize(("path", "command", "name"), FLOATS)
+def test_nan_and_infinities_are_refused_by_every_float_option(cli, tmp_path, monkeypatch, path, command, name,
+                                                              value):
+    # `compare --alpha nan` marked nothing significant, without a word.
+    monkeypatch.chdir(tmp_path)
+    Path("other.txt").write_text("other\n")
+    flag = max(_param(command, name).opts, key=len)
+    result = cli(*path, *_arguments(command, {name: value}))
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{flag}'" in result.stderr and "Traceback" not in result.stderr, result.stderr
