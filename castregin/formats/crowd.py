@@ -387,6 +387,8 @@ def _id_problem(value: str) -> str | None:
         return "is empty"
     if _SPACE.search(value):
         return f"{value!r} contains whitespace, which qrels cannot hold"
+    if "\0" in value:
+        return f"{value!r} contains a NUL byte, which no trec_eval id can hold"
     return None
 
 
@@ -405,7 +407,8 @@ def factorize_ids(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, unique
         used = np.flatnonzero(np.bincount(codes, minlength=len(uniques)))
         texts = [uniques[k] for k in used.tolist()]
     stripped = [text.strip() for text in texts]
-    if "" in stripped or _SPACE.search("\x00".join(stripped)):
+    joined = "\x00".join(stripped)  # a NUL within an id shows as one NUL more than the separators
+    if "" in stripped or _SPACE.search(joined) or joined.count("\x00") != len(stripped) - 1:
         problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped)) if p}
         position, line = _first_row_with(csv_file, rows, codes, problems)
         problem = problems[int(codes[position])]

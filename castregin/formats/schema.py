@@ -132,7 +132,9 @@ def first_error(checker, instance, prefix: Iterable = ()) -> str | None:
 
     error = min(errors, key=order)
     if error.validator == "oneOf" and error.context and not error.schema.get("x-what"):
-        error = min(error.context, key=lambda e: (len(e.absolute_path) == 0, order(e)))
+        # The branch the value's type chose speaks (a bank object with a bad id: not "expected an array").
+        error = min(error.context, key=lambda e: (e.validator == "type" and not e.relative_path,
+                                                  len(e.absolute_path) == 0, order(e)))
     path = json_path([*prefix, *error.absolute_path])
     return (f"{path}: " if path else "") + _describe(error, not path)
 

@@ -49,7 +49,7 @@ from .common import (
 )
 from .output import write_error
 
-NO_SPACE = r"^\S+$"
+NO_SPACE = r"^[^\s\x00]+$"  # no NUL either: no trec_eval id holds one
 #: The schemas (``castregin/formats/schemas/``) of each kind of run: the document, each turn, and its name.
 _KINDS = {"mi": ("mi-run", "mi-turn", "mixed-initiative run"), "main": ("main-run", "main-turn", "main-task run")}
 _NO_SPACE = re.compile(NO_SPACE)

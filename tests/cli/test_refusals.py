@@ -298,3 +298,68 @@ def test_a_gold_csv_row_with_fewer_fields_than_the_header(cli, tmp_path):
     message = _one_line_error(cli("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance",
                                   "--gold", gold, "--out-dir", tmp_path / "o"))
     assert message.startswith(f"castregin: error: {gold}:2: 4 fields where the header has 5")
+
+
+# --- NUL bytes: no trec_eval id holds one ---------------------------------------------------------------------
+
+
+def _nul_inputs(d: Path) -> dict[str, tuple]:
+    """A command line per reader, each with a NUL byte inside an id of one input."""
+    run = "".join(f"101_1-{t}\tQ0\tQ000{i}\t{i}\t{10 - i}.0\tr\n" for t in range(1, 4) for i in range(1, 4))
+    (d / "r.run").write_text(run)
+    (d / "q.qrel").write_text("".join(f"101_1-{t} 0 Q000{i} {i % 3}\n" for t in range(1, 4) for i in range(1, 4)))
+    (d / "nul.run").write_text(run.replace("Q0002", "Q00\x002", 1))
+    (d / "nul.qrel").write_text("101_1-1 0 Q0001 1\n101_1-2 0 Q\x000001 2\n")
+    (d / "nul.txt").write_text("101_1-1\n101_1-\x002\n")
+    (d / "nul-turns.json").write_text('{"101": ["1-1", "1-\\u00002"]}')
+    (d / "nul.csv").write_text("worker_id,turn_id,item_id,relevance\nW1,101_1-1,Q0001,2\nW\x002,101_1-1,Q0001,1\n")
+    (d / "nul-bank.json").write_text('{"Q0001": "a", "Q\\u00002": "b"}')
+    (d / "nul-list-bank.json").write_text('[{"question_id": "Q\\u00001", "question": "a"}]')
+    (d / "nul-run.json").write_text('{"run_name": "x", "turns": [{"turn_id": "101_1-\\u00001", "questions": []}]}')
+    (d / "nul-main.json").write_text('{"run_name": "m", "turns": [{"turn_id": "101_1-1", "responses": [{"text": "a", '
+                                     '"rank": 1, "provenance": [{"id": "P\\u00001"}]}]}]}')
+    (d / "nul-gold.csv").write_text("turn_id,item_id,criterion,min_label,max_label\n101_1-1,Q\x001,relevance,0,1\n")
+    bank = REPO / "data/question_bank.json"
+    return {
+        "run (trec_eval)": ("trec_eval", d / "q.qrel", d / "nul.run"),
+        "run (evaluate, streamed)": ("evaluate", d / "nul.run", "--qrels", d / "q.qrel"),
+        "run (pool)": ("pool", d / "nul.run"),
+        "pool (pool stats --pool)": ("pool", "stats", d / "r.run", "--pool", d / "nul.run"),
+        "qrels (evaluate, streamed)": ("evaluate", d / "r.run", "--qrels", d / "nul.qrel"),
+        "qrels (qrels stats)": ("qrels", "stats", d / "nul.qrel"),
+        "turn list": ("evaluate", d / "r.run", "--qrels", d / "q.qrel", "--turns", d / "nul.txt"),
+        "turn list (JSON)": ("evaluate", d / "r.run", "--qrels", d / "q.qrel", "--turns", d / "nul-turns.json"),
+        "crowd CSV": ("aggregate", d / "nul.csv", "--criteria", "relevance", "--out-dir", d / "o"),
+        "gold CSV": ("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance", "--gold",
+                     d / "nul-gold.csv", "--out-dir", d / "o"),
+        "bank": ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", d / "nul-bank.json", "-o", "-"),
+        "bank (list)": ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", d / "nul-list-bank.json",
+                        "-o", "-"),
+        "JSON run": ("convert", "questions", d / "nul-run.json", "--bank", bank, "-o", "-"),
+        "main-task run": ("convert", "passages", d / "nul-main.json", "-o", "-"),
+    }
+
+
+NUL_CASES = ["run (trec_eval)", "run (evaluate, streamed)", "run (pool)", "pool (pool stats --pool)",
+             "qrels (evaluate, streamed)", "qrels (qrels stats)", "turn list", "turn list (JSON)", "crowd CSV",
+             "gold CSV", "bank", "bank (list)", "JSON run", "main-task run"]
+
+
+@pytest.mark.parametrize("case", NUL_CASES)
+def test_a_nul_byte_in_an_id_is_refused_by_every_reader(cli, tmp_path, case):
+    call = _nul_inputs(tmp_path)[case]
+    message = _one_line_error(cli(*call))
+    assert "NUL" in message or "\\u0000" in message, message
+
+
+def test_the_fast_readers_leave_a_nul_to_the_line_reader(tmp_path):
+    from castregin.errors import InputError
+    from castregin.formats import columnar
+
+    _nul_inputs(tmp_path)
+    for read in (lambda: columnar.read_run(tmp_path / "nul.run"), lambda: columnar.read_qrels(tmp_path / "nul.qrel"),
+                 lambda: list(columnar.stream_run(tmp_path / "nul.run"))):
+        with pytest.raises((InputError, columnar.NotStreamable)) as caught:
+            read()
+        if isinstance(caught.value, InputError):
+            assert ":1: holds a NUL byte" in str(caught.value) or ":2: holds a NUL byte" in str(caught.value)
