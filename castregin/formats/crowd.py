@@ -408,7 +408,7 @@ def factorize_ids(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, unique
         texts = [uniques[k] for k in used.tolist()]
     stripped = [text.strip() for text in texts]
     joined = "\x00".join(stripped)  # a NUL within an id shows as one NUL more than the separators
-    if "" in stripped or _SPACE.search(joined) or joined.count("\x00") != len(stripped) - 1:
+    if "" in stripped or _SPACE.search(joined) or joined.count("\x00") > max(len(stripped) - 1, 0):
         problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped)) if p}
         position, line = _first_row_with(csv_file, rows, codes, problems)
         problem = problems[int(codes[position])]
