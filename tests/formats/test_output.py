@@ -403,7 +403,8 @@ def _staged_convert(tmp_path, preexec_fn=None) -> subprocess.Popen:
     os.mkfifo(fifo)
     process = subprocess.Popen([CASTREGIN, "convert", "questions", str(REPO / "data/runs/alpha.json"), str(fifo),
                                 "--bank", str(REPO / "data/question_bank.json"), "--out-dir", str(tmp_path / "out")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=preexec_fn)  # noqa: PLW1509 - how a shell starts `cmd &`, the point here
     for _ in range(600):
         if _temporaries(tmp_path) or process.poll() is not None:
             break
@@ -468,7 +469,8 @@ def test_sigint_stops_glad_promptly_though_the_parent_ignored_it(tmp_path):
     (tmp_path / "crowd.csv").write_text("worker_id,turn_id,item_id,relevance\n" + "\n".join(rows) + "\n")
     process = subprocess.Popen([CASTREGIN, "aggregate", "crowd.csv", "--criteria", "relevance", "--method", "glad",
                                 "--out-dir", "out"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, preexec_fn=_ignoring(signal.SIGINT), env={**os.environ, "TMPDIR": str(tmp_path)})
+                               text=True, env={**os.environ, "TMPDIR": str(tmp_path)},
+                               preexec_fn=_ignoring(signal.SIGINT))  # noqa: PLW1509 - as a shell starts `cmd &`
     try:
         while process.poll() is None and _cpu_seconds(process.pid) < 2.5:  # read, and well into the model
             time.sleep(0.05)
@@ -512,7 +514,8 @@ def test_disk_full_while_convert_streams_into_out_dir_is_one_line(cli, tmp_path,
 def test_disk_full_on_a_real_tiny_file_system(tmp_path):
     tiny = tmp_path / "tiny"
     tiny.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(tiny)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(tiny)], capture_output=True,
+                      check=False).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         result = _run("convert", "questions", _big_json_run(tmp_path / "big.json"), "--bank",
