@@ -215,3 +215,11 @@ def test_nan_and_infinities_are_refused_by_every_float_option(cli, tmp_path, mon
     result = cli(*path, *_arguments(command, {name: value}))
     assert result.exit_code == 2, result.output
     assert f"Invalid value for '{flag}'" in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_an_output_directory_may_end_in_a_slash(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    repo = Path(__file__).resolve().parents[2]
+    result = cli("aggregate", repo / "data/crowd/judgments.csv", "--criteria", "relevance", "--out-dir", "out/")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "out/question_relevance.qrel").is_file()
