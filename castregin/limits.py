@@ -41,3 +41,20 @@ MAX_RESAMPLES = 1_000_000
 #: scale is far smaller (MAX_SCALE_LABELS). castregin's engine (P, recall, AP, RR, nDCG, Rprec, success,
 #: Judged) does not depend on the labels' size and takes any.
 MAX_TREC_LABEL = 1000
+#: Bytes a compressed input may decompress to where castregin holds the file whole in memory (banks, crowd
+#: CSVs, episodes, runs read by ``trec_eval`` or ``pool``...): a decompression bomb (3 GB of zeros fit in
+#: a 3 MB gzip) stops here, not when memory runs out. Streamed inputs (the runs and qrels of ``evaluate``,
+#: the JSON runs of ``convert``) are not bounded; plain files neither. Raised by the environment variable
+#: ``CASTREGIN_MAX_DECOMPRESSED`` (``4G``; ``none``), read when a file is opened.
+MAX_DECOMPRESSED = 1 << 30
+#: Times its compressed size an input held whole may decompress to (real runs, qrels, banks, crowd CSVs
+#: and episodes: 4 to 26 in gzip, bzip2, xz and zstd; zeros: a thousand in gzip, far more in the others),
+#: checked once :data:`RATIO_CHECKED_FROM` bytes are out, so a bomb stops after a few megabytes. Raised
+#: by ``CASTREGIN_MAX_COMPRESSION_RATIO`` (``1000``; ``none``).
+MAX_COMPRESSION_RATIO = 200
+#: Decompressed bytes before the ratio is checked: small files have headers, and short files of one
+#: repeated line compress far better than data does.
+RATIO_CHECKED_FROM = 16 << 20
+#: Levels of nesting of a JSON value checked against a schema (or read from a crowd CSV's cell): castregin's
+#: formats nest a few, and deeper values would reach Python's recursion limit in the checks and messages.
+MAX_JSON_DEPTH = 100

@@ -89,11 +89,21 @@ def warnings_as_lines():
 
 
 class CastreginCommand(click.Command):
-    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``)."""
+    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``).
+
+    Before it runs, no output file may be an input (any parameter typed as one, see
+    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them.
+    """
 
     def invoke(self, ctx: click.Context):
+        from ..formats.output import check_outputs, declared_inputs
+        from .options import command_inputs, command_outputs
+
         try:
-            return super().invoke(ctx)
+            inputs = command_inputs(self, ctx.params)
+            with declared_inputs(inputs):
+                check_outputs(command_outputs(self, ctx.params), inputs)
+                return super().invoke(ctx)
         except InputError as err:
             option = next((p for p in self.params if isinstance(p, click.Option) and p.name == err.argument), None)
             if option is None:
@@ -162,6 +172,11 @@ class CastreginGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("castregin: interrupted; no output was written", err=True)
             ctx.exit(128 + signal.SIGINT)
+        except MemoryError:
+            pass  # said below, once the except block has let go of the traceback and the memory its frames hold
+        click.echo("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs",
+                   err=True)
+        ctx.exit(1)
 
 
 class Stopped(BaseException):
@@ -181,9 +196,16 @@ def _stop(number, _frame):
 
 
 def run() -> None:
-    """The ``castregin`` program: :data:`main` with SIGTERM and SIGHUP ending it cleanly, as SIGINT does."""
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, _stop)
+    """The ``castregin`` program: :data:`main` with SIGTERM, SIGHUP and SIGINT ending it cleanly.
+
+    SIGINT is handled even where the parent left it ignored (``castregin ... &`` in a script starts
+    with SIGINT ignored, and Python then leaves it so): ``kill -INT`` ends castregin, exit code 130, as
+    anywhere else. A SIGHUP that ``nohup`` ignored stays ignored: that is what nohup is for.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, _stop)
     main()
 
 

@@ -11,6 +11,8 @@ from ..limits import MAX_CUTOFF, MAX_RESAMPLES
 from ..render.tables import RECORD_FORMATS, render_records
 from . import main, warnings_as_lines
 from .options import (
+    FiniteFloat,
+    InputPath,
     format_option,
     measure_option,
     output_option,
@@ -48,7 +50,7 @@ def _inputs(runs, qrels_specs):
 
 @analyze.command("loro")
 @runs_argument()
-@click.option("--qrels", "qrels_spec", required=True, metavar="[NAME=]QRELS", help="The qrels of the pool.")
+@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True), metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
 @click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE")
@@ -113,7 +115,7 @@ def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
 @rel_level_option
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True)
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True)
 @click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
               help="Resample turns, or whole topics (the turn id before '_').")

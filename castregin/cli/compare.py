@@ -19,6 +19,8 @@ from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
 from ..render.comparison import COMPARE_FORMATS, render_comparison, same_measure
 from . import main, warnings_as_lines
 from .options import (
+    FiniteFloat,
+    OutputDirectory,
     format_option,
     measure_option,
     output_option,
@@ -90,7 +92,7 @@ def _comparison_options(function):
                           "randomization, or Tukey's HSD over all runs at once (no further correction)."),
         click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
                      help="Multiple-comparison correction over the comparisons of each measure and qrels."),
-        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+        click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
                      show_default=True, help="Significance level."),
         click.option("--permutations", type=click.IntRange(1, MAX_PERMUTATIONS), default=DEFAULT_PERMUTATIONS,
                      show_default=True, help="Resamples of the randomization test."),
@@ -175,7 +177,7 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
               help="Add the leave-one-run-out test at depth K (first qrels, first measure).")
 @click.option("--per-run-files", is_flag=True,
               help="Also write DIR/runs/<run>.html: one self-contained page per run, for its participant.")
-@click.option("--out", "out_dir", required=True, metavar="DIR",
+@click.option("--out", "out_dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Directory for index.html, figures/*.png and runs/*.html (replaced as a whole).")
 def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
            depth, plot_measure, ci_samples, correlation, loro_depth, per_run_files, out_dir):

@@ -19,7 +19,7 @@ from ..formats.trec import format_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
 from . import CastreginSubgroup, main
-from .options import format_option, output_option, runs_argument
+from .options import InputPath, OutputDirectory, OutputPath, format_option, output_option, runs_argument
 
 if TYPE_CHECKING:
     from ..track.convert import Warnings
@@ -86,7 +86,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
 
 _OUTPUT_OPTIONS = [
     output_option(None, help="Write the run here (`-`: standard output); one input only."),
-    click.option("--out-dir", metavar="DIR", help="Write DIR/<input stem>.run for each input."),
+    click.option("--out-dir", type=OutputDirectory(), metavar="DIR", help="Write DIR/<input stem>.run for each input."),
 ]
 
 
@@ -97,7 +97,7 @@ def _output_options(function):
 
 
 def _turns_option(function):
-    return click.option("--turns", "turns_file", metavar="TURN_IDS.json",
+    return click.option("--turns", "turns_file", type=InputPath(), metavar="TURN_IDS.json",
                         help="Official turn list (e.g. 2022_evaluation_topics_turn_ids.json); other turns are "
                              "kept with a warning.")(function)
 
@@ -114,10 +114,10 @@ def convert():
 
 @convert.command("questions")
 @runs_argument("RUN.json...")
-@click.option("--bank", "banks", multiple=True, required=True, metavar="BANK",
+@click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
               help="Question bank (id -> text, or the official list of {question_id, question}); repeatable, "
                    "the first given wins on an id present in several.")
-@click.option("--bank-out", metavar="FILE", help="Write the merged bank with the new questions here.")
+@click.option("--bank-out", type=OutputPath(), metavar="FILE", help="Write the merged bank with the new questions here.")
 @_turns_option
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Keep the top N per turn (default: all).")
 @_strict_option
@@ -153,9 +153,9 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
 
 @convert.command("responses")
 @runs_argument("RUN.json...")
-@click.option("--bank", "banks", multiple=True, required=True, metavar="RESPONSE_BANK",
+@click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="RESPONSE_BANK",
               help="Response bank (id -> text); repeatable, the first given wins.")
-@click.option("--passage-qrels", metavar="QRELS",
+@click.option("--passage-qrels", type=InputPath(), metavar="QRELS",
               help="NIST passage qrels: keep a response only if a provenance passage is graded >= the level.")
 @click.option("--passage-rel-level", type=int, default=None, metavar="L",
               help="Passage grade that counts as relevant (default 2). The CAsT-ReGIn README does not give "
@@ -163,7 +163,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
                    "the 0-4 NIST grades).")
 @click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True,
               help="Responses taken per turn, by rank, before the passage filter.")
-@click.option("--bank-out", metavar="FILE", help="Write the merged bank with the new responses here.")
+@click.option("--bank-out", type=OutputPath(), metavar="FILE", help="Write the merged bank with the new responses here.")
 @_turns_option
 @_strict_option
 @_output_options
@@ -259,7 +259,7 @@ def pool_command(runs, depth, output):
 
 @pool_group.command("stats")
 @runs_argument("RUN...")
-@click.option("--pool", "pool_file", metavar="POOL", help="The pool (default: the runs' own pool at --depth).")
+@click.option("--pool", "pool_file", type=InputPath(), metavar="POOL", help="The pool (default: the runs' own pool at --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="What a run contributes: its top --depth items by the rank column.")
 @format_option(RECORD_FORMATS)

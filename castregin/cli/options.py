@@ -1,8 +1,16 @@
 """Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``, ``--format``,
-and the ``RUN...`` argument of every command that takes several runs."""
+and the ``RUN...`` argument of every command that takes several runs; the types of parameters that name
+files (:class:`InputPath`, :class:`OutputPath`, :class:`OutputDirectory`) and of finite numbers.
+
+Every parameter that names a file has one of the path types: the command line then checks, before the
+command runs, that no output is one of its inputs, and every output the command writes is checked against
+all of them (:func:`castregin.formats.output.declared_inputs`). A test walks every command so that a new
+file option cannot go without.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 
 import click
@@ -15,10 +23,81 @@ from ..formats.trec import LABEL_RANGE
 OUTPUT_HELP = "Where to write (`-`: standard output). Written atomically, never over an input."
 
 
+class InputPath(click.ParamType):
+    """A file (or directory) a command reads, ``-`` for standard input; ``named``: ``[NAME=]PATH``.
+
+    The value stays the text given; :meth:`paths` says which files it names.
+    """
+
+    name = "input"
+
+    def __init__(self, named: bool = False):
+        self.named = named
+
+    def paths(self, value: str) -> list[str]:
+        """The files ``value`` names."""
+        return [split_named(value)[1] if self.named else value]
+
+
+class OutputPath(click.ParamType):
+    """A file a command writes, ``-`` for standard output."""
+
+    name = "output"
+
+
+class OutputDirectory(click.ParamType):
+    """A directory a command writes files into (or replaces)."""
+
+    name = "directory"
+
+
+class FiniteFloat(click.FloatRange):
+    """A finite number, within bounds if given (as :class:`click.FloatRange`): every float option's type.
+
+    click's float types take ``nan`` (which every bound lets through, no comparison with NaN being true),
+    ``inf`` and ``-inf``; a NaN alpha would mark nothing significant, without a word.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.min is None and self.max is None:
+            self.name = "float"  # shown as FLOAT, as click's own float type
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+
+def command_inputs(command: click.Command, params: dict) -> list[str]:
+    """Every file the parameters of ``command`` (as parsed into ``params``) name as inputs."""
+    inputs = []
+    for param in command.params:
+        value = params.get(param.name)
+        if isinstance(param.type, InputPath) and value is not None:
+            for one in value if isinstance(value, (tuple, list)) else [value]:
+                inputs.extend(param.type.paths(one))
+    return inputs
+
+
+def command_outputs(command: click.Command, params: dict) -> list[str]:
+    """Every file (not directory) the parameters of ``command`` name as outputs."""
+    outputs = []
+    for param in command.params:
+        value = params.get(param.name)
+        if isinstance(param.type, OutputPath) and value is not None:
+            outputs.extend(value if isinstance(value, (tuple, list)) else [value])
+    return outputs
+
+
 def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
     """``-o/--output FILE``; ``-`` is standard output."""
-    return click.option("-o", "--output", default=default, show_default=default is not None, metavar="FILE",
-                        help=help)
+    return click.option("-o", "--output", type=OutputPath(), default=default, show_default=default is not None,
+                        metavar="FILE", help=help)
 
 
 def _expand_runs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -27,7 +106,7 @@ def _expand_runs(ctx: click.Context, param: click.Parameter, value: tuple[str, .
 
 def runs_argument(metavar: str = "RUN..."):
     """``RUN...``: one or more runs; a directory stands for the files in it (see :func:`expand_run_paths`)."""
-    return click.argument("runs", nargs=-1, required=True, metavar=metavar, callback=_expand_runs)
+    return click.argument("runs", nargs=-1, required=True, type=InputPath(), metavar=metavar, callback=_expand_runs)
 
 
 def format_option(choices, default: str = "table"):
@@ -37,7 +116,8 @@ def format_option(choices, default: str = "table"):
 
 def qrels_option(function):
     """``--qrels [NAME=]QRELS``, repeatable."""
-    return click.option("--qrels", "qrels_specs", multiple=True, required=True, metavar="[NAME=]QRELS",
+    return click.option("--qrels", "qrels_specs", multiple=True, required=True, type=InputPath(named=True),
+                        metavar="[NAME=]QRELS",
                         help="Qrels to evaluate against; repeat for several, optionally named "
                              "(mi=subset.qrel).")(function)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from . import main
+from .options import InputPath, OutputDirectory
 
 _FORMATS = ("long", "mturk", "html")
 
@@ -36,11 +37,11 @@ def _bank(paths) -> dict[str, str]:
 
 
 @main.command()
-@click.argument("pool", metavar="POOL")
-@click.option("--bank", "banks", multiple=True, required=True, metavar="BANK",
+@click.argument("pool", type=InputPath(), metavar="POOL")
+@click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
               help="Item bank (id -> text, or the official list of {question_id, question}); repeatable, "
                    "the first given wins on an id present in several.")
-@click.option("--topics", required=True, metavar="TOPICS.json",
+@click.option("--topics", required=True, type=InputPath(), metavar="TOPICS.json",
               help="The official topics: CAsT 2022's tree (2022_evaluation_topics_tree_v1.0.json) or a "
                    "linear topic list; gives each turn's conversation so far.")
 @click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
@@ -49,7 +50,7 @@ def _bank(paths) -> dict[str, str]:
 @click.option("--gold-per-topic", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
               help="Plant N off-topic items per topic (texts from other topics' pools, put at a turn of this "
                    "topic) whose relevance must be 0 or 1; written to gold.csv.")
-@click.option("--gold", metavar="GOLD.csv",
+@click.option("--gold", type=InputPath(), metavar="GOLD.csv",
               help="Your own gold rows instead (turn_id,item_id,criterion,min_label,max_label, as "
                    "aggregate --gold reads them); pairs the pool lacks are added to the tasks; its rows go "
                    "to gold.csv.")
@@ -59,7 +60,7 @@ def _bank(paths) -> dict[str, str]:
               help="long: tasks.csv, a row per (topic, turn, item) with the conversation as JSON; mturk: "
                    "mturk.csv (a row per topic) and hit_template.html; html: topic_<id>.html, offline pages "
                    "that export the judgments CSV.")
-@click.option("--out-dir", required=True, metavar="DIR",
+@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="The directory to fill; it is replaced as a whole, so it holds only these tasks.")
 def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, out_dir):
     """Make crowd judging tasks from a pool: every (turn, item) with its conversation so far.

@@ -12,7 +12,7 @@ from ..formats import preferences
 from ..formats.zscores import read_zscores
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
-from .options import OUTPUT_HELP
+from .options import OUTPUT_HELP, InputPath, OutputPath
 
 #: trec_eval's options that castregin does not take, and why (each is refused in one line).
 _REFUSED = {
@@ -45,8 +45,8 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
 
 
 @main.command("trec_eval", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels_file", metavar="QRELS")
-@click.argument("run_file", metavar="RUN")
+@click.argument("qrels_file", type=InputPath(), metavar="QRELS")
+@click.argument("run_file", type=InputPath(), metavar="RUN")
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True,
               help="Also print each query's values (before the summary).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
@@ -68,11 +68,11 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
 @click.option("-D", "--Debug_level", "debug_level", hidden=True)
 @click.option("-N", "--Number_docs_in_coll", "num_docs", metavar="N",
               help="Number of items in the collection (only utility's fourth coefficient uses it).")
-@click.option("-Z", "--Zscore", "zscore_file", metavar="FILE",
+@click.option("-Z", "--Zscore", "zscore_file", type=InputPath(), metavar="FILE",
               help="Print z-scores: each query's values less the mean, over the deviation, given in FILE "
                    "(lines 'query measure mean deviation').")
 @click.option("-o", "--Output_old_results_format", "old_format", is_flag=True, hidden=True)
-@click.option("--output", default="-", show_default=True, metavar="FILE", help=OUTPUT_HELP)
+@click.option("--output", type=OutputPath(), default="-", show_default=True, metavar="FILE", help=OUTPUT_HELP)
 def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_level, nosummary, max_per_query,
                       judged_only, rel_info_format, results_format, num_docs, zscore_file, output, **refused):
     """trec_eval's command line and output: a drop-in for scripts that call trec_eval 9.0.8.

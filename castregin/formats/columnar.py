@@ -46,8 +46,10 @@ from . import trec
 from .common import display_name, open_input, read_bytes, stem
 
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
-# a field; a file holding any of them is left to the line-by-line reader.
+# a field; a file holding any of them is left to the line-by-line reader. So is one holding a NUL byte,
+# which the line reader refuses (no trec_eval id holds one), naming its line.
 _OTHER_SEPARATORS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+_LEFT_TO_THE_LINE_READER = (*_OTHER_SEPARATORS, b"\x00")
 #: Bytes per block of pyarrow's CSV parser (the unit of its threads).
 _BLOCK_SIZE = 1 << 20
 #: Bytes read at a time by the scan that decides whether the fast path applies: small enough to
@@ -316,7 +318,7 @@ class _Shape:
     def scan(self, chunk: bytes | bytearray) -> None:
         if not self.ok:
             return
-        if not chunk.isascii() or any(byte in chunk for byte in _OTHER_SEPARATORS):
+        if not chunk.isascii() or any(byte in chunk for byte in _LEFT_TO_THE_LINE_READER):
             self.ok = False
             return
         self.tab = self.tab or b"\t" in chunk
@@ -669,7 +671,8 @@ def _same_tokens(column) -> bool:
     ``str.split()`` (the line reader) also splits at the other separator, at the ASCII controls
     0x0b, 0x0c and 0x1c-0x1f and at Unicode spaces, and refuses bytes that are not UTF-8; an empty
     field is a separator doubled (or one at either end of a line), which ``split()`` would merge,
-    shifting the fields after it. So a field must be non-empty, ASCII, and free of those bytes.
+    shifting the fields after it. So a field must be non-empty, ASCII, and free of those bytes (and of
+    NUL, which the line reader refuses with its line).
     The bytes of a column are checked at once, with the byte searches of ``bytes`` (``memchr``):
     a few milliseconds for a file of 200 MB.
     """
@@ -679,7 +682,7 @@ def _same_tokens(column) -> bool:
     if (offsets[1:] == offsets[:-1]).any():
         return False
     data = column.buffers()[2][int(offsets[0]):int(offsets[-1])].to_pybytes()
-    return data.isascii() and not any(byte in data for byte in _SPLIT_BYTES)
+    return data.isascii() and not any(byte in data for byte in _SPLIT_BYTES) and b"\x00" not in data
 
 
 _DIGITS = b"0123456789-"

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import limits
 from ..errors import InputError
 from . import output
 
@@ -58,6 +59,8 @@ _ZSTD = b"\x28\xb5\x2f\xfd"
 _BZIP2 = re.compile(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)")
 #: Bytes enough to recognise every format above.
 _HEAD_SIZE = 10
+#: Decompressed bytes read at a time by a whole read, each piece counted against the bounds.
+_WHOLE_READ_PIECE = 1 << 20
 
 
 def compression_of(head: bytes) -> str | None:
@@ -69,11 +72,15 @@ def compression_of(head: bytes) -> str | None:
 
 
 class _Rewound(io.RawIOBase):
-    """A stream that cannot seek back (standard input, a pipe), the bytes already read put back in front."""
+    """A stream that cannot seek back (standard input, a pipe), the bytes already read put back in front.
+
+    ``consumed`` counts the bytes handed on (a pipe has no position to ask).
+    """
 
     def __init__(self, head: bytes, rest):
         self._head = head
         self._rest = rest
+        self.consumed = 0
 
     def readable(self) -> bool:
         return True
@@ -82,6 +89,7 @@ class _Rewound(io.RawIOBase):
         data = self._head[: len(buffer)] if self._head else self._rest.read(len(buffer))
         self._head = self._head[len(data):]
         buffer[: len(data)] = data
+        self.consumed += len(data)
         return len(data)
 
 
@@ -157,13 +165,78 @@ def _read_head(raw, size: int = _HEAD_SIZE) -> bytes:
     return head
 
 
+# --- bounds on what a compressed input may decompress to ---------------------------------------------------
+
+#: The environment variables that raise the bounds of :mod:`castregin.limits`, for every command and the API.
+SIZE_VARIABLE = "CASTREGIN_MAX_DECOMPRESSED"
+RATIO_VARIABLE = "CASTREGIN_MAX_COMPRESSION_RATIO"
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"\s*([0-9]+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+_NO_BOUND = ("none", "unlimited")
+
+
+def _from_environment(name: str, default: int, parse) -> int | None:
+    text = os.environ.get(name, "")
+    if not text.strip():
+        return default
+    if text.strip().lower() in _NO_BOUND:
+        return None
+    value = parse(text)
+    if not value:
+        example = "4G" if name == SIZE_VARIABLE else "1000"
+        raise InputError(f"{name}: expected a positive number such as {example}, or none, got {text!r}")
+    return value
+
+
+def _parse_size(text: str) -> int | None:
+    match = _SIZE.fullmatch(text)
+    return int(match.group(1)) * _UNITS[match.group(2).upper()] if match else None
+
+
+def decompression_bounds() -> tuple[int | None, int | None]:
+    """(bytes, ratio) a compressed input held whole may decompress to (None: unbounded).
+
+    :data:`castregin.limits.MAX_DECOMPRESSED` and :data:`~castregin.limits.MAX_COMPRESSION_RATIO`,
+    unless the environment variables ``CASTREGIN_MAX_DECOMPRESSED`` (a size: ``4G``, ``512M``) and
+    ``CASTREGIN_MAX_COMPRESSION_RATIO`` raise (or lower) them; ``none`` lifts a bound.
+    """
+    return (_from_environment(SIZE_VARIABLE, limits.MAX_DECOMPRESSED, _parse_size),
+            _from_environment(RATIO_VARIABLE, limits.MAX_COMPRESSION_RATIO,
+                              lambda text: int(text) if text.strip().isdigit() else None))
+
+
+def format_size(size: int) -> str:
+    """``size`` bytes for people: ``1 MiB``, ``1.5 GiB``, ``300 bytes``."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.4g} {unit}"
+    return f"{size} bytes"
+
+
+def _size_example(size: int) -> str:
+    """A size as the environment takes it, rounded up: ``4G``, ``12M``."""
+    for unit in "TGMK":
+        if size >= _UNITS[unit]:
+            return f"{-(-size // _UNITS[unit])}{unit}"
+    return str(size)
+
+
+def _raise_hint(variable: str, example: str) -> str:
+    return (f"if the file is genuine, raise the bound ({variable}={example} in the environment) or decompress "
+            "the file first")
+
+
 class Input:
     """An input file (``-``: standard input) opened for reading, decompressed as it is read.
 
     ``compression`` is the format its first bytes announce (None: plain text), whatever its name.
     ``in_place`` says that it is an uncompressed regular file, which a reader may open again by its
-    path. Reading a corrupt or truncated compressed file, or failing to read at all, raises one
-    :class:`InputError` line. Use as a context manager (:func:`open_input`).
+    path. Reading a corrupt or truncated compressed file, failing to read at all, or running out of
+    memory raises one :class:`InputError` line. Use as a context manager (:func:`open_input`).
+
+    A compressed input read whole (:meth:`read` without a size) is bounded, against decompression
+    bombs (:func:`decompression_bounds`); a reader that holds part of a stream says so with
+    :meth:`holding`. Reading in pieces is not bounded: streams may be of any size.
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -172,15 +245,20 @@ class Input:
         self._own = str(path) != STDIO  # standard input is not ours to close
         self.stream = self._raw
         self.compression = None
+        self._rewound = None
+        #: Decompressed bytes read so far.
+        self.decompressed = 0
         try:
             with self._reading():
                 head = _read_head(self._raw)
                 if regular:
                     self._raw.seek(0)
                 else:
-                    self.stream = io.BufferedReader(_Rewound(head, self._raw), 1 << 20)
+                    self._rewound = _Rewound(head, self._raw)
+                    self.stream = io.BufferedReader(self._rewound, 1 << 20)
             self.compression = compression_of(head)
             if self.compression is not None:
+                self._bounds = decompression_bounds()  # a bad value in the environment fails here, at once
                 self.stream = _decompressing(self.stream, self.compression, self.source)
         except BaseException:
             self.close()
@@ -188,14 +266,64 @@ class Input:
         self.in_place = regular and self.compression is None
 
     def read(self, size: int = -1) -> bytes:
-        """Up to ``size`` bytes of the (decompressed) content; all of the rest by default."""
+        """Up to ``size`` bytes of the (decompressed) content; all of the rest by default (bounded when
+        compressed, see the class)."""
         with self._reading():
-            return self.stream.read(size)
+            if size is None or size < 0:
+                return self._read_rest()
+            data = self.stream.read(size)
+            self.decompressed += len(data)
+            return data
 
     def readinto(self, buffer) -> int:
         """Fill ``buffer`` with the next (decompressed) bytes; the number read, 0 at the end."""
         with self._reading():
-            return self.stream.readinto(buffer)
+            size = self.stream.readinto(buffer)
+            self.decompressed += size
+            return size
+
+    def _read_rest(self) -> bytes:
+        if self.compression is None:
+            data = self.stream.read()
+            self.decompressed += len(data)
+            return data
+        # In pieces, each counted against the bounds; BytesIO hands its buffer over without a copy.
+        held = io.BytesIO()
+        while True:
+            data = self.stream.read(_WHOLE_READ_PIECE)
+            if not data:
+                return held.getvalue()
+            self.decompressed += len(data)
+            held.write(data)
+            self.holding(held.tell())
+
+    def holding(self, size: int) -> None:
+        """Refuse (one :class:`InputError` line) to hold ``size`` decompressed bytes of a compressed input
+        beyond the bounds of :func:`decompression_bounds`; nothing for a plain input."""
+        if self.compression is None:
+            return
+        max_size, max_ratio = self._bounds
+        if max_size is not None and size > max_size:
+            raise InputError(f"decompresses to more than {format_size(max_size)}, castregin's bound on a "
+                             f"compressed file read whole (against decompression bombs); "
+                             + _raise_hint(SIZE_VARIABLE, _size_example(max_size * 4)),
+                             source=self.source)
+        if max_ratio is not None and size > limits.RATIO_CHECKED_FROM:
+            consumed = self._consumed()
+            if consumed and self.decompressed > max_ratio * consumed:
+                raise InputError(f"decompresses to more than {max_ratio} times its compressed size "
+                                 f"({format_size(self.decompressed)} from {format_size(consumed)}), castregin's "
+                                 f"bound on a compressed file read whole (against decompression bombs); "
+                                 + _raise_hint(RATIO_VARIABLE, str(max_ratio * 10)), source=self.source)
+
+    def _consumed(self) -> int:
+        """Compressed bytes read so far (0 when unknown)."""
+        if self._rewound is not None:
+            return self._rewound.consumed
+        try:
+            return self._raw.tell()
+        except (OSError, ValueError):
+            return 0
 
     @contextlib.contextmanager
     def _reading(self):
@@ -203,6 +331,9 @@ class Input:
             yield
         except InputError:
             raise
+        except MemoryError:
+            raise InputError(f"not enough memory to read it ({format_size(self.decompressed)} read so far); "
+                             "free memory, or give a smaller file", source=self.source) from None
         except Exception as err:
             # Each decompressor reports bad data its own way (OSError, EOFError, zlib.error, LZMAError,
             # zstandard.ZstdError): any error while decompressing is a bad stream.
@@ -360,10 +491,25 @@ def invalid_json(message: str, column: int, source: str, line: int | None) -> In
     return InputError(f"invalid JSON at column {column}: {message}", source=source, line=line)
 
 
-def nested_too_deeply(source: str, line: int | None = None) -> InputError:
-    """The error for JSON nested deeper than Python's recursion allows."""
-    return InputError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels)", source=source,
-                      line=line)
+def nested_too_deeply(source: str, line: int | None = None, path: str = "") -> InputError:
+    """The error for JSON nested deeper than :data:`castregin.limits.MAX_JSON_DEPTH` (or than Python's
+    recursion allows); ``path``: the JSON path of the value."""
+    return InputError(f"{path + ': ' if path else ''}JSON nested too deeply (more than {limits.MAX_JSON_DEPTH} "
+                      "levels; castregin's formats nest a few)", source=source, line=line)
+
+
+def deeper_than(value, levels: int) -> bool:
+    """Whether JSON ``value`` nests more than ``levels`` arrays and objects deep (a scalar: 0). Level by
+    level, iteratively: no depth reaches Python's recursion limit."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > levels:
+            return True
+        level = [child for node in level for child in (node.values() if type(node) is dict else node)
+                 if type(child) is dict or type(child) is list]
+    return False
 
 
 def read_json(path: str | os.PathLike, *, unique_keys: bool = True):

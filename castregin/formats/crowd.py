@@ -12,6 +12,7 @@ codes and one label (or none) per criterion, with rejected assignments left out.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import gc
@@ -26,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..limits import MAX_SCALE_LABELS
-from .common import decode, display_name, read_bytes
+from ..limits import MAX_JSON_DEPTH, MAX_SCALE_LABELS
+from .common import decode, deeper_than, display_name, nested_too_deeply, read_bytes
 
 INPUT_FORMATS = ("auto", "long", "mturk")
 ID_ROLES = ("worker_id", "turn_id", "item_id", "status")
@@ -138,6 +139,17 @@ _NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c\x1c-\x1f]")
 _SPACE = re.compile(r"\s")
 
 
+@contextlib.contextmanager
+def _fields_of_any_size(size: int):
+    """The csv module reading fields of up to ``size`` characters (its limit is process-wide: put back after)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, size + 1))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(limit)
+
+
 @dataclass
 class CsvFile:
     """A CSV's header and the columns read so far, each factorised: a code per record and the distinct texts.
@@ -161,11 +173,12 @@ class CsvFile:
             starts = []
             reader = csv.reader(io.StringIO(decode(self.data, self.source), newline=""))
             previous_end = 0
-            for fields in reader:
-                start = previous_end + 1
-                previous_end = reader.line_num
-                if fields:  # blank lines are not records
-                    starts.append(start)
+            with _fields_of_any_size(len(self.data)):  # pyarrow read fields beyond the csv module's 128 KiB
+                for fields in reader:
+                    start = previous_end + 1
+                    previous_end = reader.line_num
+                    if fields:  # blank lines are not records
+                        starts.append(start)
             self._starts = starts[1:]  # the header is not a data record
         if record < len(self._starts):
             return self._starts[record]
@@ -202,16 +215,22 @@ class CsvFile:
         return pd.Series(np.asarray(uniques, dtype=object)[codes], dtype=object)
 
 
-def _parser_error_line(text: str, width: int) -> tuple[int | None, str]:
-    """Where the csv module finds the malformed record pandas refused, and why."""
+def _parser_error_line(text: str, width: int, *, refused: bool = True) -> tuple[int | None, str | None]:
+    """Where the csv module finds the first record with more or fewer fields than the header, or another
+    malformed record, and why. ``refused``: pandas refused the text (else None when no record is wrong)."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        for fields in reader:
-            if len(fields) > width:
-                return reader.line_num, f"{len(fields)} fields where the header has {width}; quote fields with commas"
+        with _fields_of_any_size(len(text)):
+            for fields in reader:
+                if len(fields) > width:
+                    return reader.line_num, (f"{len(fields)} fields where the header has {width}; quote fields "
+                                             "with commas")
+                if fields and len(fields) < width:
+                    return reader.line_num, (f"{len(fields)} field{'s' if len(fields) > 1 else ''} where the "
+                                             f"header has {width}; give every column (empty ones as ,,)")
     except csv.Error as err:
         return reader.line_num, f"malformed CSV ({err}); check the quotes"
-    return None, "malformed CSV; check the quotes"
+    return (None, "malformed CSV; check the quotes") if refused else (None, None)
 
 
 def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
@@ -293,6 +312,10 @@ def _pandas_columns(csv_file: CsvFile) -> dict:
         # Every row had one field more than the header, and pandas took the first for an index.
         line, problem = _parser_error_line(text, width)
         raise InputError(problem, source=csv_file.source, line=line) from None
+    # pandas fills a record with fewer fields than the header with empty cells: refused, as pyarrow refuses it.
+    line, problem = _parser_error_line(text, width, refused=False)
+    if problem is not None:
+        raise InputError(problem, source=csv_file.source, line=line)
     parsed: dict = {None: len(frame)}
     for k, name in enumerate(csv_file.header):
         if name and name not in parsed and k < frame.shape[1]:
@@ -315,7 +338,10 @@ def open_csv(data: bytes, source: str, what: str) -> CsvFile:
         raise InputError(f"the file is empty, expected {what} with a header line", source=source)
     # The first record that is not blank, as pandas takes it; the text is decoded as far as it is read.
     lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
-    raw = next((fields for fields in csv.reader(lines) if fields), [])
+    try:
+        raw = next((fields for fields in csv.reader(lines) if fields), [])
+    except csv.Error as err:  # a header field beyond the csv module's limit (128 KiB), a NUL byte...
+        raise InputError(f"malformed CSV header ({err}); check the first line", source=source, line=1) from None
     header = [name.strip() for name in raw]
     seen: set[str] = set()
     for name in header:
@@ -361,6 +387,8 @@ def _id_problem(value: str) -> str | None:
         return "is empty"
     if _SPACE.search(value):
         return f"{value!r} contains whitespace, which qrels cannot hold"
+    if "\0" in value:
+        return f"{value!r} contains a NUL byte, which no trec_eval id can hold"
     return None
 
 
@@ -379,7 +407,8 @@ def factorize_ids(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, unique
         used = np.flatnonzero(np.bincount(codes, minlength=len(uniques)))
         texts = [uniques[k] for k in used.tolist()]
     stripped = [text.strip() for text in texts]
-    if "" in stripped or _SPACE.search("\x00".join(stripped)):
+    joined = "\x00".join(stripped)  # a NUL within an id shows as one NUL more than the separators
+    if "" in stripped or _SPACE.search(joined) or joined.count("\x00") > max(len(stripped) - 1, 0):
         problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped)) if p}
         position, line = _first_row_with(csv_file, rows, codes, problems)
         problem = problems[int(codes[position])]
@@ -543,6 +572,10 @@ def explode_hit_answers(csv_file: CsvFile, criteria: Sequence[str]) -> CsvFile:
         except ValueError:
             raise InputError(f"{HIT_ANSWERS} is not JSON; expected the list the castregin HIT submits",
                              source=csv_file.source, line=line) from None
+        except RecursionError:
+            raise nested_too_deeply(csv_file.source, line, HIT_ANSWERS) from None
+        if deeper_than(elements, MAX_JSON_DEPTH):
+            raise nested_too_deeply(csv_file.source, line, HIT_ANSWERS)
         if not isinstance(elements, list) or not all(isinstance(e, dict) for e in elements):
             raise InputError(f"{HIT_ANSWERS} must be a JSON list of objects {{turn_id, item_id, <criterion>}}",
                              source=csv_file.source, line=line)

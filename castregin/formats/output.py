@@ -13,7 +13,9 @@ Every file castregin writes goes through here. The rules:
   so an error writes nothing there either. A directory or a block device is refused.
 - An output that is one of the inputs, however it is spelled (``./x`` and ``x``, a symbolic or a
   hard link), is an error: files are compared by device and inode. So are two outputs that are
-  the same file.
+  the same file. The inputs are those a writer is given and, on the command line, every file any
+  parameter of the command names as an input (:func:`declared_inputs`).
+- A name ending in ``/`` names a directory: it is refused as a file to write.
 - Several outputs of one command are one :class:`OutputSet`: all are committed, or, on any error,
   none, the old files staying exactly as they were and a directory created for them removed.
 - A regular file whose name ends in ``.gz``, ``.bz2`` or ``.xz`` is written compressed, reproducibly
@@ -28,9 +30,11 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import contextvars
 import errno
 import gzip
 import io
+import json
 import lzma
 import os
 import shutil
@@ -63,6 +67,25 @@ _HINTS = {
     errno.ENAMETOOLONG: "the name is too long",
     errno.EBADF: "is closed",
 }
+
+
+#: The inputs of the running command (see :func:`declared_inputs`).
+_DECLARED_INPUTS: contextvars.ContextVar[tuple] = contextvars.ContextVar("castregin_declared_inputs", default=())
+
+
+@contextlib.contextmanager
+def declared_inputs(paths: Iterable[str | os.PathLike]) -> Iterator[None]:
+    """Inside the block, every output is also checked against ``paths``: the command line declares every
+    file its parameters name as inputs, so that no writer can forget one."""
+    token = _DECLARED_INPUTS.set(tuple(p for p in paths if p is not None))
+    try:
+        yield
+    finally:
+        _DECLARED_INPUTS.reset(token)
+
+
+def _all_inputs(inputs: Iterable[str | os.PathLike]) -> list:
+    return [*(p for p in inputs if p is not None), *_DECLARED_INPUTS.get()]
 
 
 def write_error(err: OSError, where: str) -> InputError:
@@ -112,6 +135,8 @@ def resolve(path: str | os.PathLike) -> Target:
         return Target("stdout", STDIO, STDIO)
     if not given or "\0" in given:
         raise InputError("not a usable file name", source=repr(given))
+    if given.endswith(os.sep) or (os.altsep and given.endswith(os.altsep)):
+        raise InputError("ends in '/', which names a directory; give a file name", source=given)
     try:
         st = os.stat(given)
     except FileNotFoundError:
@@ -130,7 +155,7 @@ def resolve(path: str | os.PathLike) -> Target:
 
 def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Refuse, before any work, outputs that are inputs or each other, directories and block devices."""
-    inputs = [p for p in inputs if p is not None]
+    inputs = _all_inputs(inputs)
     read = {identity(p): p for p in inputs}
     read.pop(None, None)
     seen: dict = {}
@@ -231,7 +256,7 @@ class OutputSet:
     _created: list[Path] = field(default_factory=list)
 
     def __post_init__(self):
-        self.inputs = [p for p in self.inputs if p is not None]
+        self.inputs = _all_inputs(self.inputs)
 
     def __enter__(self) -> OutputSet:  # noqa: PYI034 - a dataclass; Self needs 3.11
         return self
@@ -251,7 +276,7 @@ class OutputSet:
             spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+b")  # noqa: SIM115 - closed at commit
             handle = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
             self._staged.append(_Staged(target, handle, binary=binary))
-            return _Unclosable(handle)
+            return _Unclosable(handle, display(path))
         directory = Path(target.path).parent
         self._make_directory(directory, target.given)
         name = Path(target.path).name
@@ -264,7 +289,7 @@ class OutputSet:
         raw = compressor or file
         handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
         self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
-        return _Unclosable(handle)
+        return _Unclosable(handle, display(path))
 
     def write_text(self, path: str | os.PathLike, text: str) -> None:
         handle = self.open(path, "w")
@@ -373,16 +398,27 @@ class OutputSet:
 
 
 class _Unclosable:
-    """A staged handle the caller may use in ``with`` without closing it before the commit."""
+    """A staged handle the caller may use in ``with`` without closing it before the commit; an OSError
+    while writing (the disk full) is one :class:`InputError` line naming the output."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, where: str):
         self._handle = handle
+        self._where = where
 
     def __getattr__(self, name):
         return getattr(self._handle, name)
 
     def write(self, data):
-        return self._handle.write(data)
+        try:
+            return self._handle.write(data)
+        except OSError as err:
+            raise write_error(err, self._where) from None
+
+    def flush(self):
+        try:
+            return self._handle.flush()
+        except OSError as err:
+            raise write_error(err, self._where) from None
 
     def __enter__(self):
         return self
@@ -457,10 +493,10 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
     """Make ``out_dir`` hold exactly ``files`` (relative path -> bytes), replacing it as a whole.
 
     The new directory is built beside it and swapped in with two renames, so it never holds a
-    mix of two versions. An existing directory is replaced only if castregin wrote it (it holds
-    the marker file, or only names matching ``allowed``, glob patterns such as ``figures/*.png``,
-    for outputs older than the marker) or is empty; anything else is refused, never deleted.
-    Inputs inside it are refused too.
+    mix of two versions. An existing directory is replaced only if it is empty or every file in its
+    tree is one castregin wrote there: one the marker file lists, or, for outputs older than the
+    list, a name matching ``allowed`` (glob patterns such as ``figures/*.png``). Anything else is
+    refused, never deleted. Inputs inside it are refused too.
     """
     target = Path(out_dir)
     check_replaceable_directory(out_dir, kind=kind, inputs=inputs, allowed=allowed)
@@ -473,7 +509,7 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
     old = None
     try:
         os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; a report is for reading
-        for name, data in {**files, MARKER: f"castregin {kind}\n".encode()}.items():
+        for name, data in {**files, MARKER: _marker(kind, files)}.items():
             path = staging / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
@@ -506,17 +542,41 @@ def check_replaceable_directory(out_dir: str | os.PathLike, *, kind: str, inputs
     if target.is_dir():
         _check_replaceable(target, kind, list(allowed))
         real = target.resolve()
-        for path in inputs:
+        for path in _all_inputs(inputs):
             if path is not None and str(path) != STDIO and Path(path).resolve().is_relative_to(real):
                 raise InputError(f"holds the input {path}, which replacing it would delete; choose another "
                                  "directory", source=str(out_dir))
 
 
+def _marker(kind: str, files: Iterable[str]) -> bytes:
+    """The marker's text: ``castregin KIND``, then each file written, one JSON string a line."""
+    return "".join([f"castregin {kind}\n", *(json.dumps(str(name)) + "\n" for name in sorted(files))]).encode()
+
+
+def _written(directory: Path) -> set[str] | None:
+    """The files the marker in ``directory`` lists, None where there is no marker or it lists none (older)."""
+    try:
+        lines = (directory / MARKER).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        names = {json.loads(line) for line in lines[1:]}
+    except (ValueError, RecursionError):
+        return None
+    return names if names and all(isinstance(name, str) for name in names) else None
+
+
 def _check_replaceable(directory: Path, kind: str, allowed: list[str]) -> None:
-    entries = [p for p in directory.rglob("*") if p.is_file() or p.is_symlink()]
-    if not entries or (directory / MARKER).is_file():
-        return
-    strangers = [p for p in entries if not any(p.relative_to(directory).match(a) for a in allowed)]
-    if strangers:
-        raise InputError(f"holds files that are not a castregin {kind} ({strangers[0].relative_to(directory)}); "
-                         "choose a new or empty directory", source=str(directory))
+    # Every entry that is not a directory (files, links, FIFOs), however deep: replacing the directory
+    # deletes them all.
+    entries = [p for p in directory.rglob("*") if p.is_symlink() or not p.is_dir()]
+    written = _written(directory)
+    for entry in entries:
+        name = entry.relative_to(directory)
+        if name == Path(MARKER):
+            continue
+        ours = (name.as_posix() in written if written is not None
+                else any(name.match(pattern) for pattern in allowed))
+        if not ours:
+            raise InputError(f"holds files that are not a castregin {kind} ({name}); choose a new or empty "
+                             "directory, or move the file out", source=str(directory))

@@ -11,6 +11,9 @@ Two keywords extend draft 2020-12: ``finite`` (JSON has no NaN or Infinity, but 
 reads them, and integers beyond a float arrive as infinities) and ``finite-or-nan`` (a number, NaN
 allowed: clembench writes NaN for an aborted episode). ``x-what`` says in words what a
 ``pattern``, ``enum`` or ``oneOf`` wants.
+
+A value nested deeper than :data:`castregin.limits.MAX_JSON_DEPTH` is refused before any schema walks
+it (jsonschema's checks and messages recurse; no format nests more than a few levels).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import math
 from collections.abc import Iterable
 from importlib import resources
 
+from .. import limits
 from ..errors import InputError
-from .common import TooLarge
+from .common import TooLarge, deeper_than, nested_too_deeply
 
 
 def _finite(validator, value, instance, schema):
@@ -113,6 +117,9 @@ def _describe(error, at_root: bool) -> str:
 
 def first_error(checker, instance, prefix: Iterable = ()) -> str | None:
     """The message of the first error of ``instance`` in document order (``path: problem``), or None."""
+    prefix = list(prefix)
+    if deeper_than(instance, limits.MAX_JSON_DEPTH - len(prefix)):  # counted from the document's root
+        return str(nested_too_deeply(None, path=json_path(prefix)))
     errors = list(checker.iter_errors(instance))
     if not errors:
         return None
@@ -125,7 +132,9 @@ def first_error(checker, instance, prefix: Iterable = ()) -> str | None:
 
     error = min(errors, key=order)
     if error.validator == "oneOf" and error.context and not error.schema.get("x-what"):
-        error = min(error.context, key=lambda e: (len(e.absolute_path) == 0, order(e)))
+        # The branch the value's type chose speaks (a bank object with a bad id: not "expected an array").
+        error = min(error.context, key=lambda e: (e.validator == "type" and not e.relative_path,
+                                                  len(e.absolute_path) == 0, order(e)))
     path = json_path([*prefix, *error.absolute_path])
     return (f"{path}: " if path else "") + _describe(error, not path)
 
@@ -133,6 +142,6 @@ def first_error(checker, instance, prefix: Iterable = ()) -> str | None:
 def validate(instance, name: str, source: str | None = None, line: int | None = None, prefix: Iterable = ()) -> None:
     """Check ``instance`` against the schema ``name``; the first problem is an :class:`InputError`."""
     checker = validator(name)
-    if checker.is_valid(instance):
+    if not deeper_than(instance, limits.MAX_JSON_DEPTH) and checker.is_valid(instance):
         return
     raise InputError(first_error(checker, instance, prefix), source=source, line=line)

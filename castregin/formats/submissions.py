@@ -49,7 +49,7 @@ from .common import (
 )
 from .output import write_error
 
-NO_SPACE = r"^\S+$"
+NO_SPACE = r"^[^\s\x00]+$"  # no NUL either: no trec_eval id holds one
 #: The schemas (``castregin/formats/schemas/``) of each kind of run: the document, each turn, and its name.
 _KINDS = {"mi": ("mi-run", "mi-turn", "mixed-initiative run"), "main": ("main-run", "main-turn", "main-task run")}
 _NO_SPACE = re.compile(NO_SPACE)
@@ -410,6 +410,7 @@ class _Stream:
             self.line += newlines
             self.text, self.pos, self.mark = text[mark:], self.pos - mark, 0
         self.text += self._decode(self._bytes(max(self._chunk, at_least)))
+        self._input.holding(len(self.text))  # one value held whole is bounded as a whole file is
 
     def skip(self) -> str:
         """Skip whitespace: the next character ('' at the end), at ``pos``."""
@@ -419,6 +420,11 @@ class _Stream:
                 return self.text[self.pos]
             if self.eof:
                 return ""
+            if self.state and _WHITESPACE.match(self.text, self.mark).end() == self.pos:
+                # Nothing but whitespace since the mark, which leaves json's state as it was: whitespace
+                # does not pile up in memory (the mark moves on, the text before it is dropped). Not before
+                # the document's first mark: a document that is not an object is then read whole.
+                self.mark = self.pos
             self._read()
 
     def value(self):
@@ -481,10 +487,12 @@ class _Stream:
 
     def whole(self) -> str:
         """The whole document, when nothing was dropped yet (the first mark is after its ``{``)."""
-        parts, newlines = [self.text], 0
+        parts, newlines, held = [self.text], 0, len(self.text)
         while not self.eof:
             parts.append(self._decode(self._bytes(self._chunk), newlines))
             newlines += parts[-1].count("\n")
+            held += len(parts[-1])
+            self._input.holding(held)
         return "".join(parts)
 
 

@@ -15,8 +15,19 @@ RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
 
 
+def refuse_nul(text: str, source: str) -> None:
+    """A NUL byte anywhere in a TREC file is an error naming its line: trec_eval reads lines as C strings,
+    which end at one, so its ids cannot hold one."""
+    at = text.find("\0")
+    if at >= 0:
+        line = len((text[:at] + "x").splitlines())  # as the readers number lines (str.splitlines)
+        raise InputError("holds a NUL byte (\\0), which no trec_eval id can hold (C strings end at one); remove it",
+                         source=source, line=line)
+
+
 def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, whitespace-split fields) of each non-blank line; an empty file is an error."""
+    refuse_nul(text, source)
     seen = False
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
@@ -127,6 +138,7 @@ def read_turn_list(path: str | os.PathLike) -> list[str]:
     if text.lstrip().startswith("{"):
         data = parse_json_text(text, source)
         return turn_ids_from_json(data, source)
+    refuse_nul(text, source)
     turns: dict[str, None] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()

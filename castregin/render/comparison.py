@@ -9,7 +9,6 @@ letters of the runs beaten; in the order given or sorted by one measure), a lege
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from .numbers import fixed
 from .tables import (
     COUNT_MEASURES,
     NOT_SCORES,
+    csv_text,
     latex_escape,
     latex_table,
     markdown_escape,
@@ -208,14 +208,12 @@ def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str
     if fmt == "json":
         return json_text(comparison_records(comparisons))
     if fmt in ("tsv", "csv"):
-        buffer = io.StringIO()
         frame = comparisons.copy()
         for column in ("mean_difference", "statistic", "p_value", "p_value_corrected", "effect_size"):
             frame[column] = [repr(float(v)) for v in frame[column]]
         frame["significant"] = ["true" if v else "false" for v in frame["significant"]]
         frame["direction"] = [v or "" for v in frame["direction"]]
-        frame.to_csv(buffer, sep="\t" if fmt == "tsv" else ",", index=False, lineterminator="\n")
-        return buffer.getvalue()
+        return csv_text(list(frame.columns), frame.itertuples(index=False), "\t" if fmt == "tsv" else ",")
     if fmt not in COMPARE_FORMATS:
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(COMPARE_FORMATS)}")
     legend = _legend(comparisons, baseline, test, correction, alpha)

@@ -8,9 +8,9 @@ markdown and LaTeX the best value of each column in bold, ready to paste into a 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -44,13 +44,50 @@ def markdown_escape(text) -> str:
     return " ".join(out.splitlines())
 
 
-def csv_text(header: Sequence[str], rows: Sequence[Sequence], delimiter: str = ",") -> str:
-    """Rows as CSV (or TSV): the csv module's minimal quoting, ``\n`` line ends."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
+#: What a spreadsheet runs as a formula when a cell begins with it (OWASP, "CSV injection"): ``=``, ``+``,
+#: ``-``, ``@``, and a tab or carriage return before one of those.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: A number as spreadsheets read one (``-0.5``, ``+3``, ``1e-05``): left as it is.
+_SPREADSHEET_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def spreadsheet_cell(value):
+    """``value`` safe to open in a spreadsheet: text that begins as a formula gets a ``'`` in front (OWASP's
+    advice against CSV injection: ``=HYPERLINK(...)`` from a bank shows as text, never runs). Numbers, and
+    text that begins otherwise, are left as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _SPREADSHEET_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def csv_text(header: Sequence[str], rows: Sequence[Sequence], delimiter: str = ",", *,
+             spreadsheet: bool = True) -> str:
+    """Rows as CSV (or TSV): the csv module's minimal quoting, ``\n`` line ends.
+
+    Every CSV castregin writes is taken to be opened in a spreadsheet (results, crowd task files), so its
+    cells go through :func:`spreadsheet_cell`, unless ``spreadsheet`` is False: a file that castregin
+    itself reads back, whose ids must stay as they are (the gold.csv of ``tasks``).
+    """
+    sink = _LinesEndingInNewline()
+    # "\r\n" for the writer, which then quotes a cell holding a lone "\r" (with "\n" it does not, and the
+    # cell would split its row); each row then ends in "\n" (the sink).
+    writer = csv.writer(sink, delimiter=delimiter, lineterminator="\r\n")
+    if spreadsheet:
+        header = [spreadsheet_cell(cell) for cell in header]
+        rows = ([spreadsheet_cell(cell) for cell in row] for row in rows)
     writer.writerow(header)
     writer.writerows(rows)
-    return buffer.getvalue()
+    return "".join(sink.lines)
+
+
+class _LinesEndingInNewline:
+    """Where the csv writer writes its rows (one call a row), each row's "\r\n" made "\n"."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def write(self, line: str) -> None:
+        self.lines.append(line[:-2] + "\n")
 
 
 def text_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:

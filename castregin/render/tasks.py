@@ -88,8 +88,8 @@ def mturk_csv(task_set: TaskSet) -> str:
 
 
 def gold_csv(rows: Sequence[dict]) -> str:
-    """``gold.csv`` in the format ``castregin aggregate --gold`` reads."""
-    return csv_text(GOLD_COLUMNS, [[row[column] for column in GOLD_COLUMNS] for row in rows])
+    """``gold.csv`` in the format ``castregin aggregate --gold`` reads (as it is: castregin reads it back)."""
+    return csv_text(GOLD_COLUMNS, [[row[column] for column in GOLD_COLUMNS] for row in rows], spreadsheet=False)
 
 
 @functools.cache

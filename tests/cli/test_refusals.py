@@ -58,7 +58,75 @@ def test_json_nested_too_deeply_everywhere(cli, tmp_path, clembench):
     ]
     for call in calls:
         message = _one_line_error(cli(*call))
-        assert "JSON nested too deeply (more than about" in message, call
+        assert "JSON nested too deeply (more than 100 levels" in message, call
+
+
+def _deep_inputs(directory: Path, depth: int) -> list[tuple]:
+    """A command line per JSON input, the input holding an array nested ``depth`` deep where a value goes."""
+    deep = "[" * depth + "]" * depth
+    files = {
+        "bank.json": '{"Q1": ' + deep + "}",
+        "run.json": '{"run_name": "x", "turns": [{"turn_id": "1_1-1", "questions": [{"question": ' + deep + "}]}]}",
+        "member.json": '{"run_name": "x", "extra": ' + deep + ', "turns": []}',
+        "turns.json": '{"101": ' + deep + "}",
+        "topics.json": '[{"number": ' + deep + "}]",
+        "exp.jsonl": '{"dialogue": ' + deep + "}\n",
+        "function.json": '{"factors": ' + deep + "}",
+        "ep/interactions.json": '{"turns": ' + deep + "}",
+        "hits.csv": 'WorkerId,AssignmentStatus,Answer.judgments\nW1,Approved,"[{""turn_id"": ' + deep + '}]"\n',
+        "hits2.csv": 'WorkerId,AssignmentStatus,Answer.judgments\nW1,Approved,"' + deep + '"\n',
+    }
+    for name, text in files.items():
+        (directory / name).parent.mkdir(exist_ok=True)
+        (directory / name).write_text(text)
+    (directory / "t.run").write_text("101_1-1 Q0 Q1 1 1.0 t\n")
+    (directory / "q.qrel").write_text("101_1-1 0 Q1 1\n")
+    (directory / "d.csv").write_text("id,x\na,1\n")
+    d = directory
+    return [
+        ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", d / "bank.json", "-o", d / "o.run"),
+        ("convert", "questions", d / "run.json", "--bank", BANK, "-o", d / "o.run"),
+        ("convert", "questions", d / "member.json", "--bank", BANK, "-o", d / "o.run"),
+        ("evaluate", d / "t.run", "--qrels", d / "q.qrel", "--turns", d / "turns.json"),
+        ("tasks", d / "t.run", "--bank", BANK, "--topics", d / "topics.json", "--criteria", "relevance",
+         "--out-dir", d / "tasks"),
+        ("ope", "estimate", d / "exp.jsonl"),
+        ("paradise", "predict", d / "function.json", d / "d.csv"),
+        ("scorekeeping", "score", d / "ep"),
+        ("aggregate", d / "hits.csv", "--criteria", "relevance", "--out-dir", d / "qrels"),
+        ("aggregate", d / "hits2.csv", "--criteria", "relevance", "--out-dir", d / "qrels"),
+    ]
+
+
+@pytest.mark.parametrize("below_the_limit", [None, 10, 25, 50])
+def test_json_nested_near_python_s_recursion_limit_is_one_line_everywhere(cli, tmp_path, below_the_limit):
+    # Values that Python's json still parses, a few levels below its recursion limit, then reached its limit
+    # in the checks and messages that followed (a RecursionError traceback from an Answer.judgments cell).
+    import sys
+
+    depth = 101 if below_the_limit is None else sys.getrecursionlimit() - below_the_limit
+    for call in _deep_inputs(tmp_path, depth):
+        message = _one_line_error(cli(*call))
+        assert "JSON nested too deeply (more than 100 levels" in message, (call, message)
+
+
+def test_json_nested_within_the_limit_is_read(cli, tmp_path):
+    # Documents nesting less than 100 levels are not refused for nesting (most inputs are then refused for
+    # what they hold there; an extra member of a run is allowed).
+    for call in _deep_inputs(tmp_path, 94):
+        result = cli(*call)
+        assert "Traceback" not in result.stderr and "nested too deeply" not in result.stderr, (call, result.stderr)
+
+
+def test_json_nested_deep_where_castregin_reads_nothing_is_ignored(cli, tmp_path):
+    # An extra key of a question is never read (the fast check of a turn skips it): nested 500 deep, the
+    # run converts; at Python's recursion limit, the parser refuses it in one line, as anywhere.
+    for depth, code in ((500, 0), (50_000, 1)):
+        (tmp_path / "run.json").write_text('{"run_name": "x", "turns": [{"turn_id": "101_1-1", "questions": '
+                                           '[{"question": "Q0001", "score": 1, "extra": ' + "[" * depth + "]" * depth
+                                           + "}]}]}")
+        result = cli("convert", "questions", tmp_path / "run.json", "--bank", BANK, "-o", tmp_path / "o.run")
+        assert result.exit_code == code and "Traceback" not in result.stderr, result.stderr
 
 
 def test_a_key_given_twice_in_a_bank_or_episode(cli, tmp_path):
@@ -194,3 +262,104 @@ def _scaled(data: Path, tmp_path: Path) -> Path:
     out.write_text("\n".join([",".join(rows[0])] + [",".join(str(float(v) / 1e300) for v in r) for r in rows[1:]])
                    + "\n")
     return out
+
+
+def test_a_crowd_csv_field_beyond_the_csv_module_s_limit(cli, tmp_path):
+    # Python's csv refuses fields over 128 KiB (a traceback, from a header of 3 GB of zeros); pyarrow reads them.
+    header = tmp_path / "header.csv"
+    header.write_text("0" * 200_000 + "\n")
+    message = _one_line_error(cli("aggregate", header, "--criteria", "relevance", "--out-dir", tmp_path / "o"))
+    assert message == (f"castregin: error: {header}:1: malformed CSV header (field larger than field limit "
+                       "(131072)); check the first line\n")
+    cell = tmp_path / "cell.csv"
+    cell.write_text("worker_id,turn_id,item_id,relevance\nW1,t1," + "d" * 200_000 + ",1\nW1,t1,d2,x\n")
+    message = _one_line_error(cli("aggregate", cell, "--criteria", "relevance", "--out-dir", tmp_path / "o"))
+    assert message.startswith(f"castregin: error: {cell}:3: relevance label 'x'")
+
+
+@pytest.mark.parametrize("rows", [
+    "W1,t1,d1,2\nW2,t1,d1\nW3,t1,d1,1\n",  # a field short
+    "W1,t1,d1,2\nW2\n",  # one field
+    'W1,t1,d1,"2"\nW2,t1,d1\n',  # quoted fields elsewhere
+    "W1,t1,d1,2\r\nW2,t1,d1\r\n",  # CRLF
+])
+@pytest.mark.parametrize("command", ["aggregate", "agreement"])
+def test_a_crowd_csv_row_with_fewer_fields_than_the_header(cli, tmp_path, rows, command):
+    judgments = tmp_path / "j.csv"
+    judgments.write_text("worker_id,turn_id,item_id,relevance\n" + rows, newline="")
+    extra = ["--out-dir", tmp_path / "o"] if command == "aggregate" else []
+    message = _one_line_error(cli(command, judgments, "--criteria", "relevance", *extra))
+    assert message.startswith(f"castregin: error: {judgments}:3: ") and "where the header has 4" in message
+
+
+def test_a_gold_csv_row_with_fewer_fields_than_the_header(cli, tmp_path):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("turn_id,item_id,criterion,min_label,max_label\n101_1-1,Q0001,relevance,0\n")
+    message = _one_line_error(cli("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance",
+                                  "--gold", gold, "--out-dir", tmp_path / "o"))
+    assert message.startswith(f"castregin: error: {gold}:2: 4 fields where the header has 5")
+
+
+# --- NUL bytes: no trec_eval id holds one ---------------------------------------------------------------------
+
+
+def _nul_inputs(d: Path) -> dict[str, tuple]:
+    """A command line per reader, each with a NUL byte inside an id of one input."""
+    run = "".join(f"101_1-{t}\tQ0\tQ000{i}\t{i}\t{10 - i}.0\tr\n" for t in range(1, 4) for i in range(1, 4))
+    (d / "r.run").write_text(run)
+    (d / "q.qrel").write_text("".join(f"101_1-{t} 0 Q000{i} {i % 3}\n" for t in range(1, 4) for i in range(1, 4)))
+    (d / "nul.run").write_text(run.replace("Q0002", "Q00\x002", 1))
+    (d / "nul.qrel").write_text("101_1-1 0 Q0001 1\n101_1-2 0 Q\x000001 2\n")
+    (d / "nul.txt").write_text("101_1-1\n101_1-\x002\n")
+    (d / "nul-turns.json").write_text('{"101": ["1-1", "1-\\u00002"]}')
+    (d / "nul.csv").write_text("worker_id,turn_id,item_id,relevance\nW1,101_1-1,Q0001,2\nW\x002,101_1-1,Q0001,1\n")
+    (d / "nul-bank.json").write_text('{"Q0001": "a", "Q\\u00002": "b"}')
+    (d / "nul-list-bank.json").write_text('[{"question_id": "Q\\u00001", "question": "a"}]')
+    (d / "nul-run.json").write_text('{"run_name": "x", "turns": [{"turn_id": "101_1-\\u00001", "questions": []}]}')
+    (d / "nul-main.json").write_text('{"run_name": "m", "turns": [{"turn_id": "101_1-1", "responses": [{"text": "a", '
+                                     '"rank": 1, "provenance": [{"id": "P\\u00001"}]}]}]}')
+    (d / "nul-gold.csv").write_text("turn_id,item_id,criterion,min_label,max_label\n101_1-1,Q\x001,relevance,0,1\n")
+    bank = REPO / "data/question_bank.json"
+    return {
+        "run (trec_eval)": ("trec_eval", d / "q.qrel", d / "nul.run"),
+        "run (evaluate, streamed)": ("evaluate", d / "nul.run", "--qrels", d / "q.qrel"),
+        "run (pool)": ("pool", d / "nul.run"),
+        "pool (pool stats --pool)": ("pool", "stats", d / "r.run", "--pool", d / "nul.run"),
+        "qrels (evaluate, streamed)": ("evaluate", d / "r.run", "--qrels", d / "nul.qrel"),
+        "qrels (qrels stats)": ("qrels", "stats", d / "nul.qrel"),
+        "turn list": ("evaluate", d / "r.run", "--qrels", d / "q.qrel", "--turns", d / "nul.txt"),
+        "turn list (JSON)": ("evaluate", d / "r.run", "--qrels", d / "q.qrel", "--turns", d / "nul-turns.json"),
+        "crowd CSV": ("aggregate", d / "nul.csv", "--criteria", "relevance", "--out-dir", d / "o"),
+        "gold CSV": ("aggregate", REPO / "data/crowd/judgments.csv", "--criteria", "relevance", "--gold",
+                     d / "nul-gold.csv", "--out-dir", d / "o"),
+        "bank": ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", d / "nul-bank.json", "-o", "-"),
+        "bank (list)": ("convert", "questions", REPO / "data/runs/alpha.json", "--bank", d / "nul-list-bank.json",
+                        "-o", "-"),
+        "JSON run": ("convert", "questions", d / "nul-run.json", "--bank", bank, "-o", "-"),
+        "main-task run": ("convert", "passages", d / "nul-main.json", "-o", "-"),
+    }
+
+
+NUL_CASES = ["run (trec_eval)", "run (evaluate, streamed)", "run (pool)", "pool (pool stats --pool)",
+             "qrels (evaluate, streamed)", "qrels (qrels stats)", "turn list", "turn list (JSON)", "crowd CSV",
+             "gold CSV", "bank", "bank (list)", "JSON run", "main-task run"]
+
+
+@pytest.mark.parametrize("case", NUL_CASES)
+def test_a_nul_byte_in_an_id_is_refused_by_every_reader(cli, tmp_path, case):
+    call = _nul_inputs(tmp_path)[case]
+    message = _one_line_error(cli(*call))
+    assert "NUL" in message or "\\u0000" in message, message
+
+
+def test_the_fast_readers_leave_a_nul_to_the_line_reader(tmp_path):
+    from castregin.errors import InputError
+    from castregin.formats import columnar
+
+    _nul_inputs(tmp_path)
+    for read in (lambda: columnar.read_run(tmp_path / "nul.run"), lambda: columnar.read_qrels(tmp_path / "nul.qrel"),
+                 lambda: list(columnar.stream_run(tmp_path / "nul.run"))):
+        with pytest.raises((InputError, columnar.NotStreamable)) as caught:
+            read()
+        if isinstance(caught.value, InputError):
+            assert ":1: holds a NUL byte" in str(caught.value) or ":2: holds a NUL byte" in str(caught.value)

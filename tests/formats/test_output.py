@@ -5,6 +5,7 @@ file left behind, SIGTERM and SIGINT included."""
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from castregin.errors import InputError
@@ -263,14 +265,39 @@ def test_convert_out_dir_is_all_or_nothing(cli, tmp_path):
 def test_report_directory_holds_only_the_current_report(cli, files, tmp_path):
     out = tmp_path / "report"
     assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out).exit_code == 0
-    stale = out / "figures" / "stale-old-figure.png"
-    stale.write_bytes(b"\x89PNG old")
     first = sorted(p.relative_to(out) for p in out.rglob("*"))
+    assert any("P_1" in str(p) for p in first)
     assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "nDCG@3", "--out", out).exit_code == 0
     now = sorted(p.relative_to(out) for p in out.rglob("*"))
-    assert not stale.exists() and now != first
+    assert now != first
     assert all("P_1" not in str(p) for p in now)  # the previous report's per-turn figure is gone
     assert _temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("planted", ["figures/mine.png", "figures/notes.txt", "runs/deep/mine.html", ".hidden"])
+def test_report_refuses_to_delete_a_file_it_did_not_write_anywhere_in_its_tree(cli, files, tmp_path, planted):
+    out = tmp_path / "report"
+    assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out).exit_code == 0
+    (out / planted).parent.mkdir(parents=True, exist_ok=True)
+    (out / planted).write_bytes(b"a user's file")
+    result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out)
+    assert result.exit_code == 1
+    assert f"holds files that are not a castregin report ({planted})" in result.stderr
+    assert (out / planted).read_bytes() == b"a user's file"
+
+
+def test_a_report_of_an_older_castregin_is_replaced_if_every_file_is_one_a_report_has(cli, files, tmp_path):
+    out = tmp_path / "report"
+    (out / "figures").mkdir(parents=True)
+    (out / ".castregin-output").write_text("castregin report\n")  # the marker before it listed the files
+    (out / "index.html").write_text("old")
+    (out / "figures/old.png").write_bytes(b"old")
+    assert cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out).exit_code == 0
+    assert not (out / "figures/old.png").exists()
+    (out / ".castregin-output").write_text("castregin report\n")
+    (out / "figures/notes.txt").write_text("mine")
+    result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out)
+    assert result.exit_code == 1 and "(figures/notes.txt)" in result.stderr
 
 
 def test_report_refuses_a_directory_that_is_not_a_report(cli, files, tmp_path):
@@ -363,30 +390,59 @@ def test_a_closed_pipe_is_not_an_error(files):
 # --- signals -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("signal_number", "code", "says"), [(signal.SIGTERM, 143, "stopped by SIGTERM"),
-                                                             (signal.SIGINT, 130, "interrupted")])
-def test_a_signal_mid_convert_leaves_no_temporary_file(tmp_path, signal_number, code, says):
-    # The first run is converted and staged; the second input is a FIFO nobody writes, so castregin
-    # waits there with the first output's temporary file open, deterministically.
-    out = tmp_path / "out"
+def _ignoring(*numbers):
+    """A preexec_fn starting the child with these signals ignored, as a shell starts `cmd &` (SIGINT) or nohup
+    (SIGHUP)."""
+    return lambda: [signal.signal(number, signal.SIG_IGN) for number in numbers]
+
+
+def _staged_convert(tmp_path, preexec_fn=None) -> subprocess.Popen:
+    """convert waiting, with the first output's temporary file open: the first run is converted and staged,
+    the second input is a FIFO nobody writes."""
     fifo = tmp_path / "second.json"
     os.mkfifo(fifo)
     process = subprocess.Popen([CASTREGIN, "convert", "questions", str(REPO / "data/runs/alpha.json"), str(fifo),
-                                "--bank", str(REPO / "data/question_bank.json"), "--out-dir", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--bank", str(REPO / "data/question_bank.json"), "--out-dir", str(tmp_path / "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=preexec_fn)  # noqa: PLW1509 - how a shell starts `cmd &`, the point here
+    for _ in range(600):
+        if _temporaries(tmp_path) or process.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert _temporaries(tmp_path), "the first output was never staged"
+    return process
+
+
+@pytest.mark.parametrize(("signal_number", "code", "says", "ignored"), [
+    (signal.SIGTERM, 143, "stopped by SIGTERM", False),
+    (signal.SIGHUP, 129, "stopped by SIGHUP", False),
+    (signal.SIGINT, 130, "interrupted", False),
+    # A background job of a script (`castregin ... &`) starts with SIGINT ignored; kill -INT still ends it.
+    (signal.SIGINT, 130, "interrupted", True),
+], ids=["SIGTERM", "SIGHUP", "SIGINT", "SIGINT-ignored-by-the-parent"])
+def test_a_signal_mid_convert_leaves_no_temporary_file(tmp_path, signal_number, code, says, ignored):
+    process = _staged_convert(tmp_path, _ignoring(signal_number) if ignored else None)
     try:
-        for _ in range(600):
-            if _temporaries(tmp_path):
-                break
-            time.sleep(0.05)
-        assert _temporaries(tmp_path), "the first output was never staged"
         process.send_signal(signal_number)
         _, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == code
+    assert process.returncode == code, stderr
     assert stderr.strip().splitlines()[-1] == f"castregin: {says}; no output was written"
-    assert _temporaries(tmp_path) == [] and not out.exists()
+    assert _temporaries(tmp_path) == [] and not (tmp_path / "out").exists()
+
+
+def test_nohup_keeps_sighup_ignored(tmp_path):
+    process = _staged_convert(tmp_path, _ignoring(signal.SIGHUP))
+    try:
+        process.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 143 and _temporaries(tmp_path) == []
 
 
 def test_json_outputs_are_written_through_the_safe_writer(cli, tmp_path):
@@ -395,3 +451,78 @@ def test_json_outputs_are_written_through_the_safe_writer(cli, tmp_path):
     result = cli("ope", "simulate", "--dialogues", "5", "-o", out, "--format", "json")
     assert result.exit_code == 0 and json.loads(result.stdout)["dialogues"] == 5
     assert len(out.read_text().splitlines()) == 5
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the child's CPU time in /proc")
+def test_sigint_stops_glad_promptly_though_the_parent_ignored_it(tmp_path):
+    # GLAD's EM loop over 200,000 labels takes many seconds; SIGINT (ignored by the parent, as for `cmd &`)
+    # must end it at once, with no output and no temporary file.
+    rng = np.random.default_rng(0)
+    items = np.repeat(np.arange(70_000), 3)
+    workers = (items * 7 + np.tile([0, 100, 200], 70_000)) % 300  # three workers an item, never one twice
+    rows = [f"W{w},t{u // 40},d{u},{label}" for u, w, label in zip(items, workers, rng.integers(0, 4, len(items)))]
+    (tmp_path / "crowd.csv").write_text("worker_id,turn_id,item_id,relevance\n" + "\n".join(rows) + "\n")
+    process = subprocess.Popen([CASTREGIN, "aggregate", "crowd.csv", "--criteria", "relevance", "--method", "glad",
+                                "--out-dir", "out"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "TMPDIR": str(tmp_path)},
+                               preexec_fn=_ignoring(signal.SIGINT))  # noqa: PLW1509 - as a shell starts `cmd &`
+    try:
+        while process.poll() is None and _cpu_seconds(process.pid) < 2.5:  # read, and well into the model
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert waited < 10, f"SIGINT took {waited:.1f} s to end the command"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crowd.csv"]
+
+
+# --- disk full while a command streams into its outputs ------------------------------------------------------
+
+
+def _big_json_run(path: Path) -> Path:
+    turns = [{"turn_id": f"{100 + t}_1-{i}", "questions": [{"question": f"Q{q:04d}", "score": 10.0 - q % 10}
+                                                           for q in range(1, 7)]}
+             for t in range(40) for i in range(1, 30)]
+    path.write_text(json.dumps({"run_name": "big", "turns": turns}))
+    return path
+
+
+def test_disk_full_while_convert_streams_into_out_dir_is_one_line(cli, tmp_path, monkeypatch):
+    class Full(io.BufferedWriter):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(output_module, "open", lambda fd, mode: Full(io.FileIO(fd, mode)), raising=False)
+    out = tmp_path / "out"
+    result = cli("convert", "questions", _big_json_run(tmp_path / "big.json"), "--bank", REPO / "data/question_bank.json",
+                 "--out-dir", out)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == f"castregin: error: {out / 'big.run'}: cannot write: the disk is full"
+    assert not out.exists() and _temporaries(tmp_path) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting a tmpfs needs root")
+def test_disk_full_on_a_real_tiny_file_system(tmp_path):
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(tiny)], capture_output=True,
+                      check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        result = _run("convert", "questions", _big_json_run(tmp_path / "big.json"), "--bank",
+                      REPO / "data/question_bank.json", "--out-dir", tiny / "out")
+        left = sorted(p.name for p in tiny.rglob("*"))
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines()[-1].endswith("cannot write: the disk is full")
+    assert left == []
