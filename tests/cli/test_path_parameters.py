@@ -38,7 +38,9 @@ NOT_FILES = {
     "rel_info_format": "trec_eval's -R format name",
     "results_format": "trec_eval's -T format name",
     "debug_level": "trec_eval's -D level (refused)",
-    "num_docs": "trec_eval's -N count (refused)",
+    "num_docs": "trec_eval's -N count (read as C's atol)",
+    "rel_level": "trec_eval's -l level (read as C's atol)",
+    "max_per_query": "trec_eval's -M count (read as C's atol)",
 }
 
 
