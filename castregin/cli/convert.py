@@ -62,8 +62,9 @@ def _report(warnings: Warnings) -> None:
 def _finish(total: Warnings, strict: bool) -> None:
     if total:
         click.echo(f"castregin: {total.summary()}", err=True)
-        if strict:
-            raise InputError(f"{len(total)} warning{'s' if len(total) != 1 else ''} and --strict: nothing written")
+        refused = total.strict_count()
+        if strict and refused:
+            raise InputError(f"{refused} warning{'s' if refused != 1 else ''} and --strict: nothing written")
 
 
 def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None) -> None:
@@ -76,9 +77,13 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
         for path, target in zip(runs, targets):
             warnings = Warnings()
             with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
-                write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
+                written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
             _report(warnings)
             total.extend(warnings)
+            if not written:
+                # An empty run evaluates to zeros everywhere without a word: nothing is written instead.
+                raise InputError(f"no line is left to write ({warnings.summary() if warnings else 'no turn'}); "
+                                 "nothing written", source=str(path))
         _finish(total, strict)
         if bank_out is not None:
             outputs.write_text(bank_out, bank.text())
@@ -174,6 +179,10 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
     Per turn: the first --depth responses by rank (ties in input order); with --passage-qrels only
     those with a provenance passage graded >= --passage-rel-level; re-ranked 1.. with score 1/rank;
     texts mapped to response-bank ids like question texts (new ids only for kept responses).
+    The responses the filter drops are counted by reason (turn not in the qrels, no provenance,
+    no provenance passage judged, graded below the level), one warning line each with the first
+    example; --strict does not refuse those, since the filter drops them as asked. A run left
+    with no response at all is an error: nothing is written.
 
     The default level is 2: the CAsT-ReGIn README does not state the threshold, and 2 is TREC CAsT
     2022's threshold for a relevant passage (its evaluation uses trec_eval -l2 on the NIST grades 0-4).
