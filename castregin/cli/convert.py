@@ -19,7 +19,7 @@ from ..formats.trec import format_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
 from . import CastreginSubgroup, main
-from .options import format_option, output_option, runs_argument
+from .options import format_option, output_option, runs_argument, turns_option
 
 if TYPE_CHECKING:
     from ..track.convert import Warnings
@@ -254,16 +254,26 @@ def pool_group():
 @runs_argument("RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="Items taken from each run per turn, by the rank column.")
+@turns_option("Pool only these turns (e.g. 2022_evaluation_topics_turn_ids.json): one id a line, a qrels or "
+              "run, or turn-ids JSON; the runs' other turns are left out, with a warning.")
 @output_option()
-def pool_command(runs, depth, output):
+def pool_command(runs, depth, turns_file, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
     `castregin pool RUN...` is this command.
     """
-    check_outputs([output], runs)
+    inputs = [*runs, *([turns_file] if turns_file else [])]
+    check_outputs([output], inputs)
+    turns = read_turn_list(turns_file) if turns_file else None
     pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
-    write_text(output, format_pool(pool), runs)
+    if turns is not None:
+        from ..track.pool import keep_turns
+
+        pool, left_out = keep_turns(pool, turns, f"--turns {turns_file}")
+        if left_out:
+            click.echo(f"castregin: warning: {left_out}", err=True)
+    write_text(output, format_pool(pool), inputs)
 
 
 @pool_group.command("stats")
