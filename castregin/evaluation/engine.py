@@ -212,9 +212,10 @@ class _QrelsLines:
 
     def positive(self) -> _QrelsLines:
         """The lines labelled 1 or more, in the same order."""
-        return self._where(self.labels > 0)
+        return self.where(self.labels > 0)
 
-    def _where(self, keep: np.ndarray) -> _QrelsLines:
+    def where(self, keep: np.ndarray) -> _QrelsLines:
+        """The lines where ``keep`` is true, in the same order."""
         kept_before = np.r_[0, np.cumsum(keep)]
         rows = np.flatnonzero(keep)
         return _QrelsLines(self.strings.take(arrow_indices(rows)), self.labels[rows], kept_before[self.turn_starts])
@@ -227,11 +228,18 @@ class QrelsIndex:
     :class:`ColumnarQrels`, which may be dropped.
     """
 
-    def __init__(self, qrels: ColumnarQrels):
+    def __init__(self, qrels: ColumnarQrels, keep_all: bool = True):
         self.turns = qrels.turns
         self._positive_only = qrels.positive_only
-        self._all = _QrelsLines.of(qrels)
+        self._all: _QrelsLines | None = _QrelsLines.of(qrels)
         self._positive: _QrelsLines | None = self._all if qrels.positive_only else None
+        self._nonpositive: _QrelsLines | None = None
+        if not keep_all and not qrels.positive_only:
+            # Nothing will ask for every line at once (Judged@k does): the lines are kept as two
+            # disjoint parts, labelled above 0 and not, in the memory of all of them.
+            self._positive, self._nonpositive = self._all.where(self._all.labels > 0), \
+                self._all.where(self._all.labels <= 0)
+            self._all = None
         self._lines_of_run_turns: dict[tuple, _LinesOfRunTurns] = {}
         self._lock = threading.Lock()
         self._num_rel: dict[int, np.ndarray] = {}
@@ -261,6 +269,8 @@ class QrelsIndex:
             return self._positive
         if self._positive_only:
             raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
+        if self._all is None:
+            raise ValueError("this index was built without keep_all")
         return self._all
 
     def matcher(self, run: ColumnarRun, qrels_turn_of: np.ndarray, positive_only: bool) -> _JudgedLines:
@@ -280,8 +290,9 @@ class QrelsIndex:
         """
         if self._positive_only:
             raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
-        # All the lines, not a copy of those labelled 0 or less: a few more lookups, no more memory.
-        lines = self._all
+        # Those labelled 0 or less where they are kept apart, else all of them, the others then left
+        # out after the lookup (a few more lookups, no copy).
+        lines = self._nonpositive if self._nonpositive is not None else self._all
         found = np.zeros(len(items), dtype=bool)
         turns = np.unique(qrels_turns)
         begin, end = lines.turn_starts[turns], lines.turn_starts[turns + 1]
@@ -506,7 +517,9 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
     if len(depths) > 1:
         raise ValueError("one JudgedShare depth at a time")
     depth = next(iter(depths), None)
-    top_depth = depth if depth is not None and positive_only else None
+    # Qrels read without those lines (see evaluate._score_files) give the positive lines' share alone,
+    # a lower bound.
+    top_depth = depth if depth is not None and positive_only and not index._positive_only else None
 
     lengths = np.zeros(len(run.turns), dtype=np.int64)
 

@@ -247,13 +247,20 @@ def _warn_coverage(run_name: str, facts: QrelsFacts, shared: int, complete: bool
             stacklevel=3)
 
 
-def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[str, float]]) -> None:
-    """The judged-share warning (:data:`FEW_JUDGED`), from the per-turn shares among ``scores``."""
+def _judged_share(scores: Mapping[str, Mapping[str, float]]) -> float | None:
+    """The mean of the per-turn judged shares among ``scores`` (None without a shared turn)."""
     shares = scores.get(_JUDGED_KEY)
     if not shares:
+        return None
+    return float(shares.values.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
+
+
+def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[str, float]]) -> None:
+    """The judged-share warning (:data:`FEW_JUDGED`), from the per-turn shares among ``scores``."""
+    share = _judged_share(scores)
+    if share is None:
         return  # no shared turn: _warn_coverage said so
-    share = (float(shares.values.mean()) if isinstance(shares, TurnValues)
-             else math.fsum(shares.values()) / len(shares))
+    shares = scores[_JUDGED_KEY]
     if share < FEW_JUDGED:
         warnings.warn(CoverageWarning(
             f"run {run_name!r}: {share:.1%} of its top {JUDGED_DEPTH} items are judged in qrels {facts.name!r} "
@@ -468,16 +475,24 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     from ..formats import columnar
     from .engine import QrelsIndex
 
+    # The qrels' lines labelled 0 or less count in the judged share only (and in Judged@k), and the
+    # share of the lines labelled above 0 bounds it from below: they are left out (a tenth of the
+    # time and memory of a large qrels), and read again, with the runs concerned, only where that
+    # bound is under FEW_JUDGED (_judged_again). Inputs that cannot be read twice keep them.
+    twice = all(str(path) != formats.STDIO and os.path.isfile(path)
+                for path in [*run_paths, *(path for _, path in qrels_paths)])
+    positive_only = _positive_only(parsed) and twice
+
     def load_qrels():
         facts, sizes, indexes = [], [], []
         for name, path in qrels_paths:
-            # Every line: the judged share counts the lines labelled 0 or less too.
-            qrels = columnar.read_qrels(path, name)
+            qrels = columnar.read_qrels(path, name, positive_only=positive_only)
             sizes.append(len(qrels.turns))
             if turns is not None:
                 qrels = qrels.subset(turns)
             facts.append(QrelsFacts.of(qrels))
-            indexes.append(QrelsIndex(qrels))  # keeps what it needs: the columns are dropped
+            # Keeps what it needs: the columns are dropped.
+            indexes.append(QrelsIndex(qrels, keep_all=not _positive_only(parsed)))
         return facts, sizes, indexes
 
     # Each run is parsed by a thread of its own and scored in another, so one run keeps two cores
@@ -496,7 +511,34 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     finally:
         run_pool.shutdown(cancel_futures=True)
         qrels_pool.shutdown()
+    if positive_only:
+        _judged_again(results, run_paths, qrels_paths, turns, qrels_facts)
     return results, qrels_facts, sizes
+
+
+def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts: Sequence[QrelsFacts]) -> None:
+    """Exact judged shares where those of a first pass without the qrels' lines labelled 0 or less
+    (a lower bound) are under :data:`FEW_JUDGED`: those qrels read again whole, those runs streamed again."""
+    from concurrent.futures import Future
+
+    from ..formats import columnar
+    from .engine import QrelsIndex
+
+    low = [(r, q) for r, info in enumerate(results) for q in range(len(qrels_paths))
+           if (_judged_share(info.scores[q]) or 0.0) < FEW_JUDGED and info.scores[q].get(_JUDGED_KEY)]
+    indexes: dict[int, QrelsIndex] = {}
+    for r in sorted({r for r, _ in low}):
+        wanted = [q for s, q in low if s == r]
+        for q in wanted:
+            if q not in indexes:
+                name, path = qrels_paths[q]
+                qrels = columnar.read_qrels(path, name)
+                indexes[q] = QrelsIndex(qrels if turns is None else qrels.subset(turns), keep_all=False)
+        loading: Future = Future()
+        loading.set_result(([facts[q] for q in wanted], None, [indexes[q] for q in wanted]))
+        again = _score_run_file(run_paths[r], loading, [], THREADS)
+        for k, q in enumerate(wanted):
+            results[r].scores[q][_JUDGED_KEY] = again.scores[k][_JUDGED_KEY]
 
 
 def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int) -> _RunInfo:

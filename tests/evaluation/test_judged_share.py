@@ -26,8 +26,9 @@ from castregin.formats import columnar
 SHARE = EngineSpec("JudgedShare", 10)
 
 
-def make(turns: int, depth: int, judged_per_turn: int, hits: dict[int, int], seed: int = 1, prefix: str = "D"):
-    """A run and qrels: ``hits[t]`` of turn t's top 10 are judged (labels 0-3, zeros among them).
+def make(turns: int, depth: int, judged_per_turn: int, hits: dict[int, int], seed: int = 1, prefix: str = "D",
+         label=lambda k: k % 4):
+    """A run and qrels: ``hits[t]`` of turn t's top 10 are judged (labels 0-3 by default, zeros among them).
 
     Returns (run lines, qrels lines). The run's items are ``prefix`` + number; scores are distinct.
     """
@@ -42,7 +43,7 @@ def make(turns: int, depth: int, judged_per_turn: int, hits: dict[int, int], see
         judged = [items[k] for k in top_judged]
         judged += [f"J{t:05d}{k:04d}" for k in range(judged_per_turn - len(judged))]  # judged, not retrieved
         for k, item in enumerate(sorted(judged)):
-            qrels.append(f"{turn} 0 {item} {k % 4}")  # a quarter labelled 0
+            qrels.append(f"{turn} 0 {item} {label(k)}")
     return run, qrels
 
 
@@ -92,12 +93,35 @@ def test_plain_and_streaming_paths_give_the_same_shares(tmp_path):
     run, qrels = write(tmp_path, "big.run", run_lines), write(tmp_path, "q.qrel", qrels_lines)
     assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES  # the streaming engine
     expected = ir_measures_share(run_lines, qrels_lines)
+    measures = evaluation.parse_measures(("P@10",), 2)
+    small = evaluation._score_small_files([run], [(None, qrels)], measures, None)
+    assert evaluation._judged_share(small[0][0].scores[0]) == pytest.approx(expected, abs=1e-12)
+    # Streamed, the qrels' lines labelled 0 or less are left out: the share of those labelled above 0
+    # is a lower bound, enough to see that no warning is due.
+    streamed = evaluation._score_files([run], [(None, qrels)], measures, None)
+    positive_only = ir_measures_share(run_lines, [line for line in qrels_lines if not line.endswith(" 0")])
+    assert evaluation._judged_share(streamed[0][0].scores[0]) == pytest.approx(positive_only, abs=1e-12)
+    assert evaluation.FEW_JUDGED < positive_only < expected
+
+
+def test_a_second_pass_where_the_bound_is_under_the_threshold(tmp_path, cli):
+    # Every judged item of the top 10s is labelled 0: nothing above 0, yet 20% judged. The first pass
+    # sees 0%; a second one, with every qrels line, finds the 20% and no warning is due.
+    run_lines, qrels_lines = make(3000, 40, 4, {t: 2 for t in range(3000)}, label=lambda k: 0)
+    run, qrels = write(tmp_path, "zeros.run", run_lines), write(tmp_path, "q.qrel", qrels_lines)
+    assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES
+    expected = ir_measures_share(run_lines, qrels_lines)
+    assert expected == pytest.approx(0.2)
     streamed = evaluation._score_files([run], [(None, qrels)], evaluation.parse_measures(("P@10",), 2), None)
-    small = evaluation._score_small_files([run], [(None, qrels)], evaluation.parse_measures(("P@10",), 2), None)
-    for results in (streamed, small):
-        shares = results[0][0].scores[0][evaluation._JUDGED_KEY]
-        values = list(shares.values()) if isinstance(shares, dict) else shares.values.tolist()
-        assert sum(values) / len(values) == pytest.approx(expected, abs=1e-12)
+    assert evaluation._judged_share(streamed[0][0].scores[0]) == pytest.approx(expected, abs=1e-12)
+    quiet = cli("evaluate", run, "--qrels", qrels, "-m", "P@10")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    # A run on standard input cannot be read twice: the qrels keep every line from the start.
+    piped = cli("evaluate", "-", "--qrels", qrels, "-m", "P@10", input=run.read_text())
+    assert piped.exit_code == 0 and piped.stderr == "" and piped.stdout == quiet.stdout
+    other = "".join(line.replace(" D", " R", 1) + "\n" for line in run_lines)
+    warned = cli("evaluate", "-", "--qrels", qrels, "-m", "P@10", input=other)
+    assert "castregin: warning: run 'r': 0.0% of its top 10 items are judged in qrels 'q'" in warned.stderr
 
 
 # --- the warning -------------------------------------------------------------------------------------------
