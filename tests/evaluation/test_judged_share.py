@@ -150,10 +150,10 @@ def test_the_threshold_by_construction(tmp_path):
         messages = [m for m in caught(evaluation.evaluate_files, [run], [(None, qrels)], measures=["P@10"])
                     if "judged" in m]
         if warned:
-            assert messages == [f"run 'r': 0.5% of its top 10 items are judged in qrels 'q{every}' (mean over its "
-                                "400 turns there, under 1%): its values are about 0 whatever it ranks; check that "
-                                "the run ranks the items the qrels judge (not response ids against question "
-                                "qrels, say)"]
+            assert messages == [(f"run 'r': 0.5% of its top 10 items are judged in qrels 'q{every}' (mean over its "
+                                 "400 turns there, under 1%): its values are about 0 whatever it ranks; check that "
+                                 "the run ranks the items the qrels judge (not response ids against question "
+                                 "qrels, say)")]
         else:
             assert messages == []
 

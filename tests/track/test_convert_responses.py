@@ -133,11 +133,11 @@ def test_passage_filter_keeps_responses_with_a_passage_at_the_level(tmp_path, cl
     filtered = f"castregin: warning: {run}: 1 response (of the top 3 per turn) dropped by --passage-qrels 'passages'"
     assert result.stderr.splitlines() == [
         f"{filtered}: the qrels judge no passage of their turn; first: turn 9_9-9, rank 1",
-        f"{filtered}: none of their provenance passages is judged for their turn (check that the run's passage ids "
-        "are the qrels' ids); first: turn 1_1-3, rank 1, passage 'p1' (the qrels judge 'p9' there)",
+        (f"{filtered}: none of their provenance passages is judged for their turn (check that the run's passage "
+         "ids are the qrels' ids); first: turn 1_1-3, rank 1, passage 'p1' (the qrels judge 'p9' there)"),
         f"{filtered}: their provenance passages are graded below 2; first: turn 1_1-1, rank 2",
-        "castregin: 3 warnings: 1 dropped: turn not in the passage qrels, 1 dropped: no provenance passage judged, "
-        "1 dropped: provenance graded below the level"]
+        ("castregin: 3 warnings: 1 dropped: turn not in the passage qrels, 1 dropped: no provenance passage "
+         "judged, 1 dropped: provenance graded below the level")]
     # New ids only for kept responses, in order: "new, filtered out" gets none.
     assert result.stdout == ("1_1-1\tQ0\tR00000\t1\t1.0\tf\n1_1-1\tQ0\tR00008\t2\t0.5\tf\n"
                              "1_1-3\tQ0\tR00009\t1\t1.0\tf\n")
@@ -168,11 +168,11 @@ def test_passage_filter_counts_responses_without_provenance_and_refuses_an_empty
     assert result.exit_code == 1 and not out.exists()
     *warned, error = result.stderr.splitlines()
     assert warned == [
-        f"castregin: warning: {run}: 2 responses (of the top 3 per turn) dropped by --passage-qrels 'passages': "
-        "they have no provenance passage; first: turn 1_1-1, rank 1",
-        f"castregin: warning: {run}: 1 response (of the top 3 per turn) dropped by --passage-qrels 'passages': "
-        "none of their provenance passages is judged for their turn (check that the run's passage ids are the "
-        "qrels' ids); first: turn 1_1-1, rank 2, passage 'p7' (the qrels judge 'p1' there)"]
+        (f"castregin: warning: {run}: 2 responses (of the top 3 per turn) dropped by --passage-qrels 'passages': "
+         "they have no provenance passage; first: turn 1_1-1, rank 1"),
+        (f"castregin: warning: {run}: 1 response (of the top 3 per turn) dropped by --passage-qrels 'passages': "
+         "none of their provenance passages is judged for their turn (check that the run's passage ids are the "
+         "qrels' ids); first: turn 1_1-1, rank 2, passage 'p7' (the qrels judge 'p1' there)")]
     assert error == (f"castregin: error: {run}: no line is left to write (3 warnings: 2 dropped: no provenance "
                      "passage, 1 dropped: no provenance passage judged); nothing written")
 
