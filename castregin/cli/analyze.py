@@ -118,14 +118,16 @@ def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
 @click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True)
 @click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
-              help="Resample turns, or whole topics (the turn id before '_').")
+              help="Resample turns, or topics (the turn id before '_'): the mean is then the mean of topic "
+                   "means, as evaluate --by topic gives it, and the topic means are resampled.")
 @format_option(RECORD_FORMATS)
 @output_option()
 def bootstrap_command(runs, qrels_specs, measures, rel_level, samples, seed, confidence, by, fmt, output):
     """Percentile bootstrap confidence intervals of every mean.
 
-    The turns averaged (or the topics, with --by topic) are resampled with replacement --samples
-    times; the interval holds the middle --confidence of the resampled means. Reproducible with --seed.
+    The turns averaged (or, with --by topic, the topic means: each topic's turns averaged first) are
+    resampled with replacement --samples times; the interval holds the middle --confidence of the
+    resampled means. Reproducible with --seed.
     """
     from ..evaluation.analysis import bootstrap_intervals
     from ..evaluation.evaluate import evaluate_rows

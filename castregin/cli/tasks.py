@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from . import main
-from .options import InputPath, OutputDirectory
+from .options import InputPath, OutputDirectory, turns_option
 
 _FORMATS = ("long", "mturk", "html")
 
@@ -60,9 +60,11 @@ def _bank(paths) -> dict[str, str]:
               help="long: tasks.csv, a row per (topic, turn, item) with the conversation as JSON; mturk: "
                    "mturk.csv (a row per topic) and hit_template.html; html: topic_<id>.html, offline pages "
                    "that export the judgments CSV.")
+@turns_option("Make tasks for these pooled turns only (e.g. 2022_evaluation_topics_turn_ids.json): one id a "
+              "line, a qrels or run, or turn-ids JSON; the pool's other turns are left out, with a warning.")
 @click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="The directory to fill; it is replaced as a whole, so it holds only these tasks.")
-def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, out_dir):
+def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, turns_file, out_dir):
     """Make crowd judging tasks from a pool: every (turn, item) with its conversation so far.
 
     \b
@@ -88,14 +90,24 @@ def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, out_di
     if gold is not None and gold_per_topic:
         raise click.UsageError("give --gold-per-topic N or --gold FILE, not both")
     check_criteria(criteria)
-    inputs = [pool, *banks, topics, *([gold] if gold else [])]
+    inputs = [pool, *banks, topics, *([gold] if gold else []), *([turns_file] if turns_file else [])]
     check_replaceable_directory(out_dir, kind="judging tasks", inputs=inputs, allowed=list(OUTPUT_NAMES))
     gold_rows = None
     if gold is not None:
         from ..formats.crowd import read_gold
 
         gold_rows = read_gold(gold)
-    task_set = build_tasks(read_run(pool), _bank(banks), read_topics(topics), criteria,
+    pooled = read_run(pool)
+    if turns_file is not None:
+        from ..data import Run
+        from ..formats import read_turn_list
+        from ..track.pool import keep_turns
+
+        kept, left_out = keep_turns(pooled.scores, read_turn_list(turns_file), f"--turns {turns_file}")
+        if left_out:
+            click.echo(f"castregin: warning: {left_out}", err=True)
+        pooled = Run(pooled.tag, kept, {turn: pooled.ranks[turn] for turn in kept}, pooled.source)
+    task_set = build_tasks(pooled, _bank(banks), read_topics(topics), criteria,
                            gold_per_topic=gold_per_topic, gold=gold_rows, seed=seed)
     files = task_files(task_set, fmt)
     replace_directory(out_dir, files, kind="judging tasks", inputs=inputs, allowed=list(OUTPUT_NAMES))

@@ -16,7 +16,8 @@ rows; the numbers of each run come from :func:`castregin.evaluation.evaluate.eva
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,12 +174,13 @@ def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, st
 # --- bootstrap -------------------------------------------------------------------------------------------------
 
 
-def percentile_interval(values: Sequence[float], groups: Sequence[str] | None = None, samples: int = 10_000,
-                        confidence: float = 0.95, seed: int = 42) -> tuple[float, float]:
+def percentile_interval(values: Sequence[float], samples: int = 10_000, confidence: float = 0.95,
+                        seed: int = 42) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``.
 
-    Resamples the values (or, with ``groups``, whole groups such as topics, the mean taken over the
-    turns drawn) with replacement ``samples`` times from ``numpy.random.default_rng(seed)``.
+    Resamples the values with replacement ``samples`` times from ``numpy.random.default_rng(seed)``.
+    To resample topics, pass the topic means (:func:`topic_means`): each topic then weighs the same,
+    as in the mean of topic means.
     """
     if not 0 < confidence < 1:
         raise InputError(f"the confidence level must be between 0 and 1, not {confidence}", argument="confidence")
@@ -188,17 +190,12 @@ def percentile_interval(values: Sequence[float], groups: Sequence[str] | None = 
     if len(values) == 0:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
-    if groups is None:
-        sums, counts = values, np.ones(len(values))
-    else:
-        _, codes = np.unique(np.asarray(groups), return_inverse=True)
-        sums, counts = np.bincount(codes, values), np.bincount(codes).astype(float)
     means = np.empty(samples)
     # Batches of about a million draws: memory stays flat whatever the number of samples.
-    batch = max(1, 1_000_000 // len(sums))
+    batch = max(1, 1_000_000 // len(values))
     for start in range(0, samples, batch):
-        draws = rng.integers(0, len(sums), size=(min(batch, samples - start), len(sums)))
-        means[start:start + len(draws)] = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+        draws = rng.integers(0, len(values), size=(min(batch, samples - start), len(values)))
+        means[start:start + len(draws)] = values[draws].sum(axis=1) / len(values)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
@@ -208,8 +205,10 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
                         seed: int = 42) -> list[dict]:
     """Confidence intervals of every mean in evaluate's per-turn ``(run, qrels, measure, turn, value)`` rows.
 
-    ``by`` is ``turn`` or ``topic`` (turns grouped by the id before ``_``). Each (run, qrels, measure)
-    is resampled with a generator seeded afresh, so its interval does not depend on the other runs.
+    ``by`` is ``turn`` or ``topic``. By topic, the mean is the mean of topic means
+    (:func:`mean_of_topic_means`, as ``evaluate --by topic`` gives it) and the topic means are
+    resampled. Each (run, qrels, measure) is resampled with a generator seeded afresh, so its
+    interval does not depend on the other runs.
     """
     if by not in ("turn", "topic"):
         raise InputError(f"resample by 'turn' or 'topic', not {by!r}", argument="by")
@@ -222,11 +221,14 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
             per_turn.setdefault((run, qrels, measure), {})[turn] = value
     out = []
     for key, values in per_turn.items():
-        turns = sorted(values)
-        groups = [topic_of(t) for t in turns] if by == "topic" else None
-        low, high = percentile_interval([values[t] for t in turns], groups, samples, confidence, seed)
-        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": means.get(key),
-                    "low": low, "high": high, "turns": len(turns), "confidence": confidence, "by": by})
+        if by == "topic":
+            topics = topic_means(values)
+            units, mean = [topics[t] for t in sorted(topics)], mean_of_topic_means(values)
+        else:
+            units, mean = [values[t] for t in sorted(values)], means.get(key)
+        low, high = percentile_interval(units, samples, confidence, seed)
+        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": mean,
+                    "low": low, "high": high, "turns": len(values), "confidence": confidence, "by": by})
     return out
 
 
@@ -236,28 +238,49 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
 CI_LOW, CI_HIGH = ":ci_low", ":ci_high"
 
 
+def topic_means(values: Mapping[str, float]) -> dict[str, float]:
+    """Each topic's mean of its turns' ``values`` (turn id -> value; the topic is the id before ``_``).
+
+    The one definition behind every ``--by topic``: a topic's turns are averaged first, then
+    :func:`mean_of_topic_means` averages the topics, each weighing the same however many turns it has.
+    """
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for turn in sorted(values):  # summed in turn id order: the same bits whatever order the rows came in
+        topic = topic_of(turn)
+        sums[topic] = sums.get(topic, 0.0) + values[turn]
+        counts[topic] = counts.get(topic, 0) + 1
+    return {topic: sums[topic] / counts[topic] for topic in sums}
+
+
+def mean_of_topic_means(values: Mapping[str, float]) -> float:
+    """The mean over topics of :func:`topic_means` (``nan`` without a turn): ``--by topic``'s mean."""
+    means = topic_means(values)
+    return math.fsum(means.values()) / len(means) if means else float("nan")
+
+
 def by_topic(rows: Sequence[tuple], measures: Sequence[str], keep_per_topic: bool = False) -> list[tuple]:
     """evaluate's per-turn rows averaged per topic first, then over topics (a macro average).
 
     The ``all`` value of each measure in ``measures`` (those averaged as means) becomes the mean of
-    its topic means; with ``keep_per_topic`` the per-turn rows are replaced by one row per topic
-    (``turn`` is the topic id), else dropped. A ``num_topics`` row follows ``num_q``. Other rows
-    (counts, sums, geometric means) keep their values.
+    its topic means (:func:`mean_of_topic_means`); with ``keep_per_topic`` the per-turn rows are
+    replaced by one row per topic (``turn`` is the topic id), else dropped. A ``num_topics`` row
+    follows ``num_q``. Other rows (counts, sums, geometric means) keep their values.
     """
-    per_topic: dict[tuple, dict[str, list[float]]] = {}
+    per_turn: dict[tuple, dict[str, float]] = {}
     for run, qrels, measure, turn, value in rows:
         if turn != ALL_TURNS and measure in measures:
-            per_topic.setdefault((run, qrels, measure), {}).setdefault(topic_of(turn), []).append(value)
+            per_turn.setdefault((run, qrels, measure), {})[turn] = value
+    per_topic = {key: topic_means(values) for key, values in per_turn.items()}
     topics_of = {(run, qrels): len(topics) for (run, qrels, _), topics in per_topic.items()}
     out = []
     for run, qrels, measure, turn, value in rows:
         if turn != ALL_TURNS:
             continue
         key = (run, qrels, measure)
-        topics = per_topic.get(key)
-        if topics is not None:
-            means = {topic: float(np.mean(values)) for topic, values in topics.items()}
-            out.append((run, qrels, measure, ALL_TURNS, float(np.mean(list(means.values())))))
+        means = per_topic.get(key)
+        if means is not None:
+            out.append((run, qrels, measure, ALL_TURNS, mean_of_topic_means(per_turn[key])))
             if keep_per_topic:
                 out.extend((run, qrels, measure, topic, means[topic]) for topic in sorted(means, key=_topic_key))
         else:

@@ -21,7 +21,9 @@ computes them), including the floating-point details that decide the last bits:
   the last bits, so :func:`sequential_sums` adds position by position across all turns at once.
 
 Turns are the run's turns that the qrels judge; means and ``--complete`` are the caller's job
-(:mod:`castregin.evaluation.evaluate`).
+(:mod:`castregin.evaluation.evaluate`). One more spec kind, :data:`JUDGED_SHARE`, is no measure but
+what evaluate's judged-share warning needs: the share of a turn's top k (trec_eval's order) that
+the qrels judge with any label, counted from the ranking the other measures make anyway.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ import numpy as np
 from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
 from ..formats.columnar import ColumnarQrels, ColumnarRun, as_strings, encode
 from .measures import EngineSpec
+
+#: The kind of :class:`EngineSpec` that is the share of judged items (any label) among a turn's top
+#: ``cutoff`` in trec_eval's order, over ``min(cutoff, items retrieved)``: what evaluate warns about.
+JUDGED_SHARE = "JudgedShare"
 
 
 @functools.cache
@@ -136,13 +142,16 @@ def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items
 
 
 def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.ndarray, judged_rows: np.ndarray,
-                bits: int, descending: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where the judged lines of one batch land once its lines are ranked: ``(turn, position, by_rank)``.
+                bits: int, descending: bool, depth: int | None = None):
+    """Where the judged lines of one batch land once its lines are ranked: ``(turn, position, by_rank, top)``.
 
     The batch's lines are ordered by turn, then score descending (as ``bits``-bit floats), then
     item id (``items[item_codes]``) in descending or ascending byte order. ``judged_rows``
     (ascending) index the batch's lines; ``by_rank`` reorders them so that the turns and
-    positions returned are in ranking order.
+    positions returned are in ranking order. ``top`` (with ``depth``, else None) indexes the lines
+    ranked above ``depth`` in their turn; ties are broken by item id only where a judged line is
+    among them, so with ``judged_rows`` the positive lines alone, a tie of unjudged and 0-labelled
+    lines across the ``depth``-th place keeps the lines' order.
     """
     float_key = _descending_float_key(scores, bits)
     if bits == 32:
@@ -167,7 +176,14 @@ def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.nda
         turn_sorted = turns[order]
     starts = np.flatnonzero(np.r_[True, turn_sorted[1:] != turn_sorted[:-1]])
     first = starts[np.searchsorted(starts, sorted_index, side="right") - 1]
-    return turn_sorted[first], sorted_index - first, by_rank
+    top = None
+    if depth is not None:
+        taken = np.minimum(np.diff(np.r_[starts, len(turns)]), depth)
+        ends = np.cumsum(taken)
+        top = np.repeat(starts, taken) + (np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - taken, taken))
+        if order is not None:
+            top = order[top]
+    return turn_sorted[first], sorted_index - first, by_rank, top
 
 
 class _QrelsLines:
@@ -197,7 +213,10 @@ class _QrelsLines:
 
     def positive(self) -> _QrelsLines:
         """The lines labelled 1 or more, in the same order."""
-        keep = self.labels > 0
+        return self.where(self.labels > 0)
+
+    def where(self, keep: np.ndarray) -> _QrelsLines:
+        """The lines where ``keep`` is true, in the same order."""
         kept_before = np.r_[0, np.cumsum(keep)]
         rows = np.flatnonzero(keep)
         return _QrelsLines(self.strings.take(arrow_indices(rows)), self.labels[rows], kept_before[self.turn_starts])
@@ -210,11 +229,18 @@ class QrelsIndex:
     :class:`ColumnarQrels`, which may be dropped.
     """
 
-    def __init__(self, qrels: ColumnarQrels):
+    def __init__(self, qrels: ColumnarQrels, keep_all: bool = True):
         self.turns = qrels.turns
         self._positive_only = qrels.positive_only
-        self._all = _QrelsLines.of(qrels)
+        self._all: _QrelsLines | None = _QrelsLines.of(qrels)
         self._positive: _QrelsLines | None = self._all if qrels.positive_only else None
+        self._nonpositive: _QrelsLines | None = None
+        if not keep_all and not qrels.positive_only:
+            # Nothing will ask for every line at once (Judged@k does): the lines are kept as two
+            # disjoint parts, labelled above 0 and not, in the memory of all of them.
+            self._positive, self._nonpositive = self._all.where(self._all.labels > 0), \
+                self._all.where(self._all.labels <= 0)
+            self._all = None
         self._lines_of_run_turns: dict[tuple, _LinesOfRunTurns] = {}
         self._lock = threading.Lock()
         self._num_rel: dict[int, np.ndarray] = {}
@@ -244,6 +270,8 @@ class QrelsIndex:
             return self._positive
         if self._positive_only:
             raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
+        if self._all is None:
+            raise ValueError("this index was built without keep_all")
         return self._all
 
     def matcher(self, run: ColumnarRun, qrels_turn_of: np.ndarray, positive_only: bool) -> _JudgedLines:
@@ -254,6 +282,36 @@ class QrelsIndex:
         lines = self._lines_of(run.turns, positive_only, qrels_turn_of)
         numbered = run.numbered_first
         return _JudgedLines(run, lines, numbered[1] if numbered is not None and numbered[0] is lines else None)
+
+    def labelled_nonpositive(self, qrels_turns: np.ndarray, items) -> np.ndarray:
+        """Whether each (qrels turn code, item id) pair is a line of these qrels labelled 0 or less.
+
+        Judged items that no measure but a judged share counts. ``items`` (a pyarrow string array) are
+        few, a run's top items: they are hashed, and the lines of their turns looked up among them.
+        """
+        if self._positive_only:
+            raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
+        # Those labelled 0 or less where they are kept apart, else all of them, the others then left
+        # out after the lookup (a few more lookups, no copy).
+        lines = self._nonpositive if self._nonpositive is not None else self._all
+        found = np.zeros(len(items), dtype=bool)
+        turns = np.unique(qrels_turns)
+        begin, end = lines.turn_starts[turns], lines.turn_starts[turns + 1]
+        count = end - begin
+        if not len(items) or not count.sum():
+            return found
+        distinct, codes = encode(items)
+        # The lines of those turns, one turn after the other: a slice when the turns follow each other.
+        offsets = np.repeat(begin - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(int(count.sum()))
+        if offsets[-1] - offsets[0] + 1 == len(offsets):
+            strings = lines.strings.slice(int(offsets[0]), len(offsets))
+        else:
+            strings = lines.strings.take(arrow_indices(offsets))
+        at = to_numpy(arrow()[1].index_in(as_strings(strings), value_set=distinct), np.int32, fill=-1)
+        hit = (at >= 0) & (lines.labels[offsets] <= 0)
+        line_turns = np.repeat(turns, count)[hit]
+        keys = line_turns.astype(np.int64) * len(distinct) + at[hit]
+        return np.isin(qrels_turns.astype(np.int64) * len(distinct) + codes, keys)
 
     def _lines_of(self, turns: np.ndarray, positive_only: bool, qrels_turn_of: np.ndarray | None = None):
         # Runs of one track list the same turns in the same order: their qrels lines are gathered once.
@@ -450,30 +508,58 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
     if not shared.any():
         return [], results
     orders = sorted({_JUDGED_ORDER if spec.kind == "Judged" else _TREC_ORDER for spec in specs})
-    judged_lines = index.matcher(run, qrels_turn_of, positive_only=_JUDGED_ORDER not in orders)
+    positive_only = _JUDGED_ORDER not in orders
+    judged_lines = index.matcher(run, qrels_turn_of, positive_only=positive_only)
     chunk_starts = judged_lines.chunk_starts
+    # JudgedShare@k: the matcher's lines ranked above k, plus (when it holds the positive lines only)
+    # the lines labelled 0 or less among the top k: each batch's top k are collected, then looked up
+    # all at once (a few lines a turn).
+    depths = {spec.cutoff for spec in specs if spec.kind == JUDGED_SHARE}
+    if len(depths) > 1:
+        raise ValueError("one JudgedShare depth at a time")
+    depth = next(iter(depths), None)
+    # Qrels read without those lines (see evaluate._score_files) give the positive lines' share alone,
+    # a lower bound.
+    top_depth = depth if depth is not None and positive_only and not index._positive_only else None
 
     lengths = np.zeros(len(run.turns), dtype=np.int64)
 
     def rank(batches: range) -> dict:
         ranked = {order: ([], [], []) for order in orders}
+        ranked["top"] = ([], [])
         for k in batches:
             lines = slice(int(run.batch_lines[k]), int(run.batch_lines[k + 1]))
             first_turn = int(run.batch_turns[k])
             counts = np.bincount(run.turn_codes[lines] - first_turn)
             lengths[first_turn: first_turn + len(counts)] = counts
             rows, labels = judged_lines.batch(k)
-            if len(rows) == 0:
+            if len(rows) == 0 and top_depth is None:
                 continue
             for bits, descending in orders:
-                turns, positions, by_rank = _rank_batch(
+                turns, positions, by_rank, top = _rank_batch(
                     run.turn_codes[lines], run.scores[lines], run.items.chunk(k),
-                    run.item_codes[lines] - chunk_starts[k], rows, bits, descending)
+                    run.item_codes[lines] - chunk_starts[k], rows, bits, descending,
+                    top_depth if (bits, descending) == _TREC_ORDER else None)
                 for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank])):
                     out.append(values)
+                if top is not None:
+                    ranked["top"][0].append(run.turn_codes[lines][top])
+                    ranked["top"][1].append(run.items.chunk(k).take(arrow_indices(run.item_codes[lines][top]
+                                                                                  - chunk_starts[k])))
         return ranked
 
     parts = in_threads(rank, len(run.batch_lines) - 1, threads)
+    others_on_top = None
+    if top_depth is not None:
+        top_turns = _concatenate([a for part in parts for a in part["top"][0]])
+        items = [a for part in parts for a in part["top"][1]]
+        found = np.zeros(len(top_turns), dtype=bool)
+        if items:
+            judged_turn = np.flatnonzero(qrels_turn_of[top_turns] >= 0)
+            found[judged_turn] = index.labelled_nonpositive(
+                qrels_turn_of[top_turns[judged_turn]],
+                arrow()[0].concat_arrays(items).take(arrow_indices(judged_turn)))
+        others_on_top = np.bincount(top_turns[found], minlength=len(run.turns))
     # Ranking orders by turn code first and batches follow each other in turn code order, so the
     # judged lines put together are in (turn, position) order, as the measures need them.
     segment_of_turn = np.cumsum(shared) - 1
@@ -484,12 +570,17 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
         turns, positions, labels = (_concatenate([a for part in parts for a in part[order][i]]) for i in range(3))
         ranked = _Ranked(segment_of_turn[turns], positions, labels, lengths, turn_of_segment)
         for i, spec in enumerate(specs):
-            if order == _TREC_ORDER and spec.kind != "Judged":
+            if order == _TREC_ORDER and spec.kind not in ("Judged", JUDGED_SHARE):
                 results[i] = _trec_measure(spec, ranked, index)
             elif order == _JUDGED_ORDER and spec.kind == "Judged":
                 cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
                 top = np.ones(len(ranked.segment), dtype=bool) if spec.cutoff is None else ranked.position < spec.cutoff
                 results[i] = ranked.count(top & (ranked.labels >= 0)) / cutoff
+            if order == _TREC_ORDER and spec.kind == JUDGED_SHARE:
+                found = ranked.count(ranked.position < spec.cutoff)
+                if others_on_top is not None:
+                    found = found + others_on_top[shared]
+                results[i] = found / np.minimum(spec.cutoff, ranked.lengths).astype(np.float64)
     return run_turns, results
 
 

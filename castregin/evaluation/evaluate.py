@@ -18,7 +18,7 @@ trec_eval's order (turn ids in byte order, one after the other), so they equal t
 last bit. Every (run, qrels) also gets a ``num_q`` row: the number of turns averaged. A run that
 shares no turn with a qrels, or fewer than half of its turns, raises a
 :class:`~castregin.errors.CoverageWarning` (:func:`warnings.warn`): such means look like results
-and are not.
+and are not. So does a run whose top 10 items the qrels hardly judge (:data:`FEW_JUDGED`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from .measures import (
     MIN_GEO_MEAN,
     NUM_REL,
     SUM,
+    EngineSpec,
     Measure,
     parse_measures,
 )
@@ -61,6 +62,16 @@ ALL_TURNS = "all"
 NUM_Q = "num_q"
 #: Below this share of a qrels' turns, a run's coverage is worth a warning.
 FEW_TURNS = 0.5
+#: A run whose items the qrels hardly judge (response ids against question qrels) scores about 0 on
+#: every measure, which looks like a result: the share of judged items (any label) among each turn's
+#: top JUDGED_DEPTH (trec_eval's order; over the items retrieved when fewer), averaged over the turns
+#: the run and qrels share, below FEW_JUDGED is a CoverageWarning. The engine counts it from the
+#: lines it ranks anyway (see engine.JUDGED_SHARE).
+JUDGED_DEPTH = 10
+FEW_JUDGED = 0.01
+_JUDGED_SHARE = EngineSpec("JudgedShare", JUDGED_DEPTH)
+#: Where the per-turn judged shares are kept among a run's per-measure values (no measure has this name).
+_JUDGED_KEY = "\0judged share"
 
 
 def natural_key(turn: str):
@@ -183,8 +194,10 @@ def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Seque
     from .engine import evaluate_run_arrays
 
     mine = [m for m in measures if m.engine is not None]
-    turns, values = evaluate_run_arrays(run, index, [m.engine for m in mine], threads)
-    return {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
+    turns, values = evaluate_run_arrays(run, index, [*(m.engine for m in mine), _JUDGED_SHARE], threads)
+    scores = {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
+    scores[_JUDGED_KEY] = TurnValues(turns, values[-1])
+    return scores
 
 
 # --- from per-turn values to rows ------------------------------------------------------------------------------
@@ -247,6 +260,42 @@ def _warn_coverage(run_name: str, facts: QrelsFacts, shared: int, complete: bool
         warnings.warn(CoverageWarning(
             f"run {run_name!r} covers {shared} of the {total} turns of qrels {facts.name!r}; {counted}"),
             stacklevel=3)
+
+
+def _judged_share(scores: Mapping[str, Mapping[str, float]]) -> float | None:
+    """The mean of the per-turn judged shares among ``scores`` (None without a shared turn)."""
+    shares = scores.get(_JUDGED_KEY)
+    if not shares:
+        return None
+    return float(shares.values.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
+
+
+def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[str, float]]) -> None:
+    """The judged-share warning (:data:`FEW_JUDGED`), from the per-turn shares among ``scores``."""
+    share = _judged_share(scores)
+    if share is None:
+        return  # no shared turn: _warn_coverage said so
+    shares = scores[_JUDGED_KEY]
+    if share < FEW_JUDGED:
+        warnings.warn(CoverageWarning(
+            f"run {run_name!r}: {share:.1%} of its top {JUDGED_DEPTH} items are judged in qrels {facts.name!r} "
+            f"(mean over its {len(shares)} turns there, under {FEW_JUDGED:.0%}): its values are about 0 whatever "
+            "it ranks; check that the run ranks the items the qrels judge (not response ids against question "
+            "qrels, say)"), stacklevel=3)
+
+
+def _plain_judged_shares(run: Run, qrels: Qrels) -> dict[str, float]:
+    """Per-turn judged shares in plain Python, where the engine does not run (pytrec_eval's measures only)."""
+    from . import plain
+
+    return plain.evaluate_run(run.scores, qrels.labels, [_JUDGED_SHARE])[0]
+
+
+def warn_few_judged(run: Run, qrels: Qrels, run_name: str | None = None) -> None:
+    """Warn (:class:`CoverageWarning`) when the run's top items are hardly judged in the qrels: for evaluations
+    that compute their numbers elsewhere (``castregin trec_eval``)."""
+    _warn_judged(run_name or run_names([run])[0], QrelsFacts.of(qrels),
+                 {_JUDGED_KEY: _plain_judged_shares(run, qrels)})
 
 
 def _warn_empty_qrels(facts: QrelsFacts, before: int) -> None:
@@ -329,6 +378,8 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
             scores.update(_trec_rules_scores(run.scores, qrels_item.labels, others, qrels_item.source))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
+            _warn_judged(name, facts, scores if index is not None
+                         else {_JUDGED_KEY: _plain_judged_shares(run, qrels_item)})
             rows.extend(_rows(name, facts, parsed, scores, shared, complete, per_turn))
     return rows
 
@@ -382,6 +433,7 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
         _warn_empty_qrels(facts, size)
         for info, name in zip(results, names):
             _warn_coverage(name, facts, info.shared[q], complete)
+            _warn_judged(name, facts, info.scores[q])
             rows.extend(_rows(name, facts, parsed, info.scores[q], info.shared[q], complete,
                               options.get("per_turn", False)))
     return rows
@@ -426,11 +478,11 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     if turns is not None:
         qrels_list = [q.subset(turns) for q in qrels_list]
     facts = [QrelsFacts.of(q) for q in qrels_list]
-    specs = [m.engine for m in parsed]
+    specs = [m.engine for m in parsed] + [_JUDGED_SHARE]
     results = []
     for path in run_paths:
         run = formats.read_run(path)
-        scores = [dict(zip((m.name for m in parsed), plain.evaluate_run(run.scores, q.labels, specs)))
+        scores = [dict(zip([*(m.name for m in parsed), _JUDGED_KEY], plain.evaluate_run(run.scores, q.labels, specs)))
                   for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
     return results, facts, sizes
@@ -445,15 +497,24 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     from ..formats import columnar
     from .engine import QrelsIndex
 
+    # The qrels' lines labelled 0 or less count in the judged share only (and in Judged@k), and the
+    # share of the lines labelled above 0 bounds it from below: they are left out (a tenth of the
+    # time and memory of a large qrels), and read again, with the runs concerned, only where that
+    # bound is under FEW_JUDGED (_judged_again). Inputs that cannot be read twice keep them.
+    twice = all(str(path) != formats.STDIO and os.path.isfile(path)
+                for path in [*run_paths, *(path for _, path in qrels_paths)])
+    positive_only = _positive_only(parsed) and twice
+
     def load_qrels():
         facts, sizes, indexes = [], [], []
         for name, path in qrels_paths:
-            qrels = columnar.read_qrels(path, name, positive_only=_positive_only(parsed))
+            qrels = columnar.read_qrels(path, name, positive_only=positive_only)
             sizes.append(len(qrels.turns))
             if turns is not None:
                 qrels = qrels.subset(turns)
             facts.append(QrelsFacts.of(qrels))
-            indexes.append(QrelsIndex(qrels))  # keeps what it needs: the columns are dropped
+            # Keeps what it needs: the columns are dropped.
+            indexes.append(QrelsIndex(qrels, keep_all=not _positive_only(parsed)))
         return facts, sizes, indexes
 
     # Each run is parsed by a thread of its own and scored in another, so one run keeps two cores
@@ -472,7 +533,34 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     finally:
         run_pool.shutdown(cancel_futures=True)
         qrels_pool.shutdown()
+    if positive_only:
+        _judged_again(results, run_paths, qrels_paths, turns, qrels_facts)
     return results, qrels_facts, sizes
+
+
+def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts: Sequence[QrelsFacts]) -> None:
+    """Exact judged shares where those of a first pass without the qrels' lines labelled 0 or less
+    (a lower bound) are under :data:`FEW_JUDGED`: those qrels read again whole, those runs streamed again."""
+    from concurrent.futures import Future
+
+    from ..formats import columnar
+    from .engine import QrelsIndex
+
+    low = [(r, q) for r, info in enumerate(results) for q in range(len(qrels_paths))
+           if (_judged_share(info.scores[q]) or 0.0) < FEW_JUDGED and info.scores[q].get(_JUDGED_KEY)]
+    indexes: dict[int, QrelsIndex] = {}
+    for r in sorted({r for r, _ in low}):
+        wanted = [q for s, q in low if s == r]
+        for q in wanted:
+            if q not in indexes:
+                name, path = qrels_paths[q]
+                qrels = columnar.read_qrels(path, name)
+                indexes[q] = QrelsIndex(qrels if turns is None else qrels.subset(turns), keep_all=False)
+        loading: Future = Future()
+        loading.set_result(([facts[q] for q in wanted], None, [indexes[q] for q in wanted]))
+        again = _score_run_file(run_paths[r], loading, [], THREADS)
+        for k, q in enumerate(wanted):
+            results[r].scores[q][_JUDGED_KEY] = again.scores[k][_JUDGED_KEY]
 
 
 def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int) -> _RunInfo:

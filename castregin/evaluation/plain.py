@@ -73,7 +73,10 @@ def turn_values(scores: Mapping[str, float], judged: Mapping[str, int], specs: S
     ideal = sorted((label for label in judged.values() if label > 0), reverse=True)
     values = []
     for spec in specs:
-        if spec.kind == "Judged":
+        if spec.kind == "JudgedShare":  # engine.JUDGED_SHARE: any label, trec_eval's order
+            top = trec_order[:spec.cutoff]
+            values.append(sum(1 for item in top if item in judged) / len(top))
+        elif spec.kind == "Judged":
             order = sorted(scores, key=lambda item: (-scores[item], item))[:spec.cutoff]
             values.append(sum(1 for item in order if judged.get(item, -1) >= 0) / len(order))
         elif spec.kind == "nDCG":

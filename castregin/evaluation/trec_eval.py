@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec_rules
+from .evaluate import warn_few_judged
 from .trec_rules import LONG_MAX, Settings, ZScores
 
 
@@ -62,6 +63,7 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
                         LONG_MAX if options.max_per_query is None else options.max_per_query, options.num_docs)
     evaluation = trec_rules.evaluate(qrels.labels, run.scores, marked, settings, options.complete, options.zscores,
                                      qrels.source)
+    warn_few_judged(run, qrels)
     as_z = options.zscores is not None
     lines: list[TrecEvalLine] = []
     if options.per_query:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import THREADS, arrow, arrow_indices, in_threads, strings, to_numpy
+from ..arrays import THREADS, arrow, arrow_indices, in_threads, read_csv_bytes, strings, to_numpy
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
@@ -382,9 +382,12 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
     source = None
     try:
         # Not by its path: pyarrow would decompress a name ending in .gz, and the scan found the file plain.
-        source = pa.py_buffer(data) if data is not None else pa.input_stream(str(path), compression=None)
-        table = pa_csv.read_csv(source, **_csv_options(names, parse_types, "\t" if shape.tab else " ", _BLOCK_SIZE,
-                                                       threads > 1))
+        options = _csv_options(names, parse_types, "\t" if shape.tab else " ", _BLOCK_SIZE, threads > 1)
+        if data is not None:
+            table = read_csv_bytes(data, **options)  # returns once pyarrow has let go of the bytes
+        else:
+            source = pa.input_stream(str(path), compression=None)
+            table = pa_csv.read_csv(source, **options)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
     finally:

@@ -242,7 +242,7 @@ def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
     header, a quote left open at the end of the file) or refuses it, pandas reads the file, as
     before, and its errors stand.
     """
-    from ..arrays import arrow
+    from ..arrays import arrow, read_csv_bytes
 
     data, width = csv_file.data, len(csv_file.header)
     if width < 2 or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
@@ -253,8 +253,8 @@ def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
     # Dictionary columns: each block of the file keeps its distinct texts once, never a string per row.
     kind = pa.dictionary(pa.int32(), pa.string())
     try:
-        table = pa_csv.read_csv(
-            pa.py_buffer(data + ("\n" + ",".join([_SENTINEL] * width) + "\n").encode() if quoted else data),
+        table = read_csv_bytes(
+            data + ("\n" + ",".join([_SENTINEL] * width) + "\n").encode() if quoted else data,
             read_options=pa_csv.ReadOptions(use_threads=True),
             parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
             convert_options=pa_csv.ConvertOptions(

@@ -92,8 +92,9 @@ def _check_pairs(pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str], to
                  source: str) -> None:
     for turn, items in pairs.items():
         if turn not in topics:
-            raise InputError(f"turn {turn} is not in the topics {topics.source}; give the topics of the "
-                             "pooled turns' year", source=source)
+            raise InputError(f"turn {turn} is pooled but is no turn of the topics {topics.source}; leave it out "
+                             "with --turns FILE (the official turn ids, e.g. 2022_evaluation_topics_turn_ids.json), "
+                             "or give the topics of the pooled turns' year", source=source)
         for item in items:
             if item not in bank:
                 raise InputError(f"item {item} (turn {turn}) is in no bank; give the bank that holds it "

@@ -58,7 +58,7 @@ import scipy.sparse.linalg
 from ..errors import InputError
 from ..formats.common import json_value
 from ..formats.experience import Dialogue
-from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_PADDED_STEPS
+from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_PADDED_STEPS, MAX_TURNS
 
 FEATURES = ("onehot", "hashed", "embedding")
 STATES = ("context", "history")
@@ -154,6 +154,10 @@ def _horizon(dialogues: Sequence[Dialogue], max_turns: int | None) -> int:
                                  "raise it or leave it out", source=d.source or None, line=d.line or None,
                                  argument="max_turns")
         horizon = max_turns
+    if horizon > MAX_TURNS:
+        raise InputError(f"dialogues padded to {horizon} turns are more than the {MAX_TURNS} castregin estimates "
+                         "from (the solver's time grows with the square of the turns); use fewer turns",
+                         argument="max_turns")
     steps = len(dialogues) * horizon
     if steps > MAX_PADDED_STEPS:
         raise InputError(f"{len(dialogues)} dialogues padded to {horizon} turns are {steps} steps, more than the "

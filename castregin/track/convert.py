@@ -40,36 +40,52 @@ UNLISTED_TURN = "turn not in --turns"
 EMPTY_TURN = "turn without questions"
 EMPTY_RESPONSE_TURN = "turn without responses"
 EMPTY_PASSAGE_TURN = "turn without passages"
+#: Why the passage filter (``--passage-qrels``) drops a response: the kinds of its counted warnings,
+#: in the order a response is checked.
+UNJUDGED_TURN = "dropped: turn not in the passage qrels"
+NO_PROVENANCE = "dropped: no provenance passage"
+UNJUDGED_PASSAGES = "dropped: no provenance passage judged"
+BELOW_LEVEL = "dropped: provenance graded below the level"
+#: The passage filter's kinds: it drops responses as asked, so ``--strict`` does not refuse them.
+FILTER_KINDS = (UNJUDGED_TURN, NO_PROVENANCE, UNJUDGED_PASSAGES, BELOW_LEVEL)
 
 
 class Warnings:
     """Problems worked around during a conversion: ``messages[kind]`` lists one line per occurrence.
 
-    The CLI prints each message and then :meth:`summary`; ``--strict`` turns any of them into an error.
+    A line may stand for several occurrences (``count``: the passage filter says once per reason how
+    many responses it dropped). The CLI prints each message and then :meth:`summary`; ``--strict``
+    turns any of them into an error but the passage filter's (:data:`FILTER_KINDS`).
     """
 
     def __init__(self) -> None:
         self.messages: dict[str, list[str]] = {}
-        self._order: list[tuple[str, int]] = []
+        self._counts: dict[str, int] = {}
+        self._order: list[tuple[str, int, int]] = []
 
-    def add(self, kind: str, message: str) -> None:
-        """Record one warning of ``kind``."""
+    def add(self, kind: str, message: str, count: int = 1) -> None:
+        """Record ``count`` warnings of ``kind`` (one by default), told in one line."""
         messages = self.messages.setdefault(kind, [])
-        self._order.append((kind, len(messages)))
+        self._order.append((kind, len(messages), count))
         messages.append(message)
+        self._counts[kind] = self._counts.get(kind, 0) + count
 
     def extend(self, other: Warnings) -> None:
         """Add every warning of ``other``, in its order."""
-        for message, kind in other.events():
-            self.add(kind, message)
+        for kind, i, count in other._order:
+            self.add(kind, other.messages[kind][i], count)
 
     def events(self) -> list[tuple[str, str]]:
         """``(message, kind)`` pairs in the order they were recorded."""
-        return [(self.messages[kind][i], kind) for kind, i in self._order]
+        return [(self.messages[kind][i], kind) for kind, i, _ in self._order]
 
     def counts(self) -> dict[str, int]:
         """Number of warnings per kind, in order of first occurrence."""
-        return {kind: len(messages) for kind, messages in self.messages.items()}
+        return dict(self._counts)
+
+    def strict_count(self) -> int:
+        """How many warnings ``--strict`` refuses: all but the passage filter's counts."""
+        return sum(n for kind, n in self._counts.items() if kind not in FILTER_KINDS)
 
     def lines(self) -> list[str]:
         """Every message, in the order recorded."""
@@ -82,7 +98,7 @@ class Warnings:
         return f"{total} warning{'s' if total != 1 else ''}: {counts}"
 
     def __len__(self) -> int:
-        return sum(len(messages) for messages in self.messages.values())
+        return sum(self._counts.values())
 
     def __bool__(self) -> bool:
         return bool(self.messages)
@@ -314,7 +330,9 @@ def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: in
     ``passage_qrels``, a response stays only if one of its provenance passages is graded >=
     ``rel_level`` for that turn. The survivors are ranked 1.. with score ``1/rank``; their texts get
     response-bank ids (new ids only for them). A text repeated within a turn is kept once (warning).
-    Turns left empty by the depth cut or the passage filter are omitted silently.
+    Turns left empty by the depth cut or the passage filter are omitted. Once the run is read, the
+    responses the filter dropped are counted by reason (:data:`FILTER_KINDS`), one warning each with
+    an example.
     """
     warnings = warnings if warnings is not None else Warnings()
     official = set(official_turns) if official_turns is not None else None
@@ -326,16 +344,23 @@ def _responses(submission: Submission, bank: Bank, depth: int, passage_qrels: Qr
                official: set[str] | None, warnings: Warnings, progress: Progress | None) -> Iterator[Ranked]:
     source = submission.source
     groups = _grouped(submission, "responses", warnings, official)
+    # Reason -> [responses dropped, the first one's description].
+    dropped: dict[str, list] = {}
     for turn_id, indices in (progress or _identity)(groups.items()):
         responses = _responses_in_rank_order(submission, indices)
         if not responses:
             warnings.add(EMPTY_RESPONSE_TURN, f"{source}: turn {turn_id} has no responses; omitted")
             continue
-        grades = passage_qrels.labels.get(turn_id, {}) if passage_qrels is not None else None
+        grades = passage_qrels.labels.get(turn_id) if passage_qrels is not None else None
         items: list[str] = []
         for text, rank, passages in responses[:depth]:
-            if grades is not None and not any(grades.get(passage, 0) >= rel_level for passage in passages):
-                continue
+            if passage_qrels is not None:
+                reason = _filtered_out(grades, passages, rel_level)
+                if reason is not None:
+                    if reason not in dropped:
+                        dropped[reason] = [0, _example(turn_id, rank, passages, grades, reason)]
+                    dropped[reason][0] += 1
+                    continue
             if not text.strip():
                 warnings.add(EMPTY_RESPONSE, f"{source}: turn {turn_id}: the response at rank "
                                              f"{_rank(rank)} is empty; dropped")
@@ -348,6 +373,46 @@ def _responses(submission: Submission, bank: Bank, depth: int, passage_qrels: Qr
             items.append(item)
         if items:
             yield turn_id, [(item, 1.0 / rank) for rank, item in enumerate(items, start=1)]
+    if passage_qrels is not None:
+        for reason in FILTER_KINDS:
+            if reason in dropped:
+                count, example = dropped[reason]
+                warnings.add(reason, f"{source}: {count} response{'s' if count != 1 else ''} (of the top {depth} "
+                                     f"per turn) dropped by --passage-qrels {passage_qrels.name!r}: "
+                                     f"{_DROPPED_BECAUSE[reason].format(level=rel_level)}; first: {example}",
+                             count)
+
+
+_DROPPED_BECAUSE = {
+    UNJUDGED_TURN: "the qrels judge no passage of their turn",
+    NO_PROVENANCE: "they have no provenance passage",
+    UNJUDGED_PASSAGES: "none of their provenance passages is judged for their turn (check that the run's "
+                       "passage ids are the qrels' ids)",
+    BELOW_LEVEL: "their provenance passages are graded below {level}",
+}
+
+
+def _example(turn_id: str, rank: float, passages, grades: Mapping[str, int] | None, reason: str) -> str:
+    """The first response dropped for ``reason``, as the warning shows it."""
+    where = f"turn {turn_id}, rank {_rank(rank)}"
+    if reason == UNJUDGED_PASSAGES:
+        return f"{where}, passage {passages[0]!r} (the qrels judge {next(iter(grades))!r} there)"
+    return where
+
+
+def _filtered_out(grades: Mapping[str, int] | None, passages, rel_level: int) -> str | None:
+    """Why the passage filter drops a response (one of :data:`FILTER_KINDS`), or None when it keeps it.
+
+    ``grades`` are the passage qrels' labels of the response's turn (None: the qrels lack the turn).
+    """
+    if grades is None:
+        return UNJUDGED_TURN
+    if not passages:
+        return NO_PROVENANCE
+    judged = [grades[passage] for passage in passages if passage in grades]
+    if not judged:
+        return UNJUDGED_PASSAGES
+    return None if max(judged) >= rel_level else BELOW_LEVEL
 
 
 def _rank(rank: float) -> str:

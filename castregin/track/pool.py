@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..data import Run
 from ..errors import InputError
@@ -33,6 +33,27 @@ def pool_files(paths: Iterable[str | os.PathLike], depth: int = 1,
     """:func:`pool_runs` over TREC run files, read one at a time (memory of one run plus the pool)."""
     paths = list(paths)
     return pool_runs((read_run(path) for path in (progress or iter)(paths)), depth)
+
+
+def keep_turns(pool: Mapping[str, Iterable[str]], turns: Iterable[str],
+               turns_source: str = "the turn list") -> tuple[dict, str | None]:
+    """``pool`` with only the listed ``turns``, and a warning naming the pooled turns left out (or None).
+
+    A run converted without the official turn list may pool a turn that no topic holds, for which
+    no judging task can be made: ``pool --turns`` and ``tasks --turns`` keep the listed turns. A
+    pool left with no turn is an :class:`InputError`.
+    """
+    listed = set(turns)
+    kept = {turn: items for turn, items in pool.items() if turn in listed}
+    left_out = sorted((turn for turn in pool if turn not in listed), key=_natural)
+    if pool and not kept:
+        raise InputError(f"none of the {len(pool)} pooled turns is in {turns_source} (the pool's look like "
+                         f"{next(iter(pool))!r}); nothing written")
+    if not left_out:
+        return kept, None
+    shown = ", ".join(left_out[:3]) + (", ..." if len(left_out) > 3 else "")
+    return kept, (f"{len(left_out)} pooled turn{'s' if len(left_out) != 1 else ''} not in {turns_source} "
+                  f"left out: {shown}")
 
 
 def pool_text(paths: Iterable[str | os.PathLike], depth: int = 1) -> str:

@@ -163,11 +163,28 @@ def test_sizes_beyond_the_bounds_are_usage_errors(cli, tmp_path):
 
 def test_ope_padded_steps_are_bounded_before_any_allocation(cli, tmp_path):
     experience = tmp_path / "exp.jsonl"
-    assert cli("ope", "simulate", "--dialogues", "5", "-o", experience).exit_code == 0
-    message = _one_line_error(cli("ope", "estimate", experience, "--max-turns", "100000000"))
-    assert message == ("castregin: error: --max-turns: 5 dialogues padded to 100000000 turns are 500000000 steps, "
+    assert cli("ope", "simulate", "--dialogues", "101", "-o", experience).exit_code == 0
+    message = _one_line_error(cli("ope", "estimate", experience, "--max-turns", "100000"))
+    assert message == ("castregin: error: --max-turns: 101 dialogues padded to 100000 turns are 10100000 steps, "
                        "more than the 10000000 castregin estimates from (about 2 GB of memory); use fewer turns or "
                        "fewer dialogues\n")
+
+
+def test_ope_padded_turns_are_bounded(cli, tmp_path):
+    # One dialogue padded to 10^7 turns was within the steps' limit and ran for minutes (the solver's
+    # time grows with the square of the turns): the turns have a limit of their own.
+    from castregin.errors import InputError
+    from castregin.formats.experience import read_experience
+    from castregin.limits import MAX_TURNS
+    from castregin.ope import estimate
+
+    experience = tmp_path / "exp.jsonl"
+    assert cli("ope", "simulate", "--dialogues", "1", "-o", experience).exit_code == 0
+    assert MAX_TURNS == 100_000
+    message = _one_line_error(cli("ope", "estimate", experience, "--max-turns", "10000000"), code=2)
+    assert "Invalid value for '--max-turns': 10000000 is not in the range 1<=x<=100000" in message
+    with pytest.raises(InputError, match=r"^max_turns: dialogues padded to 100001 turns are more than the 100000 "):
+        estimate(read_experience(experience), max_turns=MAX_TURNS + 1)
 
 
 def test_a_huge_cutoff_is_refused(cli, tmp_path):

@@ -208,8 +208,9 @@ def test_errors_a_user_can_cause(cli, cast2022, inputs, tmp_path):
     stray.write_text("150_1-1 Q0 Q0821 1 0.0 dummytag\n")
     message = _one_line_error(cli("tasks", stray, "--bank", bank, "--topics", topics, "--criteria", "relevance",
                                   "--out-dir", out))
-    assert message == (f"castregin: error: {stray}: turn 150_1-1 is not in the topics {topics}; give the topics of "
-                       "the pooled turns' year\n")
+    assert message == (f"castregin: error: {stray}: turn 150_1-1 is pooled but is no turn of the topics {topics}; "
+                       "leave it out with --turns FILE (the official turn ids, e.g. "
+                       "2022_evaluation_topics_turn_ids.json), or give the topics of the pooled turns' year\n")
     message = _one_line_error(cli("tasks", *inputs, "--criteria", "relevance", "--gold-per-topic", 2000,
                                   "--out-dir", out))
     assert message.startswith("castregin: error: --gold-per-topic: topic 132 can borrow only ")
@@ -219,6 +220,34 @@ def test_errors_a_user_can_cause(cli, cast2022, inputs, tmp_path):
     message = _one_line_error(cli("tasks", *inputs, "--criteria", "novelty", "--gold-per-topic", 1, "--out-dir", out))
     assert "--gold-per-topic: planted gold items bound relevance, which the criteria lack" in message
     assert not out.exists()
+
+
+def test_a_stray_turn_left_out_with_turns(cli, cast2022, inputs, tmp_path):
+    # A pool kept a turn of a run converted without the official turn list: the whole pool was refused.
+    pool, *rest = inputs
+    official = cast2022 / "topics/2022_evaluation_topics_turn_ids.json"
+    stray = tmp_path / "stray.pool"
+    lines = Path(pool).read_text()
+    stray.write_text(lines + "132_1-99 Q0 Q0821 1 0.0 dummytag\n")
+    refused = cli("tasks", stray, *rest, "--criteria", "relevance", "--out-dir", tmp_path / "refused")
+    assert refused.exit_code == 1 and "turn 132_1-99 is pooled but is no turn of the topics" in refused.stderr
+    assert "--turns FILE" in refused.stderr
+    result = cli("tasks", stray, *rest, "--criteria", "relevance", "--turns", official, "--out-dir", tmp_path / "kept")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (f"castregin: warning: 1 pooled turn not in --turns {official} left out: "
+                                             "132_1-99")
+    # The same tasks as from the pool without the stray line (the official list holds every pooled turn).
+    plain = cli("tasks", pool, *rest, "--criteria", "relevance", "--out-dir", tmp_path / "plain")
+    assert plain.exit_code == 0
+    assert (tmp_path / "kept/tasks.csv").read_bytes() == (tmp_path / "plain/tasks.csv").read_bytes()
+    assert len(_rows(tmp_path / "kept/tasks.csv")) == len(lines.splitlines())
+    # The turn list is an input: a directory holding it is not replaced.
+    inside = tmp_path / "kept/turns.json"
+    inside.write_bytes(official.read_bytes())
+    held = cli("tasks", stray, *rest, "--criteria", "relevance", "--turns", inside, "--out-dir", tmp_path / "kept")
+    # (refused as a file castregin did not write there, before it is looked at as an input)
+    assert held.exit_code == 1 and "turns.json" in held.stderr and held.stderr.count("\n") == 1
+    assert inside.read_bytes() == official.read_bytes()
 
 
 def test_usage_errors_and_directories_it_will_not_replace(cli, inputs, tmp_path):

@@ -251,6 +251,9 @@ def broken(change):
     (broken(lambda d: d.update({"Filled Slots": [True]})), "Filled Slots: has 1 entries"),
     (broken(lambda d: d["Request Count"].pop()), "Request Count: has 4 entries, fewer than the 5"),
     (broken(lambda d: d["Violated Request Count"].__setitem__(1, 0.5)), "Violated Request Count[1]: expected an integer"),
+    # Not scored, but clembench's rounds of messages are an array whatever its version.
+    (broken(lambda d: d.update(turns="x")), ('turns: expected an array (clembench\'s rounds of messages; castregin '
+                                             'does not score them), got "x"')),
 ])
 def test_malformed_interactions_json(cli, tmp_path, text, message):
     path = tmp_path / "interactions.json"

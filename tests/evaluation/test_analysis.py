@@ -152,9 +152,53 @@ def test_bootstrap_by_topic_resamples_whole_topics():
     rows = [("r", "q", "P@1", turn, value) for turn, value in
             [("1_1", 1.0), ("1_2", 1.0), ("2_1", 0.0), ("2_2", 0.0), ("2_3", 0.0)]] + [("r", "q", "P@1", "all", 0.4)]
     (by_topic,) = bootstrap_intervals(rows, by="topic", samples=2000, seed=1)
-    # Two topics: a resample holds topic 1 twice (mean 1), topic 2 twice (0) or one each (2/5).
+    # Two topics, means 1 and 0: a resample holds topic 1 twice (mean of topic means 1), topic 2
+    # twice (0) or one each (1/2); the mean is that of the topic means, 1/2, not the turns' 2/5.
     assert (by_topic["low"], by_topic["high"]) == (0.0, 1.0)
-    assert by_topic["mean"] == 0.4 and by_topic["turns"] == 5
+    assert by_topic["mean"] == 0.5 and by_topic["turns"] == 5
+
+
+def _topic_mean_by_pandas(per_turn: dict[str, float]) -> float:
+    """The mean of topic means, by pandas: the turns of each topic averaged, then the topics."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"turn": list(per_turn), "value": list(per_turn.values())})
+    frame["topic"] = frame["turn"].str.split("_").str[0]
+    return float(frame.groupby("topic")["value"].mean().mean())
+
+
+def _by_topic_everywhere(cli, run, qrels, measure) -> tuple[float, float]:
+    """The ``--by topic`` mean of ``evaluate`` and of ``analyze bootstrap`` for one run and measure."""
+    evaluated = json.loads(cli("evaluate", run, "--qrels", qrels, "-m", measure, "--by", "topic",
+                               "--format", "json").stdout)
+    (mean,) = [r["value"] for r in evaluated if r["measure"] == measure and r["turn"] == "all"]
+    (interval,) = json.loads(cli("analyze", "bootstrap", run, "--qrels", qrels, "-m", measure, "--by", "topic",
+                                 "--samples", "50", "--format", "json").stdout)
+    return mean, interval["mean"]
+
+
+def test_by_topic_is_one_mean_of_topic_means_in_evaluate_and_bootstrap(tmp_path, cli):
+    # Topic 1: two turns (P@1 1 and 0: mean 1/2); topic 2: one turn (P@1 1). Topic means: 3/4;
+    # turn mean: 2/3.
+    run = tmp_path / "r.run"
+    run.write_text("1_1 Q0 a 1 2.0 r\n1_2 Q0 b 1 2.0 r\n2_1 Q0 c 1 2.0 r\n")
+    qrels = tmp_path / "q.qrel"
+    qrels.write_text("1_1 0 a 2\n1_2 0 b 0\n2_1 0 c 3\n")
+    per_turn = {"1_1": 1.0, "1_2": 0.0, "2_1": 1.0}
+    assert _topic_mean_by_pandas(per_turn) == 0.75
+    assert _by_topic_everywhere(cli, run, qrels, "P@1") == (0.75, 0.75)
+
+
+@pytest.mark.parametrize("measure,request_name,key", [("nDCG@3", "ndcg_cut.3", "ndcg_cut_3"), ("P@1", "P.1", "P_1")])
+def test_by_topic_on_cast_equals_pandas_on_pytrec_eval(cast2022, run_paths, cli, measure, request_name, key):
+    qrels = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    for run in run_paths[:2]:
+        per_turn = pytrec_eval.RelevanceEvaluator(read_qrels_plain(qrels), {request_name}, relevance_level=2).evaluate(
+            read_run_plain(run))
+        expected = _topic_mean_by_pandas({turn: values[key] for turn, values in per_turn.items()})
+        evaluate_mean, bootstrap_mean = _by_topic_everywhere(cli, run, qrels, measure)
+        assert evaluate_mean == pytest.approx(expected, abs=1e-12)
+        assert bootstrap_mean == pytest.approx(expected, abs=1e-12)
 
 
 def test_system_ranks_share_ties():

@@ -177,3 +177,58 @@ def test_dialogue_longer_than_max_turns(tmp_path, cli):
     assert result.exit_code == 1
     assert result.stderr == (f"castregin: error: {path}:2: --max-turns: dialogue d2 has 3 turns, more than 2; "
                              "raise it or leave it out\n")
+
+
+def _variants(document, path=()):
+    """``document`` with the value at each path replaced, in turn, by each of a set of odd values, and with
+    each key removed: what a fast check of a line must refuse whenever the schema does."""
+    odd = [None, True, False, -1, 0, 0.5, 1, 2, 1.0, float("nan"), float("inf"), "", "x", [], {}, [1], {"a": 1}]
+    if path:
+        for value in odd:
+            yield _replaced(document, path, value)
+        yield _replaced(document, path, _REMOVE)
+    node = document
+    for part in path:
+        node = node[part]
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    for key, _ in list(children):
+        yield from _variants(document, (*path, key))
+
+
+_REMOVE = object()
+
+
+def _replaced(document, path, value):
+    copied = json.loads(json.dumps(document))
+    parent = copied
+    for part in path[:-1]:
+        parent = parent[part]
+    if value is _REMOVE:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return copied
+
+
+def test_the_fast_check_is_at_least_as_strict_as_the_schema():
+    # The reader skips jsonschema for the lines its fast check passes (ten times faster); the check
+    # must never pass a line the schema refuses.
+    from castregin.formats import schema
+    from castregin.formats.experience import _valid
+
+    checker = schema.validator("experience")
+    dialogue = {"dialogue_id": "d1", "extra": 1,
+                "turns": [{"context": "c", "response": "r", "target_response": "t"},
+                          {"context": "c", "response": "r",
+                           "target_responses": [{"text": "a", "prob": 0.25}, {"text": "b", "prob": 0.75}]},
+                          {"context": "c", "response": "r", "target_response": "t", "target_responses": []}],
+                "reward": 0.5}
+    assert not checker.is_valid(dialogue) and not _valid(dialogue)  # both target keys in the last turn
+    del dialogue["turns"][2]
+    assert checker.is_valid(dialogue) and _valid(dialogue)
+    tested = 0
+    for variant in _variants(dialogue):
+        if _valid(variant):
+            assert checker.is_valid(variant), variant
+        tested += 1
+    assert tested > 300

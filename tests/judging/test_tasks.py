@@ -181,8 +181,9 @@ def test_too_few_items_to_borrow_is_one_error():
 
 @pytest.mark.parametrize(("pool", "criteria", "options", "message"), [
     ({"1_1": ["Q9"]}, CRITERIA, {}, r"^pool: item Q9 \(turn 1_1\) is in no bank"),
-    ({"3_1": ["Q1"]}, CRITERIA, {}, r"^pool: turn 3_1 is not in the topics topics.json"),
-    ({"1_9": ["Q1"]}, CRITERIA, {}, r"turn 1_9 is not in the topics"),
+    ({"3_1": ["Q1"]}, CRITERIA, {}, (r"^pool: turn 3_1 is pooled but is no turn of the topics topics.json; leave "
+                                     r"it out with --turns FILE")),
+    ({"1_9": ["Q1"]}, CRITERIA, {}, r"turn 1_9 is pooled but is no turn of the topics"),
     ({"1_1": ["Q1"], "2_1": ["Q3"]}, ["novelty"], {"gold_per_topic": 1}, r"bound relevance, which the criteria lack"),
     ({"1_1": ["Q1"]}, CRITERIA, {"gold_per_topic": -1}, r"gold_per_topic: expected a number >= 0"),
 ])

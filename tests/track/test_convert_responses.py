@@ -128,7 +128,16 @@ def test_passage_filter_keeps_responses_with_a_passage_at_the_level(tmp_path, cl
     qrels.write_text("1_1-1 0 p1 0\n1_1-1 0 p2 2\n1_1-1 0 p3 1\n1_1-1 0 p4 4\n1_1-3 0 p9 3\n9_9-8 0 p2 4\n")
     result = cli("convert", "responses", run, "--bank", bank, "--passage-qrels", qrels, "-o", "-",
                  "--bank-out", tmp_path / "out.json")
-    assert result.exit_code == 0 and result.stderr == ""
+    assert result.exit_code == 0
+    # Every response dropped is counted, one line per reason with the first example.
+    filtered = f"castregin: warning: {run}: 1 response (of the top 3 per turn) dropped by --passage-qrels 'passages'"
+    assert result.stderr.splitlines() == [
+        f"{filtered}: the qrels judge no passage of their turn; first: turn 9_9-9, rank 1",
+        (f"{filtered}: none of their provenance passages is judged for their turn (check that the run's passage "
+         "ids are the qrels' ids); first: turn 1_1-3, rank 1, passage 'p1' (the qrels judge 'p9' there)"),
+        f"{filtered}: their provenance passages are graded below 2; first: turn 1_1-1, rank 2",
+        ("castregin: 3 warnings: 1 dropped: turn not in the passage qrels, 1 dropped: no provenance passage "
+         "judged, 1 dropped: provenance graded below the level")]
     # New ids only for kept responses, in order: "new, filtered out" gets none.
     assert result.stdout == ("1_1-1\tQ0\tR00000\t1\t1.0\tf\n1_1-1\tQ0\tR00008\t2\t0.5\tf\n"
                              "1_1-3\tQ0\tR00009\t1\t1.0\tf\n")
@@ -137,8 +146,49 @@ def test_passage_filter_keeps_responses_with_a_passage_at_the_level(tmp_path, cl
     strict = cli("convert", "responses", run, "--bank", bank, "--passage-qrels", qrels, "--passage-rel-level", "3",
                  "-o", "-")
     assert strict.stdout == "1_1-1\tQ0\tR00008\t1\t1.0\tf\n1_1-3\tQ0\tR00009\t1\t1.0\tf\n"
+    # alpha (p2 graded 2) and "new, filtered out" (p3 graded 1) are below 3 now.
+    assert "castregin: 4 warnings: 1 dropped: turn not in the passage qrels, 1 dropped: no provenance passage " \
+           "judged, 2 dropped: provenance graded below the level" in strict.stderr
+    # What the filter drops is what it was asked to do: --strict does not refuse it.
+    assert cli("convert", "responses", run, "--bank", bank, "--passage-qrels", qrels, "--strict",
+               "-o", "-").stdout == result.stdout
     no_filter = cli("convert", "responses", run, "--bank", bank, "-o", "-")
     assert [f[2] for f in lines(no_filter.stdout)] == ["R00000", "R00008", "R00009", "R00001", "R00010", "R00000"]
+
+
+def test_passage_filter_counts_responses_without_provenance_and_refuses_an_empty_run(tmp_path, cli):
+    bank = write(tmp_path / "bank.json", RBANK)
+    run = write(tmp_path / "run.json", {"run_name": "e", "turns": [
+        {"turn_id": "1_1-1", "responses": [response("alpha", 1), response("beta", 2, "p7"), response("gamma", 3)]},
+    ]})
+    qrels = tmp_path / "passages.qrel"
+    qrels.write_text("1_1-1 0 p1 3\n")
+    out = tmp_path / "out.run"
+    result = cli("convert", "responses", run, "--bank", bank, "--passage-qrels", qrels, "-o", out)
+    assert result.exit_code == 1 and not out.exists()
+    *warned, error = result.stderr.splitlines()
+    assert warned == [
+        (f"castregin: warning: {run}: 2 responses (of the top 3 per turn) dropped by --passage-qrels 'passages': "
+         "they have no provenance passage; first: turn 1_1-1, rank 1"),
+        (f"castregin: warning: {run}: 1 response (of the top 3 per turn) dropped by --passage-qrels 'passages': "
+         "none of their provenance passages is judged for their turn (check that the run's passage ids are the "
+         "qrels' ids); first: turn 1_1-1, rank 2, passage 'p7' (the qrels judge 'p1' there)")]
+    assert error == (f"castregin: error: {run}: no line is left to write (3 warnings: 2 dropped: no provenance "
+                     "passage, 1 dropped: no provenance passage judged); nothing written")
+
+
+def test_no_shared_passage_id_is_an_error_not_an_empty_run(cast2022, cli, tmp_path):
+    # The NIST qrels with every passage id renamed: no response of the sample run is grounded any more.
+    nist = (cast2022 / "nist/2022-passage-qrels.txt").read_text().splitlines()
+    renamed = tmp_path / "renamed.qrel"
+    renamed.write_text("".join(f"{turn} {zero} X{passage} {grade}\n" for turn, zero, passage, grade in
+                               (line.split() for line in nist)))
+    out_dir = tmp_path / "out"
+    result = cli("convert", "responses", cast2022 / "runs/main/sample_run.json", "--bank",
+                 cast2022 / "regin/response_bank.json", "--passage-qrels", renamed, "--out-dir", out_dir)
+    assert result.exit_code == 1 and not out_dir.exists()
+    assert result.stderr.splitlines()[-1].startswith("castregin: error: ")
+    assert "no line is left to write" in result.stderr.splitlines()[-1]
 
 
 def test_filter_on_the_nist_qrels(cast2022, cli):
@@ -151,13 +201,26 @@ def test_filter_on_the_nist_qrels(cast2022, cli):
     data = json.loads(source.read_text())
     bank = Bank(json.loads((cast2022 / "regin/response_bank.json").read_text()), "R")
     expected = []
+    reasons = {"turn": 0, "unjudged": 0, "below": 0}
     for turn in data["turns"]:
         top = sorted(turn["responses"], key=lambda r: r["rank"])[:3]
         kept = [r for r in top if any(grades.get(turn["turn_id"], {}).get(p["id"], 0) >= 2 for p in r["provenance"])]
         ids = list(dict.fromkeys(bank.id_for(r["text"]) for r in kept))
         expected += [[turn["turn_id"], "Q0", rid, str(rank), repr(1 / rank), "sample_run"]
                      for rank, rid in enumerate(ids, start=1)]
+        for r in top:
+            judged = [grades[turn["turn_id"]][p["id"]] for p in r["provenance"]
+                      if p["id"] in grades.get(turn["turn_id"], {})]
+            if turn["turn_id"] not in grades:
+                reasons["turn"] += 1
+            elif not judged:
+                reasons["unjudged"] += 1
+            elif max(judged) < 2:
+                reasons["below"] += 1
     assert lines(result.stdout) == expected and 0 < len(expected)
+    assert all(reasons.values())  # every provenance list of the sample run holds a passage
+    assert f"{reasons['turn']} dropped: turn not in the passage qrels, {reasons['unjudged']} dropped: no " \
+           f"provenance passage judged, {reasons['below']} dropped: provenance graded below the level" in result.stderr
 
 
 def test_response_warnings(tmp_path, cli):

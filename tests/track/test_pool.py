@@ -85,6 +85,33 @@ def test_depth_uses_the_rank_column(tmp_path, cli):
     assert (tmp_path / "again.txt").read_bytes() == (tmp_path / "pool.txt").read_bytes()
 
 
+def test_pool_turns_keeps_the_listed_turns(tmp_path, cli):
+    run = tmp_path / "a.run"
+    # 1_1-99 is a turn no official list holds (a run converted without --turns keeps it).
+    run.write_text("1_1-1 Q0 X 1 9.0 a\n1_1-99 Q0 Y 1 1.0 a\n2_1-1 Q0 Z 1 2.0 a\n1_1-98 Q0 W 1 2.0 a\n")
+    turns = tmp_path / "turn_ids.json"
+    turns.write_text('{"1": ["1-1", "1-2"], "2": ["1-1"]}')
+    result = cli("pool", run, "--turns", turns)
+    assert result.exit_code == 0
+    assert result.stdout == "1_1-1\tQ0\tX\t1\t0.0\tdummytag\n2_1-1\tQ0\tZ\t1\t0.0\tdummytag\n"
+    assert result.stderr == f"castregin: warning: 2 pooled turns not in --turns {turns} left out: 1_1-98, 1_1-99\n"
+    # A turn list of one id a line (or a run, or a qrels) works as well.
+    listed = tmp_path / "turns.txt"
+    listed.write_text("2_1-1\n")
+    assert cli("pool", run, "--turns", listed).stdout == "2_1-1\tQ0\tZ\t1\t0.0\tdummytag\n"
+    # The turn list is an input: never the output.
+    before = turns.read_bytes()
+    refused = cli("pool", run, "--turns", turns, "-o", turns)
+    assert refused.exit_code == 1 and "refusing to overwrite the input file" in refused.stderr
+    assert turns.read_bytes() == before
+    # No pooled turn listed: an error, nothing written.
+    listed.write_text("9_9-9\n")
+    empty = cli("pool", run, "--turns", listed, "-o", tmp_path / "pool.txt")
+    assert empty.exit_code == 1 and not (tmp_path / "pool.txt").exists()
+    assert empty.stderr == (f"castregin: error: none of the 4 pooled turns is in --turns {listed} (the pool's look "
+                            "like '1_1-1'); nothing written\n")
+
+
 def test_pool_api_and_errors(tmp_path, cli):
     run = Run("r", scores={"t": {"a": 1.0, "b": 2.0}}, ranks={"t": {"a": 2, "b": 1}})
     assert pool_runs([run], depth=1) == {"t": {"b"}}
