@@ -1,5 +1,5 @@
 """Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``, ``--format``,
-and the ``RUN...`` argument of every command that takes several runs; the types of parameters that name
+``--score-precision``, and the ``RUN...`` argument of every command that takes several runs; the types of parameters that name
 files (:class:`InputPath`, :class:`OutputPath`, :class:`OutputDirectory`) and of finite numbers.
 
 Every parameter that names a file has one of the path types: the command line then checks, before the
@@ -16,6 +16,7 @@ import os
 import click
 
 from ..evaluation.measures import DEFAULT_MEASURES
+from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, SCORE_PRECISIONS
 from ..formats.common import expand_run_paths
 from ..formats.trec import LABEL_RANGE
 
@@ -135,6 +136,17 @@ def rel_level_option(function):
     return click.option("--rel-level", default=2, show_default=True, type=click.IntRange(1, LABEL_RANGE[1]),
                         help="Label at or above which an item is relevant for binary measures "
                              "(trec_eval -l).")(function)
+
+
+def score_precision_option(function):
+    """``--score-precision double|float``: how scores are compared when items are ranked (every command that evaluates)."""
+    return click.option("--score-precision", type=click.Choice(list(SCORE_PRECISIONS)),
+                        default=DEFAULT_SCORE_PRECISION, show_default=True,
+                        help="Compare scores as doubles when ranking items, as trec_eval-9.0.8 (2023) does, or "
+                             "as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 (2020) "
+                             "do. They differ where two scores of a turn are equal as floats but not as "
+                             "doubles (0.81234567 and 0.81234568): float ties them and the item ids "
+                             "decide.")(function)
 
 
 def split_named(value: str) -> tuple[str | None, str]:
