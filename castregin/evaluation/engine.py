@@ -89,15 +89,26 @@ def _descending_float_key(scores: np.ndarray, bits: int) -> np.ndarray:
     """Unsigned keys whose ascending order is the scores' descending order (as 32 or 64-bit floats).
 
     ``-0.0`` becomes ``0.0`` first, since C and Python compare them equal (a tie, then item ids).
+    Scores beyond the 32-bit range become infinities, as C's ``(float)`` cast makes them.
     """
     if bits == 32:
-        floats, unsigned, sign = scores.astype(np.float32) + np.float32(0.0), np.uint32, np.uint32(1 << 31)
+        unsigned, sign_shift = np.uint32, np.uint32(31)
+        with np.errstate(over="ignore"):
+            floats = scores.astype(np.float32)
     else:
-        floats, unsigned, sign = scores.astype(np.float64) + 0.0, np.uint64, np.uint64(1 << 63)
+        unsigned, sign_shift = np.uint64, np.uint64(63)
+        floats = scores.astype(np.float64, copy=True)
+    floats += 0.0
     raw = floats.view(unsigned)
     # IEEE floats order like sign-magnitude integers: negative ones keep their bits (larger
-    # magnitude sorts later), positive ones are complemented (larger value sorts earlier).
-    return np.where(raw & sign, raw, ~raw & ~sign)
+    # magnitude sorts later), positive ones are complemented but for the sign bit (larger value
+    # sorts earlier). In place, without a temporary array per step: ``mask`` is 0 for a negative
+    # score, every bit but the sign for a positive one.
+    mask = raw >> sign_shift
+    mask -= unsigned(1)
+    mask &= ~(unsigned(1) << sign_shift)
+    raw ^= mask
+    return raw
 
 
 def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items, item_codes: np.ndarray,
@@ -151,15 +162,13 @@ def _order_by_turn_and_score(turns: np.ndarray, float_key: np.ndarray, bits: int
     a 64-bit key is sorted by (turn, its high half) first, then its low half settles the lines
     whose first key ties, so that no slow two-key sort is needed.
     """
-    turn_key = turns.astype(np.uint64) << _32
     if bits == 32:
-        key = float_key.astype(np.uint64) | turn_key
+        key = float_key.astype(np.uint64) | (turns.astype(np.uint64) << _32)
         order = None if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
         return order, [key if order is None else key[order]]
-    high, low = turn_key | (float_key >> _32), float_key & _LOW_32
-    same = high[1:] == high[:-1]
-    if np.all(high[1:] >= high[:-1]) and np.all(~same | (low[1:] >= low[:-1])):
-        return None, [high, low]
+    if np.all(turns[1:] >= turns[:-1]) and np.all((turns[1:] != turns[:-1]) | (float_key[1:] >= float_key[:-1])):
+        return None, [turns, float_key]
+    high, low = (turns.astype(np.uint64) << _32) | (float_key >> _32), float_key & _LOW_32
     order = np.argsort(high, kind="stable")
     high = high[order]
     same = high[1:] == high[:-1]
