@@ -215,8 +215,8 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
         index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES,
-                             baseline=base, rel_level=rel_level, score_precision=score_precision, depth=depth, test=test, correction=correction,
-                             alpha=alpha, permutations=permutations, seed=seed, plot_measure=plot_measure,
-                             ci_samples=ci_samples, correlation=correlation, loro_depth=loro_depth,
-                             per_run_files=per_run_files, progress=sys.stderr.isatty())
+                             baseline=base, rel_level=rel_level, score_precision=score_precision, depth=depth,
+                             test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
+                             plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
+                             loro_depth=loro_depth, per_run_files=per_run_files, progress=sys.stderr.isatty())
     click.echo(f"castregin: report written to {index}", err=True)

@@ -1,6 +1,7 @@
-"""Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``, ``--format``,
-``--score-precision``, and the ``RUN...`` argument of every command that takes several runs; the types of parameters that name
-files (:class:`InputPath`, :class:`OutputPath`, :class:`OutputDirectory`) and of finite numbers.
+"""Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``,
+``--score-precision``, ``--format``, and the ``RUN...`` argument of every command that takes several runs; the
+types of parameters that name files (:class:`InputPath`, :class:`OutputPath`, :class:`OutputDirectory`) and
+of finite numbers.
 
 Every parameter that names a file has one of the path types: the command line then checks, before the
 command runs, that no output is one of its inputs, and every output the command writes is checked against
@@ -139,7 +140,7 @@ def rel_level_option(function):
 
 
 def score_precision_option(function):
-    """``--score-precision double|float``: how scores are compared when items are ranked (every command that evaluates)."""
+    """``--score-precision double|float``: how scores compare when items are ranked (each command that evaluates)."""
     return click.option("--score-precision", type=click.Choice(list(SCORE_PRECISIONS)),
                         default=DEFAULT_SCORE_PRECISION, show_default=True,
                         help="Compare scores as doubles when ranking items, as trec_eval-9.0.8 (2023) does, or "

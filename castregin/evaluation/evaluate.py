@@ -160,8 +160,8 @@ def _trec_rules_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[st
             mapping = dict(gains)
             labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
         marked = [_trec_rules_measure(m) for m in group]
-        evaluation = trec_rules.evaluate(labels, run, marked, trec_rules.Settings(rel, judged_only, score_bits=score_bits),
-                                         source=source)
+        settings = trec_rules.Settings(rel, judged_only, score_bits=score_bits)
+        evaluation = trec_rules.evaluate(labels, run, marked, settings, source=source)
         for index, m in enumerate(group):
             scores[m.name] = {topic.topic: topic.values[index][0] for topic in evaluation.topics}
     return scores
@@ -336,7 +336,7 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         _warn_empty_qrels(facts, size)
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
         for position, (run, name) in enumerate(zip(runs, run_names(runs))):
-            scores = _engine_scores(columnar_runs[position], index, parsed, score_bits=bits) if index is not None else {}
+            scores = {} if index is None else _engine_scores(columnar_runs[position], index, parsed, score_bits=bits)
             scores.update(_trec_rules_scores(run.scores, qrels_item.labels, others, qrels_item.source, bits))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
