@@ -15,6 +15,7 @@ every numeric line is a z-score, printed with four decimals and a ``Z`` before i
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
@@ -108,11 +109,19 @@ def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options:
     The judgments are checked whole first (what trec_eval cannot evaluate is an :class:`InputError`,
     in any topic). ``-l`` and ``-J`` change only the qrels_jg measures, as in trec_eval; preferences
     rank ties by document id ascending, qrels_jg by id descending, both before ``-M`` cuts the ranking.
+    With ``score_precision="float"`` scores, and preference levels, are compared as 32-bit floats, as
+    trec_eval up to v9.0.8 reads both.
     """
     from . import preferences
 
     families = preferences.preference_families(options.measures, rel_info_format)
     bits = score_bits(options.score_precision)
+    if bits == 32 and rel_info_format != "qrels_jg":
+        # trec_eval up to v9.0.8 reads preference levels as floats too (qrels_jg's labels are whole numbers).
+        judgments = dataclasses.replace(judgments, topics={
+            topic: {group: {subgroup: {doc: float32(level) for doc, level in levels.items()}
+                            for subgroup, levels in subgroups.items()} for group, subgroups in groups.items()}
+            for topic, groups in judgments.topics.items()})
     by_groups = rel_info_format == "qrels_jg"
     (preferences.check_group_qrels if by_groups else preferences.check_preferences)(judgments)
     if options.max_per_query is not None and options.max_per_query < 0:

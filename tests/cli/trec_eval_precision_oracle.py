@@ -20,7 +20,8 @@ so each rounds back to the float), dense-retrieval-like decimals (``0.81234567``
 (``3.4028235e38`` and ``3.402823567e38`` round to it, ``3.4028236e38`` and ``1e39`` to infinity),
 exact ties, labels 0 to 3 and -1, unjudged items, topics on one side only; lines in ranking order
 in some topics and shuffled in others. The preference cases keep the judgments of
-trec_eval_prefs_oracle.random_case and put such scores in the run.
+trec_eval_prefs_oracle.random_case and put such scores in the run; ``near_levels`` has preference
+levels that are one float and distinct doubles (v9.0.8 reads levels as floats too).
 """
 
 from __future__ import annotations
@@ -145,6 +146,33 @@ def preference_case(kind: str, seed: int, directory: Path) -> tuple[Path, Path]:
     return judgments, run
 
 
+#: Preference levels tied as floats only (1 + 1e-8 is 1 as a float), beside a level 1 and 0.
+NEAR_LEVELS = """\
+t1 g s a 1.00000002
+t1 g s b 1.00000001
+t1 g s c 1
+t1 g s d 0
+t1 g s e 2.5
+t1 g s f 2.50000001
+t2 g s a 0.30000001
+t2 g s b 0.3
+t2 g s c 0
+"""
+NEAR_LEVELS_OPTIONS = "-q -m all_prefs"
+
+
+def near_levels_case(directory: Path) -> tuple[Path, Path]:
+    """Preference levels that tie as floats only, and a run of such scores over their documents."""
+    judgments, run = directory / "near_levels.judgments", directory / "near_levels.run"
+    judgments.write_text(NEAR_LEVELS)
+    rng = random.Random("precision-near-levels")
+    lines = []
+    for topic, docs in (("t1", "abcdefxy"), ("t2", "abcz")):
+        lines += _run_lines(rng, topic, list(docs), "near")
+    run.write_text("".join(lines))
+    return judgments, run
+
+
 def output_name(case: str, options: str) -> str:
     flags = "".join(options.split()).replace("-", "_").replace(".", "p")
     return f"{case}{flags}.txt.gz"
@@ -160,6 +188,8 @@ def cases(directory: Path) -> list[tuple[str, str, str, Path, Path]]:
         for seed in seeds:
             judgments, run = preference_case(kind, seed, directory)
             found.append((output_name(f"{kind}{seed}", options), kind, options, judgments, run))
+    judgments, run = near_levels_case(directory)
+    found.append((output_name("near_levels", NEAR_LEVELS_OPTIONS), "prefs", NEAR_LEVELS_OPTIONS, judgments, run))
     return found
 
 
