@@ -24,7 +24,11 @@ list mixing them. An object is read through its name (``str(measure)``) with one
 The numbers are those of :func:`castregin.evaluation.evaluate.evaluate`: trec_eval's, averaged over
 the turns the run and qrels share unless ``complete`` (trec_eval ``-c``: every qrels turn, a missing
 one scoring 0). Note that ir_measures' own ``calc_aggregate`` always averages like ``complete=True``
-and takes ``rel=1`` where a measure does not say; castregin takes ``rel_level`` (default 2).
+and takes ``rel=1`` where a measure does not say; castregin takes ``rel_level`` (default 2). And
+ir_measures (through pytrec_eval) ranks items on scores rounded to 32-bit floats, as trec_eval up to
+v9.0.8 (2020) does, where castregin ranks on doubles, as trec_eval-9.0.8 (2023) does: where two
+scores of a turn are equal as floats but not as doubles the numbers differ, and
+``score_precision="float"`` gives ir_measures' (:mod:`castregin.evaluation.ranking`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from .errors import InputError
 from .evaluation.evaluate import evaluate as _evaluate
 from .evaluation.evaluate import evaluate_rows, natural_key
 from .evaluation.measures import DEFAULT_MEASURES, Measure, parse_measure
+from .evaluation.ranking import DEFAULT_SCORE_PRECISION
 from .formats.trec import LABEL_RANGE
 
 if TYPE_CHECKING:
@@ -341,7 +346,8 @@ def _values(rows: Iterable[tuple]) -> tuple[dict[str, float], dict[str, dict[str
 # --- the functions -----------------------------------------------------------------------------------------
 
 
-def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool = False) -> dict[Any, float]:
+def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool = False,
+                   score_precision: str = DEFAULT_SCORE_PRECISION) -> dict[Any, float]:
     """The value of each measure over all turns, like ir_measures' ``calc_aggregate``.
 
     Parameters
@@ -356,6 +362,9 @@ def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool =
         Label at or above which an item is relevant for binary measures that do not set ``rel``.
     complete:
         Average over every qrels turn (a missing one scores 0) instead of the turns both share.
+    score_precision:
+        ``"double"`` (default): rank items on scores compared as doubles, as trec_eval-9.0.8 does;
+        ``"float"``: as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 do.
 
     Returns
     -------
@@ -368,17 +377,18 @@ def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool =
     {'P@1': 1.0, 'ndcg_cut_3': 1.0}
     """
     names, targets = _plan(measures, rel_level)
-    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete)
+    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete, score_precision=score_precision)
     aggregates, _ = _values(rows)
     return {key: aggregates[name] for key, name in targets}
 
 
-def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = False) -> Iterator[Metric]:
+def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = False,
+              score_precision: str = DEFAULT_SCORE_PRECISION) -> Iterator[Metric]:
     """Per-turn values as :class:`Metric` ``(query_id, measure, value)``, like ir_measures' ``iter_calc``.
 
     Parameters
     ----------
-    measures, qrels, run, rel_level, complete:
+    measures, qrels, run, rel_level, complete, score_precision:
         As in :func:`calc_aggregate`.
 
     Returns
@@ -390,7 +400,8 @@ def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = Fals
     Everything is computed, and every error raised, before the iterator is returned.
     """
     names, targets = _plan(measures, rel_level)
-    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete, per_turn=True)
+    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete, per_turn=True,
+                         score_precision=score_precision)
     _, per_turn = _values(rows)
     turns = sorted({turn for values in per_turn.values() for turn in values}, key=natural_key)
     records = [Metric(turn, key, per_turn[name][turn]) for turn in turns for key, name in targets
@@ -399,7 +410,8 @@ def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = Fals
 
 
 def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complete: bool = False,
-             per_turn: bool = False, turns: Iterable[str] | None = None) -> pd.DataFrame:
+             per_turn: bool = False, turns: Iterable[str] | None = None, *,
+             score_precision: str = DEFAULT_SCORE_PRECISION) -> pd.DataFrame:
     """Evaluate every run against every qrels, as ``trec_eval -l<rel_level> [-c]`` would.
 
     Parameters
@@ -412,7 +424,7 @@ def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complet
     measures:
         A name, an ir_measures measure, or a list mixing them (default: the CAsT set
         ``P@1 P@3 nDCG@3 nDCG@5 AP RR R@10``).
-    rel_level, complete:
+    rel_level, complete, score_precision:
         As in :func:`calc_aggregate`.
     per_turn, turns:
         As in :func:`castregin.evaluation.evaluate.evaluate`: rows per turn too; only these turns.
@@ -428,4 +440,4 @@ def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complet
     run_list = _inputs(runs, RUN, as_run, "runs")
     qrels_list = _inputs(qrels, QRELS, as_qrels, "qrels")
     names = [name for _, name in measure_names(measures)]
-    return _evaluate(run_list, qrels_list, names, rel_level, complete, per_turn, turns)
+    return _evaluate(run_list, qrels_list, names, rel_level, complete, per_turn, turns, score_precision)

@@ -19,6 +19,7 @@ from .options import (
     qrels_option,
     rel_level_option,
     runs_argument,
+    score_precision_option,
     split_named,
 )
 
@@ -55,9 +56,10 @@ def _inputs(runs, qrels_specs):
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
 @click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE")
 @rel_level_option
+@score_precision_option
 @format_option(RECORD_FORMATS)
 @output_option()
-def loro_command(runs, qrels_spec, depth, measure, rel_level, fmt, output):
+def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, fmt, output):
     """Leave-one-run-out reusability (Zobel 1998): each run without the judgments only it brought in.
 
     For each run, its unique contributions at --depth (items in its top k by the rank column that no
@@ -71,7 +73,7 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, fmt, output):
     formats.ensure_not_input(output, _inputs(runs, [qrels_spec]))
     run_list, (qrels,) = _read(runs, [qrels_spec])
     with warnings_as_lines():
-        rows, summary = leave_one_run_out(run_list, qrels, depth, measure, rel_level)
+        rows, summary = leave_one_run_out(run_list, qrels, depth, measure, rel_level, score_precision)
     records = [{**vars(row), "change": row.change} for row in rows]
     if fmt == "json":
         formats.write_text(output, json_text({"runs": records, "summary": summary}))
@@ -88,9 +90,10 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, fmt, output):
 @qrels_option
 @measure_option
 @rel_level_option
+@score_precision_option
 @format_option(RECORD_FORMATS)
 @output_option()
-def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
+def correlation_command(runs, qrels_specs, measures, rel_level, score_precision, fmt, output):
     """Kendall's tau and tau_AP between the system rankings under every pair of (qrels, measure).
 
     Crowd vs NIST qrels, all vs filtered vs mi_subset, relevance vs novelty vs diversity: each
@@ -104,7 +107,7 @@ def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
     run_list, qrels_list = _read(runs, qrels_specs)
     settings = [(q, m) for q in qrels_list for m in (measures or DEFAULT_MEASURES[:1])]
     with warnings_as_lines():
-        rows = ranking_correlations(run_list, settings, rel_level)
+        rows = ranking_correlations(run_list, settings, rel_level, score_precision)
     formats.write_text(output, render_records(rows, CORRELATION_COLUMNS, fmt))
 
 
@@ -113,6 +116,7 @@ def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
 @qrels_option
 @measure_option
 @rel_level_option
+@score_precision_option
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True)
 @click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
@@ -122,7 +126,8 @@ def correlation_command(runs, qrels_specs, measures, rel_level, fmt, output):
                    "means, as evaluate --by topic gives it, and the topic means are resampled.")
 @format_option(RECORD_FORMATS)
 @output_option()
-def bootstrap_command(runs, qrels_specs, measures, rel_level, samples, seed, confidence, by, fmt, output):
+def bootstrap_command(runs, qrels_specs, measures, rel_level, score_precision, samples, seed, confidence, by, fmt,
+                      output):
     """Percentile bootstrap confidence intervals of every mean.
 
     The turns averaged (or, with --by topic, the topic means: each topic's turns averaged first) are
@@ -135,6 +140,7 @@ def bootstrap_command(runs, qrels_specs, measures, rel_level, samples, seed, con
     formats.ensure_not_input(output, _inputs(runs, qrels_specs))
     run_list, qrels_list = _read(runs, qrels_specs)
     with warnings_as_lines():
-        rows = evaluate_rows(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level, per_turn=True)
+        rows = evaluate_rows(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level, per_turn=True,
+                             score_precision=score_precision)
     intervals = bootstrap_intervals([r for r in rows if r[2] != "num_q"], by, samples, confidence, seed)
     formats.write_text(output, render_records(intervals, BOOTSTRAP_COLUMNS, fmt))

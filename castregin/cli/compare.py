@@ -27,6 +27,7 @@ from .options import (
     qrels_option,
     rel_level_option,
     runs_argument,
+    score_precision_option,
     split_named,
 )
 
@@ -99,6 +100,7 @@ def _comparison_options(function):
         click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                      help="Seed of the randomization test (same seed, same p-values)."),
         rel_level_option,
+        score_precision_option,
     ]
     for option in reversed(options):
         function = option(function)
@@ -127,7 +129,7 @@ def _sort_measure(sort: str | None, measures, rel_level: int) -> str | None:
 @format_option(COMPARE_FORMATS)
 @output_option()
 def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
-            sort, fmt, output):
+            score_precision, sort, fmt, output):
     """Are the differences between runs significant? Paired tests on per-turn values.
 
     For each qrels and measure, every run is compared with --baseline (or every pair of runs) on
@@ -156,7 +158,7 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
         results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
-                                per_turn=True)
+                                per_turn=True, score_precision=score_precision)
     comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
                                progress=sys.stderr.isatty())
     formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha,
@@ -180,7 +182,7 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
 @click.option("--out", "out_dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Directory for index.html, figures/*.png and runs/*.html (replaced as a whole).")
 def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
-           depth, plot_measure, ci_samples, correlation, loro_depth, per_run_files, out_dir):
+           score_precision, depth, plot_measure, ci_samples, correlation, loro_depth, per_run_files, out_dir):
     """A static HTML report: DIR/index.html, one self-contained file, and DIR/figures/*.png.
 
     For the set of runs: the leaderboard sorted by the first measure, with each mean's bootstrap
@@ -213,8 +215,8 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
         index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES,
-                             baseline=base, rel_level=rel_level, depth=depth, test=test, correction=correction,
-                             alpha=alpha, permutations=permutations, seed=seed, plot_measure=plot_measure,
-                             ci_samples=ci_samples, correlation=correlation, loro_depth=loro_depth,
-                             per_run_files=per_run_files, progress=sys.stderr.isatty())
+                             baseline=base, rel_level=rel_level, score_precision=score_precision, depth=depth,
+                             test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
+                             plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
+                             loro_depth=loro_depth, per_run_files=per_run_files, progress=sys.stderr.isatty())
     click.echo(f"castregin: report written to {index}", err=True)

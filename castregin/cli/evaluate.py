@@ -23,6 +23,7 @@ from .options import (
     qrels_option,
     rel_level_option,
     runs_argument,
+    score_precision_option,
     split_named,
 )
 
@@ -32,6 +33,7 @@ from .options import (
 @qrels_option
 @measure_option
 @rel_level_option
+@score_precision_option
 @click.option("--complete", is_flag=True,
               help="Average over every qrels turn, a missing turn scoring 0 (trec_eval -c). "
                    "Default: only turns in both qrels and run.")
@@ -48,12 +50,14 @@ from .options import (
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True, help="Seed of --ci.")
 @format_option(FORMATS)
 @output_option()
-def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_file, by, ci, samples, seed, fmt,
-             output):
+def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, per_turn, turns_file, by, ci,
+             samples, seed, fmt, output):
     """Evaluate TREC runs against qrels with trec_eval's numbers.
 
     Items are ordered by score (ties: item id descending) as trec_eval does; the rank column is
-    ignored. Binary measures (P, R, AP, RR) count labels >= --rel-level as relevant; nDCG uses
+    ignored. Scores are compared as doubles, as trec_eval-9.0.8 compares them; --score-precision
+    float compares them as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8
+    (2020) do. Binary measures (P, R, AP, RR) count labels >= --rel-level as relevant; nDCG uses
     the graded labels as gains.
 
     \b
@@ -73,7 +77,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, complete, per_turn, turns_f
         rows = evaluate_file_rows(
             runs, [split_named(spec) for spec in qrels_specs],
             measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
-            per_turn=per_turn or by == "topic" or ci is not None, turns=turns,
+            per_turn=per_turn or by == "topic" or ci is not None, turns=turns, score_precision=score_precision,
         )
     if by == "topic" or ci is not None:
         rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)

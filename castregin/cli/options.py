@@ -1,6 +1,7 @@
-"""Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``, ``--format``,
-and the ``RUN...`` argument of every command that takes several runs; the types of parameters that name
-files (:class:`InputPath`, :class:`OutputPath`, :class:`OutputDirectory`) and of finite numbers.
+"""Options several commands share, defined once: ``-o``, ``--qrels``, ``-m``, ``--rel-level``,
+``--score-precision``, ``--format``, and the ``RUN...`` argument of every command that takes several runs; the
+types of parameters that name files (:class:`InputPath`, :class:`OutputPath`, :class:`OutputDirectory`) and
+of finite numbers.
 
 Every parameter that names a file has one of the path types: the command line then checks, before the
 command runs, that no output is one of its inputs, and every output the command writes is checked against
@@ -16,6 +17,7 @@ import os
 import click
 
 from ..evaluation.measures import DEFAULT_MEASURES
+from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, SCORE_PRECISIONS
 from ..formats.common import expand_run_paths
 from ..formats.trec import LABEL_RANGE
 
@@ -141,6 +143,17 @@ def turns_option(help: str):
     """``--turns FILE``: a turn list (one id a line, a qrels or run, or turn-ids JSON), read by
     :func:`castregin.formats.trec.read_turn_list`; an input, so never an output."""
     return click.option("--turns", "turns_file", type=InputPath(), metavar="FILE", help=help)
+
+
+def score_precision_option(function):
+    """``--score-precision double|float``: how scores compare when items are ranked (each command that evaluates)."""
+    return click.option("--score-precision", type=click.Choice(list(SCORE_PRECISIONS)),
+                        default=DEFAULT_SCORE_PRECISION, show_default=True,
+                        help="Compare scores as doubles when ranking items, as trec_eval-9.0.8 (2023) does, or "
+                             "as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 (2020) "
+                             "do. They differ where two scores of a turn are equal as floats but not as "
+                             "doubles (0.81234567 and 0.81234568): float ties them and the item ids "
+                             "decide.")(function)
 
 
 def split_named(value: str) -> tuple[str | None, str]:

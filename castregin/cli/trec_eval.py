@@ -12,7 +12,7 @@ from ..formats import preferences
 from ..formats.zscores import read_zscores
 from ..render.trec import trec_eval_text
 from . import main, warnings_as_lines
-from .options import OUTPUT_HELP, InputPath, OutputPath
+from .options import OUTPUT_HELP, InputPath, OutputPath, score_precision_option
 
 #: trec_eval's options that castregin does not take, and why (each is refused in one line).
 _REFUSED = {
@@ -73,8 +73,10 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
                    "(lines 'query measure mean deviation').")
 @click.option("-o", "--Output_old_results_format", "old_format", is_flag=True, hidden=True)
 @click.option("--output", type=OutputPath(), default="-", show_default=True, metavar="FILE", help=OUTPUT_HELP)
+@score_precision_option
 def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_level, nosummary, max_per_query,
-                      judged_only, rel_info_format, results_format, num_docs, zscore_file, output, **refused):
+                      judged_only, rel_info_format, results_format, num_docs, zscore_file, output, score_precision,
+                      **refused):
     """trec_eval's command line and output: a drop-in for scripts that call trec_eval 9.0.8.
 
     Prints what `trec_eval [options] QRELS RUN` prints, byte for byte (tested against the trec_eval
@@ -82,6 +84,11 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     decimals, per-query lines with -q, the 'all' lines last. Averages over the queries in both QRELS
     and RUN unless -c, as trec_eval 9.0.x. The relevance level defaults to 1, as in trec_eval
     (castregin evaluate's is 2). Compressed inputs are read too.
+
+    "trec_eval 9.0.8" is two programs: the tag trec_eval-9.0.8 (2023), which castregin reproduces by
+    default, ranks on scores read as doubles; the tag v9.0.8 (2020), every earlier release and
+    pytrec_eval rank on 32-bit floats: --score-precision float prints what they print. The two differ
+    where two scores of a query are equal as floats and not as doubles.
 
     The numbers are computed with trec_eval's own rules, measure by measure, in castregin's code (no
     C code runs), including measure parameters as trec_eval reads them (P.5,7,3, iprec_at_recall..1,.25,
@@ -120,7 +127,7 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
                 "qrels_jg": preferences.read_qrels_jg}[rel_info_format]
         judgments, run = read(qrels_file), formats.read_run(run_file, extra_columns=True)
         options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
-                                  depth, judged_only)
+                                  depth, judged_only, score_precision=score_precision)
         lines = trec_eval_judgment_lines(judgments, run, rel_info_format, options, runid=run.last_tag)
         formats.write_text(output, trec_eval_text(lines))
         return
@@ -128,7 +135,7 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     run = formats.read_run(run_file, extra_columns=True)
     zscores = ZScores.of(read_zscores(zscore_file), formats.display_name(zscore_file)) if zscore_file else None
     options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
-                              depth, judged_only, collection, zscores)
+                              depth, judged_only, collection, zscores, score_precision)
     with warnings_as_lines():
         lines = trec_eval_lines(qrels, run, options, runid=run.last_tag)
     formats.write_text(output, trec_eval_text(lines, zscores=zscores is not None))

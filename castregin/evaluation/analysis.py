@@ -27,11 +27,13 @@ from ..errors import InputError
 from ..limits import MAX_RESAMPLES
 from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
+from .ranking import DEFAULT_SCORE_PRECISION
 
 
-def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int) -> dict[str, list[float]]:
+def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int,
+           score_precision: str = DEFAULT_SCORE_PRECISION) -> dict[str, list[float]]:
     """Each measure's mean of each run (in the order given), from one evaluation of all of them."""
-    rows = evaluate_rows(list(runs), qrels, list(measures), rel_level)
+    rows = evaluate_rows(list(runs), qrels, list(measures), rel_level, score_precision=score_precision)
     by_key = {(run, name): value for run, _, name, turn, value in rows if turn == ALL_TURNS}
     names = run_names(list(runs))
     return {measure: [by_key[name, measure] for name in names] for measure in measures}
@@ -80,23 +82,24 @@ def _without(qrels: Qrels, removed: dict[str, set[str]]) -> Qrels:
 
 
 def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: str = "nDCG@3",
-                      rel_level: int = 2) -> tuple[list[LoroRow], dict]:
+                      rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION) -> tuple[list[LoroRow], dict]:
     """Zobel's leave-one-run-out test of a pool's reusability.
 
     Each run is scored against the qrels without its unique contributions at ``depth``, the other
     runs keeping their full scores; its rank among them is compared with its rank on the full qrels.
     Returns the rows (in the order given) and a summary: Kendall's tau between the full ranking and
-    the held-out ranks' ranking, and the largest rank drop.
+    the held-out ranks' ranking, and the largest rank drop. ``score_precision`` is that of
+    :func:`castregin.evaluation.evaluate.evaluate`.
     """
     if len(runs) < 2:
         raise InputError("leave-one-run-out needs at least two runs", argument="runs")
     names = run_names(list(runs))
-    full = _means(runs, qrels, [measure], rel_level)[measure]
+    full = _means(runs, qrels, [measure], rel_level, score_precision)[measure]
     full_ranks = system_ranks(full)
     judged_at = f"Judged@{depth}"
     rows = []
     for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth))):
-        means = _means([run], _without(qrels, removed), [measure, judged_at], rel_level)
+        means = _means([run], _without(qrels, removed), [measure, judged_at], rel_level, score_precision)
         held_out = means[measure][0]
         scores = [held_out if j == index else score for j, score in enumerate(full)]
         rows.append(LoroRow(names[index], sum(len(items) for items in removed.values()), full[index], held_out,
@@ -146,11 +149,11 @@ def swapped_pairs(first: Sequence[float], second: Sequence[float]) -> int:
 
 
 def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]],
-                         rel_level: int = 2) -> list[dict]:
+                         rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[dict]:
     """Kendall's tau, tau_AP and swapped pairs between the rankings under every pair of settings.
 
     ``settings`` are ``(qrels, measure)`` pairs; a row per unordered pair, the first setting of the
-    pair being tau_AP's reference.
+    pair being tau_AP's reference. ``score_precision`` is that of :func:`castregin.evaluation.evaluate.evaluate`.
     """
     from scipy import stats
 
@@ -161,7 +164,8 @@ def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, st
     wanted: dict[int, tuple[Qrels, dict[str, None]]] = {}
     for qrels, measure in settings:
         wanted.setdefault(id(qrels), (qrels, {}))[1][measure] = None
-    means = {key: _means(runs, qrels, list(measures), rel_level) for key, (qrels, measures) in wanted.items()}
+    means = {key: _means(runs, qrels, list(measures), rel_level, score_precision)
+             for key, (qrels, measures) in wanted.items()}
     scores = [(qrels.name, measure, means[id(qrels)][measure]) for qrels, measure in settings]
     rows = []
     for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2):

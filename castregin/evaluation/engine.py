@@ -3,14 +3,16 @@
 One run against one qrels is a handful of numpy passes over the run's lines, batch by batch
 (whole turns, tens of thousands of lines, whose arrays stay in the processor's cache; see
 :class:`~castregin.formats.columnar.ColumnarRun`), instead of a loop per turn over Python
-objects. Only judged lines are kept once ranked. The numbers are trec_eval 9's (as pytrec_eval
-computes them), including the floating-point details that decide the last bits:
+objects. Only judged lines are kept once ranked. The numbers are trec_eval 9's, including the
+floating-point details that decide the last bits:
 
-- Items are ordered by score descending, compared as 32-bit floats (trec_eval stores scores as
-  ``float``), ties broken by item id in descending byte order (``strcmp``); the rank column is
-  ignored. Judged@k follows ir_measures' judged provider instead: 64-bit scores, ties by item id
-  ascending, divided by ``min(k, items retrieved)``; but an item labelled below 0 counts as
-  unjudged, as trec_eval has it ("in the pool but unjudged"; ir_measures counts every qrels line).
+- Items are ordered by score descending, compared as doubles (trec_eval-9.0.8 stores scores as
+  ``double``) or, with ``score_bits=32``, as 32-bit floats (as pytrec_eval and trec_eval up to
+  v9.0.8 store them; see :mod:`castregin.evaluation.ranking`), ties broken by item id in descending
+  byte order (``strcmp``); the rank column is ignored. Judged@k follows ir_measures' judged
+  provider instead: 64-bit scores, ties by item id ascending, divided by ``min(k, items
+  retrieved)``; but an item labelled below 0 counts as unjudged, as trec_eval has it ("in the pool
+  but unjudged"; ir_measures counts every qrels line).
 - An item is relevant when it is judged with a label >= ``rel``; unjudged items never are. A turn
   without relevant items scores 0 on binary measures (R@k, AP and Rprec divide by nothing).
 - nDCG's gain is the label when it is positive, else 0 (negative labels count as 0, as in
@@ -39,6 +41,7 @@ import numpy as np
 from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
 from ..formats.columnar import ColumnarQrels, ColumnarRun, as_strings, encode
 from .measures import EngineSpec
+from .ranking import DEFAULT_BITS
 
 #: The kind of :class:`EngineSpec` that is the share of judged items (any label) among a turn's top
 #: ``cutoff`` in trec_eval's order, over ``min(cutoff, items retrieved)``: what evaluate warns about.
@@ -92,15 +95,26 @@ def _descending_float_key(scores: np.ndarray, bits: int) -> np.ndarray:
     """Unsigned keys whose ascending order is the scores' descending order (as 32 or 64-bit floats).
 
     ``-0.0`` becomes ``0.0`` first, since C and Python compare them equal (a tie, then item ids).
+    Scores beyond the 32-bit range become infinities, as C's ``(float)`` cast makes them.
     """
     if bits == 32:
-        floats, unsigned, sign = scores.astype(np.float32) + np.float32(0.0), np.uint32, np.uint32(1 << 31)
+        unsigned, sign_shift = np.uint32, np.uint32(31)
+        with np.errstate(over="ignore"):
+            floats = scores.astype(np.float32)
     else:
-        floats, unsigned, sign = scores.astype(np.float64) + 0.0, np.uint64, np.uint64(1 << 63)
+        unsigned, sign_shift = np.uint64, np.uint64(63)
+        floats = scores.astype(np.float64, copy=True)
+    floats += 0.0
     raw = floats.view(unsigned)
     # IEEE floats order like sign-magnitude integers: negative ones keep their bits (larger
-    # magnitude sorts later), positive ones are complemented (larger value sorts earlier).
-    return np.where(raw & sign, raw, ~raw & ~sign)
+    # magnitude sorts later), positive ones are complemented but for the sign bit (larger value
+    # sorts earlier). In place, without a temporary array per step: ``mask`` is 0 for a negative
+    # score, every bit but the sign for a positive one.
+    mask = raw >> sign_shift
+    mask -= unsigned(1)
+    mask &= ~(unsigned(1) << sign_shift)
+    raw ^= mask
+    return raw
 
 
 def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items, item_codes: np.ndarray,
@@ -141,6 +155,38 @@ def _break_ties(order: np.ndarray | None, sorted_keys, judged: np.ndarray, items
     return order
 
 
+_LOW_32 = np.uint64(0xFFFFFFFF)
+_32 = np.uint64(32)
+
+
+def _order_by_turn_and_score(turns: np.ndarray, float_key: np.ndarray, bits: int):
+    """``(order, sorted_keys)``: the lines ordered by turn, then ``float_key`` (ascending), stably.
+
+    ``order`` is None where the lines are in that order already, as runs written in rank order
+    are (then nothing is sorted); ``sorted_keys`` are keys in that order whose equality in every
+    key says a tie. Turn codes take 32 bits: a 32-bit key goes with the turn into one 64-bit key;
+    a 64-bit key is sorted by (turn, its high half) first, then its low half settles the lines
+    whose first key ties, so that no slow two-key sort is needed.
+    """
+    if bits == 32:
+        key = float_key.astype(np.uint64) | (turns.astype(np.uint64) << _32)
+        order = None if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
+        return order, [key if order is None else key[order]]
+    if np.all(turns[1:] >= turns[:-1]) and np.all((turns[1:] != turns[:-1]) | (float_key[1:] >= float_key[:-1])):
+        return None, [turns, float_key]
+    high, low = (turns.astype(np.uint64) << _32) | (float_key >> _32), float_key & _LOW_32
+    order = np.argsort(high, kind="stable")
+    high = high[order]
+    same = high[1:] == high[:-1]
+    if same.any():
+        in_tie = np.r_[same, False] | np.r_[False, same]
+        positions = np.flatnonzero(in_tie)
+        group = np.cumsum(~np.r_[False, same][positions]).astype(np.uint64)
+        rows = order[positions]
+        order[positions] = rows[np.argsort((group << _32) | low[rows], kind="stable")]
+    return order, [high, low[order]]
+
+
 def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.ndarray, judged_rows: np.ndarray,
                 bits: int, descending: bool, depth: int | None = None):
     """Where the judged lines of one batch land once its lines are ranked: ``(turn, position, by_rank, top)``.
@@ -153,14 +199,7 @@ def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.nda
     among them, so with ``judged_rows`` the positive lines alone, a tie of unjudged and 0-labelled
     lines across the ``depth``-th place keeps the lines' order.
     """
-    float_key = _descending_float_key(scores, bits)
-    if bits == 32:
-        key = float_key.astype(np.uint64) | (turns.astype(np.uint64) << np.uint64(32))
-        order = None if np.all(key[1:] >= key[:-1]) else np.argsort(key, kind="stable")
-        sorted_keys = [key if order is None else key[order]]
-    else:
-        order = np.lexsort((float_key, turns))
-        sorted_keys = [turns[order], float_key[order]]
+    order, sorted_keys = _order_by_turn_and_score(turns, _descending_float_key(scores, bits), bits)
     judged = np.zeros(len(turns), dtype=bool)
     judged[judged_rows] = True
     order = _break_ties(order, sorted_keys, judged, items, item_codes, descending)
@@ -482,32 +521,35 @@ class _Ranked:
         return np.bincount(self.segment[mask], minlength=len(self.lengths))
 
 
-#: The two orders of a run's lines: trec_eval's (32-bit scores, ties by item id descending) and
-#: ir_measures' judged provider's (64-bit scores, ties by item id ascending), for Judged@k.
-_TREC_ORDER, _JUDGED_ORDER = (32, True), (64, False)
+#: The order of ir_measures' judged provider, for Judged@k: (bits of the scores, ties by item id
+#: descending), 64-bit scores and ties ascending. trec_eval's is ``(score_bits, True)``.
+_JUDGED_ORDER = (64, False)
 
 
 def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
-                 threads: int = THREADS) -> list[dict[str, float]]:
+                 threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> list[dict[str, float]]:
     """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
-    The run is ranked and matched with the qrels batch by batch (whole turns, a few tens of
-    thousands of lines), in ``threads`` threads: a batch's arrays stay in the processor's cache
-    and memory is reused, instead of a dozen passes over arrays of millions of lines.
+    Items are ranked on scores compared as ``score_bits``-bit floats (64: trec_eval-9.0.8's
+    doubles; 32: pytrec_eval's floats). The run is ranked and matched with the qrels batch by batch
+    (whole turns, a few tens of thousands of lines), in ``threads`` threads: a batch's arrays stay
+    in the processor's cache and memory is reused, instead of a dozen passes over arrays of
+    millions of lines.
     """
-    turns, values = evaluate_run_arrays(run, index, specs, threads)
+    turns, values = evaluate_run_arrays(run, index, specs, threads, score_bits)
     return [dict(zip(turns, spec_values.tolist())) for spec_values in values]
 
 
 def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
-                        threads: int = THREADS) -> tuple[list[str], list[np.ndarray]]:
+                        threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> tuple[list[str], list[np.ndarray]]:
     """:func:`evaluate_run` as ``(turns, [values of each spec, one per turn]``): no Python object per value."""
     results = [np.zeros(0) for _ in specs]
     qrels_turn_of = index.turn_codes(run.turns)
     shared = qrels_turn_of >= 0
     if not shared.any():
         return [], results
-    orders = sorted({_JUDGED_ORDER if spec.kind == "Judged" else _TREC_ORDER for spec in specs})
+    trec_order = (score_bits, True)
+    orders = sorted({_JUDGED_ORDER if spec.kind == "Judged" else trec_order for spec in specs})
     positive_only = _JUDGED_ORDER not in orders
     judged_lines = index.matcher(run, qrels_turn_of, positive_only=positive_only)
     chunk_starts = judged_lines.chunk_starts
@@ -539,7 +581,7 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
                 turns, positions, by_rank, top = _rank_batch(
                     run.turn_codes[lines], run.scores[lines], run.items.chunk(k),
                     run.item_codes[lines] - chunk_starts[k], rows, bits, descending,
-                    top_depth if (bits, descending) == _TREC_ORDER else None)
+                    top_depth if (bits, descending) == trec_order else None)
                 for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank])):
                     out.append(values)
                 if top is not None:
@@ -570,13 +612,13 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
         turns, positions, labels = (_concatenate([a for part in parts for a in part[order][i]]) for i in range(3))
         ranked = _Ranked(segment_of_turn[turns], positions, labels, lengths, turn_of_segment)
         for i, spec in enumerate(specs):
-            if order == _TREC_ORDER and spec.kind not in ("Judged", JUDGED_SHARE):
+            if order == trec_order and spec.kind not in ("Judged", JUDGED_SHARE):
                 results[i] = _trec_measure(spec, ranked, index)
             elif order == _JUDGED_ORDER and spec.kind == "Judged":
                 cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
                 top = np.ones(len(ranked.segment), dtype=bool) if spec.cutoff is None else ranked.position < spec.cutoff
                 results[i] = ranked.count(top & (ranked.labels >= 0)) / cutoff
-            if order == _TREC_ORDER and spec.kind == JUDGED_SHARE:
+            if order == trec_order and spec.kind == JUDGED_SHARE:
                 found = ranked.count(ranked.position < spec.cutoff)
                 if others_on_top is not None:
                     found = found + others_on_top[shared]

@@ -5,8 +5,11 @@ AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 
 (pytrec_eval's, to the last bit on the CAsT data); every other trec_eval measure comes from
 trec_eval's rules in castregin's Python (:mod:`castregin.evaluation.trec_rules`, checked against
 trec_eval's binary and pytrec_eval). No C code sees the input: where trec_eval crashes or hangs (a
-turn labelled only below 0, labels from 2^30 on), castregin refuses in one line. castregin decides
-which turns are averaged, because that is where tools differ:
+turn labelled only below 0, labels from 2^30 on), castregin refuses in one line. Items are ranked
+on scores compared as doubles, as castregin's reference trec_eval-9.0.8 compares them, or with
+``score_precision="float"`` as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to
+v9.0.8 do (:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged,
+because that is where tools differ:
 
 - default (``trec_eval -l2``): the turns present in both the qrels and the run;
 - ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
@@ -47,6 +50,7 @@ from .measures import (
     Measure,
     parse_measures,
 )
+from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,11 +148,12 @@ def check_qrels_names(names: Sequence[str]) -> None:
 
 
 def _trec_rules_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                       measures: Sequence[Measure], source: str | None = None) -> dict[str, dict[str, float]]:
+                       measures: Sequence[Measure], source: str | None = None,
+                       score_bits: int = DEFAULT_BITS) -> dict[str, dict[str, float]]:
     """Per-turn values by trec_eval's rules (:mod:`castregin.evaluation.trec_rules`) for the turns in both.
 
     Measures are grouped by relevance level, judged-only flag and gains, each group ranking every
-    turn once. Items are ranked by 32-bit scores, as the engine and pytrec_eval rank them. Input on
+    turn once. Items are ranked on ``score_bits``-bit scores, as the engine ranks them. Input on
     which trec_eval fails or crashes (a turn whose labels are all negative, labels above
     :data:`~castregin.limits.MAX_TREC_LABEL`) is refused, ``source`` naming the qrels.
     """
@@ -166,8 +171,8 @@ def _trec_rules_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[st
             mapping = dict(gains)
             labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
         marked = [_trec_rules_measure(m) for m in group]
-        evaluation = trec_rules.evaluate(labels, run, marked, trec_rules.Settings(rel, judged_only, score_bits=32),
-                                         source=source)
+        settings = trec_rules.Settings(rel, judged_only, score_bits=score_bits)
+        evaluation = trec_rules.evaluate(labels, run, marked, settings, source=source)
         for index, m in enumerate(group):
             scores[m.name] = {topic.topic: topic.values[index][0] for topic in evaluation.topics}
     return scores
@@ -189,12 +194,12 @@ def _trec_rules_measure(m: Measure):
 
 
 def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
-                   threads: int = THREADS) -> dict[str, TurnValues]:
+                   threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> dict[str, TurnValues]:
     """Per-turn values from the engine for the measures it computes (the others are left out)."""
     from .engine import evaluate_run_arrays
 
     mine = [m for m in measures if m.engine is not None]
-    turns, values = evaluate_run_arrays(run, index, [*(m.engine for m in mine), _JUDGED_SHARE], threads)
+    turns, values = evaluate_run_arrays(run, index, [*(m.engine for m in mine), _JUDGED_SHARE], threads, score_bits)
     scores = {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
     scores[_JUDGED_KEY] = TurnValues(turns, values[-1])
     return scores
@@ -284,18 +289,19 @@ def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[
             "qrels, say)"), stacklevel=3)
 
 
-def _plain_judged_shares(run: Run, qrels: Qrels) -> dict[str, float]:
-    """Per-turn judged shares in plain Python, where the engine does not run (pytrec_eval's measures only)."""
+def _plain_judged_shares(run: Run, qrels: Qrels, bits: int) -> dict[str, float]:
+    """Per-turn judged shares in plain Python, where the engine does not run (trec_eval's rules only)."""
     from . import plain
 
-    return plain.evaluate_run(run.scores, qrels.labels, [_JUDGED_SHARE])[0]
+    return plain.evaluate_run(run.scores, qrels.labels, [_JUDGED_SHARE], bits)[0]
 
 
-def warn_few_judged(run: Run, qrels: Qrels, run_name: str | None = None) -> None:
+def warn_few_judged(run: Run, qrels: Qrels, run_name: str | None = None,
+                    score_precision: str = DEFAULT_SCORE_PRECISION) -> None:
     """Warn (:class:`CoverageWarning`) when the run's top items are hardly judged in the qrels: for evaluations
     that compute their numbers elsewhere (``castregin trec_eval``)."""
     _warn_judged(run_name or run_names([run])[0], QrelsFacts.of(qrels),
-                 {_JUDGED_KEY: _plain_judged_shares(run, qrels)})
+                 {_JUDGED_KEY: _plain_judged_shares(run, qrels, score_bits(score_precision))})
 
 
 def _warn_empty_qrels(facts: QrelsFacts, before: int) -> None:
@@ -317,7 +323,7 @@ def run_names(runs: Sequence[Run]) -> list[str]:
 def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
              measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
              complete: bool = False, per_turn: bool = False,
-             turns: Iterable[str] | None = None) -> pd.DataFrame:
+             turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> pd.DataFrame:
     """Evaluate every run against every qrels, as ``trec_eval -l<rel_level> [-c]`` would.
 
     Parameters
@@ -335,6 +341,11 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         Also return one row per turn.
     turns:
         Keep only these turns of every qrels.
+    score_precision:
+        ``"double"``: rank items on scores compared as doubles, as trec_eval-9.0.8 does; ``"float"``:
+        as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 (2020) do. They differ
+        where two scores of a turn are equal as floats and not as doubles
+        (:mod:`castregin.evaluation.ranking`).
 
     Returns
     -------
@@ -346,18 +357,19 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
     """
     import pandas as pd  # only here: the command line renders rows without it
 
-    rows = evaluate_rows(runs, qrels, measures, rel_level, complete, per_turn, turns)
+    rows = evaluate_rows(runs, qrels, measures, rel_level, complete, per_turn, turns, score_precision)
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)
 
 
 def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
                   measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
                   complete: bool = False, per_turn: bool = False,
-                  turns: Iterable[str] | None = None) -> list[tuple]:
+                  turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[tuple]:
     """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
     from ..formats import columnar
     from .engine import QrelsIndex
 
+    bits = score_bits(score_precision)
     runs = [runs] if isinstance(runs, Run) else list(runs)
     qrels_list = [qrels] if isinstance(qrels, Qrels) else list(qrels)
     check_qrels_names([q.name for q in qrels_list])
@@ -374,12 +386,12 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         _warn_empty_qrels(facts, size)
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
         for position, (run, name) in enumerate(zip(runs, run_names(runs))):
-            scores = _engine_scores(columnar_runs[position], index, parsed) if index is not None else {}
-            scores.update(_trec_rules_scores(run.scores, qrels_item.labels, others, qrels_item.source))
+            scores = {} if index is None else _engine_scores(columnar_runs[position], index, parsed, score_bits=bits)
+            scores.update(_trec_rules_scores(run.scores, qrels_item.labels, others, qrels_item.source, bits))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
             _warn_judged(name, facts, scores if index is not None
-                         else {_JUDGED_KEY: _plain_judged_shares(run, qrels_item)})
+                         else {_JUDGED_KEY: _plain_judged_shares(run, qrels_item, bits)})
             rows.extend(_rows(name, facts, parsed, scores, shared, complete, per_turn))
     return rows
 
@@ -412,9 +424,10 @@ def qrels_name(name: str | None, path: str | os.PathLike) -> str:
 def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence[tuple[str | None, str]],
                        **options) -> list[tuple]:
     """:func:`evaluate_files` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
-    unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns"}
+    unknown = set(options) - {"measures", "rel_level", "complete", "per_turn", "turns", "score_precision"}
     if unknown:
         raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
+    bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     measures = tuple(options.get("measures", DEFAULT_MEASURES))
     parsed = parse_measures(measures, options.get("rel_level", 2))
@@ -423,7 +436,7 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list, **options)
     complete = options.get("complete", False)
     score = _score_small_files if _small_inputs([*run_paths, *(path for _, path in qrels_paths)]) else _score_files
-    results, qrels_facts, sizes = score(run_paths, qrels_paths, parsed, options.get("turns"))
+    results, qrels_facts, sizes = score(run_paths, qrels_paths, parsed, options.get("turns"), bits)
     for info in results:
         if info.note:
             warnings.warn(InputWarning(info.note), stacklevel=2)
@@ -469,7 +482,7 @@ def _small_inputs(paths) -> bool:
 
 
 def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
-                       turns) -> tuple[list[_RunInfo], list[QrelsFacts], list[int]]:
+                       turns, bits: int) -> tuple[list[_RunInfo], list[QrelsFacts], list[int]]:
     """:func:`_score_files` for small files: the line reader and the measures in plain Python."""
     from . import plain
 
@@ -482,15 +495,16 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     results = []
     for path in run_paths:
         run = formats.read_run(path)
-        scores = [dict(zip([*(m.name for m in parsed), _JUDGED_KEY], plain.evaluate_run(run.scores, q.labels, specs)))
+        scores = [dict(zip([*(m.name for m in parsed), _JUDGED_KEY], plain.evaluate_run(run.scores, q.labels, specs, bits)))
                   for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
     return results, facts, sizes
 
 
 def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
-                 turns) -> tuple[list[_RunInfo], list[QrelsFacts], list[int]]:
-    """Each run's per-turn values against each qrels (the engine's measures), the qrels' facts, their sizes.
+                 turns, bits: int) -> tuple[list[_RunInfo], list[QrelsFacts], list[int]]:
+    """Each run's per-turn values against each qrels (the engine's measures, ranked on ``bits``-bit
+    scores), the qrels' facts, their sizes.
 
     Sizes are the qrels' numbers of turns before ``turns`` keeps some. See :func:`evaluate_files`.
     """
@@ -527,18 +541,19 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     qrels_pool, run_pool = ThreadPoolExecutor(max_workers=1), ThreadPoolExecutor(max_workers=workers)
     try:
         loading = qrels_pool.submit(load_qrels)
-        scoring = run_pool.map(lambda path: _score_run_file(path, loading, parsed, threads), run_paths)
+        scoring = run_pool.map(lambda path: _score_run_file(path, loading, parsed, threads, bits), run_paths)
         qrels_facts, sizes, _ = loading.result()
         results = list(scoring)
     finally:
         run_pool.shutdown(cancel_futures=True)
         qrels_pool.shutdown()
     if positive_only:
-        _judged_again(results, run_paths, qrels_paths, turns, qrels_facts)
+        _judged_again(results, run_paths, qrels_paths, turns, qrels_facts, bits)
     return results, qrels_facts, sizes
 
 
-def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts: Sequence[QrelsFacts]) -> None:
+def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts: Sequence[QrelsFacts],
+                  bits: int) -> None:
     """Exact judged shares where those of a first pass without the qrels' lines labelled 0 or less
     (a lower bound) are under :data:`FEW_JUDGED`: those qrels read again whole, those runs streamed again."""
     from concurrent.futures import Future
@@ -558,12 +573,13 @@ def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts:
                 indexes[q] = QrelsIndex(qrels if turns is None else qrels.subset(turns), keep_all=False)
         loading: Future = Future()
         loading.set_result(([facts[q] for q in wanted], None, [indexes[q] for q in wanted]))
-        again = _score_run_file(run_paths[r], loading, [], THREADS)
+        again = _score_run_file(run_paths[r], loading, [], THREADS, bits)
         for k, q in enumerate(wanted):
             results[r].scores[q][_JUDGED_KEY] = again.scores[k][_JUDGED_KEY]
 
 
-def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int) -> _RunInfo:
+def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits: int) -> _RunInfo:
+
     """One run file against every qrels of ``loading`` (a future): streamed, or read whole where it must be."""
     import numpy as np
 
@@ -584,7 +600,7 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int) -> _
             for piece in stream:
                 run = columnar.piece_as_run(stream, piece)
                 for q, index in enumerate(indexes):
-                    scored = _engine_scores(run, index, parsed, 1)
+                    scored = _engine_scores(run, index, parsed, 1, bits)
                     for name, turn_values in scored.items():
                         values[q].setdefault(name, []).append(turn_values.values)
                     if scored:
@@ -599,7 +615,7 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int) -> _
         if len(run) >= WHOLE_RUN_NOTE_LINES:
             note = (f"{run.source}: {why.reason}, so the run is held whole in memory ({len(run):,} lines)"
                     + (f"; {why.advice}" if why.advice else ""))
-        return _RunInfo(run.tag, run.source, [_engine_scores(run, index, parsed, threads) for index in indexes],
+        return _RunInfo(run.tag, run.source, [_engine_scores(run, index, parsed, threads, bits) for index in indexes],
                         _shared(run.turns.tolist(), facts), note)
 
 

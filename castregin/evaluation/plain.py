@@ -4,28 +4,21 @@
 reads them with the line reader and scores them here: importing numpy and pyarrow alone takes a
 quarter of a second, more than scoring tens of thousands of lines in Python. The numbers are
 those of :mod:`castregin.evaluation.engine`, rule for rule (tests check both against trec_eval's
-C code): items ranked by score compared as 32-bit floats, ties by item id in descending byte
-order (Judged@k: 64-bit scores, ties ascending, as ir_measures; labelled below 0 is unjudged, as
-trec_eval has it); relevant means judged with a
-label >= ``rel``; gains are the positive labels over ``log2(rank + 1)`` from the C library; sums
-added left to right in ranking order, as trec_eval's loops add them.
+C code): items ranked by score compared as doubles (or 32-bit floats: see
+:mod:`castregin.evaluation.ranking`), ties by item id in descending byte order (Judged@k: 64-bit
+scores, ties ascending, as ir_measures; labelled below 0 is unjudged, as trec_eval has it);
+relevant means judged with a label >= ``rel``; gains are the positive labels over
+``log2(rank + 1)`` from the C library; sums added left to right in ranking order, as trec_eval's
+loops add them.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Mapping, Sequence
 
 from .measures import EngineSpec
-
-
-def float32(value: float) -> float:
-    """``value`` rounded to a 32-bit float, as trec_eval stores scores (beyond its range: an infinity)."""
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
+from .ranking import DEFAULT_BITS, ranked_items
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -66,9 +59,11 @@ def _binary(spec: EngineSpec, labels: list[int | None], judged: Mapping[str, int
     raise ValueError(f"the engine does not compute {spec.kind}")
 
 
-def turn_values(scores: Mapping[str, float], judged: Mapping[str, int], specs: Sequence[EngineSpec]) -> list[float]:
-    """The value of each spec on one turn: ``scores`` the run's items, ``judged`` the qrels' labels."""
-    trec_order = sorted(scores, key=lambda item: (float32(scores[item]), item), reverse=True)
+def turn_values(scores: Mapping[str, float], judged: Mapping[str, int], specs: Sequence[EngineSpec],
+                score_bits: int = DEFAULT_BITS) -> list[float]:
+    """The value of each spec on one turn: ``scores`` the run's items, ``judged`` the qrels' labels;
+    scores compared as ``score_bits``-bit floats (see :mod:`castregin.evaluation.ranking`)."""
+    trec_order = ranked_items(scores, score_bits)
     labels = [judged.get(item) for item in trec_order]
     ideal = sorted((label for label in judged.values() if label > 0), reverse=True)
     values = []
@@ -87,7 +82,7 @@ def turn_values(scores: Mapping[str, float], judged: Mapping[str, int], specs: S
 
 
 def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                 specs: Sequence[EngineSpec]) -> list[dict[str, float]]:
+                 specs: Sequence[EngineSpec], score_bits: int = DEFAULT_BITS) -> list[dict[str, float]]:
     """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
     The same as :func:`castregin.evaluation.engine.evaluate_run` on the same run and qrels.
@@ -95,6 +90,6 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     results: list[dict[str, float]] = [{} for _ in specs]
     for turn, scores in run.items():
         if turn in qrels:
-            for result, value in zip(results, turn_values(scores, qrels[turn], specs)):
+            for result, value in zip(results, turn_values(scores, qrels[turn], specs, score_bits)):
                 result[turn] = value
     return results

@@ -15,19 +15,23 @@ every numeric line is a z-score, printed with four decimals and a ``Z`` before i
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec_rules
 from .evaluate import warn_few_judged
+from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
 from .trec_rules import LONG_MAX, Settings, ZScores
 
 
 @dataclass(frozen=True)
 class TrecEvalOptions:
     """trec_eval's options: ``-m`` (``measures``), ``-l``, ``-c``, ``-q``, ``-n`` (``summary=False``),
-    ``-M`` (``max_per_query``), ``-J``, ``-N`` (``num_docs``) and ``-Z`` (``zscores``)."""
+    ``-M`` (``max_per_query``), ``-J``, ``-N`` (``num_docs``) and ``-Z`` (``zscores``); and which trec_eval
+    9.0.8 ranks the scores: ``"double"`` the tag trec_eval-9.0.8, ``"float"`` the tag v9.0.8 and earlier
+    (:mod:`castregin.evaluation.ranking`)."""
 
     measures: tuple[str, ...] = ("official",)
     rel_level: int = 1
@@ -38,6 +42,7 @@ class TrecEvalOptions:
     judged_only: bool = False
     num_docs: int = 0
     zscores: ZScores | None = None
+    score_precision: str = DEFAULT_SCORE_PRECISION
 
 
 #: One output line: measure name, query id (or ``all``), and an int, a float or a text value.
@@ -60,10 +65,11 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
         raise InputError(f"no query has both results ({run.source or 'run'}) and relevance information "
                          f"({qrels.source or 'qrels'}); check the query ids")
     settings = Settings(options.rel_level, options.judged_only,
-                        LONG_MAX if options.max_per_query is None else options.max_per_query, options.num_docs)
+                        LONG_MAX if options.max_per_query is None else options.max_per_query, options.num_docs,
+                        score_bits(options.score_precision))
     evaluation = trec_rules.evaluate(qrels.labels, run.scores, marked, settings, options.complete, options.zscores,
                                      qrels.source)
-    warn_few_judged(run, qrels)
+    warn_few_judged(run, qrels, score_precision=options.score_precision)
     as_z = options.zscores is not None
     lines: list[TrecEvalLine] = []
     if options.per_query:
@@ -105,10 +111,19 @@ def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options:
     The judgments are checked whole first (what trec_eval cannot evaluate is an :class:`InputError`,
     in any topic). ``-l`` and ``-J`` change only the qrels_jg measures, as in trec_eval; preferences
     rank ties by document id ascending, qrels_jg by id descending, both before ``-M`` cuts the ranking.
+    With ``score_precision="float"`` scores, and preference levels, are compared as 32-bit floats, as
+    trec_eval up to v9.0.8 reads both.
     """
     from . import preferences
 
     families = preferences.preference_families(options.measures, rel_info_format)
+    bits = score_bits(options.score_precision)
+    if bits == 32 and rel_info_format != "qrels_jg":
+        # trec_eval up to v9.0.8 reads preference levels as floats too (qrels_jg's labels are whole numbers).
+        judgments = dataclasses.replace(judgments, topics={
+            topic: {group: {subgroup: {doc: float32(level) for doc, level in levels.items()}
+                            for subgroup, levels in subgroups.items()} for group, subgroups in groups.items()}
+            for topic, groups in judgments.topics.items()})
     by_groups = rel_info_format == "qrels_jg"
     (preferences.check_group_qrels if by_groups else preferences.check_preferences)(judgments)
     if options.max_per_query is not None and options.max_per_query < 0:
@@ -122,11 +137,12 @@ def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options:
     for turn in queries:
         scores = run.scores[turn]
         if by_groups:
-            ranking = run.ranked(turn)[:options.max_per_query]
+            ranking = ranked_items(scores, bits)[:options.max_per_query]
             topic = preferences.group_values(judgments.topics[turn], ranking, families, options.rel_level,
                                              options.judged_only)
         else:
-            ranking = sorted(scores, key=lambda doc: (-scores[doc], doc))[:options.max_per_query]
+            compared = scores if bits == 64 else {doc: float32(score) for doc, score in scores.items()}
+            ranking = sorted(scores, key=lambda doc: (-compared[doc], doc))[:options.max_per_query]
             where = f"{judgments.source or 'judgments'}: topic {turn}, "
             topic = preferences.preference_values(
                 preferences.topic_preferences(judgments.topics[turn], ranking, where,

@@ -9,8 +9,9 @@ What trec_eval does, step by step (``form_res_rels.c``):
 
 - A topic is evaluated when both the run and the qrels have it, in byte order of the ids.
 - Its items are ranked by score descending, as 64-bit floats (tag ``trec_eval-9.0.8`` reads them
-  as ``double``; :mod:`castregin.evaluation.engine` follows pytrec_eval's 32-bit ``float`` instead),
-  ties by item id in descending byte order; then cut to the first ``-M`` items.
+  as ``double``; ``Settings.score_bits`` 32 ranks them as trec_eval up to v9.0.8 and pytrec_eval do:
+  see :mod:`castregin.evaluation.ranking`), ties by item id in descending byte order; then cut to
+  the first ``-M`` items.
 - Each item gets its label; an item the qrels lack is "not in the pool" (-1), one labelled below 0
   is "in the pool but unjudged" (-2). With ``-J`` both are dropped, the others keep their order.
 - Per topic: the number of qrels items at each label from 0 up (negative labels are not counted),
@@ -33,13 +34,13 @@ import bisect
 import itertools
 import math
 import re
-import struct
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..limits import MAX_CUTOFF, MAX_TREC_LABEL
+from .ranking import DEFAULT_BITS, ranked_items
 
 #: trec_eval's relevance values of a retrieved item the qrels lack, and of one labelled below 0.
 NONPOOL, UNJUDGED = -1, -2
@@ -87,14 +88,6 @@ def c_exp(value: float) -> float:
         return math.inf
 
 
-def float32(value: float) -> float:
-    """``value`` rounded to a 32-bit float (beyond its range: an infinity), as pytrec_eval stores scores."""
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
@@ -131,8 +124,9 @@ class Settings:
     judged_only: bool = False
     max_docs: int = LONG_MAX
     num_docs_in_coll: int = 0
-    #: Bits of the scores compared when ranking: 64 as trec_eval 9.0.8, 32 as pytrec_eval.
-    score_bits: int = 64
+    #: Bits of the scores compared when ranking: 64 as trec_eval-9.0.8, 32 as pytrec_eval and trec_eval
+    #: up to v9.0.8 (see :mod:`castregin.evaluation.ranking`).
+    score_bits: int = DEFAULT_BITS
 
 
 @dataclass
@@ -169,9 +163,7 @@ class Ranking:
 
 def rank_topic(topic: str, scores: Mapping[str, float], labels: Mapping[str, int], settings: Settings) -> Ranking:
     """One topic as trec_eval's measures see it (``te_form_res_rels``)."""
-    values = scores.values() if settings.score_bits == 64 else map(float32, scores.values())
-    # Score descending, then item id descending: the (score, item) pairs in reverse.
-    order = [item for _, item in sorted(zip(values, scores), reverse=True)]
+    order = ranked_items(scores, settings.score_bits)
     if settings.max_docs < len(order):
         order = order[:settings.max_docs]
     get = labels.get

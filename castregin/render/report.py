@@ -45,6 +45,7 @@ from ..evaluation.analysis import leave_one_run_out, percentile_interval, rankin
 from ..evaluation.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, per_turn_table
 from ..evaluation.evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
 from ..formats.output import check_replaceable_directory, replace_directory
 from . import plots
 from .comparison import DAGGER, rounded, run_letters, same_measure, summary_cells
@@ -67,19 +68,22 @@ _HASH_CHUNK = 1 << 20
 # --- data ---------------------------------------------------------------------------------------------
 
 
-def label_distribution(run: Run, qrels: Qrels, depth: int = DEFAULT_DEPTH) -> pd.DataFrame:
+def label_distribution(run: Run, qrels: Qrels, depth: int = DEFAULT_DEPTH,
+                       score_precision: str = DEFAULT_SCORE_PRECISION) -> pd.DataFrame:
     """Counts of labels at each rank 1..``depth`` of ``run`` over the turns it shares with ``qrels``.
 
     Rows are ranks, columns the qrels' labels in increasing order then ``"unjudged"``; a turn
-    with fewer than ``r`` items counts nowhere at rank ``r``. Items are in trec_eval's order.
+    with fewer than ``r`` items counts nowhere at rank ``r``. Items are in trec_eval's order, scores
+    compared with ``score_precision`` (:mod:`castregin.evaluation.ranking`), as the measures rank them.
     """
+    bits = score_bits(score_precision)
     labels = sorted({label for items in qrels.labels.values() for label in items.values()})
     counts = {rank: Counter() for rank in range(1, depth + 1)}
     for turn in run.scores:
         if turn not in qrels.labels:
             continue
         judged = qrels.labels[turn]
-        for rank, item in enumerate(run.ranked(turn)[:depth], start=1):
+        for rank, item in enumerate(ranked_items(run.scores[turn], bits)[:depth], start=1):
             counts[rank][judged.get(item, UNJUDGED)] += 1
     columns = [*labels, UNJUDGED]
     frame = pd.DataFrame([[counts[rank][c] for c in columns] for rank in counts], columns=columns,
@@ -217,6 +221,7 @@ class ReportOptions:
     measures: Sequence[str] = DEFAULT_MEASURES
     baseline: str | None = None
     rel_level: int = 2
+    score_precision: str = DEFAULT_SCORE_PRECISION
     depth: int = DEFAULT_DEPTH
     test: str = "paired-t"
     correction: str = "holm"
@@ -293,7 +298,7 @@ def _evaluate(runs, qrels, options: ReportOptions):
     judged = f"Judged@{options.depth}"
     names = [m.name for m in shown]
     rows = evaluate(runs, qrels, [*names, *(m for m in (plot.name, judged) if m not in names)],
-                    rel_level=options.rel_level, per_turn=True)
+                    rel_level=options.rel_level, per_turn=True, score_precision=options.score_precision)
     results = rows[rows["measure"].isin([NUM_Q, *names])].reset_index(drop=True)
     judged_rows = rows[(rows["measure"] == judged) & (rows["turn"] == ALL_TURNS)]
     judged_at = {(q, r): float(v) for q, r, v in judged_rows[["qrels", "run", "value"]].itertuples(index=False)}
@@ -330,9 +335,10 @@ def gather(runs: Sequence[Run], qrels: Sequence[Qrels], options: ReportOptions |
     _index(data)
     if len(runs) > 1 and options.correlation:
         settings_pairs = [(q, m) for q in qrels for m in tested]
-        data.correlations = ranking_correlations(runs, settings_pairs, options.rel_level)
+        data.correlations = ranking_correlations(runs, settings_pairs, options.rel_level, options.score_precision)
     if len(runs) > 1 and options.loro_depth:
-        data.loro = leave_one_run_out(runs, qrels[0], options.loro_depth, data.primary, options.rel_level)
+        data.loro = leave_one_run_out(runs, qrels[0], options.loro_depth, data.primary, options.rel_level,
+                                      options.score_precision)
     return data
 
 
@@ -401,7 +407,7 @@ def _labels_figures(data: ReportData, q: Qrels, stems: dict[str, str]) -> dict[t
     canvas = plots.LabelsFigure(labels, list(range(1, depth + 1)))
     figures = {}
     for run, name in zip(data.runs, data.names):
-        distribution = label_distribution(run, q, depth)
+        distribution = label_distribution(run, q, depth, data.options.score_precision)
         shared = sum(1 for turn in run.scores if turn in q.labels)
         shares = [[v / shared if shared else 0.0 for v in distribution[c]] for c in distribution.columns]
         png = canvas.png(shares, f"{name}\nlabels of the top {depth} ({q.name}, {shared} turns)")
@@ -573,7 +579,9 @@ def _settings_text(options: ReportOptions) -> str:
             f"alpha {options.alpha}")
     if options.test == "randomization":
         text += f", {options.permutations} permutations, seed {options.seed}"
-    return (text + f"; binary measures count labels ≥ {options.rel_level} as relevant; intervals: "
+    compared = "doubles" if score_bits(options.score_precision) == 64 else "32-bit floats (pytrec_eval's ranking)"
+    return (text + f"; items ranked on scores compared as {compared}"
+            f"; binary measures count labels ≥ {options.rel_level} as relevant; intervals: "
             f"{CONFIDENCE:.0%} percentile bootstrap over the turns, {options.ci_samples} samples, seed {options.seed}")
 
 
@@ -634,7 +642,8 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
     """Evaluate, compare and draw: the report pages and figures, in memory.
 
     ``baseline`` is a run name as in :func:`castregin.evaluation.evaluate.run_names`. ``options``
-    are :class:`ReportOptions`' fields: ``rel_level``, ``depth`` (judged@k and the top-k labels),
+    are :class:`ReportOptions`' fields: ``rel_level``, ``score_precision`` (that of
+    :func:`castregin.evaluation.evaluate.evaluate`), ``depth`` (judged@k and the top-k labels),
     ``test``, ``correction``, ``alpha``, ``permutations``, ``seed`` (the tests and the bootstrap),
     ``plot_measure`` (the per-turn plots, nDCG@3 by default), ``ci_samples``, ``correlation`` (the
     rank correlation table), ``loro_depth`` (the leave-one-run-out table, on the first qrels with

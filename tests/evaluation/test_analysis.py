@@ -97,7 +97,8 @@ def test_loro_a_run_whose_relevant_items_nobody_else_finds_loses_exactly_those()
 def test_loro_on_the_cast_baselines_equals_pytrec_eval_on_independently_reduced_qrels(cast2022, run_paths):
     qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
     runs = [formats.read_run(p) for p in run_paths]
-    rows, summary = leave_one_run_out(runs, formats.read_qrels(qrels_path), depth=1, measure="ndcg_cut_3")
+    rows, summary = leave_one_run_out(runs, formats.read_qrels(qrels_path), depth=1, measure="ndcg_cut_3",
+                                      score_precision="float")  # pytrec_eval's rule
     plain_qrels = read_qrels_plain(qrels_path)
     # The top item of each run per turn, by the rank column, read without castregin.
     tops = []

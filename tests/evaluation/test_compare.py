@@ -48,7 +48,7 @@ def _vectors(oracle, measure, run, baseline):
 
 
 def _json(cli, *args):
-    result = cli("compare", *args, "--format", "json")
+    result = cli("compare", *args, "--score-precision", "float", "--format", "json")  # pytrec_eval's rule
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 

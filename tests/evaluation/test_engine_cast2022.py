@@ -30,8 +30,9 @@ def test_every_turn_equals_pytrec_eval_bit_for_bit(run_paths, cast2022, qrels_na
     evaluator = pytrec_eval.RelevanceEvaluator(oracle_qrels, set(TREC_NAMES.values()), relevance_level=rel_level)
     measures = [*TREC_NAMES, *JUDGED]
     for complete in (False, True):
+        # pytrec_eval ranks on 32-bit floats: the float rule is the one it checks.
         results = evaluate_files(run_paths, [(None, str(qrels_path))], measures=measures, rel_level=rel_level,
-                                 complete=complete, per_turn=True)
+                                 complete=complete, per_turn=True, score_precision="float")
         for run_path in run_paths:
             run = read_run_plain(run_path)
             expected = evaluator.evaluate(run)
@@ -53,6 +54,21 @@ def test_every_turn_equals_pytrec_eval_bit_for_bit(run_paths, cast2022, qrels_na
                 for turn in sorted(want):
                     total += want[turn]
                 assert rows[rows["turn"] == "all"]["value"].item() == total / len(want)
+
+
+def test_the_baselines_tie_no_scores_as_floats_only(run_paths, cast2022):
+    """So both rules (doubles, the default, and pytrec_eval's floats) give the baselines' numbers above,
+    and the README's tables of them hold for both."""
+    from castregin.evaluation.ranking import float32
+
+    for path in run_paths:
+        for turn, scores in formats.read_run(path).scores.items():
+            assert len(set(scores.values())) == len({float32(score) for score in scores.values()}), (path.name, turn)
+    qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    measures = [*TREC_NAMES, *JUDGED]
+    double, single = (evaluate_files(run_paths, [("all", str(qrels_path))], measures=measures, per_turn=True,
+                                     score_precision=precision) for precision in ("double", "float"))
+    assert double.equals(single)
 
 
 def test_files_and_dicts_give_the_same_table(run_paths, cast2022):

@@ -6,6 +6,12 @@ Random data has what real data has and more: ties (including scores that differ 
 (byte order). Every supported measure
 must equal pytrec_eval's (ir_measures' judged provider for Judged@k) to 1e-12, per turn and on
 the means of both averaging modes. The columnar reader must read what the line reader reads.
+
+pytrec_eval ranks on scores rounded to 32-bit floats: it is the oracle of ``score_precision="float"``
+as it is. For the default, doubles (trec_eval-9.0.8's rule, also checked against that binary's
+kept outputs in tests/cli/test_score_precision.py), it is given each turn's scores replaced by
+their rank among the turn's distinct doubles (small whole numbers, exact as floats): the same
+order and the same ties as the doubles, which its floats then keep.
 """
 
 from __future__ import annotations
@@ -36,17 +42,36 @@ qrels_strategy = st.dictionaries(st.sampled_from(TURNS), labels, min_size=1, max
 run_strategy = st.dictionaries(st.sampled_from(TURNS), scores, min_size=1, max_size=4)
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PRECISIONS = ["double", "float"]
 
 
-def _oracle(qrels: dict, run: dict, rel_level: int) -> dict[str, dict[str, float]]:
+def as_double_ranks(run: dict) -> dict:
+    """Each turn's scores as their rank among its distinct doubles (-0.0 and 0.0 being one): the order
+    and ties of the doubles, kept by a tool that rounds scores to 32-bit floats."""
+    ranked = {}
+    for turn, scores in run.items():
+        distinct = sorted(set(scores.values()))
+        ranked[turn] = {item: float(distinct.index(score)) for item, score in scores.items()}
+    return ranked
+
+
+def test_double_ranks_keep_what_floats_lose():
+    scores = {"a": 1.0, "b": 1.0 + 1e-10, "c": -0.0, "d": 0.0}
+    assert as_double_ranks({"t": scores}) == {"t": {"a": 1.0, "b": 2.0, "c": 0.0, "d": 0.0}}
+
+
+def _oracle(qrels: dict, run: dict, rel_level: int, score_precision: str = "float") -> dict[str, dict[str, float]]:
     """{measure: {turn: value}} from pytrec_eval and ir_measures' judged provider.
 
     trec_eval reads a label below 0 as "in the pool but unjudged" (form_res_rels.c): never relevant,
     no gain, as label 0 for the engine's measures; but pytrec_eval crashes or hangs on a turn whose
     labels are all below 0 (trec_eval cannot evaluate it), so its side gets 0 in their place. For
     Judged@k such an item is unjudged: ir_measures, which counts every qrels line as judged, gets
-    the qrels without those lines.
+    the qrels without those lines. With ``score_precision="double"`` both get the run's double ranks
+    (:func:`as_double_ranks`), which orders as the run does for ir_measures' 64-bit Judged@k too.
     """
+    if score_precision == "double":
+        run = as_double_ranks(run)
     non_negative = {t: {i: max(label, 0) for i, label in items.items()} for t, items in qrels.items()}
     judged_lines = {t: {i: label for i, label in items.items() if label >= 0} for t, items in qrels.items()}
     evaluator = pytrec_eval.RelevanceEvaluator(non_negative, set(TREC_NAMES.values()), relevance_level=rel_level)
@@ -63,11 +88,11 @@ def _oracle(qrels: dict, run: dict, rel_level: int) -> dict[str, dict[str, float
     return result
 
 
-def _check(qrels: dict, run: dict, rel_level: int, complete: bool) -> None:
+def _check(qrels: dict, run: dict, rel_level: int, complete: bool, score_precision: str) -> None:
     measures = [*TREC_NAMES, *JUDGED]
     results = evaluate(Run("r", run), Qrels(qrels, name="q"), measures, rel_level=rel_level,
-                       complete=complete, per_turn=True)
-    expected = _oracle(qrels, run, rel_level)
+                       complete=complete, per_turn=True, score_precision=score_precision)
+    expected = _oracle(qrels, run, rel_level, score_precision)
     for measure in measures:
         rows = results[results["measure"] == measure]
         got = {r.turn: r.value for r in rows.itertuples() if r.turn != "all"}
@@ -86,12 +111,14 @@ def _check(qrels: dict, run: dict, rel_level: int, complete: bool) -> None:
 
 
 @FAST
-@given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2, 3]), complete=st.booleans())
-def test_every_measure_equals_pytrec_eval(qrels, run, rel_level, complete):
-    _check(qrels, run, rel_level, complete)
+@given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2, 3]), complete=st.booleans(),
+       score_precision=st.sampled_from(PRECISIONS))
+def test_every_measure_equals_pytrec_eval(qrels, run, rel_level, complete, score_precision):
+    _check(qrels, run, rel_level, complete, score_precision)
 
 
-def test_hand_picked_corners():
+@pytest.mark.parametrize("score_precision", PRECISIONS)
+def test_hand_picked_corners(score_precision):
     # A turn whose items are all unjudged, one with only negative labels, one without relevant items,
     # fewer items than the cutoff, and a tie decided by item id (Q2 before Q1, "é" after ASCII).
     qrels = {"t1": {"Q1": 2, "Q2": 0}, "t2": {"a": -1, "b": -2}, "t3": {"x": 1}, "t4": {"Q9": 3}}
@@ -99,14 +126,28 @@ def test_hand_picked_corners():
            "t4": {"Q8": 1.0}, "t5": {"Q1": 1.0}}
     for rel_level in (1, 2):
         for complete in (False, True):
-            _check(qrels, run, rel_level, complete)
+            _check(qrels, run, rel_level, complete, score_precision)
+
+
+def test_scores_tied_as_floats_only_are_ranked_as_each_precision_says():
+    # 0.81234567 and 0.81234568 are one 32-bit float: pytrec_eval ties them and puts b (the larger id) first.
+    qrels, run = {"t": {"a": 1, "b": 0}}, {"t": {"a": 0.81234568, "b": 0.81234567}}
+    for precision, expected in (("double", 1.0), ("float", 0.0)):
+        results = evaluate(Run("r", run), Qrels(qrels), ["P@1"], rel_level=1, score_precision=precision)
+        assert results[results["measure"] == "P@1"]["value"].item() == expected, precision
+    assert pytrec_eval.RelevanceEvaluator(qrels, {"P_1"}).evaluate(run)["t"]["P_1"] == 0.0
+
+
+def test_an_unknown_score_precision_is_an_input_error():
+    with pytest.raises(InputError, match="'half' is not a score precision"):
+        evaluate(Run("r", {"t1": {"a": 1.0}}), Qrels({"t1": {"a": 1}}), ["P@1"], score_precision="half")
 
 
 def test_many_items_per_turn_and_long_sums():
     # Sequential sums over hundreds of relevant items: numpy's pairwise sum would differ in the last bits.
     qrels = {f"t{t}": {f"d{i}": (i * 7 + t) % 4 for i in range(300)} for t in range(6)}
     run = {f"t{t}": {f"d{i}": float((i * 13 + t) % 97) / 7.0 for i in range(0, 400, 1 + t % 2)} for t in range(5)}
-    results = evaluate(Run("r", run), Qrels(qrels), list(TREC_NAMES), per_turn=True)
+    results = evaluate(Run("r", run), Qrels(qrels), list(TREC_NAMES), per_turn=True, score_precision="float")
     expected = _oracle(qrels, run, 2)
     for measure in TREC_NAMES:
         rows = results[(results["measure"] == measure) & (results["turn"] != "all")]
@@ -227,12 +268,12 @@ def _write(tmp_path, qrels: dict, run: dict, interleave: bool):
 
 @FAST
 @given(qrels=qrels_strategy, run=ascii_run_strategy, rel_level=st.sampled_from([1, 2]), complete=st.booleans(),
-       batch_lines=st.sampled_from([1, 2, 5]), interleave=st.booleans())
+       batch_lines=st.sampled_from([1, 2, 5]), interleave=st.booleans(), score_precision=st.sampled_from(PRECISIONS))
 def test_files_in_small_batches_and_threads_equal_the_dicts(tmp_path_factory, qrels, run, rel_level, complete,
-                                                            batch_lines, interleave):
+                                                            batch_lines, interleave, score_precision):
     run_path, qrels_path = _write(tmp_path_factory.mktemp("batches"), qrels, run, interleave)
     measures = [*TREC_NAMES, *JUDGED]
-    options = {"rel_level": rel_level, "complete": complete, "per_turn": True}
+    options = {"rel_level": rel_level, "complete": complete, "per_turn": True, "score_precision": score_precision}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(columnar, "BATCH_LINES", batch_lines)
         patch.setattr(columnar, "THREADS", 2)

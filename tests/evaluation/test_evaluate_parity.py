@@ -36,7 +36,8 @@ def test_means_and_per_turn_values_equal_pytrec_eval(run_paths, cast2022, qrels_
     qrels = formats.read_qrels(qrels_path)
     for run_path in run_paths:
         expected, oracle_qrels = _oracle(run_path, qrels_path)
-        results = evaluate(formats.read_run(run_path), qrels, DEFAULT_MEASURES, complete=complete, per_turn=True)
+        results = evaluate(formats.read_run(run_path), qrels, DEFAULT_MEASURES, complete=complete, per_turn=True,
+                           score_precision="float")  # pytrec_eval's rule
         assert set(results["measure"]) == {"num_q", *DEFAULT_MEASURES}
         num_q = results[results["measure"] == "num_q"]["value"].item()
         assert num_q == (len(oracle_qrels) if complete else len(expected))

@@ -69,7 +69,7 @@ def _trec_eval_all(key: str, per_query: dict, qrels: dict, complete: bool) -> fl
 def test_all_trec_equals_trec_eval(run_paths, cast2022, complete, rel_level):
     qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
     results = evaluate_files(run_paths, [(None, str(qrels_path))], measures=["all_trec"], rel_level=rel_level,
-                             complete=complete, per_turn=True)
+                             complete=complete, per_turn=True, score_precision="float")  # pytrec_eval's rule
     measures = list(dict.fromkeys(results["measure"]))
     expected_keys = next(iter(_oracle(run_paths[0], qrels_path, rel_level)[0].values()))
     assert set(measures) == {k for k in expected_keys if k not in ("runid", "relstring")}

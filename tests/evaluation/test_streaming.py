@@ -4,7 +4,8 @@ The streaming path is forced with tiny sizes: record batches of a few lines, pie
 batches of two lines, so that turns are cut by every boundary and carried over. Runs whose turns
 are not contiguous fall back to reading the run whole; that fallback is checked to happen, and to
 say so only when the run is large. Small inputs are scored in plain Python (evaluation.plain):
-those numbers are checked against trec_eval's C code too.
+those numbers are checked against trec_eval's C code too, in both score precisions (see
+test_engine_properties.py for the oracle of each).
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation import plain
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.evaluation.measures import parse_measures
+from castregin.evaluation.ranking import score_bits
 from castregin.formats import columnar
 from evaluation.test_engine_properties import (
     FAST,
     JUDGED,
+    PRECISIONS,
     TREC_NAMES,
     _oracle,
     _write,
@@ -68,8 +71,9 @@ def _per_turn(frame) -> dict:
     return {(r.measure, r.turn): r.value for r in frame.itertuples()}
 
 
-def _check_against_oracle(results, qrels: dict, run: dict, rel_level: int, complete: bool) -> None:
-    expected = _oracle(qrels, run, rel_level)
+def _check_against_oracle(results, qrels: dict, run: dict, rel_level: int, complete: bool,
+                          score_precision: str) -> None:
+    expected = _oracle(qrels, run, rel_level, score_precision)
     got = _per_turn(results)
     for measure in MEASURES:
         want = dict(expected[measure])
@@ -86,17 +90,18 @@ def _check_against_oracle(results, qrels: dict, run: dict, rel_level: int, compl
 
 @FAST
 @given(qrels=qrels_strategy, run=ascii_run_strategy, rel_level=st.sampled_from([1, 2]), complete=st.booleans(),
-       interleave=st.booleans(), lines=st.sampled_from([1, 2, 3]))
-def test_streamed_files_equal_pytrec_eval(tmp_path_factory, qrels, run, rel_level, complete, interleave, lines):
+       interleave=st.booleans(), lines=st.sampled_from([1, 2, 3]), score_precision=st.sampled_from(PRECISIONS))
+def test_streamed_files_equal_pytrec_eval(tmp_path_factory, qrels, run, rel_level, complete, interleave, lines,
+                                          score_precision):
     run_path, qrels_path = _write(tmp_path_factory.mktemp("stream"), qrels, run, interleave)
     with tiny_pieces(lines=lines) as whole:
         results = evaluate_files([run_path], [(None, str(qrels_path))], measures=MEASURES, rel_level=rel_level,
-                                 complete=complete, per_turn=True)
+                                 complete=complete, per_turn=True, score_precision=score_precision)
     # Interleaved turns come back after others (unless each turn has one line): then the run is read whole.
     comes_back = len({line.split("\t")[0] for line in run_path.read_text().splitlines()}) < sum(
         1 for _ in _turn_runs(run_path))
     assert whole == ([str(run_path)] if comes_back else [])
-    _check_against_oracle(results, qrels, run, rel_level, complete)
+    _check_against_oracle(results, qrels, run, rel_level, complete, score_precision)
 
 
 def _turn_runs(path):
@@ -123,11 +128,12 @@ def test_positive_only_qrels_and_judged_give_the_same_numbers(tmp_path_factory, 
 
 
 @FAST
-@given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2, 3]))
-def test_plain_python_equals_pytrec_eval(qrels, run, rel_level):
+@given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2, 3]),
+       score_precision=st.sampled_from(PRECISIONS))
+def test_plain_python_equals_pytrec_eval(qrels, run, rel_level, score_precision):
     specs = [m.engine for m in parse_measures(tuple(MEASURES), rel_level)]
-    values = plain.evaluate_run(run, qrels, specs)
-    expected = _oracle(qrels, run, rel_level)
+    values = plain.evaluate_run(run, qrels, specs, score_bits(score_precision))
+    expected = _oracle(qrels, run, rel_level, score_precision)
     for measure, got in zip(MEASURES, values):
         assert got.keys() == expected[measure].keys()
         for turn, value in expected[measure].items():
@@ -135,12 +141,14 @@ def test_plain_python_equals_pytrec_eval(qrels, run, rel_level):
 
 
 @FAST
-@given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2]))
-def test_plain_python_equals_the_engine_bit_for_bit(qrels, run, rel_level):
+@given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2]),
+       score_precision=st.sampled_from(PRECISIONS))
+def test_plain_python_equals_the_engine_bit_for_bit(qrels, run, rel_level, score_precision):
     specs = [m.engine for m in parse_measures(tuple(MEASURES), rel_level)]
-    from_engine = evaluate(Run("r", run), Qrels(qrels), MEASURES, rel_level=rel_level, per_turn=True)
+    from_engine = evaluate(Run("r", run), Qrels(qrels), MEASURES, rel_level=rel_level, per_turn=True,
+                           score_precision=score_precision)
     engine = {(r.measure, r.turn): r.value for r in from_engine.itertuples() if r.turn != "all"}
-    for measure, values in zip(MEASURES, plain.evaluate_run(run, qrels, specs)):
+    for measure, values in zip(MEASURES, plain.evaluate_run(run, qrels, specs, score_bits(score_precision))):
         assert values == {turn: v for (m, turn), v in engine.items() if m == measure}, measure
 
 
