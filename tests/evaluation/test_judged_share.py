@@ -94,11 +94,11 @@ def test_plain_and_streaming_paths_give_the_same_shares(tmp_path):
     assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES  # the streaming engine
     expected = ir_measures_share(run_lines, qrels_lines)
     measures = evaluation.parse_measures(("P@10",), 2)
-    small = evaluation._score_small_files([run], [(None, qrels)], measures, None)
+    small = evaluation._score_small_files([run], [(None, qrels)], measures, None, evaluation.DEFAULT_BITS)
     assert evaluation._judged_share(small[0][0].scores[0]) == pytest.approx(expected, abs=1e-12)
     # Streamed, the qrels' lines labelled 0 or less are left out: the share of those labelled above 0
     # is a lower bound, enough to see that no warning is due.
-    streamed = evaluation._score_files([run], [(None, qrels)], measures, None)
+    streamed = evaluation._score_files([run], [(None, qrels)], measures, None, evaluation.DEFAULT_BITS)
     positive_only = ir_measures_share(run_lines, [line for line in qrels_lines if not line.endswith(" 0")])
     assert evaluation._judged_share(streamed[0][0].scores[0]) == pytest.approx(positive_only, abs=1e-12)
     assert evaluation.FEW_JUDGED < positive_only < expected
@@ -112,7 +112,8 @@ def test_a_second_pass_where_the_bound_is_under_the_threshold(tmp_path, cli):
     assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES
     expected = ir_measures_share(run_lines, qrels_lines)
     assert expected == pytest.approx(0.2)
-    streamed = evaluation._score_files([run], [(None, qrels)], evaluation.parse_measures(("P@10",), 2), None)
+    streamed = evaluation._score_files([run], [(None, qrels)], evaluation.parse_measures(("P@10",), 2), None,
+                                     evaluation.DEFAULT_BITS)
     assert evaluation._judged_share(streamed[0][0].scores[0]) == pytest.approx(expected, abs=1e-12)
     quiet = cli("evaluate", run, "--qrels", qrels, "-m", "P@10")
     assert quiet.exit_code == 0 and quiet.stderr == ""
