@@ -9,7 +9,8 @@ castregin gives a number only where it can check it against trec_eval's own C co
 measure is one of trec_eval's (computed by castregin's engine where it can, else by trec_eval's rules
 in castregin's Python, :mod:`castregin.evaluation.trec_rules`; both checked against trec_eval's binary
 and pytrec_eval), or ``Judged@k`` (ir_measures' definition, checked against ir_measures, except
-that an item labelled below 0 counts as unjudged, as trec_eval has it). Everything else ir_measures can parse is refused with a line saying why: measures
+that an item labelled below 0 counts as unjudged, as trec_eval has it). Everything else ir_measures
+can parse is refused with a line saying why: measures
 that only its other providers compute (``ERR@10`` by gdeval, which renames CAsT turn ids and gives 0
 for every turn; ``RBP`` by trectools; ``alpha_nDCG`` by ndeval ...), options trec_eval lacks (``RR@10``,
 ``nDCG(dcg='exp-log2')``), parameters that are not numbers trec_eval takes.
