@@ -40,10 +40,12 @@ test-minimum: $(MIN_VENV)/.installed browser
 	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider
 
 # The documentation site (docs/, mkdocs.yml) in site/, built offline: `--strict` fails on a broken link or
-# anchor, then docs/check_site.py fails on anything a page would fetch from the network. Its tools go into
-# .venv only here (the docs extra), so `make test` never needs them.
+# anchor, then docs/check_site.py fails on anything a page would fetch from the network. Its tools (the docs
+# extra) go into .venv only here, so `make test` never needs them, and `make docs` needs no test extra.
 DOCS_STAMP := $(VENV)/.installed-docs
-$(DOCS_STAMP): $(STAMP)
+$(DOCS_STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[docs]'
 	touch $(DOCS_STAMP)
 
