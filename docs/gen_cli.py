@@ -37,7 +37,7 @@ Every command's `--help`, verbatim, as an 80-column terminal shows it. `-h` work
 
 
 def command_paths() -> list[tuple[str, ...]]:
-    """Every command's path below ``castregin`` (``()`` is the program itself), groups before their commands."""
+    """Every command's path below ``castregin`` (``()``: the program itself), groups before their commands."""
     from castregin.cli import main
 
     paths: list[tuple[str, ...]] = []
@@ -66,7 +66,7 @@ def help_text(path: tuple[str, ...]) -> str:
 
 
 def anchor(path: tuple[str, ...]) -> str:
-    """The heading's id: the command's words joined by ``-`` (``qrels-filter``); the program is ``castregin``."""
+    """The heading's id: the command's words joined by ``-`` (``qrels-filter``), or ``castregin``."""
     return "-".join(path) if path else PROGRAM
 
 
@@ -76,7 +76,8 @@ def render() -> str:
     for path in command_paths():
         level = "###" if len(path) > 1 else "##"
         title = " ".join((PROGRAM, *path))
-        parts.append(f"{level} `{title}` {{ #{anchor(path)} }}\n\n```text\n{help_text(path).rstrip()}\n```\n\n")
+        heading = f"{level} `{title}` {{ #{anchor(path)} }}"
+        parts.append(f"{heading}\n\n```text\n{help_text(path).rstrip()}\n```\n\n")
     return "".join(parts).rstrip("\n") + "\n"
 
 

@@ -77,7 +77,7 @@ def run_examples(page: Path) -> int:
 def test_a_raising_example_fails(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("```python\nvalue = 1\n```\n\ntext\n\n```python\nassert value == 2\n```\n")
-    with pytest.raises(AssertionError, match="page.md example at line 8 raised AssertionError"):
+    with pytest.raises(AssertionError, match=r"page\.md example at line 8 raised AssertionError"):
         run_examples(page)
 
 

@@ -48,6 +48,15 @@ def test_the_readme_keeps_the_quick_start_and_the_choices():
     assert "## Choices where the SPEC is silent" in readme
 
 
+def test_no_line_of_prose_starts_a_quote():
+    # A wrapped line starting with `>=` would become a block quote, cutting a sentence in two.
+    quoted = []
+    for page in [README, *PAGES]:
+        prose = re.sub(r"```.*?```", "", _text(page), flags=re.DOTALL)
+        quoted += [f"{page.name}: {line}" for line in prose.splitlines() if line.lstrip().startswith(">")]
+    assert not quoted, "lines Markdown reads as quotes:\n" + "\n".join(quoted)
+
+
 def test_every_page_is_in_the_navigation_and_every_entry_is_a_page():
     config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     entries = re.findall(r"^\s*- [^\n]*?:\s*(\S+\.md)\s*$", config, re.MULTILINE)
