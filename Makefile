@@ -39,6 +39,29 @@ $(MIN_VENV)/.installed: pyproject.toml constraints-minimum.txt
 test-minimum: $(MIN_VENV)/.installed browser
 	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider
 
+# The documentation site (docs/, mkdocs.yml) in site/, built offline: `--strict` fails on a broken link or
+# anchor, then docs/check_site.py fails on anything a page would fetch from the network. Its tools (the docs
+# extra) go into .venv only here, so `make test` never needs them, and `make docs` needs no test extra.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --clean --site-dir site
+	$(BIN)/python docs/check_site.py site
+
+# docs/cli.md, the command reference, from the commands' own --help: rerun after changing a command's help.
+docs-cli: $(STAMP)
+	$(BIN)/python docs/gen_cli.py
+
+.PHONY: docs docs-cli clean-docs
+clean: clean-docs
+clean-docs:
+	rm -rf site
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 

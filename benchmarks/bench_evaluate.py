@@ -5,7 +5,7 @@ the means, in a fresh process; wall time and peak memory (the child's ``ru_maxrs
 medians over ``repeat`` runs. Used by ``benchmarks/run.py``; runnable alone::
 
     python benchmarks/bench_evaluate.py --data bench-out --repeat 3
-    python benchmarks/bench_evaluate.py --scaling [--quick] [--readme]   # the scaling rows alone
+    python benchmarks/bench_evaluate.py --scaling [--quick] [--write-table]   # the scaling rows alone
 
 The scaling rows (:func:`scaling_section`) time one run of 1,000 to 50,000 turns x 1,000 items
 against 100 judged items a turn: castregin, pytrec_eval, ir_measures, and pyarrow's CSV reader
@@ -31,13 +31,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PEERS = HERE / "peers"
 MEASURE_ARGS = ["-m", "AP", "-m", "nDCG@10", "-m", "P@10", "-m", "RR"]
-README = REPO / "README.md"
+#: The documentation page whose scaling table benchmarks/run.py rewrites.
+SPEED_PAGE = REPO / "docs" / "speed.md"
 #: Turns of the scaling rows (x 1,000 items, 100 judged a turn); ``--quick`` stops at 5,000.
 SCALING_TURNS = (1_000, 5_000, 20_000, 50_000)
 QUICK_SCALING_TURNS = (1_000, 5_000)
 #: From this size on, each command of the scaling rows runs once: they take minutes.
 ONCE_FROM_TURNS = 20_000
-#: The README's scaling table lies between these lines; benchmarks/run.py writes it there.
+#: The Speed page's scaling table lies between these lines; benchmarks/run.py writes it there.
 SCALING_MARKERS = ("<!-- scaling table: written by benchmarks/run.py -->", "<!-- end of scaling table -->")
 FLOOR = "pyarrow, three columns (floor)"
 #: Larger runs are also scored against the qrels of this many turns, so that the qrels do not grow.
@@ -290,26 +291,26 @@ def scaling_targets(rows: list[Timing]) -> list[str]:
     return lines
 
 
-def write_readme_table(text: str, readme: Path = README) -> bool:
-    """Put ``text`` between the scaling markers of the README; False when the markers are missing."""
-    content = readme.read_text(encoding="utf-8")
+def write_scaling_table(text: str, page: Path = SPEED_PAGE) -> bool:
+    """Put ``text`` between the scaling markers of ``page``; False when the markers are missing."""
+    content = page.read_text(encoding="utf-8")
     start, end = SCALING_MARKERS
     if start not in content or end not in content.split(start, 1)[1]:
         return False
     before, rest = content.split(start, 1)
-    readme.write_text(before + start + "\n" + text + end + rest.split(end, 1)[1], encoding="utf-8")
+    page.write_text(before + start + "\n" + text + end + rest.split(end, 1)[1], encoding="utf-8")
     return True
 
 
-def scaling_section(peer_python: Path | None, repeat: int, quick: bool, machine: str, readme: bool = True) -> str:
+def scaling_section(peer_python: Path | None, repeat: int, quick: bool, machine: str, write_table: bool = True) -> str:
     """The scaling rows (up to 5,000 turns with ``quick``) as a table and targets, for the terminal; the table
-    also goes into the README unless ``quick`` or not ``readme``."""
+    also goes into docs/speed.md unless ``quick`` or not ``write_table``."""
     rows = scaling_rows(QUICK_SCALING_TURNS if quick else SCALING_TURNS, repeat, peer_python)
     once = f"; from {ONCE_FROM_TURNS:,} turns on, one run of each" if not quick else ""
     text = (f"{machine}; medians of {repeat} runs{once}; peak memory is the process's maximum resident set "
             f"size.\n\n{scaling_markdown(rows)}")
-    written = not quick and readme and write_readme_table(text)
-    note = "(written into README.md)" if written else "(not written into README.md)"
+    written = not quick and write_table and write_scaling_table(text)
+    note = "(written into docs/speed.md)" if written else "(not written into docs/speed.md)"
     return "\n".join([f"\nScaling {note}:\n", text, *scaling_targets(rows)])
 
 
@@ -323,7 +324,7 @@ def main() -> None:
     parser.add_argument("--peer-python", default=str(REPO / ".venv-bench" / "bin" / "python"))
     parser.add_argument("--scaling", action="store_true", help="Only the scaling rows.")
     parser.add_argument("--quick", action="store_true", help="Scaling rows up to 5,000 turns.")
-    parser.add_argument("--readme", action="store_true", help="Write the scaling table into README.md.")
+    parser.add_argument("--write-table", action="store_true", help="Write the scaling table into docs/speed.md.")
     args = parser.parse_args()
     peer = Path(args.peer_python) if Path(args.peer_python).exists() else None
     if args.scaling:
@@ -331,7 +332,7 @@ def main() -> None:
 
         compile_castregin()
 
-        print(scaling_section(peer, args.repeat, args.quick, machine(), args.readme))
+        print(scaling_section(peer, args.repeat, args.quick, machine(), args.write_table))
         return
     data = make_qrels_and_runs(Path(args.data), 5000, 1000, 100, runs=20, multi_depth=100)
     timings = single_run(data, args.repeat, peer, "5,000 turns x 1,000 items")

@@ -19,7 +19,8 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
    the same workload with ``--quick``);
 6. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
    ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
-   needs (the floor); the table goes into the README's Speed section (``bench_evaluate.scaling_section``).
+   needs (the floor); the table goes into the documentation's Speed page, docs/speed.md
+   (``bench_evaluate.scaling_section``).
 
 Data goes to ``bench-out/`` (``bench-out/quick`` with ``--quick``) and is reused while its
 parameters are unchanged. The peers are installed, pinned, into their own virtualenv
@@ -74,7 +75,7 @@ def compile_castregin() -> None:
 
 
 def machine() -> str:
-    """One line about the machine, for the README next to the table."""
+    """One line about the machine, for the Speed page next to the table."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -197,7 +198,7 @@ def main() -> None:
     print(markdown(timings))
     for line in [*target_lines(timings, single, multi), *notes]:
         print(line)
-    # One run of 1,000 to 50,000 turns (5,000 with --quick): memory and time as the run grows; into the README.
+    # One run of 1,000 to 50,000 turns (5,000 with --quick): memory and time as the run grows; into docs/speed.md.
     print(scaling_section(peer, args.repeat, args.quick, machine()))
 
 

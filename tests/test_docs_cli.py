@@ -1,0 +1,78 @@
+"""The command reference (docs/cli.md) is what the commands print: it cannot drift from their --help.
+
+docs/gen_cli.py writes the page; these tests write it again in memory and compare. After changing a
+command's options or help, `make docs-cli` rewrites the page.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib.util
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from castregin.cli import COMMANDS
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("gen_cli", REPO / "docs" / "gen_cli.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen_cli = _load_generator()
+#: The page as the commands print it now (~35 --help calls: made once for all the tests).
+generated_page = functools.cache(gen_cli.render)
+
+
+def _tested_click() -> str:
+    """The click version of constraints.txt: the one whose help layout the committed page holds."""
+    pins = (REPO / "constraints.txt").read_text(encoding="utf-8")
+    return re.search(r"^click==(\S+)$", pins, re.MULTILINE).group(1)
+
+
+@pytest.mark.skipif(version("click") != _tested_click(),
+                    reason="click lays out help differently across versions (8.2 shortens summaries "
+                           "otherwise); the page is what the version of constraints.txt prints")
+def test_the_committed_page_is_what_the_commands_print():
+    committed = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    generated = generated_page()
+    if committed != generated:
+        diff = "".join(difflib.unified_diff(committed.splitlines(True), generated.splitlines(True),
+                                            "docs/cli.md (committed)", "the commands' --help", n=1))
+        pytest.fail(f"docs/cli.md differs from the commands' --help: run `{gen_cli.REGENERATE}` and commit "
+                    f"docs/cli.md\n{diff[:4000]}")
+
+
+def test_every_command_and_subcommand_has_its_help_on_the_page():
+    paths = gen_cli.command_paths()
+    assert {path[0] for path in paths if path} == set(COMMANDS)
+    groups = {path[0] for path in paths if len(path) == 2}
+    # The groups of today, each with its subcommands (pool: build and stats, ...).
+    assert groups >= {"analyze", "convert", "ope", "paradise", "pool", "qrels", "scorekeeping"}
+    page = generated_page()
+    for path in paths:
+        assert f"{{ #{gen_cli.anchor(path)} }}" in page
+        assert f"Usage: castregin {' '.join(path)}".rstrip() in page
+
+
+def test_help_is_verbatim_at_its_fixed_width():
+    text = gen_cli.help_text(("qrels", "filter"))
+    assert text.startswith("Usage: castregin qrels filter [OPTIONS] QRELS\n")
+    assert f"```text\n{text.rstrip()}\n```" in generated_page()
+    assert max(len(line) for line in text.splitlines()) <= gen_cli.HELP_WIDTH
+
+
+def test_the_check_fails_on_a_stale_page(tmp_path, monkeypatch, capsys):
+    stale = tmp_path / "cli.md"
+    stale.write_text(generated_page().replace("--min-label", "--minimum-label"), encoding="utf-8")
+    monkeypatch.setattr(gen_cli, "PAGE", stale)
+    assert gen_cli.main(["--check"]) == 1
+    assert "run `make docs-cli`" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""Every example of the README and of the documentation's pages runs.
+
+Each ```python block of README.md and of docs/*.md runs. A page's blocks run in its order, in one
+namespace (later examples use what earlier ones made, as a reader following along would), with the
+repository's root as the working directory; an example that raises or warns fails the test with the
+page's line in its message and traceback. A block that is not meant to run is marked by a
+``<!-- not run -->`` comment on the line before its opening fence (none is, today); nothing else is
+skipped.
+
+The README's shell pipeline (its ```sh block of ``castregin`` commands) runs too, command by command, in
+a scratch directory beside the sample data, so that a renamed option cannot leave it stale.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from castregin.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+PAGES = sorted((REPO / "docs").glob("*.md"))
+NOT_RUN = "<!-- not run -->"
+_FENCE = re.compile(r"^```python[ \t]*$")
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """``(line of the first code line, code)`` of each ```python block not marked ``<!-- not run -->``."""
+    lines = text.splitlines()
+    blocks = []
+    index = 0
+    while index < len(lines):
+        if _FENCE.match(lines[index]):
+            start = index + 1
+            end = start
+            while end < len(lines) and lines[end].rstrip() != "```":
+                end += 1
+            marked = index > 0 and lines[index - 1].strip() == NOT_RUN
+            if not marked:
+                blocks.append((start + 1, "\n".join(lines[start:end]) + "\n"))
+            index = end
+        index += 1
+    return blocks
+
+
+def test_the_extractor_sees_blocks_and_the_marker():
+    text = "a\n```python\nx = 1\n```\n<!-- not run -->\n```python\nraise SystemExit\n```\n```sh\nls\n```\n"
+    assert python_blocks(text) == [(3, "x = 1\n")]
+
+
+def run_examples(page: Path) -> int:
+    """Run the blocks of ``page`` in order, in one namespace; return how many ran.
+
+    An example that raises (or warns) raises AssertionError naming its page and line.
+    """
+    namespace: dict = {"__name__": "__docs__"}
+    blocks = python_blocks(page.read_text(encoding="utf-8"))
+    for line, code in blocks:
+        # Padding puts the code at its line of the page, so a traceback points there.
+        compiled = compile("\n" * (line - 1) + code, str(page), "exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an example that warns is not one to copy
+            try:
+                exec(compiled, namespace)
+            except Exception as error:
+                raise AssertionError(f"{page.name} example at line {line} raised "
+                                     f"{type(error).__name__}: {error}") from error
+    return len(blocks)
+
+
+def test_a_raising_example_fails(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```python\nvalue = 1\n```\n\ntext\n\n```python\nassert value == 2\n```\n")
+    with pytest.raises(AssertionError, match=r"page\.md example at line 8 raised AssertionError"):
+        run_examples(page)
+
+
+@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda page: page.relative_to(REPO).as_posix())
+def test_every_python_example_runs(page, monkeypatch):
+    monkeypatch.chdir(REPO)
+    run_examples(page)
+
+
+def test_the_api_page_has_its_examples():
+    # The Python examples live on the API page; an extractor that found none there would test nothing.
+    assert len(python_blocks((REPO / "docs" / "api.md").read_text(encoding="utf-8"))) >= 5
+
+
+def shell_commands(text: str, heading: str) -> list[list[str]]:
+    """The ``castregin`` command lines (continuations joined, split as a shell would) of the first ```sh
+    block under ``heading``."""
+    section = text.split(heading, 1)[1]
+    block = section.split("```sh\n", 1)[1].split("\n```", 1)[0]
+    joined = block.replace("\\\n", " ")
+    return [shlex.split(line, comments=True) for line in joined.splitlines() if line.strip()]
+
+
+def test_the_readme_pipeline_runs(tmp_path, monkeypatch):
+    commands = shell_commands(README.read_text(encoding="utf-8"), "## The pipeline in six commands")
+    assert [command[:2] for command in commands] == [["castregin", "convert"], ["castregin", "pool"],
+                                                     ["castregin", "aggregate"], ["castregin", "evaluate"],
+                                                     ["castregin", "compare"], ["castregin", "report"]]
+    (tmp_path / "data").symlink_to(REPO / "data")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for command in commands:
+        result = runner.invoke(main, command[1:], prog_name="castregin")
+        assert result.exit_code == 0, f"{shlex.join(command)} exited {result.exit_code}: {result.output}"
+    assert (tmp_path / "out" / "report" / "index.html").is_file()
