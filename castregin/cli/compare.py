@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
 from .. import formats
-from ..errors import InputError
-from ..evaluation.compare import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
+from ..evaluation.compare import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS, resolve_baseline, same_measure
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
-from ..evaluation.evaluate import run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
-from ..render.comparison import COMPARE_FORMATS, render_comparison, same_measure
+from ..render.comparison import COMPARE_FORMATS, render_comparison
 from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
@@ -30,24 +27,6 @@ from .options import (
     score_precision_option,
     split_named,
 )
-
-
-def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
-    """The result name of the run ``--baseline`` designates: one of the run files given, or a tag."""
-    if baseline is None:
-        return None
-    names = run_names(runs)
-    if baseline != formats.STDIO:
-        target = Path(baseline).resolve() if os.path.exists(baseline) else None
-        for path, name in zip(paths, names):
-            if str(path) == baseline or (target is not None and Path(path).resolve() == target):
-                return name
-    tagged = [name for run, name in zip(runs, names) if run.tag == baseline or name == baseline]
-    if len(tagged) == 1:
-        return tagged[0]
-    if len(tagged) > 1:
-        raise InputError(f"--baseline {baseline!r} is the tag of several runs; give its file instead")
-    raise InputError(f"unknown --baseline {baseline!r}; give one of the run files or tags: {', '.join(names)}")
 
 
 def _distinct_files(paths) -> int:
@@ -203,20 +182,26 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
       castregin report runs/ --qrels all.qrel --plot-measure P@1 --correlation --loro-depth 5 \\
           --per-run-files --out report
     """
-    from ..render.report import (
-        check_report_directory,
-        write_report,  # matplotlib is slow to import; only this command needs it
-    )
+    # matplotlib is slow to import; only this command needs it
+    from ..evaluation.report_data import ReportSettings, report_data
+    from ..formats.output import check_replaceable_directory, replace_directory
+    from ..formats.provenance import provenance
+    from ..render.report import INDEX, REPORT_FILES, build_report, report_files
 
     inputs = [*runs, *(split_named(s)[1] for s in qrels_specs)]
-    check_report_directory(out_dir, inputs)
+    check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
     _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
     run_list, qrels_list = _read(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
+    settings = ReportSettings(measures=tuple(measures or DEFAULT_MEASURES), baseline=base, rel_level=rel_level,
+                              score_precision=score_precision, depth=depth, test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
+                              plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
+                              loro_depth=loro_depth)
+    progress = sys.stderr.isatty()
     with warnings_as_lines():
-        index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES,
-                             baseline=base, rel_level=rel_level, score_precision=score_precision, depth=depth,
-                             test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
-                             plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
-                             loro_depth=loro_depth, per_run_files=per_run_files, progress=sys.stderr.isatty())
-    click.echo(f"castregin: report written to {index}", err=True)
+        record = provenance(inputs)
+        data = report_data(run_list, qrels_list, settings, progress)
+        report_pages = build_report(data, record, per_run_files=per_run_files, progress=progress)
+        directory = replace_directory(out_dir, report_files(report_pages), kind="report", inputs=inputs,
+                                      allowed=REPORT_FILES)
+    click.echo(f"castregin: report written to {directory / INDEX}", err=True)

@@ -32,19 +32,24 @@ The p-values of one qrels and one measure form a family corrected with statsmode
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..data import Run
 from ..errors import InputError
+from ..formats import STDIO
 from ..limits import MAX_PERMUTATIONS
-from .evaluate import ALL_TURNS
+from .evaluate import ALL_TURNS, run_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -180,6 +185,34 @@ def pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, 
             raise InputError(f"unknown baseline {baseline!r}; give one of the runs: {', '.join(names)}")
         return [(name, baseline) for name in names if name != baseline]
     return [(names[j], names[i]) for j in range(len(names)) for i in range(j)]
+
+
+def resolve_baseline(baseline: str | None, paths: Sequence[str | os.PathLike], runs: Sequence[Run]) -> str | None:
+    """The name (:func:`~castregin.evaluation.evaluate.run_names`) of the run ``baseline`` designates.
+
+    ``baseline`` is one of ``paths``, the files ``runs`` were read from (however it is spelled), or the
+    tag or name of exactly one run; ``None`` stays ``None`` (no baseline: every pair is compared).
+    """
+    if baseline is None:
+        return None
+    names = run_names(runs)
+    if baseline != STDIO:
+        target = Path(baseline).resolve() if os.path.exists(baseline) else None
+        for path, name in zip(paths, names):
+            if str(path) == baseline or (target is not None and Path(path).resolve() == target):
+                return name
+    tagged = [name for run, name in zip(runs, names) if run.tag == baseline or name == baseline]
+    if len(tagged) == 1:
+        return tagged[0]
+    if len(tagged) > 1:
+        raise InputError(f"--baseline {baseline!r} is the tag of several runs; give its file instead")
+    raise InputError(f"unknown --baseline {baseline!r}; give one of the run files or tags: {', '.join(names)}")
+
+
+def same_measure(first, second) -> bool:
+    """Whether two parsed measures (:func:`~castregin.evaluation.measures.parse_measures`) are one measure
+    under two names (``P@1`` and ``P_1``)."""
+    return dataclasses.replace(first, name="") == dataclasses.replace(second, name="")
 
 
 def tukey_hsd(table: dict, family: tuple[str, str], runs: Sequence[str]):
