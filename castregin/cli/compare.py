@@ -8,7 +8,14 @@ import sys
 import click
 
 from .. import formats
-from ..evaluation.compare import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS, resolve_baseline, same_measure
+from ..evaluation.compare import (
+    CORRECTIONS,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    TESTS,
+    resolve_baseline,
+    same_measure,
+)
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures

@@ -159,8 +159,8 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
           --gold gold.csv --prefix '' --out-dir qrels/
       castregin aggregate judgments.csv --criteria relevance --method dawid-skene --out-dir ds/
     """
+    from ..formats.aggregation import check_file_name_part, write_aggregation
     from ..judging.aggregate import aggregate as run_aggregate
-    from ..judging.aggregate import check_file_name_part, write_aggregation
 
     try:
         check_file_name_part(prefix)

@@ -31,7 +31,7 @@ from importlib import resources
 import numpy as np
 from tqdm import tqdm
 
-from ..data import Qrels
+from ..data import Qrels, Run
 from ..evaluation.evaluate import NUM_Q
 from ..evaluation.ranking import score_bits
 from ..evaluation.report_data import CONFIDENCE, ReportData, ReportSettings
