@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -19,6 +18,7 @@ from ..evaluation.compare import (
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..formats.output import identity
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
 from ..render.comparison import COMPARE_FORMATS, render_comparison
 from . import main, warnings_as_lines
@@ -26,26 +26,21 @@ from .options import (
     FiniteFloat,
     OutputDirectory,
     format_option,
+    input_paths,
     measure_option,
     output_option,
     qrels_option,
+    read_runs_and_qrels,
     rel_level_option,
     runs_argument,
     score_precision_option,
-    split_named,
 )
 
 
 def _distinct_files(paths) -> int:
     """How many different files ``paths`` name (``a.run`` and ``./a.run`` are one)."""
-    identities = set()
-    for path in paths:
-        try:
-            stat = os.stat(path)
-            identities.add((stat.st_dev, stat.st_ino))
-        except OSError:
-            identities.add(path)  # reading it will say what is wrong
-    return len(identities)
+    # A path naming no file counts as itself: reading it will say what is wrong.
+    return len({identity(path) or path for path in paths})
 
 
 def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs: int):
@@ -59,12 +54,6 @@ def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs:
         if len(parsed) == 1 and not parsed[0].per_turn:
             raise click.BadParameter(f"{name} has no per-turn values to test (it is a summary over turns); "
                                      "use a measure with per-turn values (map instead of gm_map)", param_hint="-m")
-
-
-def _read(run_paths, qrels_specs):
-    runs = [formats.read_run(path) for path in run_paths]
-    qrels = [formats.read_qrels(path, name) for name, path in map(split_named, qrels_specs)]
-    return runs, qrels
 
 
 def _comparison_options(function):
@@ -137,10 +126,10 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
       castregin compare a.run b.run --qrels all.qrel --format json -o comparisons.json
       castregin compare runs/ --qrels all.qrel --test tukey-hsd --sort nDCG@3
     """
-    formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
+    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
     _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
     sort = _sort_measure(sort, measures, rel_level)
-    run_list, qrels_list = _read(runs, qrels_specs)
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
         results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
@@ -195,10 +184,10 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     from ..formats.provenance import provenance
     from ..render.report import INDEX, REPORT_FILES, build_report, report_files
 
-    inputs = [*runs, *(split_named(s)[1] for s in qrels_specs)]
+    inputs = input_paths(runs, qrels_specs)
     check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
     _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
-    run_list, qrels_list = _read(runs, qrels_specs)
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     settings = ReportSettings(measures=tuple(measures or DEFAULT_MEASURES), baseline=base, rel_level=rel_level,
                               score_precision=score_precision, depth=depth, test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,

@@ -81,11 +81,11 @@ def paired_test(values: Sequence[float], baseline: Sequence[float], test: str = 
     ``(0.0, 1.0)``; see the module documentation.
     """
     if test not in TESTS:
-        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}", argument="test")
     x = np.asarray(values, dtype=float)
     y = np.asarray(baseline, dtype=float)
     if len(x) != len(y):
-        raise ValueError("paired samples must have the same length")
+        raise InputError("paired samples must have the same length", argument="baseline")
     if len(x) == 0 or np.all(x == y):
         # wilcoxon raises here in some scipy versions and ttest_rel gives nan: no evidence either way.
         return 0.0, 1.0
@@ -155,7 +155,8 @@ def correct(p_values: Sequence[float], method: str = "holm", alpha: float = 0.05
     ``method="none"`` keeps the p-values and rejects where ``p <= alpha``.
     """
     if method not in CORRECTIONS:
-        raise InputError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")
+        raise InputError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}",
+                         argument="method")
     p = [float(v) for v in p_values]
     if not p:
         return [], []
@@ -182,7 +183,8 @@ def pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, 
     names = list(dict.fromkeys(names))
     if baseline is not None:
         if baseline not in names:
-            raise InputError(f"unknown baseline {baseline!r}; give one of the runs: {', '.join(names)}")
+            raise InputError(f"unknown baseline {baseline!r}; give one of the runs: {', '.join(names)}",
+                             argument="baseline")
         return [(name, baseline) for name in names if name != baseline]
     return [(names[j], names[i]) for j in range(len(names)) for i in range(j)]
 
@@ -270,11 +272,13 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
     averaged over the ``turns`` both have a value for.
     """
     if test not in TESTS:
-        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}", argument="test")
     if correction not in CORRECTIONS:
-        raise InputError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
+        raise InputError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}",
+                         argument="correction")
     if not 1 <= permutations <= MAX_PERMUTATIONS:
-        raise InputError(f"the number of permutations must be between 1 and {MAX_PERMUTATIONS}, not {permutations}")
+        raise InputError(f"the number of permutations must be between 1 and {MAX_PERMUTATIONS}, "
+                         f"not {permutations}", argument="permutations")
     import pandas as pd
     from tqdm import tqdm
 

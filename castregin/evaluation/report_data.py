@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..data import Qrels, Run
+from ..data import Qrels, Run, natural_key
 from ..errors import InputError
 from .analysis import bootstrap_intervals, leave_one_run_out, ranking_correlations
 from .compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, same_measure
-from .evaluate import ALL_TURNS, NUM_Q, RESULT_COLUMNS, evaluate, natural_key, run_names
+from .evaluate import ALL_TURNS, NUM_Q, RESULT_COLUMNS, evaluate, run_names
 from .measures import DEFAULT_MEASURES, parse_measures
 from .ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
 

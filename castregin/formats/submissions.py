@@ -653,7 +653,7 @@ def bank_json(entries: dict[str, str], shape: str = "object", prefix: str = "Q")
     if shape == "object":
         return dict(entries)
     if shape != "list":
-        raise ValueError(f"unknown bank shape {shape!r}")
+        raise InputError(f"unknown bank shape {shape!r}; use object or list", argument="shape")
     id_key, text_key = ("response_id", "response") if prefix == "R" else ("question_id", "question")
     return [{id_key: item_id, text_key: text} for item_id, text in entries.items()]
 

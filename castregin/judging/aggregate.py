@@ -24,7 +24,7 @@ bincount and index arrays), so five million judgments take seconds.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
@@ -52,13 +52,16 @@ _FEW_ROWS = 1024
 
 def _check_rules(majority: str, tie: str, rounding: str, method: str = "mode-mean") -> None:
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+        raise InputError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}",
+                         argument="method")
     if majority not in MAJORITIES:
-        raise ValueError(f"unknown majority {majority!r}; expected one of {', '.join(MAJORITIES)}")
+        raise InputError(f"unknown majority {majority!r}; expected one of {', '.join(MAJORITIES)}",
+                         argument="majority")
     if tie not in TIES:
-        raise ValueError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}")
+        raise InputError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}", argument="tie")
     if rounding not in ROUNDINGS:
-        raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+        raise InputError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}",
+                         argument="rounding")
 
 
 def decide(counts: np.ndarray, domain: Sequence[int], *, majority: str = "plurality", tie: str = "mean",
@@ -105,22 +108,6 @@ def _decide_rows(counts: np.ndarray, domain: np.ndarray, *, majority: str, tie: 
     else:
         fallback = domain[is_top.argmax(axis=1)]
     return np.where(by_mode, labels, fallback), by_mode
-
-
-def aggregate_labels(labels: Iterable[int], *, majority: str = "plurality", tie: str = "mean",
-                     rounding: str = "half-up") -> tuple[int, str]:
-    """The aggregated label of one unit's labels and how it was decided (``"mode"`` or ``"tie"``).
-
-    >>> aggregate_labels([1, 2])
-    (2, 'tie')
-    """
-    labels = [int(v) for v in labels]
-    if not labels:
-        raise ValueError("no labels to aggregate")
-    domain = np.arange(min(labels), max(labels) + 1)
-    counts = np.bincount(np.asarray(labels) - domain[0], minlength=len(domain))[None, :]
-    label, by_mode = decide(counts, domain, majority=majority, tie=tie, rounding=rounding)
-    return int(label[0]), "mode" if by_mode[0] else "tie"
 
 
 @dataclass

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from castregin.formats.crowd import parse_gold, parse_judgments
-from castregin.judging.aggregate import aggregate, aggregate_labels, decide
+from castregin.judging.aggregate import aggregate, decide
 from castregin.labels import divide_rounded, turns_with_label
 
 CRITERIA = ["relevance", "novelty", "diversity"]
@@ -110,12 +110,12 @@ def test_absolute_majority_needs_more_than_half():
 def test_each_tie_rule_and_rounding(labels, tie, rounding, expected):
     result = run(votes("1_1", "Q1", labels), tie=tie, rounding=rounding)
     assert label_of(result, "1_1", "Q1") == expected
-    assert aggregate_labels(labels, tie=tie, rounding=rounding)[0] == expected
 
 
 def test_tie_rule_is_not_used_when_the_mode_is_unique():
     for tie in ("mean", "median", "max", "min"):
-        assert aggregate_labels([0, 0, 0, 3, 3], tie=tie) == (0, "mode")
+        result = run(votes("1_1", "Q1", [0, 0, 0, 3, 3]), tie=tie)
+        assert label_of(result, "1_1", "Q1") == 0 and result.decisions["relevance"] == {"mode": 1, "tie": 0}
 
 
 @pytest.mark.parametrize("rounding", ["half-up", "half-even", "floor", "ceil"])
