@@ -63,11 +63,8 @@ from .. import statistics
 from ..errors import InputError
 from ..formats import schema
 
-GAME = "privateshared"
-
 TURN_REQUESTS = ("Request Count", "Parsed Request Count", "Violated Request Count")
 GAME_SCORES = ("Middle-Accuracy", "Accuracy", "Kappa", "Truncated Kappa", "Slot-Filling-Accuracy", "Main Score")
-EPISODE_SCORES = (*GAME_SCORES, "Aborted", "Lose", "Success", *TURN_REQUESTS, "Request Success Ratio")
 MAIN_SCORE = "Main Score"
 ABORTED = "Aborted"
 

@@ -216,7 +216,7 @@ def reference_workers(rows: list[dict], labels: dict, accuracy: dict) -> dict:
         entry["median_seconds"] = statistics.median(seconds) if seconds else None
         if crowd_median is not None and seconds and entry["median_seconds"] < rules.FAST_FRACTION * crowd_median:
             reasons.add("fast")
-        entry["reasons"] = [r for r in rules.REASONS if r in reasons]
+        entry["reasons"] = [r for r in ("below_chance", "constant", "repeated", "fast") if r in reasons]
         workers[w] = entry
     return workers
 
