@@ -13,11 +13,10 @@ from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
     InputPath,
+    evaluation_options,
     format_option,
     input_paths,
-    measure_option,
     output_option,
-    qrels_option,
     read_runs_and_qrels,
     rel_level_option,
     runs_argument,
@@ -65,11 +64,7 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, f
 
 
 @analyze.command("correlation")
-@runs_argument()
-@qrels_option
-@measure_option
-@rel_level_option
-@score_precision_option
+@evaluation_options()
 @format_option(RECORD_FORMATS)
 @output_option()
 def correlation_command(runs, qrels_specs, measures, rel_level, score_precision, fmt, output):
@@ -91,11 +86,7 @@ def correlation_command(runs, qrels_specs, measures, rel_level, score_precision,
 
 
 @analyze.command("bootstrap")
-@runs_argument()
-@qrels_option
-@measure_option
-@rel_level_option
-@score_precision_option
+@evaluation_options()
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True)
 @click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,

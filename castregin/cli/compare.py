@@ -25,15 +25,11 @@ from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
     OutputDirectory,
+    evaluation_options,
     format_option,
     input_paths,
-    measure_option,
     output_option,
-    qrels_option,
     read_runs_and_qrels,
-    rel_level_option,
-    runs_argument,
-    score_precision_option,
 )
 
 
@@ -56,30 +52,21 @@ def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs:
                                      "use a measure with per-turn values (map instead of gm_map)", param_hint="-m")
 
 
-def _comparison_options(function):
-    options = [
-        runs_argument("RUN..."),
-        qrels_option,
-        measure_option,
-        click.option("--baseline", metavar="RUN",
-                     help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
-        click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
-                     help="Two-sided test on per-turn values (scipy): paired t, Wilcoxon signed-rank, paired "
-                          "randomization, or Tukey's HSD over all runs at once (no further correction)."),
-        click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
-                     help="Multiple-comparison correction over the comparisons of each measure and qrels."),
-        click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
-                     show_default=True, help="Significance level."),
-        click.option("--permutations", type=click.IntRange(1, MAX_PERMUTATIONS), default=DEFAULT_PERMUTATIONS,
-                     show_default=True, help="Resamples of the randomization test."),
-        click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
-                     help="Seed of the randomization test (same seed, same p-values)."),
-        rel_level_option,
-        score_precision_option,
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+_comparison_options = evaluation_options(
+    click.option("--baseline", metavar="RUN",
+                 help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
+    click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
+                 help="Two-sided test on per-turn values (scipy): paired t, Wilcoxon signed-rank, paired "
+                      "randomization, or Tukey's HSD over all runs at once (no further correction)."),
+    click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+                 help="Multiple-comparison correction over the comparisons of each measure and qrels."),
+    click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
+                 show_default=True, help="Significance level."),
+    click.option("--permutations", type=click.IntRange(1, MAX_PERMUTATIONS), default=DEFAULT_PERMUTATIONS,
+                 show_default=True, help="Resamples of the randomization test."),
+    click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
+                 help="Seed of the randomization test (same seed, same p-values)."),
+)
 
 
 def _sort_measure(sort: str | None, measures, rel_level: int) -> str | None:

@@ -156,6 +156,19 @@ def score_precision_option(function):
                              "decide.")(function)
 
 
+def evaluation_options(*between):
+    """What every command that evaluates runs takes: ``RUN...``, ``--qrels``, ``-m``, the options ``between``
+    (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``."""
+    options = [runs_argument(), qrels_option, measure_option, *between, rel_level_option, score_precision_option]
+
+    def decorate(function):
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return decorate
+
+
 def split_named(value: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``) -> (None, PATH)."""
     if "=" in value and not os.path.exists(value):
