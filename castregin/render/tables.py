@@ -12,12 +12,8 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .numbers import fixed
-
-if TYPE_CHECKING:
-    pass
 
 #: The columns of result rows, as in ``--format json`` (castregin.evaluation.evaluate.RESULT_COLUMNS).
 _RESULT_COLUMNS = ("run", "qrels", "measure", "turn", "value")

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from castregin.errors import InputError
 from castregin.formats.crowd import parse_gold, parse_judgments
 from castregin.judging.aggregate import aggregate, decide
 from castregin.labels import divide_rounded, turns_with_label
@@ -116,6 +117,14 @@ def test_tie_rule_is_not_used_when_the_mode_is_unique():
     for tie in ("mean", "median", "max", "min"):
         result = run(votes("1_1", "Q1", [0, 0, 0, 3, 3]), tie=tie)
         assert label_of(result, "1_1", "Q1") == 0 and result.decisions["relevance"] == {"mode": 1, "tie": 0}
+
+
+@pytest.mark.parametrize("rule, value", [("majority", "most"), ("tie", "coin"), ("rounding", "up"), ("method", "em")])
+def test_an_unknown_rule_is_an_input_error_naming_its_argument(rule, value):
+    # It was a ValueError, which the command line would have shown as a traceback.
+    with pytest.raises(InputError, match=f"unknown .*{value!r}") as caught:
+        run(votes("1_1", "Q1", [1, 2]), **{rule: value})
+    assert caught.value.argument == rule
 
 
 @pytest.mark.parametrize("rounding", ["half-up", "half-even", "floor", "ceil"])
