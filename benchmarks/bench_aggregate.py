@@ -31,8 +31,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from castregin.formats.aggregation import write_aggregation
 from castregin.formats.crowd import read_gold, read_judgments
-from castregin.judging.aggregate import aggregate, write_aggregation
+from castregin.judging.aggregate import aggregate
 
 CRITERIA = ["relevance", "novelty", "diversity"]
 WORKERS_PER_ITEM = 7

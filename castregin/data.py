@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
 def topic_of(turn: str) -> str:
     """The topic of a turn id: the part before the first ``_`` (``132_1-1`` -> ``132``)."""
     return turn.split("_", 1)[0]
+
+
+def natural_key(text: str) -> list:
+    """Sort key that puts ``132_2-9`` before ``132_2-11`` (for people; files use byte order)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 @dataclass

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .errors import InputError
+
 ROUNDINGS = ("half-up", "half-even", "floor", "ceil")
 
 
@@ -39,7 +41,8 @@ def divide_rounded(numerator, denominator, rounding: str = "half-up"):
         twice_rest = 2 * (n - quotient * d)
         result = quotient + (twice_rest > d) + ((twice_rest == d) & (quotient % 2 == 1))
     else:
-        raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+        raise InputError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}",
+                         argument="rounding")
     if scalar:
         return result
     if np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0:
@@ -50,7 +53,7 @@ def divide_rounded(numerator, denominator, rounding: str = "half-up"):
 def mean_rounded(labels: Sequence[int], rounding: str = "half-up") -> int:
     """The mean of integer labels as an integer (half up by default: CAsT-ReGIn's rule)."""
     if not labels:
-        raise ValueError("no labels to average")
+        raise InputError("no labels to average", argument="labels")
     return divide_rounded(sum(labels), len(labels), rounding)
 
 

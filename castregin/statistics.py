@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .errors import InputError
+
 WEIGHTS = ("none", "quadratic")
 
 
@@ -27,7 +29,8 @@ def cohen_kappa_from_confusion(confusion, weights: str = "none") -> np.ndarray |
     published.
     """
     if weights not in WEIGHTS:
-        raise ValueError(f"unknown weights {weights!r}; expected one of {', '.join(WEIGHTS)}")
+        raise InputError(f"unknown weights {weights!r}; expected one of {', '.join(WEIGHTS)}",
+                         argument="weights")
     confusion = np.asarray(confusion)
     size = confusion.shape[-1]
     if weights == "none":
@@ -52,7 +55,8 @@ def confusion_matrix(first: Sequence, second: Sequence, categories: Sequence | N
     """
     a, b = list(first), list(second)
     if len(a) != len(b):
-        raise ValueError("the two raters must label the same items (sequences of one length)")
+        raise InputError("the two raters must label the same items (sequences of one length)",
+                         argument="second")
     categories = sorted(set(a) | set(b)) if categories is None else list(categories)
     index = {c: i for i, c in enumerate(categories)}
     size = len(categories)
@@ -86,7 +90,7 @@ def fleiss_kappa(counts) -> float:
     """
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim != 2:
-        raise ValueError("counts must be a units x categories matrix")
+        raise InputError("counts must be a units x categories matrix", argument="counts")
     raters = row_sums(table)
     if not (raters >= 2).all():
         table, raters = table[raters >= 2], raters[raters >= 2]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
 
+from castregin.errors import InputError
 from castregin.statistics import cohen_kappa, cohen_kappa_from_confusion, confusion_matrix
 
 
@@ -39,5 +40,5 @@ def test_undefined_kappa_is_nan():
 
 
 def test_unknown_weights():
-    with pytest.raises(ValueError, match="unknown weights"):
+    with pytest.raises(InputError, match="unknown weights"):
         cohen_kappa([1], [1], "linear")

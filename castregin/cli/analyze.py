@@ -6,27 +6,22 @@ import click
 
 from .. import formats
 from ..evaluation.measures import DEFAULT_MEASURES
-from ..formats.common import json_text
 from ..limits import MAX_CUTOFF, MAX_RESAMPLES
-from ..render.tables import RECORD_FORMATS, render_records
+from ..render.analysis import bootstrap_report, correlation_report, loro_report
+from ..render.tables import RECORD_FORMATS
 from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
     InputPath,
+    evaluation_options,
     format_option,
-    measure_option,
+    input_paths,
     output_option,
-    qrels_option,
+    read_runs_and_qrels,
     rel_level_option,
     runs_argument,
     score_precision_option,
-    split_named,
 )
-
-LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
-CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap", "swapped_pairs",
-                       "runs"]
-BOOTSTRAP_COLUMNS = ["run", "qrels", "measure", "mean", "low", "high", "turns"]
 
 
 @main.group()
@@ -38,15 +33,6 @@ def analyze():
       castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
       castregin analyze bootstrap runs/*.run --qrels all.qrel --samples 10000 --seed 1 --by topic
     """
-
-
-def _read(runs, qrels_specs):
-    return ([formats.read_run(path) for path in runs],
-            [formats.read_qrels(path, name) for name, path in map(split_named, qrels_specs)])
-
-
-def _inputs(runs, qrels_specs):
-    return [*runs, *(split_named(spec)[1] for spec in qrels_specs)]
 
 
 @analyze.command("loro")
@@ -70,27 +56,15 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, f
     """
     from ..evaluation.analysis import leave_one_run_out
 
-    formats.ensure_not_input(output, _inputs(runs, [qrels_spec]))
-    run_list, (qrels,) = _read(runs, [qrels_spec])
+    formats.ensure_not_input(output, input_paths(runs, [qrels_spec]))
+    run_list, (qrels,) = read_runs_and_qrels(runs, [qrels_spec])
     with warnings_as_lines():
         rows, summary = leave_one_run_out(run_list, qrels, depth, measure, rel_level, score_precision)
-    records = [{**vars(row), "change": row.change} for row in rows]
-    if fmt == "json":
-        formats.write_text(output, json_text({"runs": records, "summary": summary}))
-        return
-    text = render_records(records, LORO_COLUMNS, fmt)
-    if fmt == "table":
-        text += (f"\n{measure} at pool depth {depth}, unjudged items non-relevant: Kendall's tau "
-                 f"{summary['kendall_tau']:.4f}, largest rank drop {summary['max_rank_drop']}\n")
-    formats.write_text(output, text)
+    formats.write_text(output, loro_report(rows, summary, fmt))
 
 
 @analyze.command("correlation")
-@runs_argument()
-@qrels_option
-@measure_option
-@rel_level_option
-@score_precision_option
+@evaluation_options()
 @format_option(RECORD_FORMATS)
 @output_option()
 def correlation_command(runs, qrels_specs, measures, rel_level, score_precision, fmt, output):
@@ -103,20 +77,16 @@ def correlation_command(runs, qrels_specs, measures, rel_level, score_precision,
     """
     from ..evaluation.analysis import ranking_correlations
 
-    formats.ensure_not_input(output, _inputs(runs, qrels_specs))
-    run_list, qrels_list = _read(runs, qrels_specs)
+    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     settings = [(q, m) for q in qrels_list for m in (measures or DEFAULT_MEASURES[:1])]
     with warnings_as_lines():
         rows = ranking_correlations(run_list, settings, rel_level, score_precision)
-    formats.write_text(output, render_records(rows, CORRELATION_COLUMNS, fmt))
+    formats.write_text(output, correlation_report(rows, fmt))
 
 
 @analyze.command("bootstrap")
-@runs_argument()
-@qrels_option
-@measure_option
-@rel_level_option
-@score_precision_option
+@evaluation_options()
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True)
 @click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
@@ -137,10 +107,11 @@ def bootstrap_command(runs, qrels_specs, measures, rel_level, score_precision, s
     from ..evaluation.analysis import bootstrap_intervals
     from ..evaluation.evaluate import evaluate_rows
 
-    formats.ensure_not_input(output, _inputs(runs, qrels_specs))
-    run_list, qrels_list = _read(runs, qrels_specs)
+    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     with warnings_as_lines():
         rows = evaluate_rows(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level, per_turn=True,
                              score_precision=score_precision)
-    intervals = bootstrap_intervals([r for r in rows if r[2] != "num_q"], by, samples, confidence, seed)
-    formats.write_text(output, render_records(intervals, BOOTSTRAP_COLUMNS, fmt))
+    # Only means with per-turn values get an interval (num_q has none).
+    intervals = bootstrap_intervals(rows, by, samples, confidence, seed)
+    formats.write_text(output, bootstrap_report(intervals, fmt))

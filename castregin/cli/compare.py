@@ -2,64 +2,41 @@
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 import click
 
 from .. import formats
-from ..errors import InputError
-from ..evaluation.compare import CORRECTIONS, DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
+from ..evaluation.compare import (
+    CORRECTIONS,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    TESTS,
+    resolve_baseline,
+    same_measure,
+)
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
-from ..evaluation.evaluate import run_names
 from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..formats.output import identity
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
-from ..render.comparison import COMPARE_FORMATS, render_comparison, same_measure
+from ..render.comparison import COMPARE_FORMATS, render_comparison
 from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
     OutputDirectory,
+    evaluation_options,
     format_option,
-    measure_option,
+    input_paths,
     output_option,
-    qrels_option,
-    rel_level_option,
-    runs_argument,
-    score_precision_option,
-    split_named,
+    read_runs_and_qrels,
 )
-
-
-def resolve_baseline(baseline: str | None, paths, runs) -> str | None:
-    """The result name of the run ``--baseline`` designates: one of the run files given, or a tag."""
-    if baseline is None:
-        return None
-    names = run_names(runs)
-    if baseline != formats.STDIO:
-        target = Path(baseline).resolve() if os.path.exists(baseline) else None
-        for path, name in zip(paths, names):
-            if str(path) == baseline or (target is not None and Path(path).resolve() == target):
-                return name
-    tagged = [name for run, name in zip(runs, names) if run.tag == baseline or name == baseline]
-    if len(tagged) == 1:
-        return tagged[0]
-    if len(tagged) > 1:
-        raise InputError(f"--baseline {baseline!r} is the tag of several runs; give its file instead")
-    raise InputError(f"unknown --baseline {baseline!r}; give one of the run files or tags: {', '.join(names)}")
 
 
 def _distinct_files(paths) -> int:
     """How many different files ``paths`` name (``a.run`` and ``./a.run`` are one)."""
-    identities = set()
-    for path in paths:
-        try:
-            stat = os.stat(path)
-            identities.add((stat.st_dev, stat.st_ino))
-        except OSError:
-            identities.add(path)  # reading it will say what is wrong
-    return len(identities)
+    # A path naming no file counts as itself: reading it will say what is wrong.
+    return len({identity(path) or path for path in paths})
 
 
 def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs: int):
@@ -75,36 +52,21 @@ def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs:
                                      "use a measure with per-turn values (map instead of gm_map)", param_hint="-m")
 
 
-def _read(run_paths, qrels_specs):
-    runs = [formats.read_run(path) for path in run_paths]
-    qrels = [formats.read_qrels(path, name) for name, path in map(split_named, qrels_specs)]
-    return runs, qrels
-
-
-def _comparison_options(function):
-    options = [
-        runs_argument("RUN..."),
-        qrels_option,
-        measure_option,
-        click.option("--baseline", metavar="RUN",
-                     help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
-        click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
-                     help="Two-sided test on per-turn values (scipy): paired t, Wilcoxon signed-rank, paired "
-                          "randomization, or Tukey's HSD over all runs at once (no further correction)."),
-        click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
-                     help="Multiple-comparison correction over the comparisons of each measure and qrels."),
-        click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
-                     show_default=True, help="Significance level."),
-        click.option("--permutations", type=click.IntRange(1, MAX_PERMUTATIONS), default=DEFAULT_PERMUTATIONS,
-                     show_default=True, help="Resamples of the randomization test."),
-        click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
-                     help="Seed of the randomization test (same seed, same p-values)."),
-        rel_level_option,
-        score_precision_option,
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+_comparison_options = evaluation_options(
+    click.option("--baseline", metavar="RUN",
+                 help="One of the RUN files (or its tag): compare every run with it. Default: all pairs."),
+    click.option("--test", type=click.Choice(TESTS), default="paired-t", show_default=True,
+                 help="Two-sided test on per-turn values (scipy): paired t, Wilcoxon signed-rank, paired "
+                      "randomization, or Tukey's HSD over all runs at once (no further correction)."),
+    click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
+                 help="Multiple-comparison correction over the comparisons of each measure and qrels."),
+    click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
+                 show_default=True, help="Significance level."),
+    click.option("--permutations", type=click.IntRange(1, MAX_PERMUTATIONS), default=DEFAULT_PERMUTATIONS,
+                 show_default=True, help="Resamples of the randomization test."),
+    click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
+                 help="Seed of the randomization test (same seed, same p-values)."),
+)
 
 
 def _sort_measure(sort: str | None, measures, rel_level: int) -> str | None:
@@ -151,10 +113,10 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
       castregin compare a.run b.run --qrels all.qrel --format json -o comparisons.json
       castregin compare runs/ --qrels all.qrel --test tukey-hsd --sort nDCG@3
     """
-    formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
+    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
     _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
     sort = _sort_measure(sort, measures, rel_level)
-    run_list, qrels_list = _read(runs, qrels_specs)
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
         results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
@@ -203,20 +165,26 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
       castregin report runs/ --qrels all.qrel --plot-measure P@1 --correlation --loro-depth 5 \\
           --per-run-files --out report
     """
-    from ..render.report import (
-        check_report_directory,
-        write_report,  # matplotlib is slow to import; only this command needs it
-    )
+    # matplotlib is slow to import; only this command needs it
+    from ..evaluation.report_data import ReportSettings, report_data
+    from ..formats.output import check_replaceable_directory, replace_directory
+    from ..formats.provenance import provenance
+    from ..render.report import INDEX, REPORT_FILES, build_report, report_files
 
-    inputs = [*runs, *(split_named(s)[1] for s in qrels_specs)]
-    check_report_directory(out_dir, inputs)
+    inputs = input_paths(runs, qrels_specs)
+    check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
     _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
-    run_list, qrels_list = _read(runs, qrels_specs)
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
+    settings = ReportSettings(measures=tuple(measures or DEFAULT_MEASURES), baseline=base, rel_level=rel_level,
+                              score_precision=score_precision, depth=depth, test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
+                              plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
+                              loro_depth=loro_depth)
+    progress = sys.stderr.isatty()
     with warnings_as_lines():
-        index = write_report(run_list, qrels_list, out_dir, inputs, measures=measures or DEFAULT_MEASURES,
-                             baseline=base, rel_level=rel_level, score_precision=score_precision, depth=depth,
-                             test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
-                             plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
-                             loro_depth=loro_depth, per_run_files=per_run_files, progress=sys.stderr.isatty())
-    click.echo(f"castregin: report written to {index}", err=True)
+        record = provenance(inputs)
+        data = report_data(run_list, qrels_list, settings, progress)
+        report_pages = build_report(data, record, per_run_files=per_run_files, progress=progress)
+        directory = replace_directory(out_dir, report_files(report_pages), kind="report", inputs=inputs,
+                                      allowed=REPORT_FILES)
+    click.echo(f"castregin: report written to {directory / INDEX}", err=True)

@@ -15,7 +15,7 @@ import click
 
 from ..errors import InputError
 from ..formats.output import OutputSet, check_outputs, write_text
-from ..formats.trec import format_pool, read_qrels, read_run, read_turn_list
+from ..formats.trec import format_pool, read_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
 from . import CastreginSubgroup, main
@@ -305,8 +305,6 @@ def pool_stats_command(runs, pool_file, depth, fmt, output):
 
     check_outputs([output], [*runs, *([pool_file] if pool_file else [])])
     run_list = [read_run(path) for path in runs]
-    pool = None
-    if pool_file:
-        pool = {turn: set(items) for turn, items in read_run(pool_file).scores.items()}
+    pool = read_pool(pool_file) if pool_file else None
     stats = pool_statistics(run_list, run_names(run_list), depth, pool)
     write_text(output, pool_stats_report(stats, fmt))

@@ -169,9 +169,9 @@ def paradise_predict(function_file, dialogues, id_column, group, normalize, fmt,
     check_outputs([output], [function_file, dialogues])
     function = PerformanceFunction.from_dict(read_performance_function(function_file), source=function_file)
     table = read_dialogues(dialogues, list(function.coefficients), group=group, id_column=id_column)
-    performance = (predict(function, table.columns, normalize=normalize, source=table.source)
-                   if function.coefficients else [0.0] * len(table.ids))
-    by_group, sizes = group_means(performance, table.groups) if table.groups is not None else ({}, {})
+    performance = predict(function, table.columns, normalize=normalize, source=table.source,
+                          dialogues=len(table.ids))
+    by_group, sizes = group_means(performance, table.groups)
     write_text(output, prediction_report(function.formula(), table.ids, table.groups, performance, by_group, sizes,
                                          fmt))
 

@@ -18,20 +18,16 @@ from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
 from ..render.judging import agreement_tables, summary_table, workers_table
 from . import main, warnings_as_lines
-from .options import InputPath, OutputDirectory, format_option, output_option
+from .options import InputPath, OutputDirectory, criteria_list, format_option, output_option
 
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def _criteria(ctx, param, value: str) -> list[str]:
-    names = [c.strip() for c in value.split(",") if c.strip()]
-    if not names:
-        raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
+    names = criteria_list(ctx, param, value)
     for name in names:
         if not _CRITERION.fullmatch(name):
             raise click.BadParameter(f"{name!r}: use letters, digits, '_', '.' and '-' (it names output files)")
-    if len(set(names)) != len(names):
-        raise click.BadParameter("a criterion is listed twice")
     return names
 
 
@@ -40,8 +36,8 @@ def _scale(ctx, param, value: str) -> tuple[int, int]:
 
     try:
         return parse_scale(value)
-    except ValueError as err:
-        raise click.BadParameter(str(err)) from None
+    except InputError as err:
+        raise click.BadParameter(err.problem) from None
 
 
 def _label_map(ctx, param, value) -> dict[str, int]:
@@ -49,8 +45,8 @@ def _label_map(ctx, param, value) -> dict[str, int]:
 
     try:
         return parse_label_map(value)
-    except ValueError as err:
-        raise click.BadParameter(str(err)) from None
+    except InputError as err:
+        raise click.BadParameter(err.problem) from None
 
 
 def _input_options(function):
@@ -106,8 +102,8 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
 
     try:
         roles = parse_columns(columns, criteria)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--column") from None
+    except InputError as err:
+        raise click.BadParameter(err.problem, param_hint="--column") from None
     # pyarrow parses the judgments: jemalloc holds its blocks in a third less memory than mimalloc here.
     choose_allocator()
     # The gold file is read first: it is small, and a bad one should not wait for a million rows.
@@ -159,8 +155,8 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
           --gold gold.csv --prefix '' --out-dir qrels/
       castregin aggregate judgments.csv --criteria relevance --method dawid-skene --out-dir ds/
     """
+    from ..formats.aggregation import check_file_name_part, write_aggregation
     from ..judging.aggregate import aggregate as run_aggregate
-    from ..judging.aggregate import check_file_name_part, write_aggregation
 
     try:
         check_file_name_part(prefix)

@@ -7,14 +7,12 @@ writes synthetic experience whose exact target value is known. The work is in :m
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..formats import display_name, ensure_not_input, write_text
 from ..formats.experience import format_experience, read_experience
 from ..limits import MAX_BOOTSTRAP, MAX_DIM, MAX_PADDED_STEPS, MAX_SIMULATED, MAX_TURNS
-from ..render.ope import estimates_report
+from ..render.ope import estimates_report, simulation_summary
 from . import main
 from .options import FiniteFloat, InputPath, format_option, output_option
 
@@ -27,8 +25,6 @@ def ope():
       castregin ope simulate --world chat --dialogues 5000 --seed 1 --target-p 0.8 -o exp.jsonl
       castregin ope estimate exp.jsonl --bootstrap 200 --seed 1
     """
-
-
 
 
 @ope.command("estimate")
@@ -89,13 +85,7 @@ def simulate_command(world, n_dialogues, seed, target_p, target_sample, world_se
 
     sim = simulate(world, n_dialogues, seed, target_p, target_sample=target_sample, world_seed=world_seed)
     write_text(output, format_experience(sim.dialogues))
-    if fmt == "json":
-        summary = json.dumps({"world": world, "dialogues": n_dialogues, "seed": seed, "target_p": target_p,
-                              "exact_value": round(sim.exact_value, 9),
-                              "behavior_value": round(sim.behavior_value, 9)})
-    else:
-        summary = (f"exact target value {sim.exact_value:.6f} (logged policies {sim.behavior_value:.6f}); "
-                   f"{n_dialogues} dialogues of world {world} written to {display_name(output)}")
+    summary = simulation_summary(sim, world, n_dialogues, seed, target_p, display_name(output), fmt)
     if output == "-":
         click.echo(summary, err=True)
     else:

@@ -19,7 +19,7 @@ import click
 from ..evaluation.measures import DEFAULT_MEASURES
 from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, SCORE_PRECISIONS
 from ..formats.common import expand_run_paths
-from ..formats.trec import LABEL_RANGE
+from ..formats.trec import LABEL_RANGE, read_qrels, read_run
 
 #: Every option that writes a file says the same.
 OUTPUT_HELP = "Where to write (`-`: standard output). Written atomically, never over an input."
@@ -156,6 +156,19 @@ def score_precision_option(function):
                              "decide.")(function)
 
 
+def evaluation_options(*between):
+    """What every command that evaluates runs takes: ``RUN...``, ``--qrels``, ``-m``, the options ``between``
+    (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``."""
+    options = [runs_argument(), qrels_option, measure_option, *between, rel_level_option, score_precision_option]
+
+    def decorate(function):
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return decorate
+
+
 def split_named(value: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``) -> (None, PATH)."""
     if "=" in value and not os.path.exists(value):
@@ -163,3 +176,24 @@ def split_named(value: str) -> tuple[str | None, str]:
         if name:
             return name, path
     return None, value
+
+
+def input_paths(run_paths, qrels_specs) -> list[str]:
+    """The files of a command's ``RUN...`` and ``--qrels [NAME=]QRELS``, in that order."""
+    return [*run_paths, *(split_named(spec)[1] for spec in qrels_specs)]
+
+
+def read_runs_and_qrels(run_paths, qrels_specs) -> tuple[list, list]:
+    """A command's ``RUN...`` and ``--qrels [NAME=]QRELS``, read: the runs, then the qrels (named)."""
+    return ([read_run(path) for path in run_paths],
+            [read_qrels(path, name) for name, path in map(split_named, qrels_specs)])
+
+
+def criteria_list(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
+    """``--criteria NAME,...`` (a click callback): the names, at least one, none twice."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
+    if len(set(names)) != len(names):
+        raise click.BadParameter("a criterion is listed twice")
+    return names

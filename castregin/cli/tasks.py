@@ -11,29 +11,9 @@ from __future__ import annotations
 import click
 
 from . import main
-from .options import InputPath, OutputDirectory, turns_option
+from .options import InputPath, OutputDirectory, criteria_list, turns_option
 
 _FORMATS = ("long", "mturk", "html")
-
-
-def _criteria(ctx, param, value: str) -> list[str]:
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    if not names:
-        raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
-    if len(set(names)) != len(names):
-        raise click.BadParameter("a criterion is listed twice")
-    return names
-
-
-def _bank(paths) -> dict[str, str]:
-    """The banks merged in the order given: on an id present in several, the first given wins."""
-    from ..formats.submissions import read_bank
-
-    merged: dict[str, str] = {}
-    for path in paths:
-        for item, text in read_bank(path).entries.items():
-            merged.setdefault(item, text)
-    return merged
 
 
 @main.command()
@@ -44,7 +24,7 @@ def _bank(paths) -> dict[str, str]:
 @click.option("--topics", required=True, type=InputPath(), metavar="TOPICS.json",
               help="The official topics: CAsT 2022's tree (2022_evaluation_topics_tree_v1.0.json) or a "
                    "linear topic list; gives each turn's conversation so far.")
-@click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
+@click.option("--criteria", required=True, callback=criteria_list, metavar="NAME,...",
               help="Criteria to judge, each on a 0-3 scale with a rubric: relevance, novelty, diversity "
                    "(questions); relevance, naturalness, conciseness (responses).")
 @click.option("--gold-per-topic", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
@@ -85,7 +65,8 @@ def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, turns_
     from ..formats.output import check_replaceable_directory, replace_directory
     from ..formats.topics import read_topics
     from ..judging.tasks import build_tasks
-    from ..render.tasks import OUTPUT_NAMES, check_criteria, task_files
+    from ..render.tasks import OUTPUT_NAMES, check_criteria, task_files, tasks_summary
+    from ..track.convert import Bank
 
     if gold is not None and gold_per_topic:
         raise click.UsageError("give --gold-per-topic N or --gold FILE, not both")
@@ -99,18 +80,16 @@ def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, turns_
         gold_rows = read_gold(gold)
     pooled = read_run(pool)
     if turns_file is not None:
-        from ..data import Run
         from ..formats import read_turn_list
-        from ..track.pool import keep_turns
+        from ..track.pool import keep_run_turns
 
-        kept, left_out = keep_turns(pooled.scores, read_turn_list(turns_file), f"--turns {turns_file}")
+        pooled, left_out = keep_run_turns(pooled, read_turn_list(turns_file), f"--turns {turns_file}")
         if left_out:
             click.echo(f"castregin: warning: {left_out}", err=True)
-        pooled = Run(pooled.tag, kept, {turn: pooled.ranks[turn] for turn in kept}, pooled.source)
-    task_set = build_tasks(pooled, _bank(banks), read_topics(topics), criteria,
+    # The banks merged in the order given: on an id present in several, the first given wins.
+    bank = Bank.read(banks).entries
+    task_set = build_tasks(pooled, bank, read_topics(topics), criteria,
                            gold_per_topic=gold_per_topic, gold=gold_rows, seed=seed)
     files = task_files(task_set, fmt)
     replace_directory(out_dir, files, kind="judging tasks", inputs=inputs, allowed=list(OUTPUT_NAMES))
-    planted = sum(task.gold for task in task_set.tasks)
-    click.echo(f"castregin: {len(task_set.tasks)} tasks ({planted} gold) over {len(task_set.by_topic())} "
-               f"topics written to {out_dir} ({len(files)} files)", err=True)
+    click.echo(tasks_summary(task_set, out_dir, len(files)), err=True)

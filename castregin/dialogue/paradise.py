@@ -309,19 +309,25 @@ def _check_columns(satisfaction: str, success: str, costs: Sequence[str]) -> Non
         seen.add(name)
 
 
-def group_means(performance: Sequence[float], groups: Sequence[str]) -> tuple[dict[str, float], dict[str, int]]:
-    """Mean performance per group and group sizes, groups in order of first appearance."""
+def _by_group(performance: Sequence[float], groups: Sequence[str]) -> dict[str, list[float]]:
+    """Each group's performance values, groups in order of first appearance."""
     values: dict[str, list[float]] = {}
     for p, g in zip(performance, groups):
         values.setdefault(g, []).append(p)
+    return values
+
+
+def group_means(performance: Sequence[float],
+                groups: Sequence[str] | None) -> tuple[dict[str, float], dict[str, int]]:
+    """Mean performance per group and group sizes, groups in order of first appearance (none without
+    groups)."""
+    values = _by_group(performance, groups) if groups is not None else {}
     return ({g: float(np.mean(v)) for g, v in values.items()}, {g: len(v) for g, v in values.items()})
 
 
 def t_test(performance: Sequence[float], groups: Sequence[str]) -> TTest | None:
     """Student's t-test (equal variances) between exactly two groups, first seen minus second; else None."""
-    values: dict[str, list[float]] = {}
-    for p, g in zip(performance, groups):
-        values.setdefault(g, []).append(p)
+    values = _by_group(performance, groups)
     if len(values) != 2:
         return None
     from scipy import stats
@@ -375,7 +381,7 @@ def fit_performance(
     if groups is not None:
         groups = [str(g) for g in groups]
         if len(groups) != len(y):
-            raise ValueError("groups must give one label per dialogue")
+            raise InputError("groups must give one label per dialogue", argument="groups")
         by_group, sizes = group_means(performance, groups)
         test = t_test(performance, groups)
     return PerformanceFit(full, final, function, performance, groups, by_group, sizes, test)
@@ -394,15 +400,17 @@ def predict(
     *,
     normalize: str = "fitted",
     source: str | None = None,
+    dialogues: int | None = None,
 ) -> list[float]:
     """Each new dialogue's performance under a fitted function.
 
     ``normalize="fitted"`` z-scores with the mean and sd of the dialogues the function was fitted on
     (so the values are comparable with theirs, and one dialogue can be scored); ``"own"`` z-scores
-    the new dialogues among themselves, as the paper does for each new set.
+    the new dialogues among themselves, as the paper does for each new set. ``dialogues`` is how many
+    there are, which a function without a factor (every performance 0) cannot tell from ``table``.
     """
     if normalize not in ("fitted", "own"):
-        raise ValueError(f"normalize must be 'fitted' or 'own', got {normalize!r}")
+        raise InputError(f"normalize must be 'fitted' or 'own', got {normalize!r}", argument="normalize")
     n = None
     normalized = {}
     for name in function.coefficients:
@@ -415,5 +423,5 @@ def predict(
         else:
             normalized[name] = (x - function.means[name]) / function.sds[name]
     if n is None:
-        n = len(next(iter(table.values()))) if table else 0
+        n = dialogues if dialogues is not None else len(next(iter(table.values()))) if table else 0
     return _combine(function.coefficients, normalized, n)

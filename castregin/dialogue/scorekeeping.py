@@ -63,11 +63,8 @@ from .. import statistics
 from ..errors import InputError
 from ..formats import schema
 
-GAME = "privateshared"
-
 TURN_REQUESTS = ("Request Count", "Parsed Request Count", "Violated Request Count")
 GAME_SCORES = ("Middle-Accuracy", "Accuracy", "Kappa", "Truncated Kappa", "Slot-Filling-Accuracy", "Main Score")
-EPISODE_SCORES = (*GAME_SCORES, "Aborted", "Lose", "Success", *TURN_REQUESTS, "Request Success Ratio")
 MAIN_SCORE = "Main Score"
 ABORTED = "Aborted"
 
@@ -76,7 +73,7 @@ def cohen_kappa(y1: Sequence, y2: Sequence) -> float:
     """Cohen's kappa of two label sequences as scikit-learn's ``cohen_kappa_score`` (clembench's) computes
     it: over the sorted union of the labels, NaN when a single label is everywhere."""
     if len(y1) != len(y2) or len(y1) == 0:
-        raise ValueError("cohen_kappa needs two non-empty label sequences of the same length")
+        raise InputError("cohen_kappa needs two non-empty label sequences of the same length", argument="y2")
     return statistics.cohen_kappa(y1, y2)
 
 

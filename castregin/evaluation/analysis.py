@@ -128,7 +128,7 @@ def tau_ap(reference: Sequence[float], estimate: Sequence[float], names: Sequenc
     the system at ``i``. Not symmetric: swaps near the top cost more. Ties are broken by name.
     """
     if len(reference) != len(estimate):
-        raise ValueError("the two rankings must have the same systems")
+        raise InputError("the two rankings must have the same systems", argument="estimate")
     n = len(reference)
     if n < 2:
         return float("nan")

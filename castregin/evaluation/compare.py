@@ -32,19 +32,24 @@ The p-values of one qrels and one measure form a family corrected with statsmode
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..data import Run
 from ..errors import InputError
+from ..formats import STDIO
 from ..limits import MAX_PERMUTATIONS
-from .evaluate import ALL_TURNS
+from .evaluate import ALL_TURNS, run_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,11 +81,11 @@ def paired_test(values: Sequence[float], baseline: Sequence[float], test: str = 
     ``(0.0, 1.0)``; see the module documentation.
     """
     if test not in TESTS:
-        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}", argument="test")
     x = np.asarray(values, dtype=float)
     y = np.asarray(baseline, dtype=float)
     if len(x) != len(y):
-        raise ValueError("paired samples must have the same length")
+        raise InputError("paired samples must have the same length", argument="baseline")
     if len(x) == 0 or np.all(x == y):
         # wilcoxon raises here in some scipy versions and ttest_rel gives nan: no evidence either way.
         return 0.0, 1.0
@@ -150,7 +155,8 @@ def correct(p_values: Sequence[float], method: str = "holm", alpha: float = 0.05
     ``method="none"`` keeps the p-values and rejects where ``p <= alpha``.
     """
     if method not in CORRECTIONS:
-        raise InputError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")
+        raise InputError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}",
+                         argument="method")
     p = [float(v) for v in p_values]
     if not p:
         return [], []
@@ -177,9 +183,38 @@ def pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, 
     names = list(dict.fromkeys(names))
     if baseline is not None:
         if baseline not in names:
-            raise InputError(f"unknown baseline {baseline!r}; give one of the runs: {', '.join(names)}")
+            raise InputError(f"unknown baseline {baseline!r}; give one of the runs: {', '.join(names)}",
+                             argument="baseline")
         return [(name, baseline) for name in names if name != baseline]
     return [(names[j], names[i]) for j in range(len(names)) for i in range(j)]
+
+
+def resolve_baseline(baseline: str | None, paths: Sequence[str | os.PathLike], runs: Sequence[Run]) -> str | None:
+    """The name (:func:`~castregin.evaluation.evaluate.run_names`) of the run ``baseline`` designates.
+
+    ``baseline`` is one of ``paths``, the files ``runs`` were read from (however it is spelled), or the
+    tag or name of exactly one run; ``None`` stays ``None`` (no baseline: every pair is compared).
+    """
+    if baseline is None:
+        return None
+    names = run_names(runs)
+    if baseline != STDIO:
+        target = Path(baseline).resolve() if os.path.exists(baseline) else None
+        for path, name in zip(paths, names):
+            if str(path) == baseline or (target is not None and Path(path).resolve() == target):
+                return name
+    tagged = [name for run, name in zip(runs, names) if run.tag == baseline or name == baseline]
+    if len(tagged) == 1:
+        return tagged[0]
+    if len(tagged) > 1:
+        raise InputError(f"--baseline {baseline!r} is the tag of several runs; give its file instead")
+    raise InputError(f"unknown --baseline {baseline!r}; give one of the run files or tags: {', '.join(names)}")
+
+
+def same_measure(first, second) -> bool:
+    """Whether two parsed measures (:func:`~castregin.evaluation.measures.parse_measures`) are one measure
+    under two names (``P@1`` and ``P_1``)."""
+    return dataclasses.replace(first, name="") == dataclasses.replace(second, name="")
 
 
 def tukey_hsd(table: dict, family: tuple[str, str], runs: Sequence[str]):
@@ -237,11 +272,13 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
     averaged over the ``turns`` both have a value for.
     """
     if test not in TESTS:
-        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; use one of {', '.join(TESTS)}", argument="test")
     if correction not in CORRECTIONS:
-        raise InputError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
+        raise InputError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}",
+                         argument="correction")
     if not 1 <= permutations <= MAX_PERMUTATIONS:
-        raise InputError(f"the number of permutations must be between 1 and {MAX_PERMUTATIONS}, not {permutations}")
+        raise InputError(f"the number of permutations must be between 1 and {MAX_PERMUTATIONS}, "
+                         f"not {permutations}", argument="permutations")
     import pandas as pd
     from tqdm import tqdm
 

@@ -1,10 +1,9 @@
-"""Reading and writing files: the pieces every format shares.
+"""Reading files, and the JSON castregin writes: the pieces every format shares.
 
 Readers raise :class:`~castregin.errors.InputError` naming the file and line of the first problem.
 Every input is opened by :func:`open_input`, which recognises gzip, bzip2, xz and zstd by their
-first bytes and decompresses as it reads; line numbers are those of the decompressed text.
-Writers are atomic: a temporary file in the same directory, then a rename, so an error never leaves
-a half-written file. ``-`` means standard input or output.
+first bytes and decompresses as it reads; line numbers are those of the decompressed text. ``-``
+means standard input. Writing is :mod:`castregin.formats.output`'s (atomic, safe; ``-`` standard output).
 """
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ from pathlib import Path
 
 from .. import limits
 from ..errors import InputError
-from . import output
 
 STDIO = "-"
 
@@ -515,26 +513,6 @@ def deeper_than(value, levels: int) -> bool:
 def read_json(path: str | os.PathLike, *, unique_keys: bool = True):
     """Parse a JSON file (``-``: standard input); see :func:`parse_json_text`."""
     return parse_json_text(read_text(path), display_name(path), unique_keys=unique_keys)
-
-
-def write_text(path: str | os.PathLike, text: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
-    """Write text by the rules of :mod:`castregin.formats.output` (atomic, safe; ``-`` standard output)."""
-    output.write_text(path, text, inputs)
-
-
-def atomic_output(path: str | os.PathLike, mode: str = "w", inputs: Iterable[str | os.PathLike] = ()):
-    """Stream into ``path``: it appears whole when the block ends without an error, else not at all."""
-    return output.open_output(path, mode, inputs)
-
-
-def write_json(path: str | os.PathLike, data, *, indent: int | None = 2) -> None:
-    """Write JSON atomically (:func:`json_text`: UTF-8, no NaN, keys in insertion order, newline at the end)."""
-    write_text(path, json_text(data, indent=indent))
-
-
-def ensure_not_input(output_path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike]) -> None:
-    """Refuse an output that is an input however it is spelled (see :func:`output.check_outputs`)."""
-    output.check_outputs([output_path], inputs)
 
 
 # --- writing JSON ----------------------------------------------------------------------------------------

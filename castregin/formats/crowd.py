@@ -72,29 +72,30 @@ def default_columns(input_format: str, criteria: Sequence[str]) -> dict[str, str
         columns = {role: role for role in ID_ROLES}
         columns.update({c: c for c in criteria})
     else:
-        raise ValueError(f"unknown input format {input_format!r}; expected long or mturk")
+        raise InputError(f"unknown input format {input_format!r}; expected long or mturk",
+                         argument="input_format")
     return columns
 
 
 def parse_scale(text: str) -> tuple[int, int]:
-    """``"0-3"`` -> ``(0, 3)``; negative bounds are written ``-1-3``. ValueError when malformed."""
+    """``"0-3"`` -> ``(0, 3)``; negative bounds are written ``-1-3``. InputError when malformed."""
     match = re.fullmatch(rf"\s*({_INTEGER})\s*-\s*({_INTEGER})\s*", text)
     if not match:
-        raise ValueError(f"expected MIN-MAX such as 0-3, got {text!r}")
+        raise InputError(f"expected MIN-MAX such as 0-3, got {text!r}", argument="scale")
     low, high = int(match.group(1)), int(match.group(2))
     if low >= high:
-        raise ValueError(f"the scale's minimum must be below its maximum, got {text!r}")
+        raise InputError(f"the scale's minimum must be below its maximum, got {text!r}", argument="scale")
     if high - low >= MAX_SCALE_LABELS:
         # Counts are kept per label of the scale: a scale of 10**12 labels would need terabytes.
-        raise ValueError(f"a scale holds at most {MAX_SCALE_LABELS} labels (such as 0-{MAX_SCALE_LABELS - 1}), "
-                         f"{text!r} holds {high - low + 1}")
+        raise InputError(f"a scale holds at most {MAX_SCALE_LABELS} labels (such as "
+                         f"0-{MAX_SCALE_LABELS - 1}), {text!r} holds {high - low + 1}", argument="scale")
     return low, high
 
 
 def parse_label_map(specs: str | Iterable[str]) -> dict[str, int]:
     """``"not_relevant=0,relevant=1"`` (or several such strings) -> ``{"not_relevant": 0, "relevant": 1}``.
 
-    Texts are matched exactly after stripping surrounding whitespace. ValueError when malformed.
+    Texts are matched exactly after stripping surrounding whitespace. InputError when malformed.
     """
     if isinstance(specs, str):
         specs = [specs]
@@ -105,11 +106,12 @@ def parse_label_map(specs: str | Iterable[str]) -> dict[str, int]:
                 continue
             text, sep, number = part.rpartition("=")
             if not sep or not text.strip() or not re.fullmatch(_INTEGER, number.strip()):
-                raise ValueError(f"expected TEXT=INTEGER, got {part.strip()!r}")
+                raise InputError(f"expected TEXT=INTEGER, got {part.strip()!r}", argument="label_map")
             text = text.strip()
             value = int(number.strip())
             if mapping.get(text, value) != value:
-                raise ValueError(f"label {text!r} is mapped twice, to {mapping[text]} and {value}")
+                raise InputError(f"label {text!r} is mapped twice, to {mapping[text]} and {value}",
+                                 argument="label_map")
             mapping[text] = value
     return mapping
 
@@ -117,7 +119,7 @@ def parse_label_map(specs: str | Iterable[str]) -> dict[str, int]:
 def parse_columns(specs: Iterable[str], criteria: Sequence[str]) -> dict[str, str]:
     """``["worker_id=_worker_id", ...]`` -> ``{"worker_id": "_worker_id", ...}``; roles are checked.
 
-    ValueError for a malformed spec or a role that is neither an id role nor a criterion.
+    InputError for a malformed spec or a role that is neither an id role nor a criterion.
     """
     columns: dict[str, str] = {}
     roles = set(ID_ROLES) | set(criteria)
@@ -125,9 +127,10 @@ def parse_columns(specs: Iterable[str], criteria: Sequence[str]) -> dict[str, st
         role, sep, name = spec.partition("=")
         role = role.strip()
         if not sep or not role or not name.strip():
-            raise ValueError(f"expected ROLE=COLUMN, got {spec!r}")
+            raise InputError(f"expected ROLE=COLUMN, got {spec!r}", argument="columns")
         if role not in roles:
-            raise ValueError(f"unknown role {role!r}; roles are {', '.join([*ID_ROLES, *criteria])}")
+            raise InputError(f"unknown role {role!r}; roles are {', '.join([*ID_ROLES, *criteria])}",
+                             argument="columns")
         columns[role] = name.strip()
     return columns
 
@@ -672,11 +675,12 @@ def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str
     """:func:`read_judgments` on ``(bytes, name for messages)`` pairs."""
     criteria = list(criteria)
     if not criteria:
-        raise ValueError("at least one criterion is needed")
+        raise InputError("at least one criterion is needed", argument="criteria")
     if len(set(criteria)) != len(criteria):
-        raise ValueError("a criterion is listed twice")
+        raise InputError("a criterion is listed twice", argument="criteria")
     if input_format not in INPUT_FORMATS:
-        raise ValueError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}")
+        raise InputError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}",
+                         argument="input_format")
     columns, label_map = dict(columns or {}), dict(label_map or {})
     files, parts, rejected = [], [], 0
     for data, source in sources:
@@ -687,7 +691,7 @@ def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str
         parts.append(part)
         rejected += file_rejected
     if not parts:
-        raise ValueError("no judgment files given")
+        raise InputError("no judgment files given", argument="paths")
     (worker_names, workers), (turn_names, turns), (item_names, items) = (
         _vocabulary(parts, role) for role in ("worker_id", "turn_id", "item_id"))
     unit, unit_turn, unit_item = _units(np.concatenate(turns), np.concatenate(items), len(item_names))

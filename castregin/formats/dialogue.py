@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import schema
-from .common import display_name, read_json, read_text, write_text
+from .common import display_name, read_json, read_text
 
 INTERACTIONS = "interactions.json"
 SCORES = "scores.json"
@@ -219,11 +219,6 @@ def scores_text(scores: dict) -> str:
     return json.dumps(scores)
 
 
-def write_scores(path: str | os.PathLike, scores: dict) -> None:
-    """Write ``scores.json`` atomically in clembench's layout."""
-    write_text(path, scores_text(scores))
-
-
 def read_scores(path: str | os.PathLike) -> dict:
     """A clembench ``scores.json``: an object with an ``"episode scores"`` object.
 
@@ -274,11 +269,6 @@ def find_episodes(runs_dir: str | os.PathLike) -> list[EpisodeLocation]:
 def performance_function_text(function) -> str:
     """A :class:`~castregin.dialogue.paradise.PerformanceFunction` as the JSON text ``--save`` writes."""
     return json.dumps(function.as_dict(), ensure_ascii=False, indent=2) + "\n"
-
-
-def write_performance_function(path: str | os.PathLike, function) -> None:
-    """Save a :class:`~castregin.dialogue.paradise.PerformanceFunction` as JSON (atomically)."""
-    write_text(path, performance_function_text(function))
 
 
 def read_performance_function(path: str | os.PathLike) -> dict:

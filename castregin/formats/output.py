@@ -470,6 +470,11 @@ def write_text(path: str | os.PathLike, text: str, inputs: Iterable[str | os.Pat
         outputs.write_text(path, text)
 
 
+def ensure_not_input(output: str | os.PathLike | None, inputs: Iterable[str | os.PathLike]) -> None:
+    """:func:`check_outputs` of one output: refuse it when it is an input however it is spelled."""
+    check_outputs([output], inputs)
+
+
 def write_bytes(path: str | os.PathLike, data: bytes, inputs: Iterable[str | os.PathLike] = ()) -> None:
     with OutputSet(inputs) as outputs:
         outputs.write_bytes(path, data)

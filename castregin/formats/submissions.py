@@ -45,7 +45,6 @@ from .common import (
     parse_json_text,
     read_bytes,
     stem,
-    write_text,
 )
 from .output import write_error
 
@@ -160,14 +159,10 @@ def validate_run(data, kind: str, source: str) -> None:
         raise InputError(problem, source=source)
 
 
-def parse_json(data: bytes, source: str):
-    """Parse JSON bytes; a syntax error names its line. NaN/Infinity literals are read as floats
-    (so that the schema reports them with their path)."""
-    return parse_json_text(decode(data, source), source)
-
-
 def load_json(path: str | os.PathLike, *, unique_keys: bool = False):
-    """:func:`parse_json` on a file (``-``: standard input), holding its bytes and text only briefly.
+    """A JSON file (``-``: standard input) parsed, holding its bytes and text only briefly; a syntax error
+    names its line, and NaN/Infinity literals are read as floats (so that the schema reports them with
+    their path).
 
     Banks are read with ``unique_keys``; runs are streamed by :func:`read_submission`, which does not
     check for repeated keys (a Python hook per object would cost as much again as the parse).
@@ -653,7 +648,7 @@ def bank_json(entries: dict[str, str], shape: str = "object", prefix: str = "Q")
     if shape == "object":
         return dict(entries)
     if shape != "list":
-        raise ValueError(f"unknown bank shape {shape!r}")
+        raise InputError(f"unknown bank shape {shape!r}; use object or list", argument="shape")
     id_key, text_key = ("response_id", "response") if prefix == "R" else ("question_id", "question")
     return [{id_key: item_id, text_key: text} for item_id, text in entries.items()]
 
@@ -661,8 +656,3 @@ def bank_json(entries: dict[str, str], shape: str = "object", prefix: str = "Q")
 def bank_text(entries: dict[str, str], shape: str = "object", prefix: str = "Q") -> str:
     """A bank as the JSON text castregin writes (UTF-8, indented by 4, entries in the given order)."""
     return json.dumps(bank_json(entries, shape, prefix), ensure_ascii=False, indent=4) + "\n"
-
-
-def write_bank(path: str | os.PathLike, entries: dict[str, str], shape: str = "object", prefix: str = "Q") -> None:
-    """Write a bank atomically (UTF-8, entries in the given order) in the given shape."""
-    write_text(path, bank_text(entries, shape, prefix))

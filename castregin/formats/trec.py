@@ -105,6 +105,11 @@ def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     return run
 
 
+def read_pool(path: str | os.PathLike) -> dict[str, set[str]]:
+    """A pool file (a TREC run, as :func:`format_pool` writes it): the items of each turn."""
+    return {turn: set(items) for turn, items in read_run(path).scores.items()}
+
+
 def read_qrels(path: str | os.PathLike, name: str | None = None) -> Qrels:
     """Read TREC qrels (``turn 0 item label``, integer labels, any whitespace)."""
     return parse_qrels(read_bytes(path), display_name(path), name or stem(path))

@@ -23,23 +23,18 @@ bincount and index arrays), so five million judgments take seconds.
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..data import topic_of
 from ..errors import InputError, InputWarning
-from ..formats.common import json_text
 from ..formats.crowd import Judgments, labelled_rows, without_cyclic_gc
-from ..formats.output import OutputSet, check_outputs
-from ..formats.trec import format_qrels
 from ..labels import ROUNDINGS, divide_rounded, turns_with_label
 from ..statistics import fleiss_kappa, row_sums
 from .agreement import alpha_from_coincidences, coincidence_matrix, label_counts, worker_kappas
@@ -57,13 +52,16 @@ _FEW_ROWS = 1024
 
 def _check_rules(majority: str, tie: str, rounding: str, method: str = "mode-mean") -> None:
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+        raise InputError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}",
+                         argument="method")
     if majority not in MAJORITIES:
-        raise ValueError(f"unknown majority {majority!r}; expected one of {', '.join(MAJORITIES)}")
+        raise InputError(f"unknown majority {majority!r}; expected one of {', '.join(MAJORITIES)}",
+                         argument="majority")
     if tie not in TIES:
-        raise ValueError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}")
+        raise InputError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}", argument="tie")
     if rounding not in ROUNDINGS:
-        raise ValueError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+        raise InputError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}",
+                         argument="rounding")
 
 
 def decide(counts: np.ndarray, domain: Sequence[int], *, majority: str = "plurality", tie: str = "mean",
@@ -112,24 +110,6 @@ def _decide_rows(counts: np.ndarray, domain: np.ndarray, *, majority: str, tie: 
     return np.where(by_mode, labels, fallback), by_mode
 
 
-def aggregate_labels(labels: Iterable[int], *, majority: str = "plurality", tie: str = "mean",
-                     rounding: str = "half-up") -> tuple[int, str]:
-    """The aggregated label of one unit's labels and how it was decided (``"mode"`` or ``"tie"``).
-
-    >>> aggregate_labels([1, 2])
-    (2, 'tie')
-    """
-    labels = [int(v) for v in labels]
-    if not labels:
-        raise ValueError("no labels to aggregate")
-    domain = np.arange(min(labels), max(labels) + 1)
-    counts = np.bincount(np.asarray(labels) - domain[0], minlength=len(domain))[None, :]
-    label, by_mode = decide(counts, domain, majority=majority, tie=tie, rounding=rounding)
-    return int(label[0]), "mode" if by_mode[0] else "tie"
-
-
-
-
 @dataclass
 class Aggregation:
     """The result of :func:`aggregate`: qrels per criterion and the audit.
@@ -157,20 +137,6 @@ class Aggregation:
         return {"removed": self.removed, "dropped_items": self.dropped_items, "decisions": self.decisions,
                 "agreement": self.agreement, "method": self.method, "workers": self.workers,
                 "suspects": self.suspects}
-
-    @without_cyclic_gc
-    def outputs(self, prefix: str = "question") -> dict[str, str]:
-        """File name -> content of every output (``<prefix>_<criterion>.qrel``, ``..._filtered.qrel``,
-        ``audit.json``); an empty ``prefix`` gives ``<criterion>.qrel``."""
-        files = {}
-        for criterion in self.criteria:
-            stem = f"{prefix}_{criterion}" if prefix else criterion
-            # The filtered qrels are some of the turns of the full ones: each turn is formatted once.
-            turns = {turn: format_qrels({turn: items}) for turn, items in self.qrels[criterion].items()}
-            files[f"{stem}.qrel"] = "".join(turns[turn] for turn in sorted(turns))
-            files[f"{stem}_filtered.qrel"] = "".join(turns[turn] for turn in sorted(self.filtered[criterion]))
-        files["audit.json"] = json_text(self.audit(), sort_keys=True)
-        return files
 
 
 @dataclass
@@ -484,34 +450,3 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
                                      accuracy, list(judgments.worker_names), time_name)
     return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted, method,
                        workers, suspects)
-
-
-def check_file_name_part(value: str, what: str = "prefix") -> str:
-    """A part of an output file name (the prefix, a criterion) is a name, not a path."""
-    if value and (any(c in value for c in "/\\") or value.startswith(".")
-                  or any(ord(c) < 32 or ord(c) == 127 for c in value)):
-        raise InputError(f"the {what} {value!r} is not a plain name (no /, \\, leading dot or control "
-                         "characters): outputs stay inside the output directory")
-    return value
-
-
-def write_aggregation(aggregation: Aggregation, out_dir: str | os.PathLike, prefix: str = "question",
-                      inputs: Sequence[str | os.PathLike] = ()) -> list[Path]:
-    """Write every output of ``aggregation`` into ``out_dir``, all of them or none.
-
-    One :class:`~castregin.formats.output.OutputSet`: on an error the old files stay as they were
-    and a directory this call created is removed. ``inputs`` are never overwritten.
-    """
-    target = Path(out_dir)
-    if target.exists() and not target.is_dir():
-        raise InputError("exists and is not a directory; choose another output directory", source=str(target),
-                         argument="out_dir")
-    check_file_name_part(prefix)
-    for criterion in aggregation.criteria:
-        check_file_name_part(criterion, "criterion")
-    files = aggregation.outputs(prefix)
-    check_outputs([target / name for name in files], inputs)
-    with OutputSet(inputs) as outputs:
-        for name, text in files.items():
-            outputs.write_text(target / name, text)
-    return [target / name for name in files]

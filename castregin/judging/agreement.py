@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ..statistics import cohen_kappa_from_confusion, row_sums
 
 LEVELS = ("nominal", "ordinal", "interval")
@@ -30,17 +31,6 @@ def label_counts(units: np.ndarray, labels: np.ndarray, n_units: int, size: int)
     flat += labels
     flat += 1
     return np.bincount(flat, minlength=n_units * (size + 1)).reshape(n_units, size + 1)[:, 1:]
-
-
-def value_counts(units: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(counts, domain): ``counts[u, v]`` is how many ratings unit ``u`` got of value ``domain[v]``.
-
-    ``units`` are integer unit codes ``0..U-1``, ``values`` the ratings, one per rating.
-    """
-    units = np.asarray(units, dtype=np.int64)
-    domain, index = np.unique(np.asarray(values), return_inverse=True)
-    n_units = int(units.max()) + 1 if len(units) else 0
-    return label_counts(units, index, n_units, len(domain)), domain
 
 
 def coincidence_matrix(counts: np.ndarray) -> np.ndarray:
@@ -67,14 +57,14 @@ def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
         high = np.maximum.outer(np.arange(len(domain)), np.arange(len(domain)))
         between = cumulative[high + 1] - cumulative[low]
         return (between - (n_v[:, None] + n_v[None, :]) / 2.0) ** 2
-    raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+    raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}", argument="level")
 
 
 def alpha_from_coincidences(coincidences: np.ndarray, domain: Sequence[float] | np.ndarray,
                             level: str = "interval") -> float:
     """Krippendorff's alpha from a V x V coincidence matrix (:func:`coincidence_matrix`); ``nan`` when undefined."""
     if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+        raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}", argument="level")
     o = coincidences
     n_v = o.sum(axis=0)
     n = n_v.sum()
@@ -85,53 +75,6 @@ def alpha_from_coincidences(coincidences: np.ndarray, domain: Sequence[float] | 
     if expected <= 0:
         return float("nan")
     return float(1.0 - (n - 1.0) * (o * d).sum() / expected)
-
-
-def alpha_from_counts(counts: np.ndarray, domain: Sequence[float] | np.ndarray | None = None,
-                      level: str = "interval") -> float:
-    """Krippendorff's alpha from a units x values count matrix; ``nan`` when undefined.
-
-    ``domain`` gives the (ordered) value of each column, default ``0..V-1``. Alpha is undefined
-    (``nan``) without a pairable unit or when all pairable ratings have one value.
-    """
-    counts = np.asarray(counts)
-    domain = np.arange(counts.shape[1]) if domain is None else np.asarray(domain)
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
-    if counts.size == 0:
-        return float("nan")
-    return alpha_from_coincidences(coincidence_matrix(counts), domain, level)
-
-
-def krippendorff_alpha(reliability_data, level: str = "interval") -> float:
-    """Krippendorff's alpha of a raters x units matrix with ``nan`` for a missing rating.
-
-    The same layout as the ``krippendorff`` package's ``reliability_data``; ``level`` is
-    ``nominal``, ``ordinal`` or ``interval``. Returns ``nan`` when alpha is undefined.
-    """
-    data = np.asarray(reliability_data, dtype=np.float64)
-    if data.ndim != 2:
-        raise ValueError("reliability_data must be a raters x units matrix")
-    rater, unit = np.nonzero(~np.isnan(data))
-    if len(unit) == 0:
-        return float("nan")
-    counts, domain = value_counts(unit, data[rater, unit])
-    return alpha_from_counts(counts, domain, level)
-
-
-def alpha_from_ratings(units, values, level: str = "interval") -> float:
-    """Krippendorff's alpha of long-form ratings: one (unit, value) pair per rating.
-
-    ``units`` can be any hashable labels or integer codes; raters need not be identified
-    because alpha depends only on the values each unit received.
-    """
-    units = np.asarray(units)
-    if len(units) == 0:
-        return float("nan")
-    if not np.issubdtype(units.dtype, np.integer):
-        _, units = np.unique(units, return_inverse=True)
-    counts, domain = value_counts(units, np.asarray(values))
-    return alpha_from_counts(counts, domain, level)
 
 
 def worker_kappas(workers: np.ndarray, labels: np.ndarray, reference: np.ndarray, n_workers: int,

@@ -26,11 +26,11 @@ initial posteriors and after every E-step, a gold item's posterior is set to zer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
+
+from ..errors import InputError
 
 METHODS = ("dawid-skene", "glad")
 EPS = 1e-10  # crowd-kit's floor for probabilities and confusion counts
@@ -101,19 +101,19 @@ def _crowd(task, worker, label, n_tasks, n_workers, gold) -> _Crowd:
     worker = np.asarray(worker, dtype=np.int64)
     label = np.asarray(label, dtype=np.int64)
     if not (len(task) == len(worker) == len(label)):
-        raise ValueError("task, worker and label must have one length")
+        raise InputError("task, worker and label must have one length", argument="label")
     n_tasks = int(task.max()) + 1 if n_tasks is None and len(task) else int(n_tasks or 0)
     n_workers = int(worker.max()) + 1 if n_workers is None and len(worker) else int(n_workers or 0)
     if len(task) and (np.bincount(task, minlength=n_tasks) == 0).any():
-        raise ValueError("every task 0..n_tasks-1 needs at least one label")
+        raise InputError("every task 0..n_tasks-1 needs at least one label", argument="task")
     g_task, g_low, g_high = (np.zeros(0, dtype=np.int64),) * 3 if gold is None else (
         np.asarray(part, dtype=np.int64) for part in gold)
     classes = np.unique(np.concatenate([label, g_low[g_low == g_high]]))
     allowed = (classes[None, :] >= g_low[:, None]) & (classes[None, :] <= g_high[:, None])
     if len(g_task) and not allowed.any(axis=1).all():
         first = int(np.flatnonzero(~allowed.any(axis=1))[0])
-        raise ValueError(f"gold range {g_low[first]}-{g_high[first]} of task {g_task[first]} "
-                         "holds no label in use")
+        raise InputError(f"gold range {g_low[first]}-{g_high[first]} of task {g_task[first]} "
+                         "holds no label in use", argument="gold")
     return _Crowd(task, worker, np.searchsorted(classes, label), classes, n_tasks, n_workers, g_task, allowed)
 
 
@@ -296,25 +296,6 @@ FITTERS = {"dawid-skene": dawid_skene, "glad": glad}
 def fit(method: str, task, worker, label, **options) -> ModelFit:
     """:func:`dawid_skene` or :func:`glad` by name (``METHODS``)."""
     if method not in FITTERS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+        raise InputError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}",
+                         argument="method")
     return FITTERS[method](task, worker, label, **options)
-
-
-def fit_frame(data: pd.DataFrame, method: str = "dawid-skene", gold: Mapping | None = None,
-              **options) -> pd.Series:
-    """Labels of a crowd-kit-style frame (columns ``task``, ``worker``, integer ``label``), by task.
-
-    ``gold`` maps a task to its known label or to a ``(min_label, max_label)`` range. Tasks come
-    in the order of their first appearance, as crowd-kit's Dawid-Skene returns them.
-    """
-    task, tasks = pd.factorize(data["task"])
-    worker, _ = pd.factorize(data["worker"])
-    gold_arrays = None
-    if gold:
-        position = pd.Index(tasks).get_indexer(list(gold))
-        ranges = [v if isinstance(v, tuple) else (v, v) for v in gold.values()]
-        known = position >= 0
-        gold_arrays = (position[known], np.array([r[0] for r in ranges])[known],
-                       np.array([r[1] for r in ranges])[known])
-    result = fit(method, task, worker, data["label"].to_numpy(), gold=gold_arrays, **options)
-    return pd.Series(result.labels, index=pd.Index(tasks, name="task"), name="agg_label")

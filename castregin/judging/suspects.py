@@ -35,7 +35,6 @@ REPEAT_SHARE = 0.9
 MAX_PERIOD = 5
 FAST_FRACTION = 1 / 3
 TIME_COLUMNS = ("seconds", "WorkTimeInSeconds")  # the long form's convention, MTurk's batch results
-REASONS = ("below_chance", "constant", "repeated", "fast")
 
 
 def rule() -> dict:

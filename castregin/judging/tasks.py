@@ -25,12 +25,11 @@ topic's order does not change when another topic is added.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..data import Run, topic_of
+from ..data import Run, natural_key, topic_of
 from ..errors import InputError
 from ..formats.topics import TopicsTree
 
@@ -39,11 +38,6 @@ DEFAULT_SEED = 42
 GOLD_CRITERION = "relevance"
 GOLD_RANGE = (0, 1)
 GOLD_COLUMNS = ("turn_id", "item_id", "criterion", "min_label", "max_label")
-
-
-def natural_key(text: str) -> list:
-    """Sort key that puts ``132_2-9`` before ``132_2-11``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 def digest(seed: int, *parts: str) -> str:

@@ -199,7 +199,7 @@ class _Index:
 def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, state: str = "context") -> _Prepared:
     """Pad the dialogues and index their states, (state, reply) pairs and transitions."""
     if state not in STATES:
-        raise ValueError(f"state must be one of {STATES}, not {state!r}")
+        raise InputError(f"state must be one of {STATES}, not {state!r}", argument="state")
     horizon = _horizon(dialogues, max_turns)
     index = _Index()
     pad_states = [index.state(("pad", t), None, t, True) for t in range(horizon)]
@@ -359,7 +359,7 @@ def features_for(prep: _Prepared, kind: str, *, dim: int = DEFAULT_DIM, encoder=
         return hashed_features(prep, dim)
     if kind == "embedding":
         return embedding_features(prep, encoder)
-    raise InputError(f"unknown features {kind!r}; choose one of {', '.join(FEATURES)}")
+    raise InputError(f"unknown features {kind!r}; choose one of {', '.join(FEATURES)}", argument="features")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -493,7 +493,8 @@ def estimate(
     interval. The same input and arguments always give the same numbers.
     """
     if features not in FEATURES:
-        raise InputError(f"unknown features {features!r}; choose one of {', '.join(FEATURES)}")
+        raise InputError(f"unknown features {features!r}; choose one of {', '.join(FEATURES)}",
+                         argument="features")
     if ridge is None:
         ridge = DEFAULT_RIDGE[features]
     if not (ridge >= 0 and math.isfinite(ridge)):

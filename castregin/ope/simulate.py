@@ -180,7 +180,7 @@ def make_world(name: str, world_seed: int = 0) -> World:
         return _toy_world()
     if name == "chat":
         return _chat_world(world_seed)
-    raise InputError(f"unknown world {name!r}; choose one of {', '.join(WORLDS)}")
+    raise InputError(f"unknown world {name!r}; choose one of {', '.join(WORLDS)}", argument="world")
 
 
 def exact_value(name: str, target_p: float, world_seed: int = 0) -> float:

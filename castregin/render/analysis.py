@@ -1,11 +1,43 @@
-"""The tables of ``pool stats``: what each run brought into a pool, their overlaps, the pool per turn."""
+"""The tables of the analyses of the evaluation (``analyze``) and of ``pool stats``."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ..formats.common import json_text
 from .tables import render_records
 
 RUN_COLUMNS = ["run", "contributed", "unique", "pool_share"]
+LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
+CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap",
+                       "swapped_pairs", "runs"]
+BOOTSTRAP_COLUMNS = ["run", "qrels", "measure", "mean", "low", "high", "turns"]
+
+
+def loro_report(rows: Sequence, summary: dict, fmt: str) -> str:
+    """:func:`castregin.evaluation.analysis.leave_one_run_out`'s rows and summary in a record format.
+
+    ``json`` holds ``{"runs": [...], "summary": {...}}``; ``table`` ends with the summary in a sentence.
+    """
+    records = [{**vars(row), "change": row.change} for row in rows]
+    if fmt == "json":
+        return json_text({"runs": records, "summary": summary})
+    text = render_records(records, LORO_COLUMNS, fmt)
+    if fmt == "table":
+        text += (f"\n{summary['measure']} at pool depth {summary['depth']}, unjudged items non-relevant: "
+                 f"Kendall's tau {summary['kendall_tau']:.4f}, "
+                 f"largest rank drop {summary['max_rank_drop']}\n")
+    return text
+
+
+def correlation_report(rows: Sequence[dict], fmt: str) -> str:
+    """:func:`castregin.evaluation.analysis.ranking_correlations`' rows in one of the record formats."""
+    return render_records(rows, CORRELATION_COLUMNS, fmt)
+
+
+def bootstrap_report(intervals: Sequence[dict], fmt: str) -> str:
+    """:func:`castregin.evaluation.analysis.bootstrap_intervals`' rows in one of the record formats."""
+    return render_records(intervals, BOOTSTRAP_COLUMNS, fmt)
 
 
 def pool_stats_report(stats: dict, fmt: str) -> str:

@@ -8,7 +8,6 @@ letters of the runs beaten; in the order given or sorted by one measure), a lege
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -78,11 +77,6 @@ def rounded(value, decimals: int = 4, *, sign: bool = False, integer: bool = Fal
     """
     text = fixed(value, decimals, sign=sign, integer=integer)
     return text[1:] if text[:1] in "+-" and set(text[1:]) <= {"0", "."} else text
-
-
-def same_measure(first, second) -> bool:
-    """Whether two parsed measures are one measure under two names (``P@1`` and ``P_1``)."""
-    return dataclasses.replace(first, name="") == dataclasses.replace(second, name="")
 
 
 def sort_keys(keys: Sequence[tuple[str, str]], values: dict, measure: str) -> list[tuple[str, str]]:

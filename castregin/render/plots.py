@@ -125,12 +125,12 @@ class PerTurnFigure:
 
     One bar per turn for ``run score - median`` of all runs, ticks at ``best - median`` and
     ``worst - median``; turns in the given order, topics separated by faint lines. The axes (one
-    scale for every run, from ``limits`` or the best and worst) are drawn once; :meth:`png` adds a
-    run's bars and title.
+    scale for every run, from the best and worst) are drawn once; :meth:`png` adds a run's bars and
+    title.
     """
 
     def __init__(self, turns: Sequence[str], best: Sequence[float], worst: Sequence[float] | None = None,
-                 ylabel: str = "", limits: tuple[float, float] | None = None):
+                 ylabel: str = ""):
         self.index = {turn: i for i, turn in enumerate(turns)}
         with matplotlib.rc_context(_STYLE):
             # At most the page's width (1,200 pixels): wider, the browser would only scale it down.
@@ -146,7 +146,7 @@ class PerTurnFigure:
                      if values is not None]
             self.title = figure.text(0.1 / width, 1 - 0.08 / 3.4, "", va="top", ha="left", fontsize=10,
                                      animated=True)
-            axes.set_ylim(limits or _limits(best, worst))
+            axes.set_ylim(_limits(best, worst))
             _topic_ticks(axes, turns)
             axes.set_ylabel(ylabel)
             # Above the axes, under the title: inside, it would hide the bars of the last turns.
@@ -165,13 +165,6 @@ class PerTurnFigure:
         self.bars.set_facecolor([POSITIVE if d >= 0 else NEGATIVE for d in differences])
         self.title.set_text(title)
         return self._blitter.png(self._dynamic)
-
-
-def per_turn_plot(turns: Sequence[str], differences: Sequence[float], best: Sequence[float],
-                  title: str, ylabel: str, worst: Sequence[float] | None = None) -> bytes:
-    """One :class:`PerTurnFigure` (scaled to these values): the per-turn plot of one run."""
-    limits = _limits(differences, best, worst)
-    return PerTurnFigure(turns, best, worst, ylabel, limits).png(turns, differences, title)
 
 
 def _topic_ticks(axes, turns: Sequence[str]) -> None:
@@ -233,12 +226,6 @@ class LabelsFigure:
             bottom = bottom + np.asarray(values, dtype=float)
         self.title.set_text(title)
         return self._blitter.png([*self.stacks, self.title])
-
-
-def label_distribution_plot(shares: Mapping[str, Sequence[float]], ranks: Sequence[int], title: str) -> bytes:
-    """One :class:`LabelsFigure`: ``shares`` maps each label (and ``"unjudged"``) to one share per rank,
-    stacked in that order."""
-    return LabelsFigure(list(shares), ranks).png(list(shares.values()), title)
 
 
 def label_histogram_plot(counts: Mapping[int, int], title: str) -> bytes:

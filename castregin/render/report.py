@@ -2,13 +2,12 @@
 
 The page embeds its figures as base64 PNG and its style inline, and has no script: it opens from
 a file, offline, and prints. Apart from its reproducibility block (the command line, the date and
-the inputs' SHA-256), the same inputs give the same bytes; the date is injectable, and honours
-``SOURCE_DATE_EPOCH`` as reproducible builds do.
+the inputs' SHA-256: :mod:`castregin.formats.provenance`), the same inputs give the same bytes.
 
-The page is ``templates/report.html.j2`` (Jinja2, autoescaped) filled with plain data: the numbers
-are computed first (:func:`gather`, one evaluation of every run), then drawn (:func:`draw`), then
-laid out (:func:`page_context`). ``--per-run-files`` adds ``runs/<run>.html``, one self-contained
-page per run (``templates/report_run.html.j2``) for its participant.
+The numbers come computed (:class:`castregin.evaluation.report_data.ReportData`); this module draws
+them (:func:`draw`), lays them out (:func:`page_context`) and fills ``templates/report.html.j2``
+(Jinja2, autoescaped) with them (:func:`build_report`). ``per_run_files`` adds ``runs/<run>.html``,
+one self-contained page per run (``templates/report_run.html.j2``) for its participant.
 
 Contents: the leaderboard sorted by the first measure (means as ``evaluate`` gives them with
 bootstrap intervals, best bold, significance marks as in ``compare``) and its figure, the
@@ -23,38 +22,23 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
-import os
 import re
-import shlex
 import sys
-import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from tqdm import tqdm
 
 from ..data import Qrels, Run
-from ..errors import InputError
-from ..evaluation.analysis import leave_one_run_out, percentile_interval, ranking_correlations
-from ..evaluation.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, per_turn_table
-from ..evaluation.evaluate import ALL_TURNS, NUM_Q, evaluate, natural_key, run_names
-from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
-from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
-from ..formats.output import check_replaceable_directory, replace_directory
+from ..evaluation.evaluate import NUM_Q
+from ..evaluation.ranking import score_bits
+from ..evaluation.report_data import CONFIDENCE, ReportData, ReportSettings
+from ..formats.provenance import Provenance
 from . import plots
-from .comparison import DAGGER, rounded, run_letters, same_measure, summary_cells
+from .comparison import DAGGER, rounded, run_letters, summary_cells
 
-DEFAULT_DEPTH = 10
-DEFAULT_PLOT_MEASURE = "nDCG@3"
-DEFAULT_CI_SAMPLES = 1000
-CONFIDENCE = 0.95
-UNJUDGED = "unjudged"
 FIGURES_DIR = "figures"
 RUNS_DIR = "runs"
 INDEX = "index.html"
@@ -62,70 +46,6 @@ INDEX = "index.html"
 REPORT_FILES = [INDEX, f"{FIGURES_DIR}/*.png", f"{RUNS_DIR}/*.html"]
 #: Run names longer than this are cut in the significance matrix's header (the full name is its tooltip).
 HEADER_CHARACTERS = 24
-_HASH_CHUNK = 1 << 20
-
-
-# --- data ---------------------------------------------------------------------------------------------
-
-
-def label_distribution(run: Run, qrels: Qrels, depth: int = DEFAULT_DEPTH,
-                       score_precision: str = DEFAULT_SCORE_PRECISION) -> pd.DataFrame:
-    """Counts of labels at each rank 1..``depth`` of ``run`` over the turns it shares with ``qrels``.
-
-    Rows are ranks, columns the qrels' labels in increasing order then ``"unjudged"``; a turn
-    with fewer than ``r`` items counts nowhere at rank ``r``. Items are in trec_eval's order, scores
-    compared with ``score_precision`` (:mod:`castregin.evaluation.ranking`), as the measures rank them.
-    """
-    bits = score_bits(score_precision)
-    labels = sorted({label for items in qrels.labels.values() for label in items.values()})
-    counts = {rank: Counter() for rank in range(1, depth + 1)}
-    for turn in run.scores:
-        if turn not in qrels.labels:
-            continue
-        judged = qrels.labels[turn]
-        for rank, item in enumerate(ranked_items(run.scores[turn], bits)[:depth], start=1):
-            counts[rank][judged.get(item, UNJUDGED)] += 1
-    columns = [*labels, UNJUDGED]
-    frame = pd.DataFrame([[counts[rank][c] for c in columns] for rank in counts], columns=columns,
-                         index=pd.Index(list(counts), name="rank"))
-    return frame
-
-
-@dataclass
-class TurnStatistics:
-    """One measure on one qrels, per turn: the best, median and worst of all runs, and each run's value."""
-
-    turns: list[str]  # every turn some run has, in natural order
-    best: dict[str, float]
-    median: dict[str, float]
-    worst: dict[str, float]
-    values: dict[str, dict[str, float]]  # run -> turn -> value
-
-    def versus(self, run: str) -> pd.DataFrame:
-        """The run's turns with its value beside the best, median and worst of all runs having the turn."""
-        own = self.values.get(run, {})
-        turns = [t for t in self.turns if t in own]
-        return pd.DataFrame({"turn": turns, "value": [own[t] for t in turns],
-                             "median": [self.median[t] for t in turns], "best": [self.best[t] for t in turns],
-                             "worst": [self.worst[t] for t in turns]})
-
-
-def turn_statistics(results: pd.DataFrame, qrels: str, measure: str) -> TurnStatistics:
-    """:class:`TurnStatistics` from evaluate's per-turn rows (a run lacking a turn does not count there)."""
-    rows = results[(results["qrels"] == qrels) & (results["measure"] == measure) & (results["turn"] != ALL_TURNS)]
-    values: dict[str, dict[str, float]] = {}
-    by_turn: dict[str, list[float]] = {}
-    for run, turn, value in rows[["run", "turn", "value"]].itertuples(index=False):
-        values.setdefault(run, {})[turn] = float(value)
-        by_turn.setdefault(turn, []).append(float(value))
-    turns = sorted(by_turn, key=natural_key)
-    return TurnStatistics(turns, {t: max(by_turn[t]) for t in turns},
-                          {t: float(np.median(by_turn[t])) for t in turns}, {t: min(by_turn[t]) for t in turns}, values)
-
-
-def per_turn_versus_median(results: pd.DataFrame, qrels: str, measure: str, run: str) -> pd.DataFrame:
-    """For each turn of ``run``: its value, the median, the best and the worst value of all runs having the turn."""
-    return turn_statistics(results, qrels, measure).versus(run)
 
 
 def slug(text: str) -> str:
@@ -147,212 +67,6 @@ def run_file_names(names: Sequence[str]) -> dict[str, str]:
     return files
 
 
-# --- reproducibility ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """What made a report: castregin's version, the command line, the date, each input and its SHA-256."""
-
-    version: str
-    command: str
-    date: str
-    inputs: list[tuple[str, str]]
-
-
-def sha256_file(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes as stored (a compressed input: of its compressed bytes), read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def utc_date(epoch: float | None = None) -> str:
-    """An ISO 8601 UTC date to the second: ``epoch``, else ``$SOURCE_DATE_EPOCH``, else now."""
-    if epoch is None:
-        configured = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-        epoch = int(configured) if configured.isdigit() else time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
-def castregin_version() -> str:
-    """The installed castregin's version (as ``castregin --version`` says it)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("castregin")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
-
-
-def provenance(inputs: Sequence[str | Path], command: str | None = None, date: str | None = None) -> Provenance:
-    """The reproducibility block of ``inputs`` (paths as given; ``-`` is standard input, not hashed).
-
-    ``command`` defaults to this process's command line, shell-quoted; ``date`` to :func:`utc_date`.
-    """
-    hashed = []
-    for path in dict.fromkeys(str(p) for p in inputs):
-        if path == "-":
-            hashed.append((path, "standard input (not hashed)"))
-            continue
-        try:
-            hashed.append((path, sha256_file(path)))
-        except OSError as err:
-            raise InputError(f"cannot read it to hash it ({err.strerror})", source=path) from None
-    return Provenance(castregin_version(), command if command is not None else shlex.join(sys.argv),
-                      date if date is not None else utc_date(), hashed)
-
-
-def _default_inputs(runs: Sequence[Run], qrels: Sequence[Qrels]) -> list[str]:
-    # Without the CLI's list of files, the files the runs and qrels were read from, where known.
-    sources = [getattr(item, "source", None) for item in (*runs, *qrels)]
-    return [s for s in sources if s and s != "-" and os.path.isfile(s)]
-
-
-# --- the numbers --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """What the report computes and holds; see :func:`build_report`."""
-
-    measures: Sequence[str] = DEFAULT_MEASURES
-    baseline: str | None = None
-    rel_level: int = 2
-    score_precision: str = DEFAULT_SCORE_PRECISION
-    depth: int = DEFAULT_DEPTH
-    test: str = "paired-t"
-    correction: str = "holm"
-    alpha: float = 0.05
-    permutations: int = DEFAULT_PERMUTATIONS
-    seed: int = DEFAULT_SEED
-    plot_measure: str = DEFAULT_PLOT_MEASURE
-    ci_samples: int = DEFAULT_CI_SAMPLES
-    correlation: bool = False
-    loro_depth: int | None = None
-    per_run_files: bool = False
-    progress: bool = False
-
-
-@dataclass
-class ReportData:
-    """Everything the report shows, computed: evaluate's rows, the comparisons, judged@k, intervals."""
-
-    runs: Sequence[Run]
-    qrels: Sequence[Qrels]
-    names: list[str]
-    measures: list[str]
-    tested: list[str]  # the measures with per-turn values, which the tests compare
-    results: pd.DataFrame  # the measures shown, means and per-turn values
-    plotted: pd.DataFrame  # the per-turn plot's measure
-    plot_measure: str
-    all_pairs: pd.DataFrame
-    marks: pd.DataFrame
-    judged: dict[tuple[str, str], float]
-    intervals: dict[tuple[str, str, str], tuple[float, float]]  # (qrels, measure, run) -> (low, high)
-    options: ReportOptions
-    correlations: list[dict] | None = None
-    loro: tuple[list, dict] | None = None
-    means: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (qrels, run, measure) -> mean
-    versus_baseline: dict[tuple[str, str, str], tuple] = field(default_factory=dict)  # (qrels, measure, run)
-    per_turn: dict[str, TurnStatistics] = field(default_factory=dict)  # qrels -> the plotted measure per turn
-
-    @property
-    def primary(self) -> str:
-        """The measure the leaderboard is sorted by: the first with per-turn values."""
-        return self.tested[0]
-
-    @property
-    def baseline(self) -> str | None:
-        """The run the leaderboard marks wins over, if any."""
-        return self.options.baseline
-
-    @property
-    def depth(self) -> int:
-        """k of judged@k and of the top-k labels."""
-        return self.options.depth
-
-
-def _plot_measure(name: str, shown: Sequence, rel_level: int):
-    try:
-        parsed = parse_measures([name], rel_level)
-    except InputError as err:
-        raise InputError(err.problem, argument="plot_measure") from None
-    if len(parsed) != 1 or not parsed[0].per_turn:
-        raise InputError(f"{name} cannot be plotted per turn: give one measure with per-turn values (nDCG@3, P@1)",
-                         argument="plot_measure")
-    # -m ndcg_cut_3 with the default nDCG@3: one measure, evaluated once, plotted under the name given.
-    return next((m for m in shown if same_measure(m, parsed[0])), parsed[0])
-
-
-def _evaluate(runs, qrels, options: ReportOptions):
-    """One evaluation of every run: the measures shown, the plotted one and judged@k, split apart."""
-    shown = parse_measures(options.measures, options.rel_level)
-    tested = [m.name for m in shown if m.per_turn]  # summaries over turns (gm_map) have nothing to test
-    if not tested:
-        raise InputError("the report's per-turn plots need a measure with per-turn values (num_q and gm_map "
-                         "have none)", argument="measures")
-    plot = _plot_measure(options.plot_measure, shown, options.rel_level)
-    judged = f"Judged@{options.depth}"
-    names = [m.name for m in shown]
-    rows = evaluate(runs, qrels, [*names, *(m for m in (plot.name, judged) if m not in names)],
-                    rel_level=options.rel_level, per_turn=True, score_precision=options.score_precision)
-    results = rows[rows["measure"].isin([NUM_Q, *names])].reset_index(drop=True)
-    judged_rows = rows[(rows["measure"] == judged) & (rows["turn"] == ALL_TURNS)]
-    judged_at = {(q, r): float(v) for q, r, v in judged_rows[["qrels", "run", "value"]].itertuples(index=False)}
-    return names, tested, results, rows[rows["measure"] == plot.name].reset_index(drop=True), plot.name, judged_at
-
-
-def bootstrap(results: pd.DataFrame, measures: Sequence[str], samples: int = DEFAULT_CI_SAMPLES,
-              seed: int = DEFAULT_SEED) -> dict[tuple[str, str, str], tuple[float, float]]:
-    """``(qrels, measure, run) -> (low, high)``: the 95 % percentile bootstrap interval of each mean.
-
-    The turns averaged are resampled (:func:`castregin.evaluation.analysis.percentile_interval`), in
-    byte order, with a generator seeded afresh for each mean.
-    """
-    table = per_turn_table(results)
-    out = {}
-    for (qrels, measure, run), values in table.items():
-        if measure in measures:
-            out[(qrels, measure, run)] = percentile_interval([values[t] for t in sorted(values)], samples=samples,
-                                                             confidence=CONFIDENCE, seed=seed)
-    return out
-
-
-def gather(runs: Sequence[Run], qrels: Sequence[Qrels], options: ReportOptions | None = None) -> ReportData:
-    """Evaluate (once), compare, bootstrap and analyse: the report's numbers (see :func:`build_report`)."""
-    options = options or ReportOptions()
-    measures, tested, results, plotted, plot_measure, judged = _evaluate(runs, qrels, options)
-    settings = {"test": options.test, "correction": options.correction, "alpha": options.alpha,
-                "permutations": options.permutations, "seed": options.seed, "progress": options.progress}
-    all_pairs = compare(results, None, **settings)
-    marks = compare(results, options.baseline, **settings) if options.baseline is not None else all_pairs
-    intervals = bootstrap(results, tested, options.ci_samples, options.seed)
-    data = ReportData(runs, qrels, run_names(runs), measures, tested, results, plotted, plot_measure, all_pairs,
-                      marks, judged, intervals, options)
-    _index(data)
-    if len(runs) > 1 and options.correlation:
-        settings_pairs = [(q, m) for q in qrels for m in tested]
-        data.correlations = ranking_correlations(runs, settings_pairs, options.rel_level, options.score_precision)
-    if len(runs) > 1 and options.loro_depth:
-        data.loro = leave_one_run_out(runs, qrels[0], options.loro_depth, data.primary, options.rel_level,
-                                      options.score_precision)
-    return data
-
-
-def _index(data: ReportData) -> None:
-    # Looked up by key rather than filtered out of the frames again for each of 30 runs.
-    means = data.results[data.results["turn"] == ALL_TURNS]
-    data.means = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
-        index=False)}
-    if data.baseline is not None:
-        data.versus_baseline = {(r.qrels, r.measure, r.run): (r.mean_difference, r.p_value_corrected, r.significant)
-                                for r in data.marks.itertuples(index=False)}
-    data.per_turn = {q.name: turn_statistics(data.plotted, q.name, data.plot_measure) for q in data.qrels}
-
-
 # --- the figures ---------------------------------------------------------------------------------------
 
 
@@ -370,9 +84,8 @@ class Figure:
         return base64.b64encode(self.png).decode("ascii")
 
 
-def _qrels_figure(position: int, q: Qrels) -> Figure:
-    counts = Counter(label for items in q.labels.values() for label in items.values())
-    png = plots.label_histogram_plot(dict(sorted(counts.items())), f"labels of {q.name}")
+def _qrels_figure(data: ReportData, position: int, q: Qrels) -> Figure:
+    png = plots.label_histogram_plot(data.label_counts[q.name], f"labels of {q.name}")
     return Figure(f"{FIGURES_DIR}/qrels-{position:02d}-{slug(q.name)}-labels.png", png, f"label histogram of {q.name}")
 
 
@@ -403,14 +116,12 @@ def _per_turn_figures(data: ReportData, q: Qrels, stems: dict[str, str]) -> dict
 
 def _labels_figures(data: ReportData, q: Qrels, stems: dict[str, str]) -> dict[tuple, Figure]:
     depth = data.depth
-    labels = [*sorted({label for items in q.labels.values() for label in items.values()}), UNJUDGED]
-    canvas = plots.LabelsFigure(labels, list(range(1, depth + 1)))
+    tops = {name: data.top_labels[(q.name, name)] for name in data.names}
+    # Every run's figure has the same labels, the qrels': the axes and the legend are drawn once.
+    canvas = plots.LabelsFigure(tops[data.names[0]].labels, list(range(1, depth + 1))) if tops else None
     figures = {}
-    for run, name in zip(data.runs, data.names):
-        distribution = label_distribution(run, q, depth, data.options.score_precision)
-        shared = sum(1 for turn in run.scores if turn in q.labels)
-        shares = [[v / shared if shared else 0.0 for v in distribution[c]] for c in distribution.columns]
-        png = canvas.png(shares, f"{name}\nlabels of the top {depth} ({q.name}, {shared} turns)")
+    for name, top in tops.items():
+        png = canvas.png(top.shares, f"{name}\nlabels of the top {depth} ({q.name}, {top.turns} turns)")
         figures[("labels", q.name, name)] = Figure(f"{FIGURES_DIR}/{stems[name]}-top{depth}-labels.png", png,
                                                    f"labels of the top {depth} items of {name}")
     return figures
@@ -429,7 +140,7 @@ def draw(data: ReportData, progress: bool = False) -> dict[tuple, Figure]:
                                   leave=False):
         stems = {name: f"run-{i:02d}-{slug(name)}-{slug(q.name)}" for i, name in enumerate(data.names, 1)}
         if kind == "qrels":
-            figures[("qrels", q.name)] = _qrels_figure(position, q)
+            figures[("qrels", q.name)] = _qrels_figure(data, position, q)
         elif kind == "leaderboard":
             figures[("leaderboard", q.name)] = _leaderboard_figure(data, position, q, orders[q.name])
         elif kind == "per-turn":
@@ -574,7 +285,7 @@ def _loro_table(data: ReportData) -> dict | None:
             "max_drop": summary["max_rank_drop"]}
 
 
-def _settings_text(options: ReportOptions) -> str:
+def _settings_text(options: ReportSettings) -> str:
     text = (f"{options.test} test, {options.correction} correction over the comparisons of each measure, "
             f"alpha {options.alpha}")
     if options.test == "randomization":
@@ -590,25 +301,25 @@ def _provenance_context(record: Provenance) -> dict:
             "inputs": [{"path": path, "sha256": digest} for path, digest in record.inputs]}
 
 
-def page_context(data: ReportData, figures: dict, record: Provenance) -> dict:
+def page_context(data: ReportData, figures: dict, record: Provenance, per_run_files: bool = False) -> dict:
     """The template's data: plain dicts, lists and strings (the runs' own pages use ``runs``' entries)."""
     legend = (f"{DAGGER}: significantly better than {data.baseline}" if data.baseline is not None
               else "superscript letters: significantly better than the run with that letter")
     orders = leaderboard_orders(data)
     matrices = ([[_matrix(data, q.name, m, orders[q.name]) for m in data.tested] for q in data.qrels]
                 if len(data.runs) > 1 else [])
-    files = run_file_names(data.names) if data.options.per_run_files else {}
+    files = run_file_names(data.names) if per_run_files else {}
     runs = [{**_run_section(data, i, run, name, figures), "file": files.get(name)}
             for i, (run, name) in enumerate(zip(data.runs, data.names), 1)]
     return {
         "css": _template_text("report.css"), "run_names": data.names, "measures": data.measures,
-        "settings": _settings_text(data.options), "legend": legend, "depth": data.depth, "primary": data.primary,
-        "test": data.options.test, "correction": data.options.correction, "alpha": data.options.alpha,
+        "settings": _settings_text(data.settings), "legend": legend, "depth": data.depth, "primary": data.primary,
+        "test": data.settings.test, "correction": data.settings.correction, "alpha": data.settings.alpha,
         "leaderboards": _leaderboards(data, figures), "matrices": matrices, "runs": runs,
         "qrels": [{"name": q.name, "turns": len(q.labels), "judgments": len(q), "figure": figures[("qrels", q.name)]}
                   for q in data.qrels],
-        "correlation": _correlation_table(data), "correlation_asked": data.options.correlation,
-        "loro": _loro_table(data), "loro_asked": bool(data.options.loro_depth),
+        "correlation": _correlation_table(data), "correlation_asked": data.settings.correlation,
+        "loro": _loro_table(data), "loro_asked": bool(data.settings.loro_depth),
         "provenance": _provenance_context(record),
     }
 
@@ -636,33 +347,18 @@ class Report:
     pages: dict[str, str] = field(default_factory=dict)
 
 
-def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence[str] = DEFAULT_MEASURES,
-                 baseline: str | None = None, *, inputs: Sequence[str | Path] | None = None,
-                 command: str | None = None, date: str | None = None, **options) -> Report:
-    """Evaluate, compare and draw: the report pages and figures, in memory.
+def build_report(data: ReportData, record: Provenance, *, per_run_files: bool = False,
+                 progress: bool = False) -> Report:
+    """The report pages and figures of ``data`` (:func:`castregin.evaluation.report_data.report_data`), in memory.
 
-    ``baseline`` is a run name as in :func:`castregin.evaluation.evaluate.run_names`. ``options``
-    are :class:`ReportOptions`' fields: ``rel_level``, ``score_precision`` (that of
-    :func:`castregin.evaluation.evaluate.evaluate`), ``depth`` (judged@k and the top-k labels),
-    ``test``, ``correction``, ``alpha``, ``permutations``, ``seed`` (the tests and the bootstrap),
-    ``plot_measure`` (the per-turn plots, nDCG@3 by default), ``ci_samples``, ``correlation`` (the
-    rank correlation table), ``loro_depth`` (the leave-one-run-out table, on the first qrels with
-    the first measure), ``per_run_files`` (``runs/<run>.html``) and ``progress``. The significance
-    matrix always compares every pair of runs (its own correction family per qrels and measure);
-    the leaderboard marks wins over ``baseline`` when given, else over each other run.
-
-    The reproducibility block lists ``inputs`` (default: the files the runs and qrels were read
-    from) with their SHA-256, ``command`` (default: ``sys.argv`` shell-quoted) and ``date``
-    (default: :func:`utc_date`).
+    ``record`` is the reproducibility block (:func:`castregin.formats.provenance.provenance`);
+    ``per_run_files`` adds ``runs/<run>.html``; ``progress`` shows the drawing's progress bar on standard error.
     """
-    settings = ReportOptions(measures=tuple(measures), baseline=baseline, **options)
-    record = provenance(_default_inputs(runs, qrels) if inputs is None else inputs, command, date)
-    data = gather(runs, qrels, settings)
-    figures = draw(data, settings.progress)
-    context = page_context(data, figures, record)
+    figures = draw(data, progress)
+    context = page_context(data, figures, record, per_run_files)
     environment = _environment()
     pages = {}
-    if settings.per_run_files:
+    if per_run_files:
         template = environment.get_template("report_run.html.j2")
         for run in context["runs"]:
             pages[run["file"]] = template.render({**context, "run": {**run, "file": None}})
@@ -670,23 +366,12 @@ def build_report(runs: Sequence[Run], qrels: Sequence[Qrels], measures: Sequence
     return Report(html, {figure.name: figure.png for figure in figures.values()}, pages)
 
 
-def write_report(runs: Sequence[Run], qrels: Sequence[Qrels], out_dir: str | Path,
-                 inputs: Sequence[str | Path] | None = None, **options) -> Path:
-    """Make ``out_dir`` hold this report, ``index.html``, ``figures/*.png`` (and ``runs/*.html``), nothing else.
+def report_files(report: Report) -> dict[str, bytes]:
+    """The report directory's files by name: ``figures/*.png``, ``runs/*.html`` and ``index.html`` (last).
 
-    The directory is replaced as a whole (:func:`castregin.formats.output.replace_directory`): an
-    error leaves the old report as it was, and a directory holding files that are not a castregin
-    report is refused, never deleted. ``options`` are those of :func:`build_report`; returns the
-    path of index.html.
+    Written as a whole with :func:`castregin.formats.output.replace_directory` (``allowed=REPORT_FILES``).
     """
-    report = build_report(runs, qrels, inputs=inputs, **options)
     files = {name: data for name, data in sorted(report.figures.items())}
     files.update({name: page.encode("utf-8") for name, page in sorted(report.pages.items())})
     files[INDEX] = report.html.encode("utf-8")
-    directory = replace_directory(out_dir, files, kind="report", inputs=inputs or [], allowed=REPORT_FILES)
-    return directory / INDEX
-
-
-def check_report_directory(out_dir: str | Path, inputs: Sequence[str | Path] = ()) -> None:
-    """Refuse, before any work, an ``out_dir`` that :func:`write_report` would refuse."""
-    check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
+    return files

@@ -12,12 +12,8 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .numbers import fixed
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: The columns of result rows, as in ``--format json`` (castregin.evaluation.evaluate.RESULT_COLUMNS).
 _RESULT_COLUMNS = ("run", "qrels", "measure", "turn", "value")
@@ -128,13 +124,6 @@ def latex_table(header: list[str], rows: list[list[str]], align_right: set[int] 
     lines.extend(" & ".join(r) + r" \\" for r in rows)
     lines.extend(["\\bottomrule", "\\end{tabular}"])
     return "\n".join(lines) + "\n"
-
-
-def render_results(results: pd.DataFrame, fmt: str = "table", decimals: int = 4,
-                   counts=COUNT_MEASURES) -> str:
-    """Render a DataFrame of ``run, qrels, measure, turn, value`` rows in one of :data:`FORMATS`."""
-    rows = list(results[list(_RESULT_COLUMNS)].itertuples(index=False, name=None))
-    return render_rows(rows, fmt, decimals, counts)
 
 
 def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, counts=COUNT_MEASURES) -> str:

@@ -141,7 +141,14 @@ def task_files(task_set: TaskSet, fmt: str) -> dict[str, bytes]:
         files = {page_name(topic): judging_page(topic, tasks, task_set.criteria, task_set.seed)
                  for topic, tasks in task_set.by_topic().items()}
     else:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", argument="fmt")
     if task_set.gold:
         files[GOLD_CSV] = gold_csv(task_set.gold)
     return {name: text.encode("utf-8") for name, text in files.items()}
+
+
+def tasks_summary(task_set: TaskSet, out_dir: str, files: int) -> str:
+    """The line ``tasks`` ends with: how many tasks (gold among them) over how many topics went where."""
+    planted = sum(task.gold for task in task_set.tasks)
+    return (f"castregin: {len(task_set.tasks)} tasks ({planted} gold) over {len(task_set.by_topic())} topics "
+            f"written to {out_dir} ({files} files)")

@@ -165,7 +165,7 @@ class Bank:
     @classmethod
     def read(cls, paths: Iterable[str | os.PathLike], prefix: str = "Q") -> Bank:
         """Read and merge bank files (either shape), the first given winning; the shape of the first
-        is the one :meth:`write` uses."""
+        is the one :meth:`text` uses."""
         return cls.merge((read_bank(path) for path in paths), prefix)
 
     def is_id(self, text: str) -> bool:
@@ -204,12 +204,6 @@ class Bank:
         from ..formats.submissions import bank_text
 
         return bank_text(self.entries, shape or self.shape, self.prefix)
-
-    def write(self, path: str | os.PathLike, shape: str | None = None) -> None:
-        """Write the bank (with its new entries) atomically, in ``shape`` or the first input's shape."""
-        from ..formats.common import write_text
-
-        write_text(path, self.text(shape))
 
 
 def _grouped(submission: Submission, what: str, warnings: Warnings,

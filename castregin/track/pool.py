@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..data import Run
+from ..data import Run, natural_key
 from ..errors import InputError
-from ..formats.trec import format_pool, read_run
+from ..formats.trec import read_run
 
 
 def add_to_pool(pool: dict[str, set[str]], run: Run, depth: int = 1) -> dict[str, set[str]]:
     """Add ``run``'s top ``depth`` items per turn (lowest rank column first, ties in file order) to ``pool``."""
     if depth < 1:
-        raise ValueError("depth must be at least 1")
+        raise InputError("the depth must be at least 1", argument="depth")
     for turn in run.turns:
         pool.setdefault(turn, set()).update(run.top_by_rank(turn, depth))
     return pool
@@ -45,7 +44,7 @@ def keep_turns(pool: Mapping[str, Iterable[str]], turns: Iterable[str],
     """
     listed = set(turns)
     kept = {turn: items for turn, items in pool.items() if turn in listed}
-    left_out = sorted((turn for turn in pool if turn not in listed), key=_natural)
+    left_out = sorted((turn for turn in pool if turn not in listed), key=natural_key)
     if pool and not kept:
         raise InputError(f"none of the {len(pool)} pooled turns is in {turns_source} (the pool's look like "
                          f"{next(iter(pool))!r}); nothing written")
@@ -56,9 +55,11 @@ def keep_turns(pool: Mapping[str, Iterable[str]], turns: Iterable[str],
                   f"left out: {shown}")
 
 
-def pool_text(paths: Iterable[str | os.PathLike], depth: int = 1) -> str:
-    """The pool of TREC run files in the pool format (rank 1, score 0.0, ``dummytag``), sorted."""
-    return format_pool(pool_files(paths, depth))
+def keep_run_turns(pool: Run, turns: Iterable[str],
+                   turns_source: str = "the turn list") -> tuple[Run, str | None]:
+    """:func:`keep_turns` on a pool read as a run (its scores and rank column)."""
+    kept, left_out = keep_turns(pool.scores, turns, turns_source)
+    return Run(pool.tag, kept, {turn: pool.ranks[turn] for turn in kept}, pool.source), left_out
 
 
 def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,
@@ -82,9 +83,5 @@ def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,
         rows.append({"run": name, "contributed": len(top), "unique": len(top - others),
                      "pool_share": len(top) / size if size else 0.0})
     overlap = {a: {b: len(tops[i] & tops[j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
-    turns = [{"turn": turn, "pool": len(pool[turn])} for turn in sorted(pool, key=_natural)]
+    turns = [{"turn": turn, "pool": len(pool[turn])} for turn in sorted(pool, key=natural_key)]
     return {"turns": turns, "runs": rows, "overlap": overlap, "pool": size, "depth": depth}
-
-
-def _natural(turn: str):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", turn)]

@@ -33,7 +33,8 @@ def combine(qrels_list: Sequence[Qrels], how: str = "min") -> tuple[Qrels, int]:
     the number of pairs left out because some qrels lacks them.
     """
     if how not in COMBINE_METHODS:
-        raise InputError(f"unknown combination {how!r}; use one of {', '.join(COMBINE_METHODS)}")
+        raise InputError(f"unknown combination {how!r}; use one of {', '.join(COMBINE_METHODS)}",
+                         argument="how")
     if not qrels_list:
         raise InputError("no qrels to combine")
     reduce = {"min": min, "max": max, "mean": mean_rounded}[how]

@@ -88,15 +88,15 @@ def test_status_column_of_a_remapped_export():
 def test_option_parsers():
     assert parse_scale("0-3") == (0, 3) and parse_scale("-1-2") == (-1, 2) and parse_scale("1 - 5") == (1, 5)
     for bad in ("3", "3-0", "a-b", "0-3-4"):
-        with pytest.raises(ValueError):
+        with pytest.raises(InputError):
             parse_scale(bad)
     assert parse_label_map(["a=0, b = 1", "c=2"]) == {"a": 0, "b": 1, "c": 2}
     for bad in ("a", "=1", "a=x", "a=1,a=2"):
-        with pytest.raises(ValueError):
+        with pytest.raises(InputError):
             parse_label_map(bad)
-    with pytest.raises(ValueError, match="unknown role"):
+    with pytest.raises(InputError, match="unknown role"):
         parse_columns(["worker=WorkerId"], ["relevance"])
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError):
         parse_columns(["worker_id"], ["relevance"])
 
 

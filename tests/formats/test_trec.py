@@ -6,6 +6,7 @@ import pytest
 
 from castregin import formats
 from castregin.errors import InputError
+from castregin.formats.output import open_output
 
 GOOD_QRELS = "t1 0 a 2\nt1 0 b 0\n"
 GOOD_RUN = "t1 Q0 a 1 2.5 tag\nt1 Q0 b 2 1.5 tag\n"
@@ -111,7 +112,7 @@ def test_writers_roundtrip_and_sort(tmp_path):
 def test_atomic_write_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old")
-    with pytest.raises(RuntimeError), formats.atomic_output(target) as handle:
+    with pytest.raises(RuntimeError), open_output(target) as handle:
         handle.write("half")
         raise RuntimeError("boom")
     assert target.read_text() == "old"

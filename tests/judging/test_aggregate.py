@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from castregin.errors import InputError
 from castregin.formats.crowd import parse_gold, parse_judgments
-from castregin.judging.aggregate import aggregate, aggregate_labels, decide
+from castregin.judging.aggregate import aggregate, decide
 from castregin.labels import divide_rounded, turns_with_label
 
 CRITERIA = ["relevance", "novelty", "diversity"]
@@ -110,12 +111,20 @@ def test_absolute_majority_needs_more_than_half():
 def test_each_tie_rule_and_rounding(labels, tie, rounding, expected):
     result = run(votes("1_1", "Q1", labels), tie=tie, rounding=rounding)
     assert label_of(result, "1_1", "Q1") == expected
-    assert aggregate_labels(labels, tie=tie, rounding=rounding)[0] == expected
 
 
 def test_tie_rule_is_not_used_when_the_mode_is_unique():
     for tie in ("mean", "median", "max", "min"):
-        assert aggregate_labels([0, 0, 0, 3, 3], tie=tie) == (0, "mode")
+        result = run(votes("1_1", "Q1", [0, 0, 0, 3, 3]), tie=tie)
+        assert label_of(result, "1_1", "Q1") == 0 and result.decisions["relevance"] == {"mode": 1, "tie": 0}
+
+
+@pytest.mark.parametrize("rule, value", [("majority", "most"), ("tie", "coin"), ("rounding", "up"), ("method", "em")])
+def test_an_unknown_rule_is_an_input_error_naming_its_argument(rule, value):
+    # It was a ValueError, which the command line would have shown as a traceback.
+    with pytest.raises(InputError, match=f"unknown .*{value!r}") as caught:
+        run(votes("1_1", "Q1", [1, 2]), **{rule: value})
+    assert caught.value.argument == rule
 
 
 @pytest.mark.parametrize("rounding", ["half-up", "half-even", "floor", "ceil"])

@@ -21,6 +21,7 @@ import pytest
 
 from castregin.errors import InputError
 from castregin.formats import crowd as crowd_module
+from castregin.formats.aggregation import aggregation_files
 from castregin.formats.crowd import parse_gold, parse_judgments
 from castregin.judging import suspects as rules
 from castregin.judging.aggregate import aggregate
@@ -215,7 +216,7 @@ def reference_workers(rows: list[dict], labels: dict, accuracy: dict) -> dict:
         entry["median_seconds"] = statistics.median(seconds) if seconds else None
         if crowd_median is not None and seconds and entry["median_seconds"] < rules.FAST_FRACTION * crowd_median:
             reasons.add("fast")
-        entry["reasons"] = [r for r in rules.REASONS if r in reasons]
+        entry["reasons"] = [r for r in ("below_chance", "constant", "repeated", "fast") if r in reasons]
         workers[w] = entry
     return workers
 
@@ -334,7 +335,7 @@ def test_aggregate_equals_the_reference(seed):
 def test_a_crowd_split_over_files_aggregates_as_one_file():
     files, gold_rows = random_crowd(3, files=3)
     gold = parse_gold(gold_bytes(gold_rows), "gold.csv")
-    split = aggregate(parse_judgments(files, CRITERIA), gold).outputs("q")
+    split = aggregation_files(aggregate(parse_judgments(files, CRITERIA), gold), "q")
     # The same rows as one file (in the same order, header of the first): the outputs are the same bytes.
     header, *_ = files[0][0].decode().splitlines()
     rows = []
@@ -345,7 +346,8 @@ def test_a_crowd_split_over_files_aggregates_as_one_file():
     writer = csv.DictWriter(buffer, header.split(","), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    whole = aggregate(parse_judgments([(buffer.getvalue().encode(), "all.csv")], CRITERIA), gold).outputs("q")
+    whole = aggregation_files(aggregate(parse_judgments([(buffer.getvalue().encode(), "all.csv")], CRITERIA), gold),
+                              "q")
     assert whole == split
 
 

@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from castregin.errors import InputError
 from castregin.formats.crowd import parse_gold, parse_judgments
 from castregin.judging.aggregate import aggregate
-from castregin.judging.models import dawid_skene, fit_frame, glad
+from castregin.judging.models import dawid_skene, fit, glad
 
 from .simulated import simulated_crowd
 
@@ -30,6 +31,23 @@ def tasks_frame(frame: pd.DataFrame, criterion: str) -> pd.DataFrame:
     frame = frame[frame[criterion].astype(str) != ""]
     return pd.DataFrame({"task": frame["turn_id"] + " " + frame["item_id"], "worker": frame["worker_id"],
                          "label": frame[criterion].astype(int)}).reset_index(drop=True)
+
+
+def fit_frame(data: pd.DataFrame, method: str = "dawid-skene", gold: dict | None = None) -> pd.Series:
+    """Our labels of a crowd-kit frame by task, in the order of first appearance (as crowd-kit returns them).
+
+    ``gold`` maps a task to its known label, handed to :func:`fit` as aggregate hands it the gold items.
+    """
+    task, tasks = pd.factorize(data["task"])
+    worker, _ = pd.factorize(data["worker"])
+    gold_arrays = None
+    if gold:
+        position = pd.Index(tasks).get_indexer(list(gold))
+        known = position >= 0
+        labels = np.array(list(gold.values()))[known]
+        gold_arrays = (position[known], labels, labels)
+    result = fit(method, task, worker, data["label"].to_numpy(), gold=gold_arrays)
+    return pd.Series(result.labels, index=pd.Index(tasks, name="task"), name="agg_label")
 
 
 def example_frame(crowd_example) -> pd.DataFrame:
@@ -163,7 +181,7 @@ def test_a_known_label_no_worker_gave_becomes_a_class():
 
 
 def test_a_gold_range_without_a_class_in_use_is_refused():
-    with pytest.raises(ValueError, match="holds no label in use"):
+    with pytest.raises(InputError, match="holds no label in use"):
         dawid_skene([0, 0], [0, 1], [0, 1], gold=([0], [2], [3]))
 
 
@@ -195,7 +213,7 @@ def test_gold_in_aggregate_is_passed_to_the_model():
 
 def test_an_unknown_method_is_refused():
     judgments = parse_judgments([(b"worker_id,turn_id,item_id,relevance\nA,1_1,Q1,1\n", "j.csv")], ["relevance"])
-    with pytest.raises(ValueError, match="unknown method 'em'"):
+    with pytest.raises(InputError, match="unknown method 'em'"):
         aggregate(judgments, method="em")
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from castregin import formats
-from castregin.data import Run, topic_of
+from castregin.data import Run, natural_key, topic_of
 from castregin.errors import InputError
 from castregin.formats.crowd import GOLD_COLUMNS as CROWD_GOLD_COLUMNS
 from castregin.formats.crowd import parse_gold
@@ -18,7 +18,6 @@ from castregin.judging.tasks import (
     borrowable,
     build_tasks,
     digest,
-    natural_key,
     plant_gold,
 )
 from castregin.render.tasks import gold_csv

@@ -15,10 +15,26 @@ from reference_runs import write_reference_runs
 
 from castregin import Qrels, Run, formats
 from castregin.evaluation.evaluate import evaluate
-from castregin.render.report import build_report, label_distribution, per_turn_versus_median
+from castregin.evaluation.measures import DEFAULT_MEASURES
+from castregin.evaluation.report_data import ReportSettings, label_distribution, report_data, turn_statistics
+from castregin.formats.output import replace_directory
+from castregin.formats.provenance import provenance
+from castregin.render.report import INDEX, REPORT_FILES, build_report, report_files
 
 TAGS = ["bm25_baseline_mi_run", "miniLM_bert_sample_mi_run", "T5_raw", "T5_rewrite"]
 PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def report_of(runs, qrels, measures=DEFAULT_MEASURES, *, date="2024-01-01T00:00:00Z", **settings):
+    """The report of ``runs`` in memory, computed and rendered as the report command does."""
+    data = report_data(runs, qrels, ReportSettings(measures=tuple(measures), **settings))
+    return build_report(data, provenance([], command="castregin report", date=date))
+
+
+def write_report(runs, qrels, out_dir, **settings):
+    """:func:`report_of` written into ``out_dir`` as the report command writes it; the path of index.html."""
+    return replace_directory(out_dir, report_files(report_of(runs, qrels, **settings)), kind="report",
+                             allowed=REPORT_FILES) / INDEX
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +96,8 @@ def test_figures_exist_as_png_files_matching_the_embedded_ones(report_dir):
 def test_report_is_deterministic(cast2022, run_paths):
     runs = [formats.read_run(p) for p in run_paths[:2]]
     qrels = [formats.read_qrels(cast2022 / "regin/qrels/question_relevance_mi_subset.qrel")]
-    first = build_report(runs, qrels, ["P@1"], date="2024-01-01T00:00:00Z")
-    second = build_report(runs, qrels, ["P@1"], date="2024-01-01T00:00:00Z")
+    first = report_of(runs, qrels, ["P@1"], date="2024-01-01T00:00:00Z")
+    second = report_of(runs, qrels, ["P@1"], date="2024-01-01T00:00:00Z")
     assert first.html == second.html and first.figures == second.figures
     assert "bm25_baseline_mi_run" in first.html and "miniLM_bert_sample_mi_run" in first.html
 
@@ -115,7 +131,7 @@ def test_label_distribution_counts_unjudged_and_uses_trec_eval_order():
 
 def _leaderboard_judged(runs, qrels, k):
     """The judged@k column of the report's leaderboard, in the order of ``runs`` (the board is sorted)."""
-    page = build_report(runs, [qrels], ["P@1"], depth=k).html
+    page = report_of(runs, [qrels], ["P@1"], depth=k).html
     board = page.split('id="leaderboard"')[1].split('id="significance"')[0]
     judged = {cells[0].split(" (")[0]: float(cells[-1]) for cells in re.findall(r"<tr>(.*?)</tr>", board)
               for cells in [re.findall(r"<td[^>]*>([^<]*)</td>", cells)] if cells}
@@ -146,7 +162,7 @@ def test_per_turn_versus_median_and_best():
     b = _run("b", {"t1": {"Q2": 1.0}, "t2": {"Q9": 1.0}})
     c = _run("c", {"t1": {"Q1": 1.0}})
     results = evaluate([a, b, c], QRELS, ["P@1"], per_turn=True)
-    table = per_turn_versus_median(results, "q", "P@1", "b")
+    table = turn_statistics(results, "q", "P@1").versus("b")
     assert table.to_dict("list") == {"turn": ["t1", "t2"], "value": [0.0, 0.0], "median": [1.0, 0.5],
                                      "best": [1.0, 1.0], "worst": [0.0, 0.0]}
 
@@ -249,12 +265,12 @@ def test_leaderboard_is_sorted_by_the_first_measure_with_intervals(simulated):
 
 def test_bootstrap_intervals_are_percentile_interval_of_the_turns(simulated):
     from castregin.evaluation.analysis import percentile_interval
-    from castregin.render.report import bootstrap
+    from castregin.evaluation.report_data import mean_intervals
 
     out, inputs = simulated
     runs, qrels = [formats.read_run(p) for p in inputs[:3]], formats.read_qrels(inputs[-1], "sim")
     results = evaluate(runs, qrels, ["nDCG@3"], per_turn=True)
-    intervals = bootstrap(results, ["nDCG@3"], samples=1000, seed=42)
+    intervals = mean_intervals(results, ["nDCG@3"], samples=1000, seed=42)
     rows = results[(results["run"] == runs[1].tag) & (results["turn"] != "all") & (results["measure"] == "nDCG@3")]
     values = dict(zip(rows["turn"], rows["value"]))
     expected = percentile_interval([values[t] for t in sorted(values)], samples=1000, seed=42)
@@ -266,7 +282,7 @@ def test_bootstrap_intervals_are_percentile_interval_of_the_turns(simulated):
 def test_reproducibility_block_lists_every_input_with_its_sha256(simulated):
     import hashlib
 
-    from castregin.render.report import castregin_version
+    from castregin.formats.provenance import castregin_version
 
     out, inputs = simulated
     page = (out / "index.html").read_text(encoding="utf-8")
@@ -300,8 +316,6 @@ def test_per_run_files_are_self_contained_pages_of_each_run(simulated):
 
 
 def test_per_turn_tables_hold_best_median_and_worst_of_all_runs(simulated):
-    from castregin.render.report import turn_statistics
-
     out, inputs = simulated
     runs, qrels = [formats.read_run(p) for p in inputs[:-1]], formats.read_qrels(inputs[-1], "sim")
     results = evaluate(runs, qrels, ["nDCG@3"], per_turn=True)
@@ -365,19 +379,19 @@ def test_run_file_names_are_unique_even_when_slugs_collide():
 def test_sha256_is_streamed_and_equals_hashlib(tmp_path, monkeypatch):
     import hashlib
 
-    from castregin.render import report
+    from castregin.formats import provenance as record_module
 
     path = tmp_path / "big.run"
     path.write_bytes(bytes(range(256)) * 20_000)  # 5 MB: several chunks
-    monkeypatch.setattr(report, "_HASH_CHUNK", 1 << 16)
-    assert report.sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
-    record = report.provenance([path, "-"], command="castregin report x", date="2024-01-01T00:00:00Z")
+    monkeypatch.setattr(record_module, "_HASH_CHUNK", 1 << 16)
+    assert record_module.sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+    record = record_module.provenance([path, "-"], command="castregin report x", date="2024-01-01T00:00:00Z")
     assert record.inputs == [(str(path), hashlib.sha256(path.read_bytes()).hexdigest()),
                              ("-", "standard input (not hashed)")]
 
 
 def test_date_is_utc_iso_and_honours_source_date_epoch(monkeypatch):
-    from castregin.render.report import utc_date
+    from castregin.formats.provenance import utc_date
 
     assert utc_date(0) == "1970-01-01T00:00:00Z"
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
@@ -389,11 +403,11 @@ def test_date_is_utc_iso_and_honours_source_date_epoch(monkeypatch):
 def test_plot_measure_is_chosen_and_checked(cli, tmp_path):
     qrels, runs = write_simulated(tmp_path, runs=3, topics=2)
     qrels_list, run_list = [formats.read_qrels(qrels)], [formats.read_run(p) for p in runs]
-    report = build_report(run_list, qrels_list, ["P@1"], plot_measure="AP", date="2024-01-01T00:00:00Z")
+    report = report_of(run_list, qrels_list, ["P@1"], plot_measure="AP", date="2024-01-01T00:00:00Z")
     assert sum(name.endswith("-per-turn-AP.png") for name in report.figures) == 3
     assert "AP per turn on simulated" in report.html
     # The same measure under its trec_eval name is evaluated once and plotted under the name given.
-    report = build_report(run_list, qrels_list, ["ndcg_cut_3"], date="2024-01-01T00:00:00Z")
+    report = report_of(run_list, qrels_list, ["ndcg_cut_3"], date="2024-01-01T00:00:00Z")
     assert sum(name.endswith("-per-turn-ndcg_cut_3.png") for name in report.figures) == 3
     result = cli("report", *runs, "--qrels", qrels, "--out", tmp_path / "r", "--plot-measure", "num_q")
     assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1

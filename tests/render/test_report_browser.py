@@ -18,9 +18,8 @@ from reference_runs import write_reference_runs
 
 from castregin import formats
 from castregin.render.plots import INTERVAL_COLOUR, NEGATIVE, POSITIVE
-from castregin.render.report import write_report
 
-from .test_report import SIMULATED_RUNS, report_simulated
+from .test_report import SIMULATED_RUNS, report_simulated, write_report
 
 WIDTH, HEIGHT = 1280, 4000
 
