@@ -129,47 +129,54 @@ def _ndcg_rel(rr, s, pairs):
     return [c_div(total, num_rel) if total > 0.0 else 0.0]
 
 
+class _RndcgWalk:
+    """Rndcg's walk down the ideal ranking beside the run's: each time the ideal gain changes, the DCG
+    ratio so far counts."""
+
+    def __init__(self, gains: _Gains):
+        self.gains = gains
+        self.results_dcg = self.ideal_dcg = self.total = 0.0
+        self.changes = 0
+        self.old_gain = self.ideal = gains.first_gain
+
+    def close(self) -> None:
+        if self.ideal_dcg > 0.0:
+            self.total += self.results_dcg / self.ideal_dcg
+            self.changes += 1
+
+    def step(self, i: int, gain: float) -> None:
+        """Position ``i``, where the run's item has ``gain``."""
+        self.ideal = self.gains.ideal_at(i)
+        if self.old_gain != self.ideal:
+            self.close()
+            self.old_gain = self.ideal
+        if gain != 0:
+            self.results_dcg += gain / math.log2(float(i + 2))
+        if self.ideal > 0.0:
+            self.ideal_dcg += self.ideal / math.log2(float(i + 2))
+
+
 def _rndcg(rr, s, pairs):
     gains = _gains(rr, pairs)
     if rr.num_rel == 0:
         return [0.0]
     rels, get = rr.rels, gains.lookup.get
     num_ret = len(rels)
-    results_dcg = ideal_dcg = total = 0.0
-    old_gain = ideal = gains.first_gain
-    changes = 0
+    walk = _RndcgWalk(gains)
     i = 0
-    while i < num_ret and ideal > 0.0:
-        gain = get(rels[i], 0.0)
-        ideal = gains.ideal_at(i)
-        if old_gain != ideal:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                changes += 1
-            old_gain = ideal
-        if gain != 0:
-            results_dcg += gain / math.log2(float(i + 2))
-        if ideal > 0.0:
-            ideal_dcg += ideal / math.log2(float(i + 2))
+    while i < num_ret and walk.ideal > 0.0:
+        walk.step(i, get(rels[i], 0.0))
         i += 1
     if i < num_ret:
+        # The ideal gains are used up: the rest of the run only adds to its DCG, counted once.
         for position, gain in gains.nonzero[bisect.bisect_left(gains.nonzero, (i, -math.inf)):]:
-            results_dcg += gain / math.log2(float(position + 2))
-        if ideal_dcg > 0.0:
-            total += results_dcg / ideal_dcg
-            changes += 1
+            walk.results_dcg += gain / math.log2(float(position + 2))
+        walk.close()
         i = num_ret
-    while ideal > 0.0:
-        ideal = gains.ideal_at(i)
-        if old_gain != ideal:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                changes += 1
-            old_gain = ideal
-        if ideal > 0.0:
-            ideal_dcg += ideal / math.log2(float(i + 2))
+    while walk.ideal > 0.0:
+        walk.step(i, 0.0)
         i += 1
-    return [c_div(total, changes)]
+    return [c_div(walk.total, walk.changes)]
 
 
 def _G(rr, s, pairs):
