@@ -1,15 +1,18 @@
 """Evaluating runs against qrels with trec_eval's semantics.
 
-Per-turn values come from castregin's vectorised engine (:mod:`castregin.evaluation.engine`) for P@k, R@k,
-AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 9's numbers
-(pytrec_eval's, to the last bit on the CAsT data); every other trec_eval measure comes from
-trec_eval's rules in castregin's Python (:mod:`castregin.evaluation.trec_rules`, checked against
-trec_eval's binary and pytrec_eval). No C code sees the input: where trec_eval crashes or hangs (a
-turn labelled only below 0, labels from 2^30 on), castregin refuses in one line. Items are ranked
-on scores compared as doubles, as castregin's reference trec_eval-9.0.8 compares them, or with
-``score_precision="float"`` as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to
-v9.0.8 do (:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged,
-because that is where tools differ:
+Measures are :class:`~castregin.evaluation.measures.Measure` objects, or names parsed once into them
+here (:func:`~castregin.evaluation.measures.parse_measures`). Each measure's per-turn values come from
+its definition: its vectorised computation in castregin's streaming engine
+(:mod:`castregin.evaluation.engine`) where it has one (P@k, R@k, AP, RR, nDCG@k, nDCG, Rprec,
+Success@k, Judged@k), which reproduces trec_eval 9's numbers (pytrec_eval's, to the last bit on the
+CAsT data), else its rule, trec_eval's rule in castregin's Python (:mod:`castregin.evaluation.plain`,
+checked against trec_eval's binary and pytrec_eval); small inputs are scored by the rules alone. No
+C code sees the input: where trec_eval crashes or hangs (a turn labelled only below 0, labels from
+2^30 on), castregin refuses in one line. Items are ranked on scores compared as doubles, as
+castregin's reference trec_eval-9.0.8 compares them, or with ``score_precision="float"`` as 32-bit
+floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 do
+(:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged, because that is
+where tools differ:
 
 - default (``trec_eval -l2``): the turns present in both the qrels and the run;
 - ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
@@ -252,7 +255,7 @@ def run_names(runs: Sequence[Run]) -> list[str]:
 
 
 def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
-             measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
+             measures: Sequence[str | Measure] = DEFAULT_MEASURES, rel_level: int = 2,
              complete: bool = False, per_turn: bool = False,
              turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> pd.DataFrame:
     """Evaluate every run against every qrels, as ``trec_eval -l<rel_level> [-c]`` would.
@@ -263,7 +266,9 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         One or several :class:`Run` / :class:`Qrels` (see :func:`castregin.formats.read_run`).
     measures:
         Names in ir_measures' syntax (``P@1``, ``nDCG@3``) or trec_eval's (``P_1``, ``ndcg_cut_3``,
-        ``all_trec``); see :mod:`castregin.evaluation.measures`.
+        ``all_trec``), or measures parsed already (:func:`castregin.evaluation.measures.parse_measures`,
+        which a caller that also inspects them uses, so that nothing is parsed twice); see
+        :mod:`castregin.evaluation.measures`.
     rel_level:
         Label at or above which an item is relevant for binary measures (nDCG uses the grades).
     complete:
@@ -293,7 +298,7 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
 
 
 def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
-                  measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
+                  measures: Sequence[str | Measure] = DEFAULT_MEASURES, rel_level: int = 2,
                   complete: bool = False, per_turn: bool = False,
                   turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[tuple]:
     """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""

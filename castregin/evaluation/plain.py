@@ -28,13 +28,20 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     """Per-turn values of each measure, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
     Items are ranked on ``score_bits``-bit scores (see :mod:`castregin.evaluation.ranking`), once per
-    relevance level, judged-only flag and gain map among the measures; those groups with a measure the
+    relevance level, judged-only flag and gain map among the measures (those the level does not concern join any); those groups with a measure the
     engine lacks refuse what trec_eval cannot evaluate, ``source`` naming the qrels. The same as :func:`castregin.evaluation.engine.evaluate_run` on the same run and qrels.
     """
     results: list[dict[str, float]] = [{} for _ in measures]
     groups: dict[tuple, list[int]] = {}
     for position, measure in enumerate(measures):
-        groups.setdefault((measure.rel, measure.judged_only, measure.gains), []).append(position)
+        if measure.definition.uses_level:
+            groups.setdefault((measure.rel, measure.judged_only, measure.gains), []).append(position)
+    for position, measure in enumerate(measures):
+        if not measure.definition.uses_level:
+            # Any level will do: the turn is ranked once for it and the others alike.
+            key = next((key for key in groups if key[1:] == (measure.judged_only, measure.gains)),
+                       (measure.rel, measure.judged_only, measure.gains))
+            groups.setdefault(key, []).append(position)
     for (rel, judged_only, gains), members in groups.items():
         labels = qrels
         if gains is not None:

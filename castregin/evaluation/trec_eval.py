@@ -24,7 +24,8 @@ from . import trec_rules
 from .evaluate import warn_few_judged
 from .measures import Marked, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
-from .trec_rules import LONG_MAX, Settings, ZScores
+from .trec_rules import LONG_MAX, Settings
+from .zscores import ZScores
 
 
 @dataclass(frozen=True)

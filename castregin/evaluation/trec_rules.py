@@ -22,7 +22,8 @@ Each measure then reads that ranking exactly as its ``m_<name>.c`` does (its rul
 in :mod:`castregin.evaluation.measures`), with the same double arithmetic in the same order (0/0
 gives trec_eval's ``-nan``, :func:`c_div`), and is averaged over topics by its ``calc_avg`` (means,
 sums, geometric means; ``-c`` divides by the qrels' topics). ``-Z`` turns each
-topic's values into z-scores from a file of means and deviations first (``convert_zscores.c``).
+topic's values into z-scores from a file of means and deviations first (``convert_zscores.c``,
+:mod:`castregin.evaluation.zscores`).
 
 A topic whose labels are all negative cannot be evaluated: trec_eval stops with "Can't calculate
 measure" when it comes first, and reuses the previous topic's label counts otherwise. Labels above
@@ -36,8 +37,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
@@ -45,6 +45,7 @@ from .ranking import DEFAULT_BITS, ranked_items
 
 if TYPE_CHECKING:
     from .measures import Marked
+    from .zscores import ZScores
 
 #: trec_eval's relevance values of a retrieved item the qrels lack, and of one labelled below 0.
 NONPOOL, UNJUDGED = -1, -2
@@ -52,8 +53,6 @@ NONPOOL, UNJUDGED = -1, -2
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 #: trec_eval's floor for geometric means (``MIN_GEO_MEAN``).
 MIN_GEO_MEAN = 0.00001
-#: The value trec_eval gives a measure that has no mean and deviation in the ``-Z`` file.
-MISSING_ZSCORE = -1000000.0
 #: x86's result of 0/0 (its sign bit set: glibc prints ``-nan``).
 _C_NAN = -math.nan
 
@@ -92,8 +91,9 @@ def c_exp(value: float) -> float:
         return math.inf
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# Patterns, not compiled regexes: compiled on first use (an evaluation reads no option), then cached by re.
+_INTEGER = r"[+-]?[0-9]+"
+_DECIMAL = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
 def c_long(text: str, what: str) -> int:
@@ -102,14 +102,14 @@ def c_long(text: str, what: str) -> int:
     Stricter than ``atol``, which reads "abc" as 0 and "5x" as 5: anything but a whole number is an
     error naming ``what``.
     """
-    if not _INTEGER.fullmatch(text):
+    if not re.fullmatch(_INTEGER, text):
         raise InputError(f"{what} must be a whole number, not {text!r}")
     return min(max(int(text), LONG_MIN), LONG_MAX)
 
 
 def c_double(text: str, what: str) -> float:
     """A decimal number as C's ``atof`` reads it (stricter: anything else is an error naming ``what``)."""
-    if not _DECIMAL.fullmatch(text):
+    if not re.fullmatch(_DECIMAL, text):
         raise InputError(f"{what}: {text!r} is not a decimal number")
     value = float(text)
     if not math.isfinite(value):
@@ -120,8 +120,7 @@ def c_double(text: str, what: str) -> float:
 # --- one topic's ranking (form_res_rels.c) -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """trec_eval's options that change a topic's values: ``-l``, ``-J``, ``-M``, ``-N``."""
 
     level: int = 1
@@ -133,8 +132,7 @@ class Settings:
     score_bits: int = DEFAULT_BITS
 
 
-@dataclass
-class Ranking:
+class Ranking(NamedTuple):
     """trec_eval's ``RES_RELS`` of one topic: labels in ranking order and the counts measures read."""
 
     topic: str
@@ -155,7 +153,7 @@ class Ranking:
     scores: Mapping[str, float]
     labels: Mapping[str, int]
     #: What several measures derive from the ranking alike (the nDCG family's gains).
-    cache: dict = field(default_factory=dict)
+    cache: dict
 
     @property
     def num_ret(self) -> int:
@@ -201,111 +199,20 @@ def rank_topic(topic: str, scores: Mapping[str, float], labels: Mapping[str, int
             "or leave the topic out")
     num_rel = sum(count for label, count in counts.items() if label >= level)
     return Ranking(topic, rels, num_rel, num_rel_ret, nonpool, unjudged, counts, max(counts, default=-1) + 1,
-                   [i for i, rel in enumerate(rels) if rel >= level], scores, labels)
-
-
-# --- -Z: z-scores (get_zscores.c, convert_zscores.c) ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ZScores:
-    """A ``-Z`` file: per topic, its lines ``(measure, mean, deviation)`` sorted by measure (byte order),
-    topics sorted by id, as trec_eval holds them."""
-
-    topics: tuple[str, ...]
-    #: Per topic (same order), the sorted lines.
-    lines: tuple[tuple[tuple[str, float, float], ...], ...]
-    source: str | None = None
-
-    @classmethod
-    def of(cls, lines: Sequence[tuple[str, str, float, float]], source: str | None = None) -> ZScores:
-        """From ``(topic, measure, mean, deviation)`` lines (as :func:`castregin.formats.zscores.read_zscores` reads)."""
-        by_topic: dict[str, list[tuple[str, float, float]]] = {}
-        for topic, measure, mean, deviation in sorted(lines, key=lambda line: (line[0], line[1])):
-            by_topic.setdefault(topic, []).append((measure, mean, deviation))
-        return cls(tuple(by_topic), tuple(tuple(topic_lines) for topic_lines in by_topic.values()), source)
-
-
-def _search(keys: Sequence[str], key: str, next_key: str | None) -> int | None:
-    """trec_eval's binary search of ``convert_zscores.c``: its upper bound is one past the last entry.
-
-    Returns the index found (``len(keys)`` for ``next_key``, the entry stored after the table), or None.
-    A probe past the table with no ``next_key`` is memory trec_eval does not own: :class:`TrecEvalRefusal`.
-    """
-    start, end = 0, len(keys)
-    while start <= end:
-        current = (start + end) // 2
-        if current == len(keys):
-            if next_key is None:
-                raise _PastTheTable
-            probe = next_key
-        else:
-            probe = keys[current]
-        if key < probe:
-            end = current - 1
-        elif key > probe:
-            start = current + 1
-        else:
-            return current
-    return None
-
-
-class _PastTheTable(Exception):
-    pass
-
-
-def zscore_values(zscores: ZScores, topic: str, names: Sequence[str], values: list[float]) -> list[float]:
-    """One topic's values as trec_eval's ``-Z`` turns them (``te_convert_to_zscore``).
-
-    ``(value - mean) / deviation``; a deviation of 0 gives 0 where the value is the mean; a topic
-    or measure the file lacks, or a deviation of 0 with another value, gives -1000000.
-    """
-    try:
-        found = _search(zscores.topics, topic, None)
-    except _PastTheTable:
-        raise TrecEvalRefusal(
-            f"topic {topic} sorts after every topic of the Z-score file {zscores.source or ''}: trec_eval 9.0.8 "
-            "then reads past the end of its table (it crashes or reads garbage); add the topic's lines to the "
-            "file") from None
-    if found is None:
-        return [MISSING_ZSCORE] * len(values)
-    lines = zscores.lines[found]
-    keys = [line[0] for line in lines]
-    following = zscores.lines[found + 1][0] if found + 1 < len(zscores.lines) else None
-    out = []
-    for name, value in zip(names, values):
-        try:
-            index = _search(keys, name, following[0] if following else None)
-        except _PastTheTable:
-            raise TrecEvalRefusal(
-                f"measure {name} sorts after every measure of topic {topic} in the Z-score file "
-                f"{zscores.source or ''}: trec_eval 9.0.8 then reads past the end of its table (it crashes or "
-                f"reads garbage); add a line for {name} of topic {topic}") from None
-        if index is None:
-            out.append(MISSING_ZSCORE)
-            continue
-        # Past the topic's lines, trec_eval's search reads the next topic's first line.
-        _, mean, deviation = lines[index] if index < len(lines) else following
-        if deviation:
-            out.append((value - mean) / deviation)
-        else:
-            out.append(0.0 if value == mean else MISSING_ZSCORE)
-    return out
+                   [i for i, rel in enumerate(rels) if rel >= level], scores, labels, {})
 
 
 # --- a whole evaluation (trec_eval.c's main loop) -----------------------------------------------------------------
 
 
-@dataclass
-class TopicValues:
+class TopicValues(NamedTuple):
     """One topic's values: per marked measure, its values (a text for relstring)."""
 
     topic: str
     values: list[list[float] | str]
 
 
-@dataclass
-class Evaluation:
+class Evaluation(NamedTuple):
     """What trec_eval computes: each evaluated topic's values, and the ``all`` values of every measure."""
 
     marked: list[Marked]
@@ -359,6 +266,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[s
             else:
                 slots.extend(result)
         if zscores is not None:
+            from .zscores import zscore_values
+
             slots = zscore_values(zscores, topic, names, slots)
             values = _refill(values, slots)
         for index, value in enumerate(slots):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...limits import MAX_CUTOFF
 from ..trec_rules import MIN_GEO_MEAN, c_exp
@@ -41,8 +42,7 @@ TREC_EVAL_ORDER, IR_MEASURES_ORDER = "trec_eval", "ir_measures"
 POSITIVE_LINES, ALL_LINES, POSITIVE_LINES_AND_TOP = "positive", "all", "positive-and-top"
 
 
-@dataclass(frozen=True)
-class IrName:
+class IrName(NamedTuple):
     """How ir_measures names a definition: its measure ``name`` and the parameters that select it.
 
     ``AP`` is trec_eval's ``map`` without a cutoff and ``map_cut`` with one: two definitions, each
@@ -203,8 +203,7 @@ class Measure:
         return Marked(self.definition, self.params, (self.name,))
 
 
-@dataclass(frozen=True)
-class Marked:
+class Marked(NamedTuple):
     """A definition as ``trec_eval -m`` asks for it: its parameters and the names of its values."""
 
     definition: Definition

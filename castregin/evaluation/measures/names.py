@@ -336,7 +336,7 @@ def split_measure_argument(arg: str) -> tuple[str, str | None]:
     return name, (text if dot else None)
 
 
-_CUTOFF = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?")
+_CUTOFF = r"[+-]?[0-9]+(\.[0-9]*)?"  # compiled on first use (evaluate reads no -m)
 
 
 def parse_cutoffs(name: str, text: str) -> tuple[int, ...]:
@@ -345,7 +345,7 @@ def parse_cutoffs(name: str, text: str) -> tuple[int, ...]:
     values = []
     for part in text.split(","):
         # atol reads "23.4" as 23, which trec_eval then names ndcg_cut_23: the fraction is dropped, not rounded.
-        if not _CUTOFF.fullmatch(part) or int(part.split(".")[0]) < 1:
+        if not re.fullmatch(_CUTOFF, part) or int(part.split(".")[0]) < 1:
             raise InputError(f"measure {name}.{text}: cutoffs are positive whole numbers, not {part!r} "
                              "(trec_eval: negative cutoff)")
         values.append(int(part.split(".")[0]))
