@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from types import SimpleNamespace
 
 from ...errors import InputError
 from ...limits import MAX_CUTOFF, MAX_TREC_LABEL
@@ -247,13 +248,6 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
 _PLAIN_IR_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}))?")
 
 
-class _Plain:
-    """What ``_ir_measure`` reads of an ir_measures measure, for a name read without ir_measures."""
-
-    def __init__(self, kind: str, params: dict):
-        self.NAME, self.params = kind, params
-
-
 def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     """``P@5``, ``nDCG@3``, ``AP``... as :func:`_parse_ir_measures` reads them, or None for other names."""
     match = _PLAIN_IR_NAME.fullmatch(name)
@@ -263,7 +257,7 @@ def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     found = _match(match["kind"], params)
     if found is None or (found[1].param is not None and found[0].params != P_DOUBLE):
         return None  # ir_measures says what is wrong its own way (P without a cutoff, IPrec without recall)
-    return _ir_measure(name, _Plain(match["kind"], params), rel_level)
+    return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
 
 def _parse_ir_measures(name: str, rel_level: int) -> Measure:
