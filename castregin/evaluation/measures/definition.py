@@ -64,8 +64,7 @@ class IrName(NamedTuple):
     gains: bool = False
 
 
-@dataclass(frozen=True, eq=False)
-class Definition:
+class Definition(NamedTuple):
     """One measure, declared once: names, parameters, averaging, printing and computation.
 
     ``rule(ranking, settings, params)`` gives a turn's values, one per parameter for the cutoff
