@@ -311,24 +311,25 @@ def measure_names(measures) -> list[tuple[Any, str]]:
     return pairs
 
 
-def _plan(measures, rel_level: int) -> tuple[list[str], list[tuple[Any, str]]]:
-    """The names to evaluate, and ``(key, castregin name)`` of each value to return, in order.
+def _plan(measures, rel_level: int) -> tuple[list[Measure], list[tuple[Any, str]]]:
+    """The measures to evaluate, and ``(key, castregin name)`` of each value to return, in order.
 
     A measure that stands for one value is keyed as passed; the measures of a set or family
     (``all_trec``, ``P.1,3``) are keyed by castregin's names (``P_1``).
     """
-    names, targets, seen = [], [], {}
+    parsed, targets, seen = [], [], {}
     for key, name in measure_names(measures):
-        parsed = parse_measure(name, rel_level)
-        names.append(name)
-        keys = [(key, parsed[0].name)] if len(parsed) == 1 else [(m.name, m.name) for m in parsed]
+        measures_of_name = [key] if isinstance(key, Measure) else parse_measure(name, rel_level)
+        parsed.extend(measures_of_name)
+        keys = [(key, measures_of_name[0].name)] if len(measures_of_name) == 1 else \
+            [(m.name, m.name) for m in measures_of_name]
         for target_key, target_name in keys:
             if seen.setdefault(target_key, target_name) != target_name:
                 raise InputError(f"{seen[target_key]} and {target_name} are different measures but one key "
                                  f"({target_key!r}); pass them as strings", argument="measures")
             if (target_key, target_name) not in targets:
                 targets.append((target_key, target_name))
-    return names, targets
+    return parsed, targets
 
 
 def _values(rows: Iterable[tuple]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
@@ -376,8 +377,8 @@ def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool =
     >>> calc_aggregate(["P@1", "ndcg_cut_3"], {"t": {"a": 2}}, {"t": {"a": 1.0, "b": 0.5}})
     {'P@1': 1.0, 'ndcg_cut_3': 1.0}
     """
-    names, targets = _plan(measures, rel_level)
-    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete, score_precision=score_precision)
+    parsed, targets = _plan(measures, rel_level)
+    rows = evaluate_rows(as_run(run), as_qrels(qrels), parsed, rel_level, complete, score_precision=score_precision)
     aggregates, _ = _values(rows)
     return {key: aggregates[name] for key, name in targets}
 
@@ -399,8 +400,8 @@ def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = Fals
     averaged: the shared ones, or with ``complete`` every qrels turn (the run's missing ones at 0).
     Everything is computed, and every error raised, before the iterator is returned.
     """
-    names, targets = _plan(measures, rel_level)
-    rows = evaluate_rows(as_run(run), as_qrels(qrels), names, rel_level, complete, per_turn=True,
+    parsed, targets = _plan(measures, rel_level)
+    rows = evaluate_rows(as_run(run), as_qrels(qrels), parsed, rel_level, complete, per_turn=True,
                          score_precision=score_precision)
     _, per_turn = _values(rows)
     turns = sorted({turn for values in per_turn.values() for turn in values}, key=natural_key)
@@ -439,5 +440,5 @@ def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complet
     """
     run_list = _inputs(runs, RUN, as_run, "runs")
     qrels_list = _inputs(qrels, QRELS, as_qrels, "qrels")
-    names = [name for _, name in measure_names(measures)]
-    return _evaluate(run_list, qrels_list, names, rel_level, complete, per_turn, turns, score_precision)
+    parsed, _ = _plan(measures, rel_level)
+    return _evaluate(run_list, qrels_list, parsed, rel_level, complete, per_turn, turns, score_precision)

@@ -76,7 +76,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
     with warnings_as_lines():
         rows = evaluate_file_rows(
             runs, [split_named(spec) for spec in qrels_specs],
-            measures=measures or DEFAULT_MEASURES, rel_level=rel_level, complete=complete,
+            measures=parsed, rel_level=rel_level, complete=complete,
             per_turn=per_turn or by == "topic" or ci is not None, turns=turns, score_precision=score_precision,
         )
     if by == "topic" or ci is not None:

@@ -1,4 +1,4 @@
-"""trec_eval's measures on whole arrays: P@k, R@k, AP, RR, nDCG@k, nDCG, Rprec, Success@k, Judged@k.
+"""trec_eval's measures on whole arrays: the streaming engine, for every measure with a vectorised computation.
 
 One run against one qrels is a handful of numpy passes over the run's lines, batch by batch
 (whole turns, tens of thousands of lines, whose arrays stay in the processor's cache; see
@@ -23,9 +23,10 @@ floating-point details that decide the last bits:
   the last bits, so :func:`sequential_sums` adds position by position across all turns at once.
 
 Turns are the run's turns that the qrels judge; means and ``--complete`` are the caller's job
-(:mod:`castregin.evaluation.evaluate`). One more spec kind, :data:`JUDGED_SHARE`, is no measure but
-what evaluate's judged-share warning needs: the share of a turn's top k (trec_eval's order) that
-the qrels judge with any label, counted from the ranking the other measures make anyway.
+(:mod:`castregin.evaluation.evaluate`). The engine ranks and matches; what a measure computes from
+the ranking is its definition's (:mod:`castregin.evaluation.measures`: P@k, R@k, AP, RR, nDCG@k,
+nDCG, Rprec, Success@k, Judged@k, and the judged share evaluate warns about), over the
+:class:`RankedTurns` of the order it asks for.
 """
 
 from __future__ import annotations
@@ -40,12 +41,8 @@ import numpy as np
 
 from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
 from ..formats.columnar import ColumnarQrels, ColumnarRun, as_strings, encode
-from .measures import EngineSpec
+from .measures import ALL_LINES, IR_MEASURES_ORDER, POSITIVE_LINES_AND_TOP, TREC_EVAL_ORDER, Measure
 from .ranking import DEFAULT_BITS
-
-#: The kind of :class:`EngineSpec` that is the share of judged items (any label) among a turn's top
-#: ``cutoff`` in trec_eval's order, over ``min(cutoff, items retrieved)``: what evaluate warns about.
-JUDGED_SHARE = "JudgedShare"
 
 
 @functools.cache
@@ -416,7 +413,7 @@ class QrelsIndex:
             for first, count, turns, labels in self._turn_chunks():
                 order = np.lexsort((-labels, turns))
                 turns, labels = turns[order], labels[order]
-                position = _positions(turns)
+                position = segment_positions(turns)
                 if cutoff is not None:
                     keep = position < cutoff
                     turns, labels, position = turns[keep], labels[keep], position[keep]
@@ -492,7 +489,7 @@ class _JudgedLines:
         return hits[hit], self.labels[judged][at[hit]]
 
 
-def _positions(segments: np.ndarray) -> np.ndarray:
+def segment_positions(segments: np.ndarray) -> np.ndarray:
     """0-based position of each element within its run of equal (sorted) segment ids."""
     if len(segments) == 0:
         return np.zeros(0, dtype=np.int64)
@@ -501,64 +498,94 @@ def _positions(segments: np.ndarray) -> np.ndarray:
     return np.arange(len(segments)) - np.repeat(starts, lengths)
 
 
-class _Ranked:
-    """The judged lines of a run in one ranking order: turn segment, position and label of each.
+class RankedTurns:
+    """The judged lines of a run in one ranking order, what every vectorised computation reads.
 
-    Segments are the run's turns that the qrels judge, in run turn code order; ``lengths`` are
-    their numbers of lines and ``turn_of_segment`` their qrels turn codes. Unjudged lines only
-    take up positions, so only judged lines are kept: a tenth of a deep run or less.
+    Each line's turn (``segment``: the run's turns that the qrels judge, in run turn code order),
+    position in its turn's ranking and label; ``lengths`` are the turns' numbers of lines and
+    ``turn_of_segment`` their qrels turn codes. Unjudged lines only take up positions, so only
+    judged lines are kept: a tenth of a deep run or less (those labelled above 0 alone, unless a
+    measure reads all). ``unseen_on_top``, where the lines labelled 0 or less are left out, counts
+    them among each turn's top items (see :data:`~castregin.evaluation.measures.POSITIVE_LINES_AND_TOP`).
     """
 
     def __init__(self, segment: np.ndarray, position: np.ndarray, labels: np.ndarray, lengths: np.ndarray,
-                 turn_of_segment: np.ndarray):
+                 turn_of_segment: np.ndarray, index: QrelsIndex, unseen_on_top: np.ndarray | None = None):
         self.segment = segment
         self.position = position
         self.labels = labels
         self.lengths = lengths
         self.turn_of_segment = turn_of_segment
+        self.index = index
+        self.unseen_on_top = unseen_on_top
+
+    @property
+    def turn_count(self) -> int:
+        return len(self.lengths)
 
     def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per turn, the lines where ``mask`` holds."""
         return np.bincount(self.segment[mask], minlength=len(self.lengths))
 
+    def relevant(self, rel: int) -> np.ndarray:
+        """Which lines are relevant at level ``rel`` (judged with a label of ``rel`` or more)."""
+        return self.labels >= rel
 
-#: The order of ir_measures' judged provider, for Judged@k: (bits of the scores, ties by item id
-#: descending), 64-bit scores and ties ascending. trec_eval's is ``(score_bits, True)``.
-_JUDGED_ORDER = (64, False)
+    def found(self, rel: int, cutoff: int) -> np.ndarray:
+        """Per turn, the relevant lines among the first ``cutoff``."""
+        return self.count(self.relevant(rel) & (self.position < cutoff))
+
+    def num_rel(self, rel: int) -> np.ndarray:
+        """Per turn, the items the qrels label ``rel`` or more (trec_eval's num_rel)."""
+        return self.index.num_rel(rel)[self.turn_of_segment]
+
+    def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
+        """Per turn, the ideal ranking's DCG at ``cutoff``."""
+        return self.index.ideal_dcg(cutoff)[self.turn_of_segment]
 
 
-def evaluate_run(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
+#: The orders of the rankings measures read, as (bits of the scores, ties by item id descending): trec_eval's
+#: at the evaluation's precision (None here), ir_measures' judged provider's (Judged@k).
+_ORDERS = {TREC_EVAL_ORDER: None, IR_MEASURES_ORDER: (64, False)}
+
+
+def evaluate_run(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
                  threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> list[dict[str, float]]:
-    """Per-turn values of each spec, ``[{turn: value}]``, for the run's turns that the qrels judge.
+    """Per-turn values of each measure, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
     Items are ranked on scores compared as ``score_bits``-bit floats (64: trec_eval-9.0.8's
     doubles; 32: pytrec_eval's floats). The run is ranked and matched with the qrels batch by batch
     (whole turns, a few tens of thousands of lines), in ``threads`` threads: a batch's arrays stay
     in the processor's cache and memory is reused, instead of a dozen passes over arrays of
-    millions of lines.
+    millions of lines. Each measure's values come from its definition's vectorised computation.
     """
-    turns, values = evaluate_run_arrays(run, index, specs, threads, score_bits)
-    return [dict(zip(turns, spec_values.tolist())) for spec_values in values]
+    turns, values = evaluate_run_arrays(run, index, measures, threads, score_bits)
+    return [dict(zip(turns, measure_values.tolist())) for measure_values in values]
 
 
-def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[EngineSpec],
+def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
                         threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> tuple[list[str], list[np.ndarray]]:
-    """:func:`evaluate_run` as ``(turns, [values of each spec, one per turn]``): no Python object per value."""
-    results = [np.zeros(0) for _ in specs]
+    """:func:`evaluate_run` as ``(turns, [values of each measure, one per turn]``): no Python object per value."""
+    results = [np.zeros(0) for _ in measures]
+    for measure in measures:
+        if not measure.in_engine:
+            raise ValueError(f"the engine does not compute {measure.name}")
     qrels_turn_of = index.turn_codes(run.turns)
     shared = qrels_turn_of >= 0
     if not shared.any():
         return [], results
     trec_order = (score_bits, True)
-    orders = sorted({_JUDGED_ORDER if spec.kind == "Judged" else trec_order for spec in specs})
-    positive_only = _JUDGED_ORDER not in orders
+    order_of = [_ORDERS[m.definition.order] or trec_order for m in measures]
+    orders = sorted(set(order_of))
+    positive_only = not any(m.definition.judged_lines == ALL_LINES for m in measures)
     judged_lines = index.matcher(run, qrels_turn_of, positive_only=positive_only)
     chunk_starts = judged_lines.chunk_starts
-    # JudgedShare@k: the matcher's lines ranked above k, plus (when it holds the positive lines only)
-    # the lines labelled 0 or less among the top k: each batch's top k are collected, then looked up
-    # all at once (a few lines a turn).
-    depths = {spec.cutoff for spec in specs if spec.kind == JUDGED_SHARE}
+    # A measure that counts the lines of any label among the top k (the judged share): the matcher's
+    # lines ranked above k, plus (when it holds the positive lines only) the lines labelled 0 or less
+    # among the top k: each batch's top k are collected, then looked up all at once (a few lines a turn).
+    depths = {m.param for m in measures if m.definition.judged_lines == POSITIVE_LINES_AND_TOP}
     if len(depths) > 1:
-        raise ValueError("one JudgedShare depth at a time")
+        raise ValueError("one depth of the top items at a time")
     depth = next(iter(depths), None)
     # Qrels read without those lines (see evaluate._score_files) give the positive lines' share alone,
     # a lower bound.
@@ -591,7 +618,7 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
         return ranked
 
     parts = in_threads(rank, len(run.batch_lines) - 1, threads)
-    others_on_top = None
+    unseen_on_top = None
     if top_depth is not None:
         top_turns = _concatenate([a for part in parts for a in part["top"][0]])
         items = [a for part in parts for a in part["top"][1]]
@@ -601,7 +628,7 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
             found[judged_turn] = index.labelled_nonpositive(
                 qrels_turn_of[top_turns[judged_turn]],
                 arrow()[0].concat_arrays(items).take(arrow_indices(judged_turn)))
-        others_on_top = np.bincount(top_turns[found], minlength=len(run.turns))
+        unseen_on_top = np.bincount(top_turns[found], minlength=len(run.turns))[shared]
     # Ranking orders by turn code first and batches follow each other in turn code order, so the
     # judged lines put together are in (turn, position) order, as the measures need them.
     segment_of_turn = np.cumsum(shared) - 1
@@ -610,19 +637,11 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, specs: Sequence[Eng
     run_turns = run.turns[shared].tolist()
     for order in orders:
         turns, positions, labels = (_concatenate([a for part in parts for a in part[order][i]]) for i in range(3))
-        ranked = _Ranked(segment_of_turn[turns], positions, labels, lengths, turn_of_segment)
-        for i, spec in enumerate(specs):
-            if order == trec_order and spec.kind not in ("Judged", JUDGED_SHARE):
-                results[i] = _trec_measure(spec, ranked, index)
-            elif order == _JUDGED_ORDER and spec.kind == "Judged":
-                cutoff = ranked.lengths if spec.cutoff is None else np.minimum(spec.cutoff, ranked.lengths)
-                top = np.ones(len(ranked.segment), dtype=bool) if spec.cutoff is None else ranked.position < spec.cutoff
-                results[i] = ranked.count(top & (ranked.labels >= 0)) / cutoff
-            if order == trec_order and spec.kind == JUDGED_SHARE:
-                found = ranked.count(ranked.position < spec.cutoff)
-                if others_on_top is not None:
-                    found = found + others_on_top[shared]
-                results[i] = found / np.minimum(spec.cutoff, ranked.lengths).astype(np.float64)
+        ranked = RankedTurns(segment_of_turn[turns], positions, labels, lengths, turn_of_segment, index,
+                             unseen_on_top if order == trec_order else None)
+        for i, measure in enumerate(measures):
+            if order_of[i] == order:
+                results[i] = measure.definition.vectorised(ranked, measure)
     return run_turns, results
 
 
@@ -630,44 +649,7 @@ def _concatenate(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
-def _trec_measure(spec: EngineSpec, ranked: _Ranked, index: QrelsIndex) -> np.ndarray:
-    n = len(ranked.lengths)
-    if spec.kind == "nDCG":
-        gain = ranked.labels > 0
-        if spec.cutoff is not None:
-            gain &= ranked.position < spec.cutoff
-        where = np.flatnonzero(gain)
-        discount = log2_table(int(ranked.position[where].max()) + 3 if len(where) else 3)
-        dcg = sequential_sums(ranked.labels[where] / discount[ranked.position[where] + 2], ranked.segment[where], n)
-        ideal = index.ideal_dcg(spec.cutoff)[ranked.turn_of_segment]
-        return np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
-    relevant = ranked.labels >= spec.rel
-    num_rel = index.num_rel(spec.rel)[ranked.turn_of_segment]
-    if spec.kind in ("P", "R", "Success"):
-        found = ranked.count(relevant & (ranked.position < spec.cutoff))
-        if spec.kind == "P":
-            return found / float(spec.cutoff)
-        if spec.kind == "Success":
-            return (found > 0).astype(np.float64)
-        return _ratio(found, num_rel)
-    if spec.kind == "Rprec":
-        return _ratio(ranked.count(relevant & (ranked.position < num_rel[ranked.segment])), num_rel)
-    where = np.flatnonzero(relevant)
-    segment = ranked.segment[where]
-    if spec.kind == "RR":
-        out = np.zeros(n)
-        first = np.ones(len(segment), dtype=bool)
-        first[1:] = segment[1:] != segment[:-1]
-        out[segment[first]] = 1.0 / (ranked.position[where][first] + 1).astype(np.float64)
-        return out
-    if spec.kind == "AP":
-        rel_so_far = _positions(segment) + 1
-        precision = rel_so_far / (ranked.position[where] + 1).astype(np.float64)
-        return _ratio(sequential_sums(precision, segment, n), num_rel)
-    raise ValueError(f"the engine does not compute {spec.kind}")
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator as doubles, 0 where the denominator is 0 (trec_eval's guard)."""
     numerator = numerator.astype(np.float64)
     return np.divide(numerator, denominator.astype(np.float64), out=np.zeros_like(numerator), where=denominator > 0)

@@ -1,15 +1,18 @@
 """Evaluating runs against qrels with trec_eval's semantics.
 
-Per-turn values come from castregin's vectorised engine (:mod:`castregin.evaluation.engine`) for P@k, R@k,
-AP, RR, nDCG@k, nDCG, Rprec, Success@k and Judged@k, which reproduces trec_eval 9's numbers
-(pytrec_eval's, to the last bit on the CAsT data); every other trec_eval measure comes from
-trec_eval's rules in castregin's Python (:mod:`castregin.evaluation.trec_rules`, checked against
-trec_eval's binary and pytrec_eval). No C code sees the input: where trec_eval crashes or hangs (a
-turn labelled only below 0, labels from 2^30 on), castregin refuses in one line. Items are ranked
-on scores compared as doubles, as castregin's reference trec_eval-9.0.8 compares them, or with
-``score_precision="float"`` as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to
-v9.0.8 do (:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged,
-because that is where tools differ:
+Measures are :class:`~castregin.evaluation.measures.Measure` objects, or names parsed once into them
+here (:func:`~castregin.evaluation.measures.parse_measures`). Each measure's per-turn values come from
+its definition: its vectorised computation in castregin's streaming engine
+(:mod:`castregin.evaluation.engine`) where it has one (P@k, R@k, AP, RR, nDCG@k, nDCG, Rprec,
+Success@k, Judged@k), which reproduces trec_eval 9's numbers (pytrec_eval's, to the last bit on the
+CAsT data), else its rule, trec_eval's rule in castregin's Python (:mod:`castregin.evaluation.plain`,
+checked against trec_eval's binary and pytrec_eval); small inputs are scored by the rules alone. No
+C code sees the input: where trec_eval crashes or hangs (a turn labelled only below 0, labels from
+2^30 on), castregin refuses in one line. Items are ranked on scores compared as doubles, as
+castregin's reference trec_eval-9.0.8 compares them, or with ``score_precision="float"`` as 32-bit
+floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 do
+(:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged, because that is
+where tools differ:
 
 - default (``trec_eval -l2``): the turns present in both the qrels and the run;
 - ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
@@ -39,17 +42,7 @@ from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
-from .measures import (
-    COUNT_TURNS,
-    DEFAULT_MEASURES,
-    GEOMETRIC,
-    MIN_GEO_MEAN,
-    NUM_REL,
-    SUM,
-    EngineSpec,
-    Measure,
-    parse_measures,
-)
+from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 
 if TYPE_CHECKING:
@@ -70,12 +63,12 @@ FEW_TURNS = 0.5
 #: every measure, which looks like a result: the share of judged items (any label) among each turn's
 #: top JUDGED_DEPTH (trec_eval's order; over the items retrieved when fewer), averaged over the turns
 #: the run and qrels share, below FEW_JUDGED is a CoverageWarning. The engine counts it from the
-#: lines it ranks anyway (see engine.JUDGED_SHARE).
+#: lines it ranks anyway (see measures.JUDGED_SHARE).
 JUDGED_DEPTH = 10
 FEW_JUDGED = 0.01
-_JUDGED_SHARE = EngineSpec("JudgedShare", JUDGED_DEPTH)
 #: Where the per-turn judged shares are kept among a run's per-measure values (no measure has this name).
 _JUDGED_KEY = "\0judged share"
+_JUDGED_SHARE = Measure(_JUDGED_KEY, JUDGED_SHARE, JUDGED_DEPTH)
 
 
 def natural_key(turn: str):
@@ -147,62 +140,15 @@ def check_qrels_names(names: Sequence[str]) -> None:
 # --- per-turn values ---------------------------------------------------------------------------------------
 
 
-def _trec_rules_scores(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                       measures: Sequence[Measure], source: str | None = None,
-                       score_bits: int = DEFAULT_BITS) -> dict[str, dict[str, float]]:
-    """Per-turn values by trec_eval's rules (:mod:`castregin.evaluation.trec_rules`) for the turns in both.
-
-    Measures are grouped by relevance level, judged-only flag and gains, each group ranking every
-    turn once. Items are ranked on ``score_bits``-bit scores, as the engine ranks them. Input on
-    which trec_eval fails or crashes (a turn whose labels are all negative, labels above
-    :data:`~castregin.limits.MAX_TREC_LABEL`) is refused, ``source`` naming the qrels.
-    """
-    from . import trec_rules
-
-    scores: dict[str, dict[str, float]] = {m.name: {} for m in measures}
-    if not measures or not any(turn in qrels for turn in run):
-        return scores
-    groups: dict[tuple, list[Measure]] = {}
-    for m in measures:
-        groups.setdefault((m.trec.rel, m.trec.judged_only, m.trec.gains), []).append(m)
-    for (rel, judged_only, gains), group in groups.items():
-        labels = qrels
-        if gains is not None:
-            mapping = dict(gains)
-            labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
-        marked = [_trec_rules_measure(m) for m in group]
-        settings = trec_rules.Settings(rel, judged_only, score_bits=score_bits)
-        evaluation = trec_rules.evaluate(labels, run, marked, settings, source=source)
-        for index, m in enumerate(group):
-            scores[m.name] = {topic.topic: topic.values[index][0] for topic in evaluation.topics}
-    return scores
-
-
-def _trec_rules_measure(m: Measure):
-    """A measure's trec_eval spec as :mod:`castregin.evaluation.trec_rules` takes it: one value."""
-    from .trec_rules import P_DOUBLE, TREC_MEASURES, Marked
-
-    spec = m.trec
-    measure = TREC_MEASURES[spec.family]
-    if spec.beta is not None:
-        params = (spec.beta,)
-    elif spec.param is not None:
-        params = (spec.param,)
-    else:
-        params = measure.defaults if measure.params == P_DOUBLE else ()
-    return Marked(measure, params, (spec.key,))
-
-
 def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
                    threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> dict[str, TurnValues]:
-    """Per-turn values from the engine for the measures it computes (the others are left out)."""
+    """Per-turn values from the engine for the measures it computes (the others are left out), and the
+    judged shares."""
     from .engine import evaluate_run_arrays
 
-    mine = [m for m in measures if m.engine is not None]
-    turns, values = evaluate_run_arrays(run, index, [*(m.engine for m in mine), _JUDGED_SHARE], threads, score_bits)
-    scores = {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
-    scores[_JUDGED_KEY] = TurnValues(turns, values[-1])
-    return scores
+    mine = [*(m for m in measures if m.in_engine), _JUDGED_SHARE]
+    turns, values = evaluate_run_arrays(run, index, mine, threads, score_bits)
+    return {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
 
 
 # --- from per-turn values to rows ------------------------------------------------------------------------------
@@ -217,20 +163,8 @@ def aggregate_value(measure: Measure, values: Mapping[str, float], facts: QrelsF
     """
     # Byte order, as trec_eval accumulates.
     ordered = values.in_byte_order() if isinstance(values, TurnValues) else [values[t] for t in sorted(values)]
-    if measure.aggregate == COUNT_TURNS:
-        return float(averaged)
-    if measure.aggregate == NUM_REL and complete:
-        # trec_eval -c counts the lines above 0 of every qrels turn, whatever the relevance level.
-        return float(facts.positive_lines)
-    if measure.aggregate in (SUM, NUM_REL):
-        return trec_eval_mean(ordered, 1)
-    if measure.aggregate == GEOMETRIC:
-        # Per-turn values are log(max(value, MIN_GEO_MEAN)); missing turns count as the floor.
-        if not averaged:
-            return 0.0
-        total = trec_eval_mean(ordered, 1) + (averaged - len(ordered)) * math.log(MIN_GEO_MEAN)
-        return math.exp(total / averaged)
-    return trec_eval_mean(ordered, averaged)
+    return measure.definition.summary(trec_eval_mean(ordered, 1), averaged, len(ordered), complete,
+                                      lambda: facts.positive_lines)
 
 
 def _rows(name: str, facts: QrelsFacts, measures: Sequence[Measure], scores: Mapping[str, Mapping[str, float]],
@@ -321,7 +255,7 @@ def run_names(runs: Sequence[Run]) -> list[str]:
 
 
 def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
-             measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
+             measures: Sequence[str | Measure] = DEFAULT_MEASURES, rel_level: int = 2,
              complete: bool = False, per_turn: bool = False,
              turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> pd.DataFrame:
     """Evaluate every run against every qrels, as ``trec_eval -l<rel_level> [-c]`` would.
@@ -332,7 +266,9 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         One or several :class:`Run` / :class:`Qrels` (see :func:`castregin.formats.read_run`).
     measures:
         Names in ir_measures' syntax (``P@1``, ``nDCG@3``) or trec_eval's (``P_1``, ``ndcg_cut_3``,
-        ``all_trec``); see :mod:`castregin.evaluation.measures`.
+        ``all_trec``), or measures parsed already (:func:`castregin.evaluation.measures.parse_measures`,
+        which a caller that also inspects them uses, so that nothing is parsed twice); see
+        :mod:`castregin.evaluation.measures`.
     rel_level:
         Label at or above which an item is relevant for binary measures (nDCG uses the grades).
     complete:
@@ -362,24 +298,26 @@ def evaluate(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
 
 
 def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
-                  measures: Sequence[str] = DEFAULT_MEASURES, rel_level: int = 2,
+                  measures: Sequence[str | Measure] = DEFAULT_MEASURES, rel_level: int = 2,
                   complete: bool = False, per_turn: bool = False,
                   turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[tuple]:
     """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
     from ..formats import columnar
+    from . import plain
     from .engine import QrelsIndex
 
     bits = score_bits(score_precision)
     runs = [runs] if isinstance(runs, Run) else list(runs)
     qrels_list = [qrels] if isinstance(qrels, Qrels) else list(qrels)
     check_qrels_names([q.name for q in qrels_list])
-    parsed = parse_measures(tuple(measures), rel_level)  # unknown names fail before any work
+    parsed = parse_measures(measures, rel_level)  # unknown names fail before any work
     sizes = [len(q.labels) for q in qrels_list]
     if turns is not None:
         turns = list(turns)
         qrels_list = [q.subset(turns) for q in qrels_list]
-    columnar_runs = [columnar.run_from_dict(run) for run in runs] if any(m.engine for m in parsed) else None
-    others = [m for m in parsed if m.engine is None]
+    columnar_runs = [columnar.run_from_dict(run) for run in runs] if any(m.in_engine for m in parsed) else None
+    # The measures the engine lacks by their rules alone, and the judged shares too where the engine does not run.
+    by_rules = [m for m in parsed if not m.in_engine] + ([] if columnar_runs is not None else [_JUDGED_SHARE])
     rows: list[tuple] = []
     for qrels_item, size in zip(qrels_list, sizes):
         facts = QrelsFacts.of(qrels_item)
@@ -387,11 +325,11 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
         for position, (run, name) in enumerate(zip(runs, run_names(runs))):
             scores = {} if index is None else _engine_scores(columnar_runs[position], index, parsed, score_bits=bits)
-            scores.update(_trec_rules_scores(run.scores, qrels_item.labels, others, qrels_item.source, bits))
+            scores.update(zip((m.name for m in by_rules),
+                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source)))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
-            _warn_judged(name, facts, scores if index is not None
-                         else {_JUDGED_KEY: _plain_judged_shares(run, qrels_item, bits)})
+            _warn_judged(name, facts, scores)
             rows.extend(_rows(name, facts, parsed, scores, shared, complete, per_turn))
     return rows
 
@@ -429,11 +367,11 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
         raise TypeError(f"evaluate_files() got unexpected options {sorted(unknown)}")
     bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
-    measures = tuple(options.get("measures", DEFAULT_MEASURES))
-    parsed = parse_measures(measures, options.get("rel_level", 2))
-    if any(m.engine is None for m in parsed):
+    parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
+    if not all(m.in_engine for m in parsed):
         qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
-        return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list, **options)
+        return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
+                             **{**options, "measures": parsed})
     complete = options.get("complete", False)
     score = _score_small_files if _small_inputs([*run_paths, *(path for _, path in qrels_paths)]) else _score_files
     results, qrels_facts, sizes = score(run_paths, qrels_paths, parsed, options.get("turns"), bits)
@@ -491,11 +429,11 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     if turns is not None:
         qrels_list = [q.subset(turns) for q in qrels_list]
     facts = [QrelsFacts.of(q) for q in qrels_list]
-    specs = [m.engine for m in parsed] + [_JUDGED_SHARE]
+    measures = [*parsed, _JUDGED_SHARE]
     results = []
     for path in run_paths:
         run = formats.read_run(path)
-        scores = [dict(zip([*(m.name for m in parsed), _JUDGED_KEY], plain.evaluate_run(run.scores, q.labels, specs, bits)))
+        scores = [dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits)))
                   for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
     return results, facts, sizes
@@ -620,8 +558,9 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
 
 
 def _positive_only(parsed: Sequence[Measure]) -> bool:
-    """Without Judged@k, no measure looks at a qrels line labelled 0 or less: such lines need not be kept."""
-    return not any(m.engine.kind == "Judged" for m in parsed)
+    """Unless a measure reads every judged line (Judged@k), none looks at a qrels line labelled 0 or less: such
+    lines need not be kept."""
+    return not any(m.definition.judged_lines == ALL_LINES for m in parsed)
 
 
 def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..limits import MAX_CUTOFF, MAX_GROUP_LABEL_SLOTS, MAX_PREFERENCE_DOCS, MAX_PREFERENCE_GROUPS
+from .measures import CUT_DOUBLE, CUT_LONG, TREC_SETS, parse_cutoffs, split_measure_argument, value_names
+from .measures.precision import CUTOFFS, MULTIPLES_OF_R
 
 #: trec_eval's preference measures, in its table order (``measures.c``).
 PREFERENCE_FAMILIES = (
@@ -63,15 +65,18 @@ PREFERENCE_SETS = {
     "prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES[:6],
     "qrels_jg": COMMON_FAMILIES + GROUP_FAMILIES,
 }
+#: Every name of these formats, sets included: with ``-R qrels`` trec_eval cannot compute them ("Can't calculate
+#: measure").
+PREFERENCE_NAMES = frozenset(PREFERENCE_SETS) | frozenset(PREFERENCE_FAMILIES) | frozenset(GROUP_FAMILIES)
 #: The measures each ``-R`` format gives, in trec_eval's table order.
 FORMAT_FAMILIES = {
     "prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES,
     "qrels_prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES,
     "qrels_jg": COMMON_FAMILIES + GROUP_FAMILIES,
 }
-#: Default parameters (trec_eval's ``long_cutoff_array`` and ``Rprec_cutoff_array``).
-P_AVGJG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-RPREC_MULT_AVGJG_CUTOFFS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+#: Default parameters (trec_eval's ``long_cutoff_array`` and ``Rprec_cutoff_array``, as P's and Rprec_mult's).
+P_AVGJG_CUTOFFS = CUTOFFS
+RPREC_MULT_AVGJG_CUTOFFS = MULTIPLES_OF_R
 
 #: trec_eval's "no level seen yet" marker when it counts a group's levels (``form_prefs_counts.c``).
 _NO_LEVEL_YET = -3.0
@@ -91,27 +96,14 @@ class Family:
 
     def names(self) -> list[str]:
         """The names trec_eval prints: ``P_avgjg_5``, ``Rprec_mult_avgjg_0.20``, or the family's own."""
-        if self.name == "P_avgjg":
-            return [f"P_avgjg_{c}" for c in self.params]
-        if self.name == "Rprec_mult_avgjg":
-            return [f"Rprec_mult_avgjg_{c:3.2f}" for c in self.params]
+        if self.name in _CUTOFF_KINDS:
+            return list(value_names(self.name, _CUTOFF_KINDS[self.name], self.params))
         return [self.name]
 
 
-def _long_cutoffs(name: str, text: str) -> tuple[int, ...]:
-    # trec_eval reads each with atol, so "23.4" is 23 (as for P and ndcg_cut); what atol reads as 0 or
-    # less, it refuses ("Negative cutoff detected"), and so do duplicates.
-    values = []
-    for part in text.split(","):
-        match = re.fullmatch(r"([0-9]+)(\.[0-9]*)?", part)
-        if not match or int(match[1]) < 1:
-            raise InputError(f"measure {name}.{text!r}: {name}'s cutoffs are positive whole numbers, not {part!r}")
-        if int(match[1]) > MAX_CUTOFF:
-            raise InputError(f"measure {name}.{text}: the cutoff {part} is too large (at most {MAX_CUTOFF})")
-        values.append(int(match[1]))
-    if len(set(values)) != len(values):
-        raise InputError(f"measure {name}.{text}: duplicate cutoffs (trec_eval refuses them too)")
-    return tuple(sorted(values))
+#: The families that take cutoffs, as trec_eval takes them: P_avgjg's are whole numbers (as P's), Rprec_mult_avgjg's
+#: multiples of R (as Rprec_mult's).
+_CUTOFF_KINDS = {"P_avgjg": CUT_LONG, "Rprec_mult_avgjg": CUT_DOUBLE}
 
 
 def _multiples(name: str, text: str) -> tuple[float, ...]:
@@ -134,21 +126,17 @@ def preference_families(args: Iterable[str], rel_info_format: str) -> list[Famil
     the format cannot give (``map`` from preferences: trec_eval stops with "Can't calculate measure"),
     an unknown name and parameters trec_eval would silently ignore are refused in one line.
     """
-    from .measures import TREC_FAMILIES, TREC_SETS
-
     available = FORMAT_FAMILIES[rel_info_format]
     marked: set[str] = set()
     params: dict[str, str] = {}
     for arg in args:
-        name, dot, text = arg.partition(".")
-        if dot and not text:
-            raise InputError(f"measure {arg!r}: a '.' must be followed by parameters (trec_eval: improper measure)")
+        name, text = split_measure_argument(arg)
         members = PREFERENCE_SETS.get(name) or TREC_SETS.get(name) or (name,)
         for member in members:
             if member not in available:
-                raise InputError(_unavailable(name, member, rel_info_format, TREC_FAMILIES))
-        if dot:
-            if name not in ("P_avgjg", "Rprec_mult_avgjg"):
+                raise InputError(_unavailable(name, member, rel_info_format, TREC_SETS["all_trec"]))
+        if text is not None:
+            if name not in _CUTOFF_KINDS:
                 raise InputError(f"measure {arg!r}: {name} takes no parameters (trec_eval would ignore them)")
             params.setdefault(name, text)
         marked.update(members)
@@ -158,7 +146,7 @@ def preference_families(args: Iterable[str], rel_info_format: str) -> list[Famil
             continue
         text = params.get(name)
         if name == "P_avgjg":
-            families.append(Family(name, _long_cutoffs(name, text) if text else P_AVGJG_CUTOFFS))
+            families.append(Family(name, parse_cutoffs(name, text) if text else P_AVGJG_CUTOFFS))
         elif name == "Rprec_mult_avgjg":
             families.append(Family(name, _multiples(name, text) if text else RPREC_MULT_AVGJG_CUTOFFS))
         else:

@@ -22,8 +22,10 @@ from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec_rules
 from .evaluate import warn_few_judged
+from .measures import Marked, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
-from .trec_rules import LONG_MAX, Settings, ZScores
+from .trec_rules import LONG_MAX, Settings
+from .zscores import ZScores
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
     ``run.tag``). A run sharing no query with the qrels is an :class:`InputError`, as trec_eval stops
     there too; so is input on which trec_eval fails or crashes (see :mod:`castregin.evaluation.trec_rules`).
     """
-    marked = trec_rules.mark_measures(options.measures)
+    marked = mark_measures(options.measures)
     if options.max_per_query is not None and options.max_per_query < 0:
         raise InputError(f"-M {options.max_per_query}: the number of items per query must be 0 or more "
                          "(trec_eval crashes on a negative one)")
@@ -77,24 +79,20 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
             for m, values in zip(marked, topic.values):
                 if isinstance(values, str):
                     lines.append((m.names[0], topic.topic, f"'{values}'"))
-                elif m.measure.per_topic:
+                elif m.definition.per_turn:
                     lines.extend((name, topic.topic, _number(m, value, as_z)) for name, value in zip(m.names, values))
     if options.summary:
         for m, values in zip(marked, evaluation.summary):
-            if m.measure.name == "runid":
+            if m.definition.name == "runid":
                 lines.append(("runid", "all", run.tag if runid is None else runid))
-            elif m.measure.name != "relstring":
-                lines.extend((name, "all", _number(m, value, as_z)) for name, value in zip(_names(m), values))
+            elif m.definition.numeric:
+                lines.extend((name, "all", _number(m, value, as_z)) for name, value in zip(m.slot_names, values))
     return lines
 
 
-def _names(m: trec_rules.Marked) -> tuple[str, ...]:
-    return m.names or (m.measure.name,)
-
-
-def _number(m: trec_rules.Marked, value: float, as_z: bool) -> int | float:
+def _number(m: Marked, value: float, as_z: bool) -> int | float:
     # trec_eval prints counts with %ld of a (long) cast, truncating toward zero; z-scores with %6.4f.
-    return int(value) if m.measure.integer and not as_z else value
+    return int(value) if m.definition.integer and not as_z else value
 
 
 # --- -R prefs, qrels_prefs and qrels_jg ---------------------------------------------------------------------

@@ -123,7 +123,7 @@ def test_evaluate_engine_paths_print_the_binarys_numbers(kept_cases, monkeypatch
         expected = _expected(kept, ENGINE_MEASURES, turns)
         in_memory = evaluate_rows(run, qrels, ENGINE_MEASURES, level, per_turn=True, **_keyword(precision))
         assert _values(in_memory) == expected, (name, "in memory")
-        specs = [m.engine for m in parse_measures(ENGINE_MEASURES, level)]
+        specs = parse_measures(ENGINE_MEASURES, level)
         by_plain = plain.evaluate_run(run.scores, qrels.labels, specs, 64 if precision == "double" else 32)
         assert {(m, t): trec_eval_value(v[t]) for m, v in zip(ENGINE_MEASURES, by_plain) for t in v} == expected
         small = evaluate_file_rows([run_path], [(None, qrels_path)], measures=ENGINE_MEASURES, rel_level=level,

@@ -173,3 +173,16 @@ def test_evaluate_format_trec_and_q(small, cli):
         "P@1                   \tall\t1.0000\n"
         "num_ret               \tall\t3\n"
     )
+
+
+def test_a_small_run_loads_no_array_or_dataframe_library(small):
+    """The rules are plain Python: trec_eval on a small run imports neither numpy, pyarrow nor pandas (each costs
+    a tenth of a second or more of every call)."""
+    qrels, run = small
+    code = ("import sys\nfrom castregin.cli import main\n"
+            f"try:\n    main(['trec_eval', '-q', '-m', 'all_trec', {str(qrels)!r}, {str(run)!r}], prog_name='castregin')\n"
+            "except SystemExit as exit:\n    assert not exit.code, exit.code\n"
+            "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas', 'ir_measures') if m in sys.modules), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert "ndcg_cut_5" in done.stdout

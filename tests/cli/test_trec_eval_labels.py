@@ -134,7 +134,7 @@ def test_engine_paths_equal_the_binary(pairs, monkeypatch, kind, seeds, name, le
         turns = sorted(t for t in run.scores if t in qrels.labels)
         expected = _expected(kept, measures, turns)
         assert _values(evaluate_rows(run, qrels, measures, level, per_turn=True)) == expected, seed
-        specs = [m.engine for m in parse_measures(measures, level)]
+        specs = parse_measures(measures, level)
         by_plain = plain.evaluate_run(run.scores, qrels.labels, specs)
         assert {(m, t): trec_eval_value(v[t]) for m, v in zip(measures, by_plain) for t in v} == expected, seed
         monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and engine
@@ -154,7 +154,7 @@ def test_judged_counts_a_label_below_zero_as_unjudged(pairs, monkeypatch):
         engine = {turn: value for _, _, _, turn, value in evaluate_rows(run, qrels, ["Judged@5"], per_turn=True)
                   if turn != "all"}
         assert engine == pytest.approx(expected, abs=1e-15)
-        assert plain.evaluate_run(run.scores, qrels.labels, [parse_measures(["Judged@5"])[0].engine])[0] == \
+        assert plain.evaluate_run(run.scores, qrels.labels, parse_measures(["Judged@5"]))[0] == \
             pytest.approx(expected, abs=1e-15)
         monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and engine
         streamed = evaluate_file_rows([run_path], [(None, qrels_path)], measures=["Judged@5"], per_turn=True)

@@ -20,10 +20,10 @@ from castregin import api, formats
 from castregin.errors import CoverageWarning
 from castregin.evaluation import evaluate as evaluation
 from castregin.evaluation.engine import QrelsIndex, evaluate_run_arrays
-from castregin.evaluation.measures import EngineSpec
+from castregin.evaluation.measures import JUDGED_SHARE, Measure, parse_measure
 from castregin.formats import columnar
 
-SHARE = EngineSpec("JudgedShare", 10)
+SHARE = Measure("judged share", JUDGED_SHARE, 10)
 
 
 def make(turns: int, depth: int, judged_per_turn: int, hits: dict[int, int], seed: int = 1, prefix: str = "D",
@@ -80,7 +80,7 @@ def test_engine_judged_share_equals_ir_measures_judged_at_10(tmp_path, with_judg
     index = QrelsIndex(columnar.qrels_from_dict(formats.read_qrels(write(tmp_path, "q.qrel", qrels_lines))))
     # With Judged@10 asked, the engine matches every judged line; without, the positive ones and then
     # the top 10 among the others.
-    specs = [EngineSpec("Judged", 10), SHARE] if with_judged_measure else [EngineSpec("P", 10, 2), SHARE]
+    specs = [*parse_measure("Judged@10"), SHARE] if with_judged_measure else [*parse_measure("P@10", 2), SHARE]
     turns, values = evaluate_run_arrays(run, index, specs)
     assert len(turns) == 300
     assert values[1].mean() == pytest.approx(expected, abs=1e-12)

@@ -19,11 +19,11 @@ from reference_runs import read_qrels_plain, read_run_plain
 from castregin.errors import InputError
 from castregin.evaluation.evaluate import evaluate_files
 from castregin.evaluation.measures import (
-    TREC_FAMILIES,
     TREC_SETS,
     measure_catalogue,
     parse_measure,
     parse_measures,
+    registered,
 )
 
 #: trec_eval's -m all_trec as the names it prints, with the default parameters (runid, relstring: text).
@@ -34,7 +34,7 @@ NO_PER_TURN = {"num_q", "gm_map", "gm_bpref"}
 
 
 def _family_of(key: str) -> str:
-    for family in sorted(TREC_FAMILIES, key=len, reverse=True):
+    for family in sorted(TREC_SETS["all_trec"], key=len, reverse=True):
         if key == family or re.fullmatch(re.escape(family) + r"_[\d.]+", key):
             return family
     raise AssertionError(key)
@@ -194,9 +194,10 @@ def test_ir_measures_options_that_trec_eval_has(run_paths, cast2022):
 def test_plain_names_read_without_ir_measures_as_ir_measures_reads_them(rel_level):
     # P@5, nDCG@3, AP... are read by castregin's own pattern (a small evaluation does not import
     # ir_measures); each must give what ir_measures' parse gives, refusals included.
-    from castregin.evaluation import measures
+    from castregin.evaluation.measures import names as measures
 
-    kinds = ["P", "R", "Success", "nDCG", "AP", "RR", "Judged"]
+    kinds = sorted({alias.name for definition in registered() for alias in definition.ir_measures})
+    assert {"P", "R", "Success", "nDCG", "AP", "RR", "Judged"} <= set(kinds)
     names = [kind + suffix for kind in kinds for suffix in ("", "@1", "@3", "@10", "@1000", "@999999")]
     compared = 0
     for name in names:

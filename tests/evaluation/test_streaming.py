@@ -131,7 +131,7 @@ def test_positive_only_qrels_and_judged_give_the_same_numbers(tmp_path_factory, 
 @given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2, 3]),
        score_precision=st.sampled_from(PRECISIONS))
 def test_plain_python_equals_pytrec_eval(qrels, run, rel_level, score_precision):
-    specs = [m.engine for m in parse_measures(tuple(MEASURES), rel_level)]
+    specs = parse_measures(tuple(MEASURES), rel_level)
     values = plain.evaluate_run(run, qrels, specs, score_bits(score_precision))
     expected = _oracle(qrels, run, rel_level, score_precision)
     for measure, got in zip(MEASURES, values):
@@ -144,7 +144,7 @@ def test_plain_python_equals_pytrec_eval(qrels, run, rel_level, score_precision)
 @given(qrels=qrels_strategy, run=run_strategy, rel_level=st.sampled_from([1, 2]),
        score_precision=st.sampled_from(PRECISIONS))
 def test_plain_python_equals_the_engine_bit_for_bit(qrels, run, rel_level, score_precision):
-    specs = [m.engine for m in parse_measures(tuple(MEASURES), rel_level)]
+    specs = parse_measures(tuple(MEASURES), rel_level)
     from_engine = evaluate(Run("r", run), Qrels(qrels), MEASURES, rel_level=rel_level, per_turn=True,
                            score_precision=score_precision)
     engine = {(r.measure, r.turn): r.value for r in from_engine.itertuples() if r.turn != "all"}

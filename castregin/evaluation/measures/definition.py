@@ -1,0 +1,252 @@
+"""What a measure is: one :class:`Definition`, declared once and registered by name.
+
+A definition says everything castregin needs of a measure: its names (trec_eval's, and ir_measures'
+through :class:`IrName`), how trec_eval takes its parameters and names its values, how its ``all``
+value is formed, whether it is a count, whether it has a value per turn, whether the relevance
+level applies, and how a turn's value is computed: by :attr:`Definition.rule`, trec_eval's rule
+in plain Python on one turn's ranking (every path can call it), and, where it exists, by
+:attr:`Definition.vectorised`, the same numbers over the per-turn arrays of the streaming engine
+(:mod:`castregin.evaluation.engine`). A :class:`Measure` is one definition with its parameter and
+relevance level, as a name asks for it (``P@5`` at level 2). The evaluation paths dispatch through
+these objects; none of them names a measure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ...limits import MAX_CUTOFF
+from ..trec_rules import MIN_GEO_MEAN, c_exp
+
+#: How the ``all`` value is formed from the per-turn values (trec_eval's ``calc_avg``): the mean over
+#: the turns averaged, their sum, the geometric mean (per-turn values are ``log(max(value, 1e-5))``),
+#: the number of turns averaged (num_q), or num_rel's rule (a sum; with ``complete`` the qrels' lines
+#: labelled above 0, whatever the level: trec_eval's own rule, kept).
+MEAN, SUM, GEOMETRIC, COUNT_TURNS, NUM_REL = "mean", "sum", "geometric", "count-turns", "num-rel"
+
+#: How trec_eval takes a measure's parameters (``te_init_meas_*``): none; cutoffs, whole numbers or
+#: decimals (sorted, one value each, named ``P_5`` or ``iprec_at_recall_0.10``); decimal parameters
+#: (one value, named with them verbatim); ``label=gain`` pairs; text (runid).
+NONE, CUT_LONG, CUT_DOUBLE, P_DOUBLE, P_PAIR, TEXT = "none", "cut_long", "cut_double", "p_double", "p_pair", "text"
+
+#: The ranking a vectorised computation reads: trec_eval's (score descending at the evaluation's
+#: precision, ties by item id descending) or ir_measures' judged provider's (64-bit scores, ties ascending).
+TREC_EVAL_ORDER, IR_MEASURES_ORDER = "trec_eval", "ir_measures"
+
+#: Which judged lines a vectorised computation reads: those labelled above 0 (all that relevance and
+#: gains need), every judged line, or those above 0 plus the number of the others among each turn's
+#: top ``cutoff`` items.
+POSITIVE_LINES, ALL_LINES, POSITIVE_LINES_AND_TOP = "positive", "all", "positive-and-top"
+
+
+class IrName(NamedTuple):
+    """How ir_measures names a definition: its measure ``name`` and the parameters that select it.
+
+    ``AP`` is trec_eval's ``map`` without a cutoff and ``map_cut`` with one: two definitions, each
+    with an ``IrName("AP", ...)`` that says which.
+    """
+
+    #: ir_measures' measure name (``AP``, ``nDCG``, ``SetP``).
+    name: str
+    #: As ``castregin measures`` lists it (``AP@k``, ``SetP(relative=True)``).
+    shown: str
+    #: True: only at a cutoff (``@k``, the definition's parameter); False: never; None: either.
+    cutoff: bool | None = False
+    #: The ir_measures parameter that gives the definition's parameter, other than the cutoff
+    #: (IPrec's ``recall``, SetF's ``beta``).
+    param: str | None = None
+    #: What else the name's parameters must say for this definition (nDCG: ``dcg='log2'``).
+    when: Callable[[Mapping], bool] | None = None
+    #: Takes ir_measures' ``gains`` (labels mapped to gains before the rule sees them).
+    gains: bool = False
+
+
+class Definition(NamedTuple):
+    """One measure, declared once: names, parameters, averaging, printing and computation.
+
+    ``rule(ranking, settings, params)`` gives a turn's values, one per parameter for the cutoff
+    measures (a text for relstring), from a :class:`~castregin.evaluation.trec_rules.Ranking`
+    and :class:`~castregin.evaluation.trec_rules.Settings` (trec_eval's ``-l``, ``-J``, ``-M``,
+    ``-N``). ``vectorised(ranked, measure)``, where given, gives one measure's value for every turn
+    of a :class:`~castregin.evaluation.engine.RankedTurns` as a numpy array, equal to the rule's
+    to the last bit; it must then also hold for any label in signed 64 bits and for a turn
+    labelled only below 0 (0 where nothing is relevant), where the rule must too.
+    """
+
+    #: The measure's name: trec_eval's (``P``, ``ndcg_cut``) or its own.
+    name: str
+    rule: Callable | None
+    #: How trec_eval takes its parameters (:data:`CUT_LONG` ...), and the defaults of ``-m all_trec``.
+    params: str = NONE
+    defaults: tuple = ()
+    aggregate: str = MEAN
+    #: A count, printed as an integer.
+    integer: bool = False
+    #: Has a value per turn (num_q, gm_map and gm_bpref do not: trec_eval prints none).
+    per_turn: bool = True
+    #: The relevance level (``-l``, ``--rel-level``) applies; nDCG reads the graded labels instead.
+    uses_level: bool = True
+    #: A number (runid and relstring are text, printed only by ``castregin trec_eval``).
+    numeric: bool = True
+    #: ``name`` is a trec_eval-style name in ``evaluate`` (``P_5``, ``P.5,10``, ``P``).
+    trec_name: bool = True
+    #: Its names in ir_measures' syntax.
+    ir_measures: tuple[IrName, ...] = ()
+    #: Why ``evaluate`` refuses a parameter value in a name (``iprec_at_recall_1.5``), or None.
+    check: Callable[[float], str | None] | None = None
+    #: Why ``trec_eval -m`` refuses its parameters (utility's four coefficients), or None; trec_eval
+    #: itself takes more than evaluate does (``-m iprec_at_recall.1.5``).
+    check_marked: Callable[[tuple], str | None] | None = None
+    vectorised: Callable | None = None
+    #: The ranking ``vectorised`` reads, and which judged lines (see the constants above).
+    order: str = TREC_EVAL_ORDER
+    judged_lines: str = POSITIVE_LINES
+    #: For ``castregin measures``.
+    note: str = ""
+
+    @property
+    def cutoffs(self) -> bool:
+        """Its parameter is a cutoff, a whole number (``P_5``) or a decimal (``iprec_at_recall_0.10``)."""
+        return self.params in (CUT_LONG, CUT_DOUBLE)
+
+    def value_name(self, param) -> str:
+        """The name trec_eval gives the value at ``param`` (``P_5``, ``iprec_at_recall_0.10``, ``map``)."""
+        return value_names(self.name, self.params, (param,))[0] if param is not None else self.name
+
+    def summary(self, total: float, averaged: int, evaluated: int, complete: bool,
+                positive_lines: Callable[[], int]) -> float:
+        """The ``all`` value, as trec_eval's ``calc_avg`` forms it.
+
+        ``total`` is the sum of the per-turn values of the ``evaluated`` turns, added in the turns'
+        byte order; ``averaged`` is the number of turns averaged (``evaluated``, or every qrels turn
+        when ``complete``); ``positive_lines()`` the qrels' lines labelled above 0.
+        """
+        if self.aggregate == COUNT_TURNS:
+            return float(averaged)
+        if self.aggregate == NUM_REL and complete:
+            return float(positive_lines())
+        if self.aggregate in (SUM, NUM_REL):
+            return total
+        if self.aggregate == GEOMETRIC:
+            if averaged <= 0:
+                return total
+            # A turn without results counts as the floor (0 would be perfection in logs).
+            total += (averaged - evaluated) * math.log(MIN_GEO_MEAN)
+            return c_exp(total / averaged)
+        return total / averaged if averaged else total
+
+
+def bounded(params: tuple) -> str | None:
+    """``check_marked`` of the measures whose parameters become ranks (relstring, 11pt_avg)."""
+    return None if all(abs(param) <= MAX_CUTOFF for param in params) else \
+        f"a parameter is too large (at most {MAX_CUTOFF})"
+
+
+def value_names(name: str, params_kind: str, params: tuple) -> tuple[str, ...]:
+    """The names trec_eval prints for a measure's values at ``params`` (``P_5``, ``Rprec_mult_0.20``)."""
+    if params_kind == CUT_DOUBLE:
+        return tuple(f"{name}_{param:3.2f}" for param in params)
+    return tuple(f"{name}_{param}" for param in params)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A definition as a name asks for it: one value per turn, at one parameter and relevance level.
+
+    ``param`` is the cutoff (``P@5``: 5) or other parameter (set_F's beta), None for the defaults;
+    ``judged_only`` is trec_eval's ``-J``; ``gains`` maps labels to gains before the rule sees them
+    (ir_measures' nDCG gains, as ``((label, gain), ...)``).
+    """
+
+    name: str
+    definition: Definition
+    param: int | float | None = None
+    rel: int = 1
+    judged_only: bool = False
+    gains: tuple | None = None
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def params(self) -> tuple:
+        """The parameters its rule takes."""
+        if self.param is not None:
+            return (self.param,)
+        return self.definition.defaults if self.definition.params == P_DOUBLE else ()
+
+    @property
+    def in_engine(self) -> bool:
+        """The streaming engine computes it (else only its rule does, with trec_eval's refusals)."""
+        return self.definition.vectorised is not None and not self.judged_only and self.gains is None
+
+    @property
+    def aggregate(self) -> str:
+        return self.definition.aggregate
+
+    @property
+    def integer(self) -> bool:
+        """A count (num_q, num_ret, ...): printed as an integer."""
+        return self.definition.integer
+
+    @property
+    def per_turn(self) -> bool:
+        """Whether the measure has a value per turn (num_q, gm_map and gm_bpref have none)."""
+        return self.definition.per_turn
+
+    def marked(self) -> Marked:
+        """As :func:`castregin.evaluation.trec_rules.evaluate` takes it: one value, named as the measure."""
+        return Marked(self.definition, self.params, (self.name,))
+
+
+class Marked(NamedTuple):
+    """A definition as ``trec_eval -m`` asks for it: its parameters and the names of its values."""
+
+    definition: Definition
+    params: tuple = ()
+    #: The names trec_eval gives its values (``P_5``, ``iprec_at_recall_0.10``, ``ndcg_1=3,2=9``).
+    names: tuple[str, ...] = ()
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        """The names of its numeric values (none for runid, one for relstring's text)."""
+        if self.definition.params == TEXT:
+            return ()
+        return self.names or (self.definition.name,)
+
+
+# --- the registry ---------------------------------------------------------------------------------------------
+
+_REGISTRY: dict[str, Definition] = {}
+
+
+def register(definition: Definition) -> Definition:
+    """Make ``definition`` known by its name (and ir_measures names) everywhere: evaluate, the API, the report,
+    ``castregin measures``. A name already taken is a :class:`ValueError`."""
+    if definition.name in _REGISTRY:
+        raise ValueError(f"a measure named {definition.name!r} is registered already")
+    taken = {(alias.name, alias.cutoff) for other in _REGISTRY.values() for alias in other.ir_measures
+             if alias.when is None}
+    for alias in definition.ir_measures:
+        if alias.when is None and (alias.name, alias.cutoff) in taken:
+            raise ValueError(f"the ir_measures name {alias.shown} names a registered measure already")
+    _REGISTRY[definition.name] = definition
+    return definition
+
+
+def unregister(name: str) -> None:
+    """Forget the definition registered as ``name`` (a test's own measure, say)."""
+    del _REGISTRY[name]
+
+
+def registered() -> list[Definition]:
+    """Every registered definition, in the order registered."""
+    return list(_REGISTRY.values())
+
+
+def lookup(name: str) -> Definition | None:
+    """The definition registered as ``name``, or None."""
+    return _REGISTRY.get(name)

@@ -1,0 +1,267 @@
+"""The gain measures: ndcg, ndcg_cut, ndcg_rel, Rndcg, G and binG.
+
+Each rule reads a turn's ranking as trec_eval's ``m_<name>.c`` does; nDCG's vectorised computation
+gives the same numbers over the streaming engine's per-turn arrays (numpy is imported when it runs):
+gains are the positive labels, the discount ``log2(rank + 1)`` from the C library, sums added left
+to right in ranking order as trec_eval's loops add them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Sequence
+
+from ..trec_rules import NONPOOL, Ranking, TrecEvalRefusal, c_div, c_log2
+from .definition import CUT_LONG, P_PAIR, Definition, IrName, register
+from .precision import CUTOFFS
+
+
+def _binG(rr, s, p):
+    total = 0.0
+    for found, position in enumerate(rr.relevant, start=1):
+        total += 1.0 / math.log2(float(3 + position - found))
+    return [total / float(rr.num_rel)] if rr.relevant else [0.0]
+
+
+class _Gains:
+    """``setup_gains`` of the nDCG family, and what its measures read of it on one topic.
+
+    Each label's gain is the label, or the gain of its ``-m ndcg.L=G`` pair. trec_eval sorts the
+    labels by increasing gain and walks the ideal ranking from the top: each label's gain as many
+    times as the qrels hold the label, until a gain is 0 or less. ``result_gains`` are the retrieved
+    items' gains in ranking order, ``ideal`` the ideal ranking's positive gains.
+    """
+
+    def __init__(self, rr: Ranking, pairs: Sequence[tuple[int, float]]):
+        entries = [[level, 0, gain] for level, gain in pairs]
+        first_pair: dict[int, int] = {}
+        for index, (level, _) in enumerate(pairs):
+            first_pair.setdefault(level, index)
+        # Without pairs every gain is its label, a whole number: the labels no qrels item carries change
+        # nothing, so only those the qrels hold are visited (not every level up to the largest label).
+        for level in range(rr.num_rel_levels) if pairs else sorted(rr.rel_levels):
+            count = rr.rel_levels.get(level, 0)
+            if level in first_pair:
+                entries[first_pair[level]][1] = count
+            else:
+                entries.append([level, count, float(level)])
+        if pairs:
+            _check_gain_order(rr.topic, entries)
+        entries.sort(key=lambda entry: entry[2])
+        lookup: dict[int, float] = {}
+        for level, _, gain in entries:
+            lookup.setdefault(level, gain)  # get_gain: the first level that matches, in the sorted order
+        self.lookup = lookup
+        get = lookup.get
+        # Items outside the qrels have no gain, unless a pair gives one to their value (-1).
+        positions = enumerate(rr.rels) if NONPOOL in lookup else rr.pooled
+        #: The positions whose gain is not 0 (the others add nothing to a DCG), with their gains.
+        self.nonzero = [(i, gain) for i, rel in positions if (gain := get(rel, 0.0)) != 0]
+        self.ideal = [gain for _, count, gain in reversed(entries) if gain > 0.0 for _ in range(count)]
+        #: The walk's gain before its first step (the top gain, even of a label no item carries):
+        #: whether trec_eval's loops over the ideal ranking start at all.
+        self.first_gain = entries[-1][2] if entries else 0.0
+        partial, total = [], 0.0
+        for i, gain in enumerate(self.ideal):
+            total += gain / math.log2(float(i + 2))
+            partial.append(total)
+        #: The ideal DCG after each of its positions.
+        self.ideal_dcg = partial
+
+    def ideal_at(self, i: int) -> float:
+        """The walk's gain at step ``i``: 0 once the positive gains are used up."""
+        return self.ideal[i] if i < len(self.ideal) else 0.0
+
+    def ideal_dcg_at(self, i: int) -> float:
+        """The ideal DCG once step ``i`` is taken."""
+        if not self.ideal:
+            return 0.0
+        return self.ideal_dcg[min(i, len(self.ideal) - 1)]
+
+
+def _gains(rr: Ranking, pairs) -> _Gains:
+    # ndcg, ndcg_rel, Rndcg and G of all_trec share one table a topic.
+    key = ("gains", pairs)
+    if key not in rr.cache:
+        rr.cache[key] = _Gains(rr, pairs)
+    return rr.cache[key]
+
+
+def _check_gain_order(topic: str, entries) -> None:
+    # trec_eval sorts the gains with qsort and a comparator that casts their difference to an int:
+    # gains less than 1 apart compare equal, and their order (which decides the ideal ranking) is
+    # up to the C library; beyond 2^31 apart, the cast overflows.
+    gains = sorted({entry[2] for entry in entries})
+    for low, high in itertools.pairwise(gains):
+        if high - low < 1:
+            raise TrecEvalRefusal(
+                f"topic {topic}: the gains {low:g} and {high:g} are less than 1 apart; trec_eval orders gains by "
+                "their difference cast to an integer, so it may take them in either order: use gains at least 1 "
+                "apart")
+    if gains and (gains[-1] - gains[0]) >= 2 ** 31:
+        raise TrecEvalRefusal(f"topic {topic}: gains {gains[0]:g} and {gains[-1]:g} are too far apart for "
+                              "trec_eval's comparison (a C int)")
+
+
+def _ndcg(rr, s, pairs):
+    gains = _gains(rr, pairs)
+    results_dcg = 0.0
+    for i, gain in gains.nonzero:
+        results_dcg += gain / math.log2(float(i + 2))
+    ideal_dcg = gains.ideal_dcg_at(len(gains.ideal))
+    return [results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0]
+
+
+def _ndcg_rel(rr, s, pairs):
+    gains = _gains(rr, pairs)
+    results_dcg = total = 0.0
+    num_rel_ret = 0
+    for i, gain in gains.nonzero:
+        results_dcg += gain / math.log2(float(i + 2))
+        if gain > 0:
+            # The ideal DCG as trec_eval has it at position i: its walk and the results' go side by side.
+            total += c_div(results_dcg, gains.ideal_dcg_at(i))
+            num_rel_ret += 1
+    num_rel = len(gains.ideal)
+    total += c_div(float(num_rel - num_rel_ret) * results_dcg, gains.ideal_dcg_at(num_rel))
+    return [c_div(total, num_rel) if total > 0.0 else 0.0]
+
+
+class _RndcgWalk:
+    """Rndcg's walk down the ideal ranking beside the run's: each time the ideal gain changes, the DCG
+    ratio so far counts."""
+
+    def __init__(self, gains: _Gains):
+        self.gains = gains
+        self.results_dcg = self.ideal_dcg = self.total = 0.0
+        self.changes = 0
+        self.old_gain = self.ideal = gains.first_gain
+
+    def close(self) -> None:
+        if self.ideal_dcg > 0.0:
+            self.total += self.results_dcg / self.ideal_dcg
+            self.changes += 1
+
+    def step(self, i: int, gain: float) -> None:
+        """Position ``i``, where the run's item has ``gain``."""
+        self.ideal = self.gains.ideal_at(i)
+        if self.old_gain != self.ideal:
+            self.close()
+            self.old_gain = self.ideal
+        if gain != 0:
+            self.results_dcg += gain / math.log2(float(i + 2))
+        if self.ideal > 0.0:
+            self.ideal_dcg += self.ideal / math.log2(float(i + 2))
+
+
+def _rndcg(rr, s, pairs):
+    gains = _gains(rr, pairs)
+    if rr.num_rel == 0:
+        return [0.0]
+    rels, get = rr.rels, gains.lookup.get
+    num_ret = len(rels)
+    walk = _RndcgWalk(gains)
+    i = 0
+    while i < num_ret and walk.ideal > 0.0:
+        walk.step(i, get(rels[i], 0.0))
+        i += 1
+    if i < num_ret:
+        # The ideal gains are used up: the rest of the run only adds to its DCG, counted once.
+        for position, gain in gains.nonzero[bisect.bisect_left(gains.nonzero, (i, -math.inf)):]:
+            walk.results_dcg += gain / math.log2(float(position + 2))
+        walk.close()
+        i = num_ret
+    while walk.ideal > 0.0:
+        walk.step(i, 0.0)
+        i += 1
+    return [c_div(walk.total, walk.changes)]
+
+
+def _G(rr, s, pairs):
+    gains = _gains(rr, pairs)
+    ideal = gains.ideal if gains.first_gain > 0.0 else []
+    min_cost = 1.0
+    # Each position costs its ideal gain while the ideal walk lasts (at least min_cost), then min_cost:
+    # sum_cost after position i is costs[i], added one position after the other.
+    costs, sum_cost = [], 0.0
+    for gain in ideal:
+        sum_cost += max(gain, min_cost)
+        costs.append(sum_cost)
+    last = gains.nonzero[-1][0] if gains.nonzero else -1
+    if not (sum_cost.is_integer() and sum_cost + rr.num_ret < 2.0 ** 53):
+        # Adding 1.0 to a sum with a fraction may round: add it position by position.
+        while len(costs) <= last:
+            sum_cost += min_cost
+            costs.append(sum_cost)
+    walked = len(costs)
+    results_g = sum_results = 0.0
+    for i, gain in gains.nonzero:
+        sum_results += gain
+        cost = costs[i] if i < walked else sum_cost + float(i + 1 - walked)
+        results_g += c_div(gain, c_log2(2 + cost - sum_results))
+    sum_ideal = 0.0
+    for gain in ideal:
+        sum_ideal += gain
+    return [results_g / sum_ideal if sum_ideal > 0.0 else 0.0]
+
+
+def _ndcg_cut(rr, s, cutoffs):
+    # The DCG at each cutoff: the gains (positive labels) before it, added in ranking order.
+    positions, partial, total = [], [0.0], 0.0
+    for i, rel in rr.pooled:
+        if rel > 0:
+            total += float(rel) / math.log2(float(i + 2))
+            positions.append(i)
+            partial.append(total)
+    values = [partial[bisect.bisect_left(positions, cutoff)] for cutoff in cutoffs]
+    # The ideal DCG: the positive labels from the largest down, each as often as the qrels hold it.
+    index, ideal, i = 0, 0.0, 0
+    for level in sorted((label for label in rr.rel_levels if label > 0), reverse=True):
+        for _ in range(rr.rel_levels[level]):
+            if i == cutoffs[index]:
+                if ideal > 0.0:
+                    values[index] /= ideal
+                index += 1
+                if index == len(cutoffs):
+                    return values
+            ideal += float(level) / math.log2(float(i + 2))
+            i += 1
+    while index < len(cutoffs):
+        if ideal > 0.0:
+            values[index] /= ideal
+        index += 1
+    return values
+
+
+def _ndcg_arrays(ranked, measure):
+    """nDCG and nDCG@k: the turn's DCG over the ideal ranking's (0 where that is 0)."""
+    import numpy as np
+
+    from ..engine import log2_table, sequential_sums
+
+    gain = ranked.labels > 0
+    if measure.param is not None:
+        gain &= ranked.position < measure.param
+    where = np.flatnonzero(gain)
+    discount = log2_table(int(ranked.position[where].max()) + 3 if len(where) else 3)
+    dcg = sequential_sums(ranked.labels[where] / discount[ranked.position[where] + 2], ranked.segment[where],
+                          ranked.turn_count)
+    ideal = ranked.ideal_dcg(measure.param)
+    return np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
+
+
+def _graded(cutoff: bool) -> tuple[IrName, ...]:
+    # ir_measures' nDCG with trec_eval's discount; its other dcg options are other providers'.
+    return (IrName("nDCG", "nDCG@k" if cutoff else "nDCG", cutoff=cutoff,
+                   when=lambda params: params.get("dcg", "log2") == "log2", gains=True),)
+
+
+register(Definition("binG", _binG))
+register(Definition("G", _G, P_PAIR))
+register(Definition("ndcg", _ndcg, P_PAIR, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays))
+register(Definition("ndcg_rel", _ndcg_rel, P_PAIR))
+register(Definition("Rndcg", _rndcg, P_PAIR))
+register(Definition("ndcg_cut", _ndcg_cut, CUT_LONG, CUTOFFS, uses_level=False, ir_measures=_graded(True),
+                    vectorised=_ndcg_arrays))

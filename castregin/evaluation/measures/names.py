@@ -1,0 +1,432 @@
+"""Names to measures: ``evaluate``'s names (ir_measures' and trec_eval's) and ``trec_eval -m``'s arguments.
+
+Both read the registered definitions (:mod:`castregin.evaluation.measures.definition`); nothing here
+knows a measure by name. ``evaluate`` takes ir_measures' names (``P@5``, ``nDCG@3``, ``AP``,
+``P(rel=1)@5``) and trec_eval's (``P_5``, ``P.5,10``, ``P``, ``ndcg_cut_3``, ``map``, the sets
+``all_trec``, ``official``, ``set``), and refuses in one line what castregin cannot give a number
+for that it checks against trec_eval. ``trec_eval -m`` takes what trec_eval takes, parameters read
+as trec_eval reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from types import SimpleNamespace
+
+from ...errors import InputError
+from ...limits import MAX_CUTOFF, MAX_TREC_LABEL
+from ..trec_rules import c_double
+from .definition import (
+    CUT_DOUBLE,
+    CUT_LONG,
+    NONE,
+    P_DOUBLE,
+    P_PAIR,
+    TEXT,
+    Definition,
+    IrName,
+    Marked,
+    Measure,
+    lookup,
+    registered,
+    value_names,
+)
+
+#: The CAsT measures, in the order of the track's tables.
+DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
+
+#: trec_eval's measure sets (``te_trec_measure_nicknames``); ``all_trec`` is every measure of trec_eval
+#: 9.0.8 on qrels, in the order of its table (the order it prints them in).
+TREC_SETS = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                 "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+                 "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                 "num_nonrel_judged_ret"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+}
+
+
+class MeasureRefused(InputError):
+    """A measure castregin cannot give with a number checked against trec_eval."""
+
+
+def _refuse(name: str, why: str) -> MeasureRefused:
+    return MeasureRefused(f"measure {name!r}: {why}")
+
+
+def _with_level(definition: Definition, name: str, param, rel_level: int, judged_only: bool = False,
+                gains: tuple | None = None) -> Measure:
+    rel = rel_level if definition.uses_level else 1
+    if not isinstance(rel, int) or isinstance(rel, bool):
+        raise _refuse(name, f"the relevance level must be a whole number, not {rel!r}")
+    if rel < 1:
+        # trec_eval takes only positive levels; a level <= 0 would also count judged non-relevant items.
+        raise _refuse(name, f"the relevance level must be 1 or more, not {rel}")
+    return Measure(name, definition, param, rel, judged_only, gains)
+
+
+def _check_param(definition: Definition, value, name: str, shown) -> None:
+    why = definition.check(value) if definition.check is not None else None
+    if why is not None:
+        raise _refuse(name, f"{why}, not {shown}")
+
+
+# --- trec_eval names in evaluate --------------------------------------------------------------------------
+
+_TREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>\d[\d.,]*))?$")
+
+
+def _trec_param(definition: Definition, text: str, name: str):
+    if definition.params == CUT_LONG:
+        if not text.isdigit() or int(text) < 1:
+            raise _refuse(name, f"{definition.name}'s cutoff must be a positive whole number, not {text!r}")
+        if int(text) > MAX_CUTOFF:
+            raise _refuse(name, f"the cutoff {text} is too large (at most {MAX_CUTOFF})")
+        return int(text)
+    if not re.fullmatch(r"\d+(\.\d{1,2})?", text):
+        raise _refuse(name, f"{definition.name}'s parameter must be a number with at most two decimals "
+                            f"(trec_eval names it with two), not {text!r}")
+    _check_param(definition, float(text), name, text)
+    return float(text)
+
+
+def _trec_definition(name: str) -> Definition | None:
+    definition = lookup(name)
+    return definition if definition is not None and definition.trec_name else None
+
+
+def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
+    """The measures a trec_eval name stands for (``P_5``, ``P.5,10``, ``P``, ``map``), or None."""
+    if name in TREC_SETS:
+        members = [lookup(member) for member in TREC_SETS[name]]
+        return [m for definition in members if definition.numeric
+                for m in _family_measures(definition, None, rel_level)]
+    definition = _trec_definition(name)
+    if definition is not None:
+        if not definition.numeric:
+            raise _refuse(name, "trec_eval prints it as text, not a number (castregin trec_eval prints it)")
+        return _family_measures(definition, None, rel_level)
+    match = _TREC_NAME.match(name)
+    if not match or match["params"] is None:
+        return None
+    # "P_5" and "P.5,10": the family is what stands before the parameters.
+    definition = _trec_definition(match["family"])
+    if definition is None:
+        return None
+    if not definition.cutoffs:
+        raise _refuse(name, f"trec_eval's {definition.name} takes no parameter")
+    separator = name[len(match["family"])]
+    texts = match["params"].split(",") if separator == "." else [match["params"]]
+    params = [_trec_param(definition, text, name) for text in texts if text != ""]
+    # One name for one value keeps the user's spelling; a list expands to trec_eval's names.
+    measures = _family_measures(definition, params, rel_level)
+    return [replace(measures[0], name=name)] if len(measures) == 1 and separator == "_" else measures
+
+
+def _family_measures(definition: Definition, params, rel_level: int) -> list[Measure]:
+    values = params if params is not None else (definition.defaults if definition.cutoffs else ()) or [None]
+    return [_with_level(definition, definition.value_name(param), param, rel_level) for param in values]
+
+
+# --- ir_measures names ---------------------------------------------------------------------------------------
+
+#: Why ir_measures' other providers are not used, for the refusal line.
+_PROVIDER_NOTES = {
+    "gdeval": "ir_measures computes it with gdeval, which rewrites turn ids such as 132_1-1 and gives 0 "
+              "for every CAsT turn",
+}
+
+
+def _providers_of(measure) -> list[str]:
+    import ir_measures
+
+    names = []
+    for provider in ir_measures.providers.registry.values():
+        with contextlib.suppress(Exception):  # a provider that cannot even judge a measure does not support it
+            if provider.supports(measure):
+                names.append(provider.NAME)
+    return names
+
+
+def _install_hint(providers: list[str]) -> str:
+    import ir_measures
+
+    hints = []
+    for name in providers:
+        provider = ir_measures.providers.registry[name]
+        if not provider.is_available():
+            hints.append(f"{name}: {provider.install_instructions()}")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _not_trec_eval(name: str, measure) -> MeasureRefused:
+    providers = [p for p in _providers_of(measure) if p not in ("pytrec_eval",)]
+    if not providers:
+        return _refuse(name, "no trec_eval measure has these options; see `castregin measures`")
+    notes = [note for p, note in _PROVIDER_NOTES.items() if p in providers]
+    verb = "provider computes" if len(providers) == 1 else "providers compute"
+    why = notes[0] if notes else f"only ir_measures' {' and '.join(providers)} {verb} it"
+    return _refuse(name, f"not a trec_eval measure: {why}{_install_hint(providers)}; castregin reports only "
+                         "measures it checks against trec_eval's C code (`castregin measures` lists them); use "
+                         "ir_measures for this one")
+
+
+def _aliases(kind: str) -> list[tuple[Definition, IrName]]:
+    return [(definition, alias) for definition in registered() for alias in definition.ir_measures
+            if alias.name == kind]
+
+
+def _match(kind: str, params: Mapping) -> tuple[Definition, IrName] | None:
+    """The registered definition an ir_measures measure ``kind`` with ``params`` names, or None."""
+    has_cutoff = params.get("cutoff") is not None
+    for definition, alias in _aliases(kind):
+        if alias.cutoff is not None and alias.cutoff != has_cutoff:
+            continue
+        if alias.when is None or alias.when(params):
+            return definition, alias
+    return None
+
+
+def _ir_param(name: str, kind: str, definition: Definition, alias: IrName, params: Mapping):
+    """The definition's parameter from the name's: the cutoff, IPrec's recall, SetF's beta; None for the defaults."""
+    if alias.cutoff is not False and params.get("cutoff") is not None:
+        cutoff = params["cutoff"]
+        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or not 1 <= cutoff <= MAX_CUTOFF:
+            raise _refuse(name, f"{kind}'s cutoff must be a whole number from 1 to {MAX_CUTOFF}")
+        return cutoff
+    if alias.param is None:
+        return None
+    value = params.get(alias.param)
+    if value is None and definition.params == P_DOUBLE:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise _refuse(name, f"{kind}'s {alias.param} must be a number, not {value!r}")
+    value = float(value)
+    if definition.params == CUT_DOUBLE and round(value, 2) != value:
+        raise _refuse(name, f"{kind}'s {alias.param} must have at most two decimals (trec_eval names it with two)")
+    _check_param(definition, value, name, value)
+    # The default is the default: SetF and SetF(beta=1) are set_F.
+    return None if definition.params == P_DOUBLE and (value,) == definition.defaults else value
+
+
+def _ir_measure(name: str, measure, rel_level: int) -> Measure:
+    """An ir_measures measure (its ``NAME`` and ``params``) as a registered definition, or a refusal."""
+    kind, params = measure.NAME, measure.params
+    found = _match(kind, params)
+    if found is None:
+        aliases = _aliases(kind)
+        has_cutoff = params.get("cutoff") is not None
+        if aliases and not has_cutoff and all(alias.cutoff for _, alias in aliases):
+            raise _refuse(name, f"trec_eval has {kind} only at a cutoff; write {kind}@10")
+        if aliases and has_cutoff and all(alias.cutoff is False for _, alias in aliases):
+            raise _refuse(name, f"trec_eval's {aliases[0][0].name} has no cutoff; use {kind}")
+        raise _not_trec_eval(name, measure)
+    definition, alias = found
+    param = _ir_param(name, kind, definition, alias, params)
+    gains = params.get("gains")
+    if gains is not None:
+        if not alias.gains or not all(isinstance(k, int) and isinstance(v, int) and not isinstance(v, bool)
+                                      for k, v in gains.items()):
+            # The labels are mapped before the rule sees them, and trec_eval's nDCG reads whole-number labels.
+            raise _refuse(name, "gains must map whole-number labels to whole-number gains")
+        gains = tuple(sorted(gains.items()))
+    return _with_level(definition, name, param, params.get("rel", rel_level),
+                       bool(params.get("judged_only", False)), gains)
+
+
+#: The ir_measures names most evaluations ask for (the default measures among them), ``NAME`` or
+#: ``NAME@k``, read here without importing ir_measures (a sixth of a small evaluation's start-up); a
+#: test checks them against its parse. A registered measure ir_measures does not know is read so too.
+_PLAIN_IR_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}))?")
+
+
+def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
+    """``P@5``, ``nDCG@3``, ``AP``... as :func:`_parse_ir_measures` reads them, or None for other names."""
+    match = _PLAIN_IR_NAME.fullmatch(name)
+    if match is None:
+        return None
+    params = {} if match["cutoff"] is None else {"cutoff": int(match["cutoff"])}
+    found = _match(match["kind"], params)
+    if found is None or (found[1].param is not None and found[0].params != P_DOUBLE):
+        return None  # ir_measures says what is wrong its own way (P without a cutoff, IPrec without recall)
+    return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
+
+
+def _parse_ir_measures(name: str, rel_level: int) -> Measure:
+    plain = _plain_ir_measure(name, rel_level)
+    if plain is not None:
+        return plain
+    import ir_measures
+
+    try:
+        measure = ir_measures.parse_measure(name)
+    except (ValueError, NameError, SyntaxError, TypeError, AttributeError, AssertionError, KeyError) as err:
+        raise MeasureRefused(f"unknown measure {name!r}; use ir_measures names (P@5, nDCG@3, AP, RR, R@10) or "
+                             "trec_eval names (P_5, ndcg_cut_3, map, recip_rank, recall_10, all_trec); `castregin "
+                             "measures` lists them") from err
+    try:
+        measure.validate_params()
+    except (AssertionError, ValueError, TypeError) as err:
+        raise _refuse(name, f"invalid parameters ({err})") from None
+    # The evaluation's level applies unless the name sets rel itself; NumRet without rel counts every
+    # retrieved item, so it keeps none.
+    user_set_rel = "rel=" in name.replace(" ", "")
+    if "rel" in measure.SUPPORTED_PARAMS and not user_set_rel and (measure.NAME != "NumRet" or "rel" in measure.params):
+        measure = measure(rel=rel_level)
+    return _ir_measure(name, measure, rel_level)
+
+
+def parse_measure(name: str, rel_level: int = 2) -> list[Measure]:
+    """The measures a name stands for: one, or several for a trec_eval set or family.
+
+    >>> [m.name for m in parse_measure("P.1,3")]
+    ['P_1', 'P_3']
+    >>> m = parse_measure("nDCG@3")[0]; (m.definition.name, m.param)
+    ('ndcg_cut', 3)
+
+    A name castregin cannot give a checked number for raises :class:`MeasureRefused` (an
+    :class:`~castregin.errors.InputError`) saying why.
+    """
+    name = name.strip()
+    if not isinstance(rel_level, int) or rel_level < 1:
+        raise InputError(f"the relevance level must be 1 or more, not {rel_level}")
+    measures = _parse_trec(name, rel_level)
+    return measures if measures is not None else [_parse_ir_measures(name, rel_level)]
+
+
+def parse_measures(names: Iterable[str | Measure], rel_level: int = 2) -> list[Measure]:
+    """Parse several names (sets and families expanded; each measure kept once, in the order given).
+
+    A :class:`Measure` passes as it is: what the command line or the API parsed is not parsed again.
+    """
+    measures: dict[str, Measure] = {}
+    for name in names:
+        for measure in [name] if isinstance(name, Measure) else parse_measure(name, rel_level):
+            measures.setdefault(measure.name, measure)
+    return list(measures.values())
+
+
+# --- trec_eval's -m ------------------------------------------------------------------------------------------
+
+#: trec_eval's measures (and sets) of its other relevance formats: with ``-R qrels`` trec_eval cannot compute them
+#: ("Can't calculate measure"); ``castregin trec_eval -R prefs`` (qrels_prefs, qrels_jg) does. yaap, which
+#: takes qrels and is in no set, castregin does not compute.
+_JUDGMENT_GROUP_NAMES = frozenset({"qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
+
+
+def split_measure_argument(arg: str) -> tuple[str, str | None]:
+    """``-m NAME[.PARAMS]`` as trec_eval splits it: the name and the parameters' text (None without a '.')."""
+    name, dot, text = arg.partition(".")
+    if dot and not text:
+        raise InputError(f"measure {arg!r}: a '.' must be followed by parameters (trec_eval: improper measure)")
+    return name, (text if dot else None)
+
+
+_CUTOFF = r"[+-]?[0-9]+(\.[0-9]*)?"  # compiled on first use (evaluate reads no -m)
+
+
+def parse_cutoffs(name: str, text: str) -> tuple[int, ...]:
+    """Whole-number cutoffs as trec_eval reads them (``P.5,10``): sorted, each positive, none twice, at most
+    :data:`~castregin.limits.MAX_CUTOFF`."""
+    values = []
+    for part in text.split(","):
+        # atol reads "23.4" as 23, which trec_eval then names ndcg_cut_23: the fraction is dropped, not rounded.
+        if not re.fullmatch(_CUTOFF, part) or int(part.split(".")[0]) < 1:
+            raise InputError(f"measure {name}.{text}: cutoffs are positive whole numbers, not {part!r} "
+                             "(trec_eval: negative cutoff)")
+        values.append(int(part.split(".")[0]))
+        if values[-1] > MAX_CUTOFF:
+            raise InputError(f"measure {name}.{text}: the cutoff {part} is too large (at most {MAX_CUTOFF})")
+    if len(set(values)) != len(values):
+        raise InputError(f"measure {name}.{text}: duplicate cutoffs (trec_eval refuses them too)")
+    return tuple(sorted(values))
+
+
+def _parse_doubles(name: str, text: str) -> tuple[float, ...]:
+    return tuple(c_double(part, f"measure {name}.{text}") for part in text.split(","))
+
+
+def _parse_pairs(name: str, text: str) -> tuple[tuple[int, float], ...]:
+    pairs = []
+    for part in text.split(","):
+        level, equals, gain = part.partition("=")
+        if not equals or not re.fullmatch(r"[+-]?[0-9]+", level):
+            raise InputError(f"measure {name}.{text}: parameters are label=gain pairs such as "
+                             f"{name}.1=1,2=3 (trec_eval: malformed pair parameters), not {part!r}")
+        value = c_double(gain, f"measure {name}.{text}")
+        if abs(value) >= 2 ** 30 or not -MAX_TREC_LABEL <= int(level) <= MAX_TREC_LABEL:
+            raise InputError(f"measure {name}.{text}: {part} is too large (labels and gains up to "
+                             f"{MAX_TREC_LABEL} and 2^30)")
+        pairs.append((int(level), value))
+    return tuple(pairs)
+
+
+def mark_measures(args: Sequence[str]) -> list[Marked]:
+    """What ``trec_eval -m ARG ...`` computes, in the order trec_eval prints it.
+
+    Sets (``official``, ``all_trec``, ``set``) and measures are marked as trec_eval marks them; a
+    measure is computed once, with the parameters of the first ``-m`` that gives it some, read as
+    trec_eval reads them: cutoffs (``P.5,10``: whole numbers, sorted, a fraction dropped), decimal
+    cutoffs (``iprec_at_recall..1,.2``: sorted, named with two decimals), decimal parameters named
+    verbatim (``utility.2,-1,0,0``, ``11pt_avg..25,.5``, ``set_F.0.5``, ``relstring.20``) and
+    ``label=gain`` pairs (``ndcg.1=3,2=9``). What trec_eval refuses, or would silently ignore
+    (parameters of a measure that takes none), is an :class:`InputError`.
+    """
+    from ..preferences import PREFERENCE_NAMES
+
+    trec_eval_measures = TREC_SETS["all_trec"]
+    marked: set[str] = set()
+    texts: dict[str, str] = {}
+    for arg in args:
+        name, text = split_measure_argument(arg)
+        if name in TREC_SETS:
+            marked.update(TREC_SETS[name])
+        elif name in trec_eval_measures:
+            marked.add(name)
+            if text is not None:
+                texts.setdefault(name, text)
+        elif name in PREFERENCE_NAMES or name == "yaap":
+            raise InputError(f"measure {arg!r}: " + (
+                "castregin does not compute yaap" if name == "yaap" else
+                "a judgment-group measure: it needs -R qrels_jg judgments (trec_eval stops too)"
+                if name in _JUDGMENT_GROUP_NAMES else
+                "a preference measure: it needs -R prefs or -R qrels_prefs judgments (trec_eval stops too)"))
+        else:
+            raise InputError(f"measure {arg!r}: not a trec_eval measure or measure set (trec_eval: illegal "
+                             "measure); `castregin measures` lists them")
+    return [_marked(lookup(name), texts.get(name)) for name in trec_eval_measures if name in marked]
+
+
+def _marked(definition: Definition, text: str | None) -> Marked:
+    name, kind = definition.name, definition.params
+    if text is not None and kind == NONE:
+        raise InputError(f"measure {name}.{text}: trec_eval's {name} takes no parameter (it would ignore it)")
+    if kind == TEXT:
+        return Marked(definition)
+    if kind == CUT_LONG:
+        cutoffs = parse_cutoffs(name, text) if text is not None else definition.defaults
+        return Marked(definition, cutoffs, value_names(name, kind, cutoffs))
+    if kind == CUT_DOUBLE:
+        cutoffs = tuple(sorted(_parse_doubles(name, text))) if text is not None else definition.defaults
+        if any(abs(cutoff) > MAX_CUTOFF for cutoff in cutoffs):
+            raise InputError(f"measure {name}.{text}: a cutoff is too large (at most {MAX_CUTOFF})")
+        if len(set(cutoffs)) != len(cutoffs):
+            raise InputError(f"measure {name}.{text}: duplicate cutoffs (trec_eval refuses them too)")
+        return Marked(definition, cutoffs, value_names(name, kind, cutoffs))
+    if kind == P_PAIR:
+        pairs = _parse_pairs(name, text) if text is not None else ()
+        return Marked(definition, pairs, (name if text is None else f"{name}_{text}",))
+    params = _parse_doubles(name, text) if text is not None else definition.defaults
+    why = definition.check_marked(params) if definition.check_marked is not None else None
+    if why is not None:
+        raise InputError(f"measure {name}.{text}: {why}")
+    return Marked(definition, params, (name if text is None else f"{name}_{text}",))
+

@@ -1,0 +1,60 @@
+"""The set measures (the retrieved items as a set, their order aside): set_P, set_relative_P, set_recall,
+set_map, set_F and utility."""
+
+from __future__ import annotations
+
+import math
+
+from ..trec_rules import c_div
+from .definition import P_DOUBLE, Definition, IrName, register
+
+
+def _utility(rr, s, params):
+    a, b, c, d = params
+    return [a * rr.num_rel_ret + b * (rr.num_ret - rr.num_rel_ret) + c * (rr.num_rel - rr.num_rel_ret)
+            + d * (s.num_docs_in_coll + rr.num_rel_ret - rr.num_ret - rr.num_rel)]
+
+
+def _set_P(rr, s, p):
+    return [float(rr.num_rel_ret) / float(rr.num_ret) if rr.num_ret else 0.0]
+
+
+def _set_relative_P(rr, s, p):
+    if rr.num_ret and rr.num_rel:
+        return [float(rr.num_rel_ret) / float(min(rr.num_ret, rr.num_rel))]
+    return [0.0]
+
+
+def _set_recall(rr, s, p):
+    return [float(rr.num_rel_ret) / float(rr.num_rel) if rr.num_rel else 0.0]
+
+
+def _set_map(rr, s, p):
+    if rr.num_ret and rr.num_rel:
+        return [(float(rr.num_rel_ret) * float(rr.num_rel_ret)) / (float(rr.num_ret) * float(rr.num_rel))]
+    return [0.0]
+
+
+def _set_F(rr, s, params):
+    if not rr.num_rel_ret:
+        return [0.0]
+    precision = float(rr.num_rel_ret) / float(rr.num_ret)
+    recall = float(rr.num_rel_ret) / float(rr.num_rel)
+    beta = params[0]
+    return [c_div((beta + 1.0) * precision * recall, beta * precision + recall)]
+
+
+def _positive_beta(beta: float) -> str | None:
+    return None if math.isfinite(beta) and beta > 0 else "beta must be a positive number"
+
+
+register(Definition("utility", _utility, P_DOUBLE, (1.0, -1.0, 0.0, 0.0),
+                    check_marked=lambda params: None if len(params) == 4 else
+                    "utility takes 4 coefficients (trec_eval: improper number of coefficients)"))
+register(Definition("set_P", _set_P, ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),)))
+register(Definition("set_relative_P", _set_relative_P,
+                    ir_measures=(IrName("SetP", "SetP(relative=True)", when=lambda params: bool(params.get("relative"))),)))
+register(Definition("set_recall", _set_recall, ir_measures=(IrName("SetR", "SetR"),)))
+register(Definition("set_map", _set_map, ir_measures=(IrName("SetAP", "SetAP"),)))
+register(Definition("set_F", _set_F, P_DOUBLE, (1.0,), ir_measures=(IrName("SetF", "SetF", param="beta"),),
+                    check=_positive_beta))

@@ -1,0 +1,172 @@
+"""Every registered measure against an independent oracle: the test walks the registry.
+
+A measure is proved on every path that computes it: ``evaluate`` in memory (the engine where it has a
+vectorised computation, else its rule), its rule alone (the plain path of small files and of the
+measures the engine lacks), its vectorised computation alone, and ``castregin trec_eval``. The oracles:
+
+- pytrec_eval (trec_eval's C code, 32-bit scores: castregin's ``score_precision="float"``) on random
+  qrels and runs with ties, unjudged items and grades 0-4, per turn and the ``all`` values (trec_eval's
+  ``calc_avg`` rules, as tests/evaluation/test_measures_oracle.py forms them);
+- the trec_eval 9.0.8 binary's outputs kept in tests/cli/data/trec_eval (random runs, and random qrels
+  with labels below 0), compared line for line with what ``castregin trec_eval`` prints of the measure;
+- ir_measures' judged provider for Judged@k.
+
+A registered measure without an oracle case fails here: register it with one (:data:`ORACLES`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from pathlib import Path
+
+import ir_measures
+import pytest
+import pytrec_eval
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from trec_eval_oracle import kept_output, negative_pair, random_pair  # noqa: E402
+
+from castregin import formats  # noqa: E402
+from castregin.data import Qrels, Run  # noqa: E402
+from castregin.evaluation import engine, plain  # noqa: E402
+from castregin.evaluation.evaluate import evaluate_rows  # noqa: E402
+from castregin.evaluation.measures import (  # noqa: E402
+    COUNT_TURNS,
+    GEOMETRIC,
+    NUM_REL,
+    SUM,
+    TREC_SETS,
+    Definition,
+    mark_measures,
+    parse_measure,
+    registered,
+)
+from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines  # noqa: E402
+from castregin.formats import columnar  # noqa: E402
+from castregin.render.trec import trec_eval_text  # noqa: E402
+
+
+def random_case(seed: int, labels=(0, 0, 0, 1, 2, 3, 4)) -> tuple[dict, dict]:
+    """Qrels and a run: ties (also of scores equal as floats only), unjudged items, turns on one side only."""
+    rng = random.Random(seed)
+    qrels, run = {}, {}
+    for t in range(rng.randint(12, 20)):
+        turn = f"{rng.randint(1, 9)}_{t}-{rng.randint(1, 9)}"
+        items = [f"d{rng.randint(0, 50)}" for _ in range(rng.randint(3, 30))]
+        if rng.random() < 0.9:
+            qrels[turn] = {item: rng.choice(labels) for item in items[:rng.randint(1, len(items))]}
+            qrels[turn].update({f"x{n}": rng.choice(labels) for n in range(rng.randint(0, 4))})  # never retrieved
+        if rng.random() < 0.9:
+            run[turn] = {item: rng.choice([round(rng.random(), 2), 0.5, 1.0, 1.0 + 1e-10]) for item in items}
+    return qrels, run
+
+
+CASES = [random_case(seed) for seed in range(4)]
+
+
+def _calc_avg(definition: Definition, per_query: list[float], qrels: dict) -> float:
+    """trec_eval's ``all`` value from its per-query values (summed in the queries' byte order)."""
+    if definition.aggregate == COUNT_TURNS:
+        return float(len(per_query))
+    if definition.aggregate in (SUM, NUM_REL):
+        return math.fsum(per_query)
+    if definition.aggregate == GEOMETRIC:
+        return math.exp(math.fsum(per_query) / len(per_query))
+    return math.fsum(per_query) / len(per_query)
+
+
+def _check_paths(definition: Definition, rel_level: int, qrels: dict, run: dict, oracle: dict[str, dict]) -> None:
+    """evaluate in memory, the rule, and the vectorised computation against ``oracle`` ``{value name: {turn: value}}``."""
+    measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
+    rows = evaluate_rows(Run("r", run), Qrels(qrels, name="q"), measures, rel_level, per_turn=True,
+                         score_precision="float")
+    by_rule = plain.evaluate_run(run, qrels, measures, 32)
+    by_engine = engine.evaluate_run(columnar.run_from_dict(Run("r", run)), engine.QrelsIndex(
+        columnar.qrels_from_dict(Qrels(qrels, name="q"))), measures, score_bits=32) if definition.vectorised else None
+    assert {m.name for m in measures} == set(oracle)
+    for position, measure in enumerate(measures):
+        want = oracle[measure.name]
+        got = {turn: value for _, _, name, turn, value in rows if name == measure.name and turn != "all"}
+        assert got == (pytest.approx(want, abs=1e-12) if definition.per_turn else {}), measure.name
+        assert by_rule[position] == pytest.approx(want, abs=1e-12), (measure.name, "rule")
+        if by_engine is not None:
+            assert by_engine[position] == pytest.approx(want, abs=1e-12), (measure.name, "vectorised")
+        mean = next(value for _, _, name, turn, value in rows if name == measure.name and turn == "all")
+        assert mean == pytest.approx(_calc_avg(definition, [want[t] for t in sorted(want)], qrels), abs=1e-12)
+
+
+def _pytrec_eval_case(definition: Definition) -> None:
+    for qrels, run in CASES:
+        for rel_level in (1, 2):
+            evaluator = pytrec_eval.RelevanceEvaluator(qrels, {definition.name}, relevance_level=rel_level)
+            per_query = evaluator.evaluate(run)
+            names = {name for values in per_query.values() for name in values}
+            oracle = {name: {turn: values[name] for turn, values in per_query.items()} for name in names}
+            _check_paths(definition, rel_level, qrels, run, oracle)
+
+
+#: Kept outputs of the binary: (pair maker, seed, file, trec_eval options as TrecEvalOptions' fields).
+KEPT = [(random_pair, seed, f"random{seed}_q.txt.gz", {}) for seed in range(3)] + \
+       [(negative_pair, seed, f"negative{seed}_all.txt.gz", {}) for seed in range(2)] + \
+       [(negative_pair, seed, f"negative{seed}_J_l2.txt.gz", {"rel_level": 2, "judged_only": True})
+        for seed in range(2)]
+
+
+def _kept_output_case(definition: Definition, directory: Path) -> None:
+    names = set(mark_measures([definition.name])[0].names) or {definition.name}
+    for make, seed, kept, options in KEPT:
+        qrels_path, run_path = make(seed, directory)
+        qrels, run = formats.read_qrels(qrels_path), formats.read_run(run_path, extra_columns=True)
+        lines = trec_eval_lines(qrels, run, TrecEvalOptions(("all_trec",), per_query=True, **options),
+                                runid=run.last_tag)
+        expected = [line for line in kept_output(kept).decode().splitlines(keepends=True)
+                    if line.split("\t")[0].strip() in names]
+        assert expected, (definition.name, kept)
+        assert [line for line in trec_eval_text(lines).splitlines(keepends=True)
+                if line.split("\t")[0].strip() in names] == expected, (definition.name, kept)
+
+
+def _trec_eval_case(definition: Definition, directory: Path) -> None:
+    if definition.numeric:
+        _pytrec_eval_case(definition)
+    _kept_output_case(definition, directory)
+
+
+def _judged_case(definition: Definition, directory: Path) -> None:
+    # ir_measures counts every qrels line as judged, castregin (as trec_eval) not those below 0.
+    for qrels, run in [random_case(seed, labels=(-1, 0, 1, 2)) for seed in range(4)]:
+        judged_lines = {t: {i: label for i, label in items.items() if label >= 0} for t, items in qrels.items()}
+        metrics = ir_measures.judged.iter_calc([ir_measures.parse_measure("Judged@3")], judged_lines, run)
+        oracle = {t: 0.0 for t in run if t in qrels}  # ir_measures skips a turn without lines: none is judged
+        oracle.update({m.query_id: m.value for m in metrics if m.query_id in run and m.query_id in qrels})
+        _check_paths(definition, 1, qrels, run, {"Judged@3": oracle})
+
+
+#: The oracle case of each registered measure, by name.
+ORACLES = {**{name: _trec_eval_case for name in TREC_SETS["all_trec"]}, "Judged": _judged_case}
+
+
+@pytest.mark.parametrize("definition", registered(), ids=lambda definition: definition.name)
+def test_every_registered_measure_equals_its_oracle(definition, tmp_path):
+    case = ORACLES.get(definition.name)
+    assert case is not None, f"measure {definition.name} has no oracle case: add one to ORACLES"
+    case(definition, tmp_path)
+
+
+@pytest.mark.parametrize("definition", [d for d in registered() if d.vectorised], ids=lambda definition: definition.name)
+def test_vectorised_and_rule_agree_on_any_label(definition):
+    """What a vectorised computation promises its rule keeps too: labels anywhere in signed 64 bits, and a
+    turn labelled only below 0 (nothing relevant)."""
+    labels = (-(2 ** 40), -1, 0, 1, 3, 2 ** 40, 2 ** 62)
+    for seed in range(4):
+        qrels, run = random_case(seed, labels)
+        qrels["negative"] = {"a": -1, "b": -3}
+        run["negative"] = {"a": 1.0, "b": 0.5, "c": 0.25}
+        for rel_level in (1, 2, 2 ** 40):
+            measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
+            by_engine = engine.evaluate_run(columnar.run_from_dict(Run("r", run)), engine.QrelsIndex(
+                columnar.qrels_from_dict(Qrels(qrels, name="q"))), measures)
+            assert by_engine == plain.evaluate_run(run, qrels, measures), definition.name
+            assert all(values["negative"] == 0.0 for values in by_engine), definition.name
