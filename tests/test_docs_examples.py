@@ -4,8 +4,9 @@ Each ```python block of README.md and of docs/*.md runs. A page's blocks run in 
 namespace (later examples use what earlier ones made, as a reader following along would), with the
 repository's root as the working directory; an example that raises or warns fails the test with the
 page's line in its message and traceback. A block that is not meant to run is marked by a
-``<!-- not run -->`` comment on the line before its opening fence (none is, today); nothing else is
-skipped.
+``<!-- not run -->`` comment on the line before its opening fence (the registry example of
+docs/evaluate.md, which would register a measure for every later test; tests/evaluation/
+test_toy_measure.py registers one in a fixture instead); nothing else is skipped.
 
 The README's shell pipeline (its ```sh block of ``castregin`` commands) runs too, command by command, in
 a scratch directory beside the sample data, so that a renamed option cannot leave it stale.
