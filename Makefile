@@ -25,8 +25,13 @@ browser:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
 	  || echo "chromium is not installed: the browser tests will be skipped"
 
+# A worker per core (-n auto); tests go out one at a time (--dist loadgroup), except those marked with one
+# xdist_group, which run on one worker (tests/test_package.py builds the wheel once). PYTEST_WORKERS=0: no worker.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 # The same tests with the oldest versions pyproject.toml allows (constraints-minimum.txt), in .venv-min.
 MIN_VENV := .venv-min
@@ -37,7 +42,7 @@ $(MIN_VENV)/.installed: pyproject.toml constraints-minimum.txt
 	touch $(MIN_VENV)/.installed
 
 test-minimum: $(MIN_VENV)/.installed browser
-	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider
+	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(PYTEST_PARALLEL)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
