@@ -25,10 +25,11 @@ browser:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
 	  || echo "chromium is not installed: the browser tests will be skipped"
 
-# A worker per core (-n auto); tests go out one at a time (--dist loadgroup), except those marked with one
-# xdist_group, which run on one worker (tests/test_package.py builds the wheel once). PYTEST_WORKERS=0: no worker.
+# A worker per core (-n auto), each taking whole test files (--dist loadfile), so that a file's module
+# fixtures are built once (tests/test_package.py builds the wheel once). PYTEST_WORKERS=0: no worker.
+# (Not loadgroup: xdist 3.8's groups are ignored under pytest 9.2, pytest-dev/pytest-xdist#1386.)
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL)

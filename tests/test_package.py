@@ -37,10 +37,6 @@ NOT_SOURCE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "*.pyc", "*
                                     ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", "out",
                                     "bench-out", "site")
 
-# One worker builds and installs, whatever the number of workers (make test runs --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("package")
-
-
 def _package_files() -> set[str]:
     """The files of castregin/ in the tree, as paths inside an archive: what the wheel must hold."""
     root = REPO / "castregin"
