@@ -111,10 +111,14 @@ def test_installed_wheel_prints_its_version(installed, tmp_path):
 
 
 def test_installed_wheel_runs_from_the_wheel_not_the_tree(installed, tmp_path):
-    code = "import castregin, castregin.cli; print(castregin.__file__)"
+    # The module, and the metadata --version reads, both from the wheel's directory.
+    code = ("import importlib.metadata, castregin, castregin.cli\n"
+            "print(castregin.__file__)\n"
+            "print(importlib.metadata.distribution('castregin').locate_file('castregin/__init__.py'))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
                           capture_output=True, text=True, check=True, timeout=120)
-    assert Path(done.stdout.strip()).is_relative_to(installed)
+    module, metadata = done.stdout.splitlines()
+    assert Path(module) == Path(metadata) == installed / "castregin" / "__init__.py"
 
 
 def test_installed_wheel_evaluates_and_writes_a_report(installed, tmp_path):
