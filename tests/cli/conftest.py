@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trec_eval_oracle import find_trec_eval  # noqa: E402
+from .trec_eval_oracle import find_trec_eval
 
 
 @pytest.fixture(scope="session")
