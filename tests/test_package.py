@@ -3,7 +3,8 @@
 ``python -m build`` makes the sdist and then the wheel from that sdist, as pip builds from an sdist. The
 wheel holds every file castregin reads at run time (the report's and judging page's templates, JS and
 CSS, the JSON schemas), neither archive holds anything of tests/, and the wheel installed on its own runs
-``castregin --version``, an evaluation and a report from a directory outside the source tree.
+``castregin --version``, an evaluation and a report from a directory outside the source tree, and
+completes commands in bash.
 
 The build runs once per session, on a copy of the tree (setuptools writes castregin.egg-info beside
 pyproject.toml). The wheel is installed with ``pip install --no-deps --target`` and run by this
@@ -67,9 +68,10 @@ def installed(dist, tmp_path_factory) -> Path:
     return target
 
 
-def _run(installed: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """The installed ``castregin`` script, with only the wheel's directory added to the path."""
-    env = {**os.environ, "PYTHONPATH": str(installed)}
+def _run(installed: Path, cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess:
+    """The installed ``castregin`` script, with only the wheel's directory added to the path (and
+    ``variables`` to the environment)."""
+    env = {**os.environ, "PYTHONPATH": str(installed), **variables}
     return subprocess.run([str(installed / "bin" / "castregin"), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, check=False, timeout=120)
 
@@ -141,3 +143,15 @@ def test_installed_wheel_evaluates_and_writes_a_report(installed, tmp_path):
     css = (REPO / "castregin/render/templates/report.css").read_text(encoding="utf-8").splitlines()
     plain = [line for line in css if line.strip() and not set(line) & set("\"'&<>")]  # as HTML escapes none
     assert plain and all(line in page for line in plain)
+
+
+def test_installed_script_completes_commands_and_options(installed, tmp_path):
+    # Click's shell completion as the docs enable it, `eval "$(_CASTREGIN_COMPLETE=bash_source castregin)"`;
+    # the shell then calls the script back with the words typed so far.
+    source = _run(installed, tmp_path, _CASTREGIN_COMPLETE="bash_source")
+    assert "complete -o nosort -F _castregin_completion castregin" in source.stdout
+    for words, expected in (("castregin ev", "plain,evaluate"),
+                            ("castregin evaluate --score-p", "plain,--score-precision")):
+        done = _run(installed, tmp_path, _CASTREGIN_COMPLETE="bash_complete", COMP_WORDS=words,
+                    COMP_CWORD=str(len(words.split()) - 1))
+        assert done.returncode == 0 and done.stdout.split() == [expected], done.stderr
