@@ -27,9 +27,12 @@ demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash data/demo.sh
 
 # The browser tests (report, judging pages) need Debian's chromium; without it (no root, no apt) they are skipped.
+# Its recommends are daemons and desktop tools a headless browser does not run (udev, upower, a printer
+# dialog, a notification daemon: 115 packages with them, 26 without), but for the fonts, kept.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
-	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
+	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium fonts-liberation) >/dev/null 2>&1; } \
 	  || echo "chromium is not installed: the browser tests will be skipped"
 
 # A worker per core (-n auto), each taking whole test files (--dist loadfile), so that a file's module
