@@ -35,11 +35,9 @@ browser:
 	      chromium fonts-liberation) >/dev/null 2>&1; } \
 	  || echo "chromium is not installed: the browser tests will be skipped"
 
-# A worker per core (-n auto), each taking whole test files (--dist loadfile), so that a file's module
-# fixtures are built once (tests/test_package.py builds the wheel once). PYTEST_WORKERS=0: no worker.
-# (Not loadgroup: xdist 3.8's groups are ignored under pytest 9.2, pytest-dev/pytest-xdist#1386.)
+# A worker per core (-n auto), each taking whole test files (pyproject.toml). PYTEST_WORKERS=0: no worker.
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
