@@ -28,7 +28,7 @@ demo: $(STAMP)
 
 # The browser tests (report, judging pages) need Debian's chromium; without it (no root, no apt) they are skipped.
 # Its recommends are daemons and desktop tools a headless browser does not run (udev, upower, a printer
-# dialog, a notification daemon: 115 packages with them, 26 without), but for the fonts, kept.
+# dialog, a notification daemon: 115 packages with them, 26 without); of them only the fonts are kept.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
