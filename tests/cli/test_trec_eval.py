@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trec_eval_oracle import GOLDEN, find_trec_eval, golden_cases, random_pair, run_binary
+from trec_eval_oracle import GOLDEN, golden_cases, random_pair, run_binary
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,14 +35,6 @@ def in_process(cli, options: str, qrels: Path, run: Path) -> bytes:
     result = cli("trec_eval", *options.split(), qrels, run)
     assert result.exit_code == 0, result.stderr
     return result.stdout_bytes
-
-
-@pytest.fixture(scope="session")
-def trec_eval_binary(tmp_path_factory) -> Path:
-    binary, why = find_trec_eval(tmp_path_factory.mktemp("trec_eval"))
-    if binary is None:
-        pytest.skip(why)
-    return binary
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,9 @@ what it prints.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_trec_eval import trec_eval_binary  # noqa: F401  (fixture)
 
 DATA = Path(__file__).resolve().parent / "data" / "trec_eval_quicktest"
 
@@ -54,7 +50,7 @@ def test_all_eleven_commands_are_run():
 
 
 @pytest.mark.parametrize("expected, command", QUICKTEST)
-def test_kept_outputs_are_the_binarys(expected, command, trec_eval_binary):  # noqa: F811
+def test_kept_outputs_are_the_binarys(expected, command, trec_eval_binary):
     done = subprocess.run([str(trec_eval_binary), *_arguments(command)], capture_output=True, check=True)
     assert done.stdout == (DATA / expected).read_bytes()
 

@@ -460,11 +460,12 @@ def _cpu_seconds(pid: int) -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the child's CPU time in /proc")
 def test_sigint_stops_glad_promptly_though_the_parent_ignored_it(tmp_path):
-    # GLAD's EM loop over 200,000 labels takes many seconds; SIGINT (ignored by the parent, as for `cmd &`)
-    # must end it at once, with no output and no temporary file.
+    # GLAD's EM loop over 600,000 labels takes seconds (from about 0.7 to 7.5 CPU seconds into the command;
+    # over 210,000 it ended at 2.6, so that under load the signal could come after it); SIGINT (ignored by
+    # the parent, as for `cmd &`) must end it at once, with no output and no temporary file.
     rng = np.random.default_rng(0)
-    items = np.repeat(np.arange(70_000), 3)
-    workers = (items * 7 + np.tile([0, 100, 200], 70_000)) % 300  # three workers an item, never one twice
+    items = np.repeat(np.arange(200_000), 3)
+    workers = (items * 7 + np.tile([0, 100, 200], 200_000)) % 300  # three workers an item, never one twice
     rows = [f"W{w},t{u // 40},d{u},{label}" for u, w, label in zip(items, workers, rng.integers(0, 4, len(items)))]
     (tmp_path / "crowd.csv").write_text("worker_id,turn_id,item_id,relevance\n" + "\n".join(rows) + "\n")
     process = subprocess.Popen([CASTREGIN, "aggregate", "crowd.csv", "--criteria", "relevance", "--method", "glad",

@@ -229,11 +229,6 @@ def report_simulated(directory, *extra):
     return out, [*runs, qrels]
 
 
-@pytest.fixture(scope="module")
-def simulated(tmp_path_factory):
-    return report_simulated(tmp_path_factory.mktemp("simulated"))
-
-
 def _pages(out):
     return {path.relative_to(out).as_posix(): path.read_text(encoding="utf-8")
             for path in [out / "index.html", *sorted((out / "runs").glob("*.html"))]}

@@ -19,7 +19,7 @@ from reference_runs import write_reference_runs
 from castregin import formats
 from castregin.render.plots import INTERVAL_COLOUR, NEGATIVE, POSITIVE
 
-from .test_report import SIMULATED_RUNS, report_simulated, write_report
+from .test_report import SIMULATED_RUNS, write_report
 
 WIDTH, HEIGHT = 1280, 4000
 
@@ -127,9 +127,9 @@ OVERFLOW_CHECK = """() => {
 }"""
 
 
-def test_thirty_runs_with_long_names_fit_their_cells(tmp_path):
+def test_thirty_runs_with_long_names_fit_their_cells(tmp_path, simulated):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    out, _ = report_simulated(tmp_path)
+    out, _ = simulated
     problems, shot, matrix_shot = [], tmp_path / "report-30-runs.png", tmp_path / "report-30-runs-matrix.png"
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
