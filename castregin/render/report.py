@@ -26,7 +26,6 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 
 import numpy as np
 from tqdm import tqdm
@@ -312,7 +311,7 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
     runs = [{**_run_section(data, i, run, name, figures), "file": files.get(name)}
             for i, (run, name) in enumerate(zip(data.runs, data.names), 1)]
     return {
-        "css": _template_text("report.css"), "run_names": data.names, "measures": data.measures,
+        "run_names": data.names, "measures": data.measures,
         "settings": _settings_text(data.settings), "legend": legend, "depth": data.depth, "primary": data.primary,
         "test": data.settings.test, "correction": data.settings.correction, "alpha": data.settings.alpha,
         "leaderboards": _leaderboards(data, figures), "matrices": matrices, "runs": runs,
@@ -322,11 +321,6 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
         "loro": _loro_table(data), "loro_asked": bool(data.settings.loro_depth),
         "provenance": _provenance_context(record),
     }
-
-
-@functools.cache
-def _template_text(name: str) -> str:
-    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
 
 
 @functools.cache

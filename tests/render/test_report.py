@@ -8,11 +8,13 @@ import html
 import re
 import shlex
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from reference_runs import write_reference_runs
 
+import castregin.render
 from castregin import Qrels, Run, formats
 from castregin.evaluation.evaluate import evaluate
 from castregin.evaluation.measures import DEFAULT_MEASURES
@@ -65,6 +67,9 @@ def test_report_is_written_self_contained_with_every_run(report_dir):
     # Nothing fetched from the network: no URL anywhere, no external stylesheet, script or font.
     assert "http://" not in page and "https://" not in page
     assert "<script" not in page and "<link" not in page and "@import" not in page and "url(" not in page
+    # The stylesheet is the package's report.css verbatim (escaped, its quoted font names were lost).
+    css = (Path(castregin.render.__file__).parent / "templates" / "report.css").read_text(encoding="utf-8")
+    assert f"<style>\n{css}</style>" in page and '"Segoe UI"' in css
     images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == 2 + 2 * len(TAGS)  # qrels histogram, leaderboard; per-turn and top-k labels of each run
     assert all(base64.b64decode(data).startswith(PNG) for data in images)
