@@ -88,6 +88,8 @@ def test_the_wheel_holds_every_file_castregin_reads_and_no_test(dist):
         assert f"castregin/{needed}" in names
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n]
     assert {n for n in names - in_package if not n.startswith("castregin-")} == set()  # and the .dist-info
+    # The MIT license text travels with the wheel (PEP 639: .dist-info/licenses/).
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def test_the_sdist_holds_the_package_and_no_test(dist):
