@@ -166,7 +166,7 @@ def _frame_triples(frame, kind: _Kind, argument: str) -> Iterator[tuple]:
     present = set(frame.columns)
     for columns in kind.columns:
         if present.issuperset(columns):
-            return zip(*(frame[column].tolist() for column in columns))
+            return zip(*(frame[column].tolist() for column in columns), strict=True)
     shown = ", ".join(str(c) for c in frame.columns) or "none"
     raise InputError(f"expected {kind.expected}; got a DataFrame with columns {shown}", argument=argument)
 
@@ -251,10 +251,10 @@ def as_qrels(qrels, argument: str = "qrels", default_name: str = "qrels") -> Qre
 
 def _inputs(value, kind: _Kind, convert: Callable, argument: str) -> list:
     """One input, or each of a list of inputs (named ``argument[i]``), converted."""
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        # A list of records is one run; a list of anything else is several.
-        if not value or not _is_record(value[0], kind):
-            return [convert(item, f"{argument}[{i}]", f"{argument}[{i}]") for i, item in enumerate(value)]
+    # A list of records is one run; a list of anything else is several.
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields") and (
+            not value or not _is_record(value[0], kind)):
+        return [convert(item, f"{argument}[{i}]", f"{argument}[{i}]") for i, item in enumerate(value)]
     return [convert(value, argument)]
 
 

@@ -60,7 +60,7 @@ def confusion_matrix(first: Sequence, second: Sequence, categories: Sequence | N
     categories = sorted(set(a) | set(b)) if categories is None else list(categories)
     index = {c: i for i, c in enumerate(categories)}
     size = len(categories)
-    codes = np.array([index[x] * size + index[y] for x, y in zip(a, b)], dtype=np.int64)
+    codes = np.array([index[x] * size + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
     return np.bincount(codes, minlength=size * size).reshape(size, size), categories
 
 

@@ -17,9 +17,9 @@ def zstd_readable() -> bool:
     try:
         import zstandard  # noqa: F401
     except ImportError:
-        import pyarrow
+        import pyarrow as pa
 
-        return pyarrow.Codec.is_available("zstd")
+        return pa.Codec.is_available("zstd")
     return True
 
 
@@ -32,9 +32,9 @@ def compress(data: bytes, suffix: str) -> bytes:
     if suffix == "xz":
         return lzma.compress(data, preset=1)  # fast: the tests compress megabytes
     if suffix == "zst":
-        import pyarrow
+        import pyarrow as pa
 
-        return pyarrow.compress(data, codec="zstd", asbytes=True)  # one zstd frame, as `zstd` writes
+        return pa.compress(data, codec="zstd", asbytes=True)  # one zstd frame, as `zstd` writes
     raise ValueError(suffix)
 
 

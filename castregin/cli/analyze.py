@@ -37,7 +37,8 @@ def analyze():
 
 @analyze.command("loro")
 @runs_argument()
-@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True), metavar="[NAME=]QRELS", help="The qrels of the pool.")
+@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True),
+              metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
 @click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE")

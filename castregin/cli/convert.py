@@ -1,8 +1,9 @@
 """Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`).
 
-``convert questions|responses|passages``, ``pool`` and ``pool stats``. The work is done by :mod:`castregin.track.convert` and
-:mod:`castregin.track.pool`; this module parses arguments, opens outputs and prints warnings. The convert
-stage (and jsonschema with it) is imported by the commands that use it, not by ``castregin --help``.
+``convert questions|responses|passages``, ``pool`` and ``pool stats``. The work is done by
+:mod:`castregin.track.convert` and :mod:`castregin.track.pool`; this module parses arguments, opens
+outputs and prints warnings. The convert stage (and jsonschema with it) is imported by the commands
+that use it, not by ``castregin --help``.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
 
     total = Warnings()
     with OutputSet(inputs) as outputs:
-        for path, target in zip(runs, targets):
+        for path, target in zip(runs, targets, strict=True):
             warnings = Warnings()
             with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
                 written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
@@ -130,7 +131,8 @@ def convert():
 @click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
               help="Question bank (id -> text, or the official list of {question_id, question}); repeatable, "
                    "the first given wins on an id present in several.")
-@click.option("--bank-out", type=OutputPath(), metavar="FILE", help="Write the merged bank with the new questions here.")
+@click.option("--bank-out", type=OutputPath(), metavar="FILE",
+              help="Write the merged bank with the new questions here.")
 @_turns_option
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Keep the top N per turn (default: all).")
 @_strict_option
@@ -176,7 +178,8 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
                    "the 0-4 NIST grades).")
 @click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True,
               help="Responses taken per turn, by rank, before the passage filter.")
-@click.option("--bank-out", type=OutputPath(), metavar="FILE", help="Write the merged bank with the new responses here.")
+@click.option("--bank-out", type=OutputPath(), metavar="FILE",
+              help="Write the merged bank with the new responses here.")
 @_turns_option
 @_strict_option
 @_output_options
@@ -286,7 +289,8 @@ def pool_command(runs, depth, turns_file, output):
 
 @pool_group.command("stats")
 @runs_argument("RUN...")
-@click.option("--pool", "pool_file", type=InputPath(), metavar="POOL", help="The pool (default: the runs' own pool at --depth).")
+@click.option("--pool", "pool_file", type=InputPath(), metavar="POOL",
+              help="The pool (default: the runs' own pool at --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="What a run contributes: its top --depth items by the rank column.")
 @format_option(RECORD_FORMATS)

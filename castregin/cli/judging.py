@@ -123,7 +123,8 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
               help="The filtered qrels keep the turns with some label >= this.")
 @click.option("--prefix", default="question", show_default=True,
               help="Output names are <prefix>_<criterion>.qrel; --prefix '' gives <criterion>.qrel.")
-@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR", help="Where to write the qrels and audit.json.")
+@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
+              help="Where to write the qrels and audit.json.")
 @click.option("--time-column", default="auto", show_default=True, metavar="NAME",
               help="The column of seconds spent per row, for the 'fast' suspect rule; auto: 'seconds' or "
                    "MTurk's 'WorkTimeInSeconds' when there; '' reads none.")
@@ -200,8 +201,5 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
     with warnings_as_lines():
         result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, method=method)
-    if fmt == "json":
-        text = json_text(result.agreement, sort_keys=True)
-    else:
-        text = agreement_tables(result.agreement)
+    text = json_text(result.agreement, sort_keys=True) if fmt == "json" else agreement_tables(result.agreement)
     write_text(output, text)

@@ -312,7 +312,7 @@ def _check_columns(satisfaction: str, success: str, costs: Sequence[str]) -> Non
 def _by_group(performance: Sequence[float], groups: Sequence[str]) -> dict[str, list[float]]:
     """Each group's performance values, groups in order of first appearance."""
     values: dict[str, list[float]] = {}
-    for p, g in zip(performance, groups):
+    for p, g in zip(performance, groups, strict=True):
         values.setdefault(g, []).append(p)
     return values
 

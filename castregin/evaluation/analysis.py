@@ -98,7 +98,7 @@ def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: st
     full_ranks = system_ranks(full)
     judged_at = f"Judged@{depth}"
     rows = []
-    for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth))):
+    for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth), strict=True)):
         means = _means([run], _without(qrels, removed), [measure, judged_at], rel_level, score_precision)
         held_out = means[measure][0]
         scores = [held_out if j == index else score for j, score in enumerate(full)]

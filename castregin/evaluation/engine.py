@@ -410,9 +410,9 @@ class QrelsIndex:
         """Per qrels turn, the DCG of the ideal ranking (positive labels descending) at ``cutoff``."""
         if cutoff not in self._ideal:
             out = np.zeros(len(self.turns))
-            for first, count, turns, labels in self._turn_chunks():
-                order = np.lexsort((-labels, turns))
-                turns, labels = turns[order], labels[order]
+            for first, count, chunk_turns, chunk_labels in self._turn_chunks():
+                order = np.lexsort((-chunk_labels, chunk_turns))
+                turns, labels = chunk_turns[order], chunk_labels[order]
                 position = segment_positions(turns)
                 if cutoff is not None:
                     keep = position < cutoff
@@ -560,7 +560,7 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure
     millions of lines. Each measure's values come from its definition's vectorised computation.
     """
     turns, values = evaluate_run_arrays(run, index, measures, threads, score_bits)
-    return [dict(zip(turns, measure_values.tolist())) for measure_values in values]
+    return [dict(zip(turns, measure_values.tolist(), strict=True)) for measure_values in values]
 
 
 def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
@@ -609,7 +609,7 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[
                     run.turn_codes[lines], run.scores[lines], run.items.chunk(k),
                     run.item_codes[lines] - chunk_starts[k], rows, bits, descending,
                     top_depth if (bits, descending) == trec_order else None)
-                for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank])):
+                for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank]), strict=True):
                     out.append(values)
                 if top is not None:
                     ranked["top"][0].append(run.turn_codes[lines][top])

@@ -148,7 +148,7 @@ def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Seque
 
     mine = [*(m for m in measures if m.in_engine), _JUDGED_SHARE]
     turns, values = evaluate_run_arrays(run, index, mine, threads, score_bits)
-    return {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
+    return {m.name: TurnValues(turns, v) for m, v in zip(mine, values, strict=True)}
 
 
 # --- from per-turn values to rows ------------------------------------------------------------------------------
@@ -181,7 +181,8 @@ def _rows(name: str, facts: QrelsFacts, measures: Sequence[Measure], scores: Map
         if per_turn and measure.per_turn:
             if complete:
                 values = {turn: values.get(turn, 0.0) for turn in facts.turns}
-            rows.extend((name, facts.name, measure.name, turn, values[turn]) for turn in sorted(values, key=natural_key))
+            rows.extend((name, facts.name, measure.name, turn, values[turn])
+                        for turn in sorted(values, key=natural_key))
     return rows
 
 
@@ -250,7 +251,7 @@ def run_names(runs: Sequence[Run]) -> list[str]:
     tags = [run.tag for run in runs]
     return [
         tag if tags.count(tag) == 1 else f"{tag} ({run.source})"
-        for tag, run in zip(tags, runs)
+        for tag, run in zip(tags, runs, strict=True)
     ]
 
 
@@ -319,14 +320,15 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
     # The measures the engine lacks by their rules alone, and the judged shares too where the engine does not run.
     by_rules = [m for m in parsed if not m.in_engine] + ([] if columnar_runs is not None else [_JUDGED_SHARE])
     rows: list[tuple] = []
-    for qrels_item, size in zip(qrels_list, sizes):
+    for qrels_item, size in zip(qrels_list, sizes, strict=True):
         facts = QrelsFacts.of(qrels_item)
         _warn_empty_qrels(facts, size)
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
-        for position, (run, name) in enumerate(zip(runs, run_names(runs))):
+        for position, (run, name) in enumerate(zip(runs, run_names(runs), strict=True)):
             scores = {} if index is None else _engine_scores(columnar_runs[position], index, parsed, score_bits=bits)
             scores.update(zip((m.name for m in by_rules),
-                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source)))
+                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source),
+                              strict=True))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
             _warn_judged(name, facts, scores)
@@ -380,9 +382,9 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
             warnings.warn(InputWarning(info.note), stacklevel=2)
     names = run_names(results)
     rows: list[tuple] = []
-    for q, (facts, size) in enumerate(zip(qrels_facts, sizes)):
+    for q, (facts, size) in enumerate(zip(qrels_facts, sizes, strict=True)):
         _warn_empty_qrels(facts, size)
-        for info, name in zip(results, names):
+        for info, name in zip(results, names, strict=True):
             _warn_coverage(name, facts, info.shared[q], complete)
             _warn_judged(name, facts, info.scores[q])
             rows.extend(_rows(name, facts, parsed, info.scores[q], info.shared[q], complete,
@@ -433,7 +435,8 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     results = []
     for path in run_paths:
         run = formats.read_run(path)
-        scores = [dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits)))
+        scores = [dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits),
+                           strict=True))
                   for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
     return results, facts, sizes

@@ -28,8 +28,10 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     """Per-turn values of each measure, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
     Items are ranked on ``score_bits``-bit scores (see :mod:`castregin.evaluation.ranking`), once per
-    relevance level, judged-only flag and gain map among the measures (those the level does not concern join any); those groups with a measure the
-    engine lacks refuse what trec_eval cannot evaluate, ``source`` naming the qrels. The same as :func:`castregin.evaluation.engine.evaluate_run` on the same run and qrels.
+    relevance level, judged-only flag and gain map among the measures (those the level does not concern
+    join any); those groups with a measure the engine lacks refuse what trec_eval cannot evaluate,
+    ``source`` naming the qrels. The same as :func:`castregin.evaluation.engine.evaluate_run` on the same
+    run and qrels.
     """
     results: list[dict[str, float]] = [{} for _ in measures]
     groups: dict[tuple, list[int]] = {}

@@ -160,8 +160,8 @@ def _unavailable(asked: str, member: str, rel_info_format: str, trec_families) -
     hint = f"with -R {rel_info_format}, ask for {given} or their measures"
     shown = asked if asked == member else f"{asked} (its {member})"
     if member in PREFERENCE_FAMILIES:
-        return f"measure {shown} needs -R prefs or -R qrels_prefs judgments (trec_eval stops: Can't calculate " \
-               f"measure); {hint}"
+        return (f"measure {shown} needs -R prefs or -R qrels_prefs judgments (trec_eval stops: Can't calculate "
+                f"measure); {hint}")
     if member in GROUP_FAMILIES:
         return f"measure {shown} needs -R qrels_jg judgments (trec_eval stops: Can't calculate measure); {hint}"
     if member in trec_families or member == "yaap":
@@ -263,8 +263,8 @@ def _postorder(graph: dict) -> list:
         stack = [(start, iter(successors))]
         on_path[start] = 0
         while stack:
-            node, successors = stack[-1]
-            for successor in successors:
+            node, pending = stack[-1]
+            for successor in pending:
                 if successor in on_path:
                     path = [n for n, _ in stack[on_path[successor]:]]
                     raise _Cycle([n for n in path if isinstance(n, str)])
@@ -491,9 +491,9 @@ def _rnonrel_ratio(group: GroupCounts, judged: int, judged_ret: int, retrieved_o
         pairs = _recount_closure(group, judged, judged_ret, retrieved_only)
     fulfilled = possible = 0
     for i, targets in pairs:
-        targets &= keep
-        fulfilled += (targets >> (i + 1)).bit_count() if i < judged_ret else 0
-        possible += targets.bit_count()
+        kept = targets & keep
+        fulfilled += (kept >> (i + 1)).bit_count() if i < judged_ret else 0
+        possible += kept.bit_count()
     return _ratio(fulfilled, possible)
 
 
@@ -679,7 +679,8 @@ def group_values(groups: dict[str, dict[str, int]], ranking: Sequence[str], fami
         for rel in rels:
             rel_seen.append(rel_seen[-1] + (rel >= rel_level))
         for family in families:
-            for key, value in zip(family.names(), _group_measure(family, rels, rel_seen, num_rel, num_rel_ret)):
+            values = _group_measure(family, rels, rel_seen, num_rel, num_rel_ret)
+            for key, value in zip(family.names(), values, strict=True):
                 totals[key] = totals.get(key, 0.0) + value
     if len(groups) > 1:
         totals = {key: value / len(groups) for key, value in totals.items()}

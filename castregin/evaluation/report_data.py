@@ -242,7 +242,7 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
     data.per_turn = {q.name: turn_statistics(plotted, q.name, plot_measure) for q in qrels}
     data.label_counts = {q.name: judgments_per_label(q) for q in qrels}
     data.top_labels = {(q.name, name): top_labels(run, q, settings.depth, settings.score_precision)
-                       for q in qrels for run, name in zip(runs, data.names)}
+                       for q in qrels for run, name in zip(runs, data.names, strict=True)}
     if len(runs) > 1 and settings.correlation:
         data.correlations = ranking_correlations(runs, [(q, m) for q in qrels for m in tested], settings.rel_level,
                                                  settings.score_precision)

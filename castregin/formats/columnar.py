@@ -708,8 +708,8 @@ def _label_values(column) -> np.ndarray | None:
                 return to_numpy(pc.cast(column.view(pa.string()), pa.int64()), np.int64)
     texts, codes = encode(column)
     values = []
-    for text in texts.to_pylist():
-        text = text.decode() if isinstance(text, bytes) else text
+    for raw in texts.to_pylist():
+        text = raw.decode() if isinstance(raw, bytes) else raw
         try:
             if "_" in text:
                 return None
@@ -755,13 +755,14 @@ class _Layout:
 
 
 _RUN_LAYOUT = _Layout(("turn", "q0", "item", "rank", "score", "tag"), ("turn", "q0", "item", "tag"),
-                      ("rank", "score"), "score", lambda data, source: trec.parse_run(data, source))
+                      ("rank", "score"), "score", trec.parse_run)
 _QRELS_LAYOUT = _Layout(("turn", "iteration", "item", "label"), ("turn", "iteration", "item", "label"), (), "label",
                         lambda data, source: trec.parse_qrels(data, source, "q"))
 
 
 class _Lines:
-    """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``, ``names``)."""
+    """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``,
+    ``names``)."""
 
     def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str]):
         self.items, self.values, self.starts, self.names = items, values, starts, names
@@ -861,10 +862,8 @@ class TurnStream:
         """Stop the parsing thread (it ends at its next batch) and release the file."""
         self._stop.set()
         while self._thread.is_alive():
-            try:
+            with contextlib.suppress(queue.Empty):
                 self._queue.get(timeout=0.05)
-            except queue.Empty:
-                pass
         self._thread.join()
 
     def __iter__(self):
@@ -905,7 +904,8 @@ class TurnStream:
             self._hand_over(_END)
         except NotStreamable as reason:
             self._hand_over(reason)
-        except Exception as err:  # pyarrow refused a line (or the input failed): the line reader says which
+        # pyarrow refused a line (or the input failed), with whatever error: the line reader says which.
+        except Exception as err:  # noqa: BLE001 -- handed over (the caller rereads the input), not swallowed
             self._hand_over(NotStreamable(f"pyarrow's parser stopped ({' '.join(str(err).split())[:200]})"))
         finally:
             self._arrow_source.close()
@@ -961,7 +961,7 @@ class TurnStream:
     def _checked(self, batch, last_turn: bytes | None, seen: set[str]) -> tuple[_Lines, bytes]:
         """A record batch's lines, checked, and its last turn; a turn seen before is NotStreamable."""
         pa, pc, _ = arrow()
-        columns = dict(zip(self._layout.columns, batch.columns))
+        columns = dict(zip(self._layout.columns, batch.columns, strict=True))
         for name in self._layout.text:
             if not _same_tokens(columns[name]):
                 raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
@@ -990,7 +990,7 @@ class TurnStream:
         """A piece: its lines put together, in batches of whole turns, item ids numbered per batch, pairs checked."""
         pa = arrow()[0]
         offsets = np.cumsum([0, *(len(part) for part in parts)])
-        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
+        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         names = [name for part in parts for name in part.names]
         turn_codes = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(np.r_[starts, offsets[-1]]))
         items = pa.chunked_array([part.items for part in parts if len(part)], type=pa.string())
@@ -1006,7 +1006,8 @@ class TurnStream:
     def _report_duplicate(self, turns: list[str], turn_codes: np.ndarray, items, first_row: int) -> None:
         """Raise the line reader's error for the first line of a piece whose (turn, item) came before."""
         seen = set()
-        for row, pair in enumerate(zip(turn_codes.tolist(), items.to_pylist())):
+        # The row where the loop breaks is read after it.
+        for row, pair in enumerate(zip(turn_codes.tolist(), items.to_pylist(), strict=True)):  # noqa: B007
             if pair in seen:
                 break
             seen.add(pair)
@@ -1101,7 +1102,7 @@ def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> Colu
     for parts, first_row in stream.parts():
         piece_items = pa.concat_arrays([part.items for part in parts]) if len(parts) > 1 else parts[0].items
         offsets = np.cumsum([0, *(len(part) for part in parts)])
-        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
+        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         if not _sorted_within_turns(piece_items, starts):
             stream._piece(parts, first_row)  # raises the line reader's error on an item judged twice
         values = np.concatenate([part.values for part in parts]) if len(parts) > 1 else parts[0].values

@@ -380,8 +380,8 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     directory without a run in it is an InputError. ``-`` and files stay as they are.
     """
     expanded: list[str] = []
-    for path in paths:
-        path = os.fspath(path)
+    for given in paths:
+        path = os.fspath(given)
         if path == STDIO or not os.path.isdir(path):
             expanded.append(path)
             continue

@@ -261,7 +261,7 @@ def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
             read_options=pa_csv.ReadOptions(use_threads=True),
             parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
             convert_options=pa_csv.ConvertOptions(
-                include_columns=raw, column_types={name: kind for name in raw}, null_values=[],
+                include_columns=raw, column_types=dict.fromkeys(raw, kind), null_values=[],
                 strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, KeyError):
         return None
@@ -274,7 +274,7 @@ def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
             return None
         table = table.slice(0, table.num_rows - 1)
     parsed: dict = {None: table.num_rows}
-    for k, name in zip(indices, raw):
+    for k, name in zip(indices, raw, strict=True):
         parsed[csv_file.header[k]] = _dictionary_codes(table.column(name), quoted)
         if parsed[csv_file.header[k]] is None:
             return None
@@ -412,7 +412,7 @@ def factorize_ids(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, unique
     stripped = [text.strip() for text in texts]
     joined = "\x00".join(stripped)  # a NUL within an id shows as one NUL more than the separators
     if "" in stripped or _SPACE.search(joined) or joined.count("\x00") > max(len(stripped) - 1, 0):
-        problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped)) if p}
+        problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped, strict=True)) if p}
         position, line = _first_row_with(csv_file, rows, codes, problems)
         problem = problems[int(codes[position])]
         raise InputError(f"{role} (column {column!r}) {problem}", source=csv_file.source, line=line)
@@ -445,7 +445,8 @@ def _labels(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, uniques: Seq
     used = (np.ones(len(uniques), dtype=bool) if len(rows) == csv_file.n_records
             else np.bincount(codes, minlength=len(uniques)) > 0)
     texts = [u.strip() for u in uniques]
-    values = [None if t == "" or not use else _label_value(t, label_map) for t, use in zip(texts, used.tolist())]
+    values = [None if t == "" or not use else _label_value(t, label_map)
+              for t, use in zip(texts, used.tolist(), strict=True)]
     not_integer = {k for k, v in enumerate(values) if isinstance(v, str)}
     if not_integer:
         position, line = _first_row_with(csv_file, rows, codes, not_integer)
@@ -503,7 +504,7 @@ class Judgments:
         """(row, criterion index) of every label, ordered by file, then criterion, then row."""
         rows, criteria = [], []
         bounds = np.searchsorted(self.file, np.arange(len(self.files) + 1))
-        for begin, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        for begin, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             for c in range(len(self.criteria)):
                 here = np.flatnonzero(self.values[begin:end, c] >= 0) + begin
                 rows.append(here)
@@ -568,7 +569,7 @@ def explode_hit_answers(csv_file: CsvFile, criteria: Sequence[str]) -> CsvFile:
     csv_file.load([HIT_ANSWERS, *kept])
     rows, lines = [], []
     columns = [csv_file.texts(c) for c in (HIT_ANSWERS, *kept)]
-    for record, (answers, *fixed) in enumerate(zip(*columns)):
+    for record, (answers, *fixed) in enumerate(zip(*columns, strict=True)):
         line = csv_file.line_of(record)
         try:
             elements = json.loads(answers) if answers.strip() else []
@@ -661,10 +662,10 @@ def _vocabulary(parts: list[dict], role: str) -> tuple[np.ndarray, list[np.ndarr
     if len(lists) == 1:
         tables = [rank]
     else:
-        index = dict(zip(distinct, rank.tolist()))
+        index = dict(zip(distinct, rank.tolist(), strict=True))
         tables = [np.asarray([index[name] for name in ids], dtype=np.int32) for ids in lists]
     names = np.asarray([distinct[k] for k in order] if order else [], dtype=object)
-    return names, [table[p["ids"][role][0]] for table, p in zip(tables, parts)]
+    return names, [table[p["ids"][role][0]] for table, p in zip(tables, parts, strict=True)]
 
 
 @without_cyclic_gc

@@ -91,7 +91,7 @@ def _avm_row(cells: list[str], label: str, columns: list[str], line: int, source
         raise InputError(f"row {label!r} has {len(cells)} counts but there are {len(columns)} columns; "
                          "a confusion matrix must be square", source=source, line=line)
     values = []
-    for column, cell in zip(columns, cells):
+    for column, cell in zip(columns, cells, strict=True):
         value = _number(cell)
         if value is None or value < 0:
             raise InputError(f"row {label!r}, column {column!r}: expected a count (a number >= 0), "
@@ -116,10 +116,11 @@ def read_avm_matrix(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
                          "must be square, one row and one column per attribute value", source=source)
     labels = [cells[0].strip() if labelled else f"v{r + 1}" for r, (_, cells) in enumerate(body)]
     values = np.array([_avm_row(cells[1:] if labelled else cells, label, columns, line, source)
-                       for (line, cells), label in zip(body, labels)], dtype=float).reshape(len(body), len(columns))
+                       for (line, cells), label in zip(body, labels, strict=True)],
+                      dtype=float).reshape(len(body), len(columns))
     if not labelled:
         return columns, values
-    for (line, _), label in zip(body, labels):
+    for (line, _), label in zip(body, labels, strict=True):
         if label not in columns:
             raise InputError(f"row label {label!r} is not a column label; rows (values in the dialogues) "
                              "and columns (values in the keys) must list the same values", source=source, line=line)

@@ -258,7 +258,7 @@ class OutputSet:
     def __post_init__(self):
         self.inputs = _all_inputs(self.inputs)
 
-    def __enter__(self) -> OutputSet:  # noqa: PYI034 - a dataclass; Self needs 3.11
+    def __enter__(self) -> OutputSet:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:

@@ -1,8 +1,9 @@
 """JSON submissions of CAsT 2022 (mixed-initiative and main-task runs) and item banks.
 
 The run formats are defined by JSON schemas (``schemas/mi-run.json``, ``mi-turn.json``, ``main-run.json``,
-``main-turn.json``) checked with ``jsonschema`` (:mod:`castregin.formats.schema`); a violation is one :class:`~castregin.errors.InputError` naming the JSON path,
-e.g. ``run.json: turns[3].questions[0].score: expected a number, got "high"``.
+``main-turn.json``) checked with ``jsonschema`` (:mod:`castregin.formats.schema`); a violation is one
+:class:`~castregin.errors.InputError` naming the JSON path, e.g.
+``run.json: turns[3].questions[0].score: expected a number, got "high"``.
 
 Runs can be hundreds of megabytes. :func:`read_submission` reads one as a stream, a turn at a time
 (Python's own JSON scanner on a window of the text, so numbers, NaN and syntax errors are read exactly
@@ -209,7 +210,8 @@ class SpooledTurns:
     """
 
     def __init__(self):
-        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
+        # Open for the object's life: read back turn by turn after the document is parsed.
+        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115
         self.ids: list[str] = []
         self._offsets = array("q")
         self._size = 0
@@ -235,7 +237,8 @@ class SpooledTurns:
             self._file.seek(offset)
         (length,) = _LENGTH.unpack(self._file.read(_LENGTH.size))
         self._next = offset + _LENGTH.size + length
-        return marshal.loads(self._file.read(length))
+        # Our own records, written by append() above to a private temporary file: nothing foreign to load.
+        return marshal.loads(self._file.read(length))  # noqa: S302
 
     def clear(self) -> None:
         """Forget every turn (a document that gives ``turns`` twice keeps the last, as json does)."""

@@ -82,9 +82,8 @@ def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
 def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
-    for line, fields in _fields(decode(data, source), source, RUN_WHAT):
-        if len(fields) > 6 and extra_columns:
-            fields = fields[:6]
+    for line, all_fields in _fields(decode(data, source), source, RUN_WHAT):
+        fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:
             raise InputError(
                 f"expected 6 columns (turn Q0 item rank score tag), found {len(fields)}",

@@ -262,7 +262,7 @@ def _gold_filter(gold: pd.DataFrame | None, coded: _Coded, criteria: list[str]) 
     pair = j.worker[candidates].astype(np.int64) * n_topics + coded.topic_of_unit[j.unit[candidates]]
     keep[candidates[np.isin(pair, bad_pairs)]] = False
     by_pair: dict[tuple[str, str], list[dict]] = {}
-    for row, c, (_, g) in zip(rows.tolist(), criterion.tolist(), failed.iterrows()):
+    for row, c, (_, g) in zip(rows.tolist(), criterion.tolist(), failed.iterrows(), strict=True):
         key = (str(j.worker_names[j.worker[row]]), str(coded.topic_names[coded.topic_of_unit[j.unit[row]]]))
         by_pair.setdefault(key, []).append({
             "turn_id": g["turn_id"], "item_id": g["item_id"], "criterion": criteria[c],
@@ -292,9 +292,10 @@ def _alpha_summary(counts: np.ndarray, domain: np.ndarray, unit_topics: np.ndarr
     summary = _alpha_block(counts, domain)
     order = np.argsort(unit_topics, kind="stable")
     topics, starts = np.unique(unit_topics[order], return_index=True)
-    bounds = list(starts[1:]) + [len(order)]
+    bounds = [*starts[1:], len(order)]
     summary["topics"] = {
-        str(topic_names[t]): _alpha_block(counts[order[s:e]], domain) for t, s, e in zip(topics, starts, bounds)
+        str(topic_names[t]): _alpha_block(counts[order[s:e]], domain)
+        for t, s, e in zip(topics, starts, bounds, strict=True)
     }
     return summary
 
@@ -315,7 +316,7 @@ def _dropped(coded: _Coded, criteria: list[str], judged: list[np.ndarray], kept:
     by_rank = sorted(criteria)
     turns, items = coded.unit_names(units[order])
     return [{"turn_id": t, "item_id": i, "criterion": by_rank[k], "reason": reasons[o]}
-            for t, i, k, o in zip(turns, items, names[order].tolist(), order.tolist())]
+            for t, i, k, o in zip(turns, items, names[order].tolist(), order.tolist(), strict=True)]
 
 
 def _agreement_of(coded: _Coded, label: np.ndarray, before: np.ndarray, after, decided, domain) -> dict:
@@ -396,8 +397,9 @@ def _qrels_table(coded: _Coded, units: np.ndarray, labels: np.ndarray) -> dict[s
     j = coded.judgments
     turns = j.unit_turn[units]
     starts = np.flatnonzero(np.diff(turns, prepend=-1)).tolist()
-    pairs = zip(j.item_names[j.unit_item[units]].tolist(), np.asarray(labels).tolist())
-    return {str(j.turn_names[turns[s]]): dict(islice(pairs, e - s)) for s, e in zip(starts, [*starts[1:], len(units)])}
+    pairs = zip(j.item_names[j.unit_item[units]].tolist(), np.asarray(labels).tolist(), strict=True)
+    return {str(j.turn_names[turns[s]]): dict(islice(pairs, e - s))
+            for s, e in zip(starts, [*starts[1:], len(units)], strict=True)}
 
 
 @without_cyclic_gc

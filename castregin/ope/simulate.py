@@ -143,7 +143,7 @@ def _chat_world(world_seed: int = 0) -> World:
         for mi in range(len(_MOODS)):
             h = index(ti, mi)
             for a in range(A):
-                for shift, chance in zip((-1, 0, 1), mood_shift[ti, a]):
+                for shift, chance in zip((-1, 0, 1), mood_shift[ti, a], strict=True):
                     mood = min(max(mi + shift, 0), len(_MOODS) - 1)
                     # Users mostly stay on topic; sometimes they move to any topic.
                     transition[h, a, index(ti, mood)] += 0.8 * chance

@@ -103,7 +103,7 @@ def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: st
     """
     means = results[results["turn"] == ALL_TURNS]
     measures = list(dict.fromkeys(means["measure"]))
-    keys = list(dict.fromkeys(zip(means["qrels"], means["run"])))
+    keys = list(dict.fromkeys(zip(means["qrels"], means["run"], strict=True)))
     values = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
         index=False)}
     if sort is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 
-import matplotlib
+import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
@@ -88,7 +88,7 @@ class _Blitter:
     def png(self, artists) -> bytes:
         """The figure as PNG bytes with ``artists`` (animated ones) drawn over the static rest."""
         canvas = self.figure.canvas
-        with matplotlib.rc_context(_STYLE):
+        with mpl.rc_context(_STYLE):
             if self.background is None:
                 canvas.draw()  # skips the animated artists
                 self.background = canvas.copy_from_bbox(self.figure.bbox)
@@ -132,7 +132,7 @@ class PerTurnFigure:
     def __init__(self, turns: Sequence[str], best: Sequence[float], worst: Sequence[float] | None = None,
                  ylabel: str = ""):
         self.index = {turn: i for i, turn in enumerate(turns)}
-        with matplotlib.rc_context(_STYLE):
+        with mpl.rc_context(_STYLE):
             # At most the page's width (1,200 pixels): wider, the browser would only scale it down.
             width = min(12.0, max(6.0, 0.06 * len(turns) + 2.5))
             figure = _figure(width, 3.4)
@@ -183,9 +183,9 @@ def _topic_ticks(axes, turns: Sequence[str]) -> None:
 def label_colours(labels: Sequence) -> list[str]:
     """Colours for the labels in order: a sequential ramp for grades, grey for ``unjudged``."""
     grades = [label for label in labels if label != "unjudged"]
-    ramp = matplotlib.colormaps["YlGnBu"]
+    ramp = mpl.colormaps["YlGnBu"]
     shades = {label: ramp(0.25 + 0.7 * i / max(1, len(grades) - 1)) for i, label in enumerate(grades)}
-    return [UNJUDGED_COLOUR if label == "unjudged" else matplotlib.colors.to_hex(shades[label])
+    return [UNJUDGED_COLOUR if label == "unjudged" else mpl.colors.to_hex(shades[label])
             for label in labels]
 
 
@@ -198,12 +198,12 @@ class LabelsFigure:
 
     def __init__(self, labels: Sequence, ranks: Sequence[int]):
         self.ranks = list(ranks)
-        with matplotlib.rc_context(_STYLE):
+        with mpl.rc_context(_STYLE):
             figure = _figure(6.0, 3.2)
             _margins(figure, left=0.65, right=1.1, top=0.5, bottom=0.5)
             axes = figure.add_subplot()
             handles, self.stacks = [], []
-            for label, colour in zip(labels, label_colours(list(labels))):
+            for label, colour in zip(labels, label_colours(list(labels)), strict=True):
                 style = {"facecolor": colour, "edgecolor": "white", "linewidth": 0.5,
                          "hatch": "//" if label == "unjudged" else None}
                 self.stacks.append(axes.add_collection(PolyCollection([], animated=True, **style)))
@@ -221,7 +221,7 @@ class LabelsFigure:
     def png(self, shares: Sequence[Sequence[float]], title: str) -> bytes:
         """One run's plot: ``shares[i]`` holds the share of the i-th label at each rank."""
         bottom = np.zeros(len(self.ranks))
-        for stack, values in zip(self.stacks, shares):
+        for stack, values in zip(self.stacks, shares, strict=True):
             stack.set_verts(rectangles(self.ranks, values, bottom, width=0.75))
             bottom = bottom + np.asarray(values, dtype=float)
         self.title.set_text(title)
@@ -230,7 +230,7 @@ class LabelsFigure:
 
 def label_histogram_plot(counts: Mapping[int, int], title: str) -> bytes:
     """Bars of the number of judgments with each label."""
-    with matplotlib.rc_context(_STYLE):
+    with mpl.rc_context(_STYLE):
         figure = _figure(4.5, 3.0, layout="constrained")
         axes = figure.add_subplot()
         labels = list(counts)
@@ -250,7 +250,7 @@ def leaderboard_plot(names: Sequence[str], means: Sequence[float], lows: Sequenc
 
     Runs are rows (long names read horizontally); an interval that is NaN draws no bar.
     """
-    with matplotlib.rc_context({**_STYLE, "axes.grid.axis": "x"}):
+    with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
         figure = _figure(7.5, 0.8 + 0.22 * max(len(names), 1), layout="constrained")
         axes = figure.add_subplot()
         rows = np.arange(len(names))

@@ -88,11 +88,13 @@ class _LinesEndingInNewline:
 
 def text_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:
     """A plain aligned text table with a rule under the header."""
-    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)] if rows else [len(h) for h in header]
+    widths = ([max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)] if rows
+              else [len(h) for h in header])
 
     def line(cells):
         return "  ".join(
-            str(c).rjust(w) if i in align_right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            str(c).rjust(w) if i in align_right else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
     out = [line(header), "  ".join("-" * w for w in widths)]
@@ -137,7 +139,7 @@ def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, co
 
         return render_trec_rows(rows, counts)
     if fmt == "json":
-        records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])))) for row in rows]
+        records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])), strict=True)) for row in rows]
         return json.dumps(records, indent=2) + "\n"
     if fmt in ("tsv", "csv"):
         return csv_text(_RESULT_COLUMNS, [(*row[:4], repr(float(row[4]))) for row in rows],

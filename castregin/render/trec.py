@@ -20,7 +20,7 @@ def trec_eval_value(value) -> str:
     if math.isnan(value):
         # glibc prints a NaN's sign (trec_eval's 0/0 gives -nan on x86); Python's % does not.
         return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
-    return "%6.4f" % value
+    return f"{value:6.4f}"
 
 
 def trec_eval_text(lines: Iterable[tuple], zscores: bool = False) -> str:

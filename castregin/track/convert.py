@@ -157,8 +157,8 @@ class Bank:
         for bank in banks:
             if isinstance(bank, BankFile):
                 shape = shape or bank.shape
-                bank = bank.entries
-            for item_id, text in bank.items():
+            mapping = bank.entries if isinstance(bank, BankFile) else bank
+            for item_id, text in mapping.items():
                 entries.setdefault(item_id, text)
         return cls(entries, prefix, shape or "object")
 
@@ -458,7 +458,7 @@ def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run
     """Collect ranked turns into a :class:`~castregin.data.Run`."""
     run = Run(tag=tag, source=source)
     for turn_id, items in ranked:
-        run.scores[turn_id] = {item: score for item, score in items}
+        run.scores[turn_id] = dict(items)
         run.ranks[turn_id] = {item: rank for rank, (item, _) in enumerate(items, start=1)}
     return run
 

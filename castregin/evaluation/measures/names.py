@@ -168,7 +168,7 @@ def _install_hint(providers: list[str]) -> str:
 
 
 def _not_trec_eval(name: str, measure) -> MeasureRefused:
-    providers = [p for p in _providers_of(measure) if p not in ("pytrec_eval",)]
+    providers = [p for p in _providers_of(measure) if p != "pytrec_eval"]
     if not providers:
         return _refuse(name, "no trec_eval measure has these options; see `castregin measures`")
     notes = [note for p, note in _PROVIDER_NOTES.items() if p in providers]
