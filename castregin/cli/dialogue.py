@@ -238,8 +238,9 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
         interactions, source = read_interactions(episode)
         scored.append((source, score_episode(interactions, source=source)))
     with OutputSet(inputs) as outputs:  # every scores.json and the report, or none of them
-        for target, (_, scores) in zip(beside, scored, strict=True):
-            outputs.write_text(target, scores_text(scores))
+        if write_beside:
+            for target, (_, scores) in zip(beside, scored, strict=True):
+                outputs.write_text(target, scores_text(scores))
         outputs.write_text(output, episode_scores_report(scored, fmt))
 
 

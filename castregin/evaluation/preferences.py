@@ -679,6 +679,8 @@ def group_values(groups: dict[str, dict[str, int]], ranking: Sequence[str], fami
         for rel in rels:
             rel_seen.append(rel_seen[-1] + (rel >= rel_level))
         for family in families:
+            if family.name not in GROUP_FAMILIES:
+                continue  # runid and num_q: not measured per group
             values = _group_measure(family, rels, rel_seen, num_rel, num_rel_ret)
             for key, value in zip(family.names(), values, strict=True):
                 totals[key] = totals.get(key, 0.0) + value

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice
+from itertools import islice, pairwise
 
 import numpy as np
 import pandas as pd
@@ -292,10 +292,9 @@ def _alpha_summary(counts: np.ndarray, domain: np.ndarray, unit_topics: np.ndarr
     summary = _alpha_block(counts, domain)
     order = np.argsort(unit_topics, kind="stable")
     topics, starts = np.unique(unit_topics[order], return_index=True)
-    bounds = [*starts[1:], len(order)]
     summary["topics"] = {
         str(topic_names[t]): _alpha_block(counts[order[s:e]], domain)
-        for t, s, e in zip(topics, starts, bounds, strict=True)
+        for t, (s, e) in zip(topics, pairwise([*starts, len(order)]), strict=True)
     }
     return summary
 
@@ -399,7 +398,7 @@ def _qrels_table(coded: _Coded, units: np.ndarray, labels: np.ndarray) -> dict[s
     starts = np.flatnonzero(np.diff(turns, prepend=-1)).tolist()
     pairs = zip(j.item_names[j.unit_item[units]].tolist(), np.asarray(labels).tolist(), strict=True)
     return {str(j.turn_names[turns[s]]): dict(islice(pairs, e - s))
-            for s, e in zip(starts, [*starts[1:], len(units)], strict=True)}
+            for s, e in pairwise([*starts, len(units)])}
 
 
 @without_cyclic_gc
