@@ -43,7 +43,7 @@ from ..arrays import THREADS, arrow, arrow_indices, in_threads, read_csv_bytes, 
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
-from .common import display_name, open_input, read_bytes, stem
+from .common import Input, display_name, open_input, read_bytes, stem
 
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader. So is one holding a NUL byte,
@@ -133,11 +133,14 @@ class ColumnarQrels:
             return ColumnarQrels(self.name, self.source, self.turns[keep_turn], None,
                                  self.items.take(arrow_indices(lines)), None, self.labels[lines], self.positive_only,
                                  np.r_[0, np.cumsum(ends - begins)])
-        keep = keep_turn[self.turn_codes]
+        turn_codes, item_codes = self.turn_codes, self.item_codes
+        if turn_codes is None or item_codes is None:
+            raise ValueError("qrels with neither line codes nor turn bounds")
+        keep = keep_turn[turn_codes]
         new_code = np.cumsum(keep_turn) - 1
         return ColumnarQrels(self.name, self.source, self.turns[keep_turn],
-                             new_code[self.turn_codes[keep]].astype(np.int32), self.items,
-                             self.item_codes[keep], self.labels[keep], self.positive_only)
+                             new_code[turn_codes[keep]].astype(np.int32), self.items,
+                             item_codes[keep], self.labels[keep], self.positive_only)
 
 
 class _Growing:
@@ -151,15 +154,24 @@ class _Growing:
     """
 
     def __init__(self, dtype, capacity: int = 1 << 12):
+        self._start(dtype, capacity)
+
+    def _start(self, dtype, capacity: int) -> None:
         self.dtype = np.dtype(dtype)
         self.size = 0
         self._map: mmap.mmap | None = mmap.mmap(-1, capacity * self.dtype.itemsize,
                                                  flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self._array: np.ndarray | None = None
 
+    def _numpy(self) -> np.ndarray:
+        """The array holding the values once the map could not grow (there is always one or the other)."""
+        if self._array is None:
+            raise ValueError("neither a memory map nor an array holds the values")
+        return self._array
+
     @property
     def capacity(self) -> int:
-        return len(self._map) // self.dtype.itemsize if self._map is not None else len(self._array)
+        return len(self._map) // self.dtype.itemsize if self._map is not None else len(self._numpy())
 
     def append(self, values: np.ndarray) -> None:
         end = self.size + len(values)
@@ -168,7 +180,7 @@ class _Growing:
         if self._map is not None:
             np.frombuffer(self._map, self.dtype, len(values), self.size * self.dtype.itemsize)[:] = values
         else:
-            self._array[self.size:end] = values
+            self._numpy()[self.size:end] = values
         self.size = end
 
     def _grow(self, capacity: int) -> None:
@@ -180,12 +192,12 @@ class _Growing:
                 self._array = np.frombuffer(self._map, self.dtype, self.size).copy()
                 self._map.close()
                 self._map = None
-        self._array.resize(capacity, refcheck=False)
+        self._numpy().resize(capacity, refcheck=False)
 
     def widen(self, dtype) -> None:
         """Hold values of ``dtype`` from now on (the ones held are converted)."""
         held = self.done()
-        self.__init__(dtype, max(len(held), 1))
+        self._start(dtype, max(len(held), 1))
         self.append(held)
 
     def done(self) -> np.ndarray:
@@ -196,8 +208,9 @@ class _Growing:
             with contextlib.suppress(OSError, SystemError, ValueError):
                 self._map.resize(self.size * self.dtype.itemsize)
             return np.frombuffer(self._map, self.dtype, self.size)
-        self._array.resize(self.size, refcheck=False)
-        return self._array
+        array = self._numpy()
+        array.resize(self.size, refcheck=False)
+        return array
 
 
 class _GrowingStrings:
@@ -574,8 +587,9 @@ def _fast_run(path, source: str, threads: int = THREADS,
         _release()
     if encoded is None:
         return None, data
-    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, *encoded[:2], scores,
-                       batch_lines, batch_turns), data
+    distinct_items, item_codes = encoded[0], encoded[1]
+    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, distinct_items, item_codes,
+                       scores, batch_lines, batch_turns), data
 
 
 def _fast_qrels(path, source: str, name: str,
@@ -748,10 +762,10 @@ class _Layout:
                 columns_named = " or ".join(self.numbers)
                 raise NotStreamable(f"its {columns_named} column holds a value that is not a finite number")
             return values
-        values = _label_values(columns[self.values])
-        if values is None:
+        labels = _label_values(columns[self.values])
+        if labels is None:
             raise NotStreamable(f"its {self.values} column holds a value that is not a whole number within 64 bits")
-        return values
+        return labels
 
 
 _RUN_LAYOUT = _Layout(("turn", "q0", "item", "rank", "score", "tag"), ("turn", "q0", "item", "tag"),
@@ -830,8 +844,8 @@ class TurnStream:
         self._number_first = number_first
         self._queue: queue.Queue = queue.Queue(_PIECES_AHEAD)
         self._stop = threading.Event()
-        self._data = None
-        self._input = None  # what a compressed file is read through
+        self._data: bytes | None = None
+        self._input: Input | None = None  # what a compressed file is read through
         self._arrow_source, self._delimiter = self._open()  # a missing file is an error here, in the caller
         self._thread = threading.Thread(target=self._produce, name="castregin-parser", daemon=True)
         self._thread.start()
@@ -843,14 +857,14 @@ class TurnStream:
         path = self._path
         with open_input(path) as opened:
             if not (opened.in_place or (str(path) != "-" and os.path.isfile(path))):
-                self._data = opened.read()
-                return pa.BufferReader(self._data), _separator(self._data[:_SNIFF_BYTES])
+                data = self._data = opened.read()
+                return pa.BufferReader(data), _separator(data[:_SNIFF_BYTES])
             head = opened.read(_SNIFF_BYTES)
             if opened.in_place:
                 # Not by its name: pyarrow would decompress a name ending in .gz.
                 return pa.input_stream(str(path), compression=None), _separator(head)
-        self._input = open_input(path)
-        return pa.PythonFile(self._input.stream, mode="r"), _separator(head)
+        whole = self._input = open_input(path)
+        return pa.PythonFile(whole.stream, mode="r"), _separator(head)
 
     def __enter__(self) -> TurnStream:
         return self
@@ -1071,6 +1085,8 @@ def stream_run(path: str | os.PathLike, number_first=None) -> TurnStream:
 
 def piece_as_run(stream: TurnStream, piece: Piece) -> ColumnarRun:
     """A piece of a run as a :class:`ColumnarRun` of its turns only."""
+    if stream.tag is None:
+        raise ValueError("a piece of a run comes before its tag was read")
     return ColumnarRun(stream.tag, stream.source, np.array(piece.turns, dtype=object), piece.turn_codes, piece.items,
                        piece.item_codes, piece.values, piece.batch_lines, piece.batch_turns, piece.numbered_first)
 
