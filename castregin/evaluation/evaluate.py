@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .. import formats
 from ..arrays import THREADS
@@ -46,6 +46,7 @@ from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Me
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from ..formats import columnar
@@ -91,14 +92,15 @@ class TurnValues(Mapping):
     float object (some sixty bytes), which tells at 50,000 turns.
     """
 
-    def __init__(self, turns: list[str], values):
-        self.turns, self.values = turns, values
+    def __init__(self, turns: list[str], values: np.ndarray):
+        # Not ``values``: that is Mapping's method, which must keep working (``dict.values()``-like).
+        self.turns, self.array = turns, values
         self._index: dict[str, int] | None = None
 
     def __getitem__(self, turn: str) -> float:
         if self._index is None:
             self._index = {t: i for i, t in enumerate(self.turns)}
-        return float(self.values[self._index[turn]])
+        return float(self.array[self._index[turn]])
 
     def __iter__(self):
         return iter(self.turns)
@@ -108,7 +110,7 @@ class TurnValues(Mapping):
 
     def in_byte_order(self) -> list[float]:
         """The values in the order of their turns' ids (byte order), as trec_eval accumulates them."""
-        values = self.values.tolist()
+        values = self.array.tolist()
         return [values[i] for i in sorted(range(len(self.turns)), key=self.turns.__getitem__)]
 
 
@@ -207,7 +209,7 @@ def _judged_share(scores: Mapping[str, Mapping[str, float]]) -> float | None:
     shares = scores.get(_JUDGED_KEY)
     if not shares:
         return None
-    return float(shares.values.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
+    return float(shares.array.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
 
 
 def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[str, float]]) -> None:
@@ -246,7 +248,16 @@ def _warn_empty_qrels(facts: QrelsFacts, before: int) -> None:
             stacklevel=3)
 
 
-def run_names(runs: Sequence[Run]) -> list[str]:
+class _Tagged(Protocol):
+    """What names a run in results: a :class:`~castregin.data.Run`, or one once scored."""
+
+    @property
+    def tag(self) -> str: ...
+    @property
+    def source(self) -> str | None: ...
+
+
+def run_names(runs: Sequence[_Tagged]) -> list[str]:
     """The name of each run in results: its tag, or ``tag (file)`` where two runs share a tag."""
     tags = [run.tag for run in runs]
     return [
@@ -325,7 +336,9 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         _warn_empty_qrels(facts, size)
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
         for position, (run, name) in enumerate(zip(runs, run_names(runs), strict=True)):
-            scores = {} if index is None else _engine_scores(columnar_runs[position], index, parsed, score_bits=bits)
+            scores: dict[str, Mapping[str, float]] = {}
+            if index is not None and columnar_runs is not None:
+                scores.update(_engine_scores(columnar_runs[position], index, parsed, score_bits=bits))
             scores.update(zip((m.name for m in by_rules),
                               plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source),
                               strict=True))
@@ -435,9 +448,10 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     results = []
     for path in run_paths:
         run = formats.read_run(path)
-        scores = [dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits),
-                           strict=True))
-                  for q in qrels_list]
+        scores: list[dict[str, Mapping[str, float]]] = [
+            dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits),
+                     strict=True))
+            for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
     return results, facts, sizes
 
@@ -543,11 +557,14 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
                 for q, index in enumerate(indexes):
                     scored = _engine_scores(run, index, parsed, 1, bits)
                     for name, turn_values in scored.items():
-                        values[q].setdefault(name, []).append(turn_values.values)
+                        values[q].setdefault(name, []).append(turn_values.array)
                     if scored:
                         turns[q].extend(next(iter(scored.values())).turns)
-            scores = [{name: TurnValues(turns[q], np.concatenate(parts)) for name, parts in values[q].items()}
-                      for q in range(len(indexes))]
+            scores: list[dict[str, Mapping[str, float]]] = [
+                {name: TurnValues(turns[q], np.concatenate(parts)) for name, parts in values[q].items()}
+                for q in range(len(indexes))]
+            if stream.tag is None:
+                raise ValueError(f"{stream.source}: a run streamed whole without its tag")
             return _RunInfo(stream.tag, stream.source, scores, _shared(stream.turns, facts))
     except columnar.NotStreamable as why:
         run = columnar.read_run(path, threads, data=why.data)
@@ -556,8 +573,9 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
         if len(run) >= WHOLE_RUN_NOTE_LINES:
             note = (f"{run.source}: {why.reason}, so the run is held whole in memory ({len(run):,} lines)"
                     + (f"; {why.advice}" if why.advice else ""))
-        return _RunInfo(run.tag, run.source, [_engine_scores(run, index, parsed, threads, bits) for index in indexes],
-                        _shared(run.turns.tolist(), facts), note)
+        whole: list[dict[str, Mapping[str, float]]] = [dict(_engine_scores(run, index, parsed, threads, bits))
+                                                      for index in indexes]
+        return _RunInfo(run.tag, run.source, whole, _shared(run.turns.tolist(), facts), note)
 
 
 def _positive_only(parsed: Sequence[Measure]) -> bool:
@@ -568,8 +586,8 @@ def _positive_only(parsed: Sequence[Measure]) -> bool:
 
 def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:
     """How many of the run's turns each qrels judges."""
-    run_turns = set(run_turns)
-    return [len(run_turns.intersection(f.turns)) for f in facts]
+    turns = set(run_turns)
+    return [len(turns.intersection(f.turns)) for f in facts]
 
 
 @dataclass(frozen=True)
@@ -578,7 +596,7 @@ class _RunInfo:
 
     tag: str
     source: str | None
-    scores: list[dict[str, dict[str, float]]]
+    scores: list[dict[str, Mapping[str, float]]]
     shared: list[int]
     #: Said on standard error: why the run was held whole in memory.
     note: str | None = None

