@@ -59,7 +59,7 @@ def choose_allocator() -> None:
 def _set_allocator() -> None:
     if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
         return
-    pa = _arrow_modules[0]
+    pa = arrow()[0]  # loaded: this runs once pyarrow is
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
     except NotImplementedError:  # a pyarrow built without jemalloc

@@ -67,7 +67,7 @@ def confusion_matrix(first: Sequence, second: Sequence, categories: Sequence | N
 def cohen_kappa(first: Sequence, second: Sequence, weights: str = "none", categories: Sequence | None = None) -> float:
     """Cohen's kappa of two raters' labels of the same items (see :func:`cohen_kappa_from_confusion`)."""
     confusion, _ = confusion_matrix(first, second, categories)
-    return cohen_kappa_from_confusion(confusion, weights)
+    return float(cohen_kappa_from_confusion(confusion, weights))  # one matrix: one kappa
 
 
 def row_sums(matrix: np.ndarray) -> np.ndarray:

@@ -134,7 +134,7 @@ def _mean_difference(x, y, axis=-1):
     return np.mean(x - y, axis=axis)
 
 
-def cohens_d(differences: Sequence[float]) -> float:
+def cohens_d(differences: Sequence[float] | np.ndarray) -> float:
     """Cohen's d of paired differences: their mean over their sample standard deviation.
 
     0.0 when every difference is zero; NaN when it is undefined (fewer than two differences, or

@@ -54,5 +54,12 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
         evaluation = trec_rules.evaluate(labels, run, [measures[i].marked() for i in members], settings,
                                          source=source, strict=strict)
         for index, position in enumerate(members):
-            results[position] = {topic.topic: topic.values[index][0] for topic in evaluation.topics}
+            results[position] = {topic.topic: _number(topic.values[index][0]) for topic in evaluation.topics}
     return results
+
+
+def _number(value: float | str) -> float:
+    """A measure's value, which only ``runid`` (never asked for here) gives as text."""
+    if isinstance(value, str):
+        raise ValueError(f"a text value ({value!r}) where a measure's number is expected")
+    return value

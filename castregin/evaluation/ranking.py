@@ -30,7 +30,7 @@ DEFAULT_SCORE_PRECISION = "double"
 DEFAULT_BITS = SCORE_PRECISIONS[DEFAULT_SCORE_PRECISION]
 
 
-def score_bits(precision: str) -> int:
+def score_bits(precision: object) -> int:
     """The bits of ``precision`` (``"double"``: 64, ``"float"``: 32); anything else is an :class:`InputError`."""
     bits = SCORE_PRECISIONS.get(precision) if isinstance(precision, str) else None
     if bits is None:

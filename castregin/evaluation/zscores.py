@@ -91,7 +91,10 @@ def zscore_values(zscores: ZScores, topic: str, names: Sequence[str], values: li
             out.append(MISSING_ZSCORE)
             continue
         # Past the topic's lines, trec_eval's search reads the next topic's first line.
-        _, mean, deviation = lines[index] if index < len(lines) else following
+        row = lines[index] if index < len(lines) else following
+        if row is None:
+            raise ValueError(f"{name}: found past the last topic of the Z-score table")  # _search refuses that
+        _, mean, deviation = row
         if deviation:
             out.append((value - mean) / deviation)
         else:

@@ -82,6 +82,7 @@ def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
 def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
+    tag = ""
     for line, all_fields in _fields(decode(data, source), source, RUN_WHAT):
         fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:

@@ -44,7 +44,7 @@ OUTPUT_NAMES = (TASKS_CSV, MTURK_CSV, HIT_TEMPLATE, GOLD_CSV, "topic_*.html")
 @functools.cache
 def rubrics() -> dict[str, dict]:
     """The rubric of every known criterion: ``{name: {"title", "question", "levels": [4 texts]}}``."""
-    text = resources.files(__package__).joinpath("templates", "rubrics.json").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("templates").joinpath("rubrics.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

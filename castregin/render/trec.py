@@ -49,8 +49,8 @@ def render_trec_rows(rows: Sequence[tuple], counts=frozenset()) -> str:
         measures = list(dict.fromkeys(measure for measure, _, _ in block))
         values = {(measure, turn): value for measure, turn, value in block}
         turns = sorted({turn for _, turn, _ in block if turn != "all"})
-        lines = [(m, turn, _value(m, values[m, turn], counts)) for turn in turns for m in measures
-                 if (m, turn) in values]
+        lines: list[tuple[str, str, object]] = [(m, turn, _value(m, values[m, turn], counts))
+                                                for turn in turns for m in measures if (m, turn) in values]
         lines.append(("runid", "all", run))
         if several_qrels:
             lines.append(("qrels", "all", qrels))
