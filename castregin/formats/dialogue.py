@@ -164,7 +164,7 @@ def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: st
         raise InputError("the file has a header but no dialogues", source=source, line=header_line + 1)
     index = {name: header.index(name) for name in wanted}
     columns: dict[str, list[float]] = {name: [] for name in numeric}
-    groups: list[str] | None = [] if group else None
+    group_texts: list[str] = []
     ids: list[str] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(rows[1:], start=1):
@@ -190,10 +190,10 @@ def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: st
             text = cell(group)
             if not text:
                 raise InputError(f"group column {group!r} is empty", source=source, line=line)
-            groups.append(text)
+            group_texts.append(text)
         ids.append(cell(id_column) if id_column else str(number))
         lines.append(line)
-    return DialogueTable(source, columns, groups, ids, lines)
+    return DialogueTable(source, columns, group_texts if group else None, ids, lines)
 
 
 # --- clembench ---------------------------------------------------------------------------------------------

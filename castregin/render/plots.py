@@ -144,7 +144,7 @@ class PerTurnFigure:
     title.
     """
 
-    def __init__(self, turns: Sequence[str], best: Sequence[float], worst: Sequence[float] | None = None,
+    def __init__(self, turns: Sequence[str], best: ArrayLike, worst: ArrayLike | None = None,
                  ylabel: str = ""):
         self.index = {turn: i for i, turn in enumerate(turns)}
         with mpl.rc_context(_STYLE):

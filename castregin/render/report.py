@@ -118,7 +118,9 @@ def _labels_figures(data: ReportData, q: Qrels, stems: dict[str, str]) -> dict[t
     depth = data.depth
     tops = {name: data.top_labels[(q.name, name)] for name in data.names}
     # Every run's figure has the same labels, the qrels': the axes and the legend are drawn once.
-    canvas = plots.LabelsFigure(tops[data.names[0]].labels, list(range(1, depth + 1))) if tops else None
+    if not tops:
+        return {}
+    canvas = plots.LabelsFigure(tops[data.names[0]].labels, list(range(1, depth + 1)))
     figures = {}
     for name, top in tops.items():
         png = canvas.png(top.shares, f"{name}\nlabels of the top {depth} ({q.name}, {top.turns} turns)")
@@ -326,7 +328,7 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
 
 @functools.cache
 def _template_text(name: str) -> str:
-    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("templates").joinpath(name).read_text(encoding="utf-8")
 
 
 @functools.cache
