@@ -20,6 +20,7 @@ def paradise():
     """PARADISE (Walker et al. 1997): task success as kappa, and the performance function.
 
     \b
+    Examples:
       castregin paradise kappa avm.csv --attribute-groups depart-city=4,arrival-city=4,depart-range=2,depart-time=4
       castregin paradise fit dialogues.csv --satisfaction US --success kappa --cost turns --cost time \\
           --group agent --save performance.json
@@ -184,6 +185,7 @@ def scorekeeping():
     """clembench's "privateshared" game: episode scores and the leaderboard summary.
 
     \b
+    Examples:
       castregin scorekeeping score results/MODEL/privateshared/1_job-interview/episode_0 --format json
       castregin scorekeeping summary results/
     """
