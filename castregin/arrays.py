@@ -28,7 +28,7 @@ _allocator_wanted = False
 
 def arrow() -> tuple:
     """``(pyarrow, pyarrow.compute, pyarrow.csv)``, imported on first use."""
-    global _arrow_modules  # noqa: PLW0603 -- a cache of the modules, filled on first use (lazy import)
+    global _arrow_modules  # noqa: PLW0603 - a cache of the modules, filled on first use (lazy import)
     if _arrow_modules is None:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -50,7 +50,7 @@ def choose_allocator() -> None:
     effect when pyarrow is first imported (at once if it is loaded already): a command that ends
     up not needing pyarrow does not load it for this.
     """
-    global _allocator_wanted  # noqa: PLW0603 -- remembered for the lazy import above, once per process
+    global _allocator_wanted  # noqa: PLW0603 - remembered for the lazy import above, once per process
     _allocator_wanted = True
     if _arrow_modules is not None:
         _set_allocator()

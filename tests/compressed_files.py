@@ -15,7 +15,7 @@ SUFFIXES = ["gz", "bz2", "xz", "zst"]
 def zstd_readable() -> bool:
     """Whether castregin can read zstd here: the zstandard package, or pyarrow's zstd codec."""
     try:
-        import zstandard  # noqa: F401
+        import zstandard  # noqa: F401 - imported to see whether it is installed
     except ImportError:
         import pyarrow as pa
 

@@ -156,7 +156,7 @@ class CastreginGroup(click.Group):
         for module in dict.fromkeys(entry.module for entry in COMMANDS.values()):
             importlib.import_module(module)
 
-    def invoke(self, ctx: click.Context):  # noqa: RET503 -- every other path ends in ctx.exit, which raises
+    def invoke(self, ctx: click.Context):  # noqa: RET503 - every other path ends in ctx.exit, which raises
         try:
             return super().invoke(ctx)
         except InputError as err:

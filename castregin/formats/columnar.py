@@ -919,7 +919,7 @@ class TurnStream:
         except NotStreamable as reason:
             self._hand_over(reason)
         # pyarrow refused a line (or the input failed), with whatever error: the line reader says which.
-        except Exception as err:  # noqa: BLE001 -- handed over (the caller rereads the input), not swallowed
+        except Exception as err:  # noqa: BLE001 - handed over (the caller rereads the input), not swallowed
             self._hand_over(NotStreamable(f"pyarrow's parser stopped ({' '.join(str(err).split())[:200]})"))
         finally:
             self._arrow_source.close()
@@ -1020,8 +1020,8 @@ class TurnStream:
     def _report_duplicate(self, turns: list[str], turn_codes: np.ndarray, items, first_row: int) -> None:
         """Raise the line reader's error for the first line of a piece whose (turn, item) came before."""
         seen = set()
-        # The row where the loop breaks is read after it.
-        for row, pair in enumerate(zip(turn_codes.tolist(), items.to_pylist(), strict=True)):  # noqa: B007
+        pairs = zip(turn_codes.tolist(), items.to_pylist(), strict=True)
+        for row, pair in enumerate(pairs):  # noqa: B007 - the row where the loop breaks is read after it
             if pair in seen:
                 break
             seen.add(pair)

@@ -210,8 +210,8 @@ class SpooledTurns:
     """
 
     def __init__(self):
-        # Open for the object's life: read back turn by turn after the document is parsed.
-        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115
+        self._file = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - open for the object's life, closed by close()
+            max_size=_SPOOL_IN_MEMORY)
         self.ids: list[str] = []
         self._offsets = array("q")
         self._size = 0
@@ -237,8 +237,7 @@ class SpooledTurns:
             self._file.seek(offset)
         (length,) = _LENGTH.unpack(self._file.read(_LENGTH.size))
         self._next = offset + _LENGTH.size + length
-        # Our own records, written by append() above to a private temporary file: nothing foreign to load.
-        return marshal.loads(self._file.read(length))  # noqa: S302
+        return marshal.loads(self._file.read(length))  # noqa: S302 - our own records, from append() above
 
     def clear(self) -> None:
         """Forget every turn (a document that gives ``turns`` twice keeps the last, as json does)."""

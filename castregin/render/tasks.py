@@ -122,7 +122,7 @@ def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], see
     return _environment().get_template("judging_page.html.j2").render(
         topic=topic, criteria=_criteria_context(criteria), scale=SCALE, n_items=len(tasks),
         n_turns=len(turns),
-        payload=Markup(compact_json(payload)))  # noqa: S704 -- compact_json escapes <, > and & (safe in <script>)
+        payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
 
 
 def page_name(topic: str) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_trec_eval import trec_eval_binary  # noqa: F401  (fixture)
+from test_trec_eval import trec_eval_binary  # noqa: F401 - a fixture, used by name
 from trec_eval_oracle import (
     LARGE_SEEDS,
     NEGATIVE_SEEDS,
@@ -76,7 +76,7 @@ def test_negative_labels_print_what_trec_eval_prints(tmp_path, cli):
     assert checked == len(NEGATIVE_SEEDS) * 6
 
 
-def test_kept_label_outputs_are_the_binarys(tmp_path, trec_eval_binary):  # noqa: F811
+def test_kept_label_outputs_are_the_binarys(tmp_path, trec_eval_binary):  # noqa: F811 - the fixture imported above
     for name, options, qrels, run in label_cases(tmp_path):
         assert run_binary(trec_eval_binary, options, qrels, run) == kept_output(name), name
 

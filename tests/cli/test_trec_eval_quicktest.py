@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_trec_eval import trec_eval_binary  # noqa: F401  (fixture)
+from test_trec_eval import trec_eval_binary  # noqa: F401 - a fixture, used by name
 
 DATA = Path(__file__).resolve().parent / "data" / "trec_eval_quicktest"
 
@@ -54,7 +54,7 @@ def test_all_eleven_commands_are_run():
 
 
 @pytest.mark.parametrize("expected, command", QUICKTEST)
-def test_kept_outputs_are_the_binarys(expected, command, trec_eval_binary):  # noqa: F811
+def test_kept_outputs_are_the_binarys(expected, command, trec_eval_binary):  # noqa: F811 - the fixture imported above
     done = subprocess.run([str(trec_eval_binary), *_arguments(command)], capture_output=True, check=True)
     assert done.stdout == (DATA / expected).read_bytes()
 

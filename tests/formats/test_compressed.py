@@ -202,7 +202,7 @@ def test_outputs_compressed_by_their_name(tmp_path, name, unpack):
 
 
 def test_a_failed_compressed_output_leaves_nothing(tmp_path):
-    with pytest.raises(RuntimeError), OutputSet() as outputs:  # noqa: PT012 -- the failure must come inside the output's block
+    with pytest.raises(RuntimeError), OutputSet() as outputs:  # noqa: PT012 - the failure must come inside the output's block
         outputs.write_text(tmp_path / "x.run.gz", RUN)
         raise RuntimeError
     assert list(tmp_path.iterdir()) == []

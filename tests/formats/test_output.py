@@ -332,7 +332,7 @@ def test_replace_directory_failing_keeps_the_old_one(tmp_path, monkeypatch):
 
 def test_output_set_commits_all_or_none(tmp_path):
     (tmp_path / "keep.txt").write_text("old")
-    with pytest.raises(RuntimeError), OutputSet() as outputs:  # noqa: PT012 -- the failure must come inside the output's block
+    with pytest.raises(RuntimeError), OutputSet() as outputs:  # noqa: PT012 - the failure must come inside the output's block
         outputs.write_text(tmp_path / "keep.txt", "new")
         outputs.write_text(tmp_path / "other.txt", "new")
         raise RuntimeError("a failure after staging")
