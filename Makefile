@@ -76,6 +76,21 @@ clean: clean-docs
 clean-docs:
 	rm -rf site
 
+# ruff and mypy, as configured in pyproject.toml ([tool.ruff], [tool.mypy]): no finding, no error. Their
+# tools (the lint extra) go into .venv only here, so `make test` never needs them.
+LINT_STAMP := $(VENV)/.installed-lint
+$(LINT_STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[lint]'
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m mypy
+
+.PHONY: lint
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 

@@ -115,7 +115,8 @@ def measure(command: list[str], repeat: int, warmup: int = 0, env: dict | None =
 
 def castregin_command(runs: list[Path], qrels: Path) -> list[str]:
     """The real CLI, as a user runs it."""
-    return [str(REPO / ".venv" / "bin" / "castregin"), "evaluate", *map(str, runs), "--qrels", str(qrels), *MEASURE_ARGS]
+    return [str(REPO / ".venv" / "bin" / "castregin"), "evaluate", *map(str, runs),
+            "--qrels", str(qrels), *MEASURE_ARGS]
 
 
 def peer_command(python: Path, script: str, qrels: Path, runs: list[Path]) -> list[str]:
@@ -168,7 +169,8 @@ def markdown(timings: list[Timing]) -> str:
         ratio_time = f"{t.seconds / ref.seconds:.2f}x" if ref else ""
         ratio_mem = f"{t.peak_mb / ref.peak_mb:.2f}x" if ref else ""
         note = f" ({t.note})" if t.note else ""
-        lines.append(f"| {t.workload} | {t.tool}{note} | {t.seconds:.2f} | {t.peak_mb:.0f} | {ratio_time} | {ratio_mem} |")
+        lines.append(f"| {t.workload} | {t.tool}{note} | {t.seconds:.2f} | {t.peak_mb:.0f} | {ratio_time} "
+                     f"| {ratio_mem} |")
     return "\n".join(lines) + "\n"
 
 
@@ -252,7 +254,8 @@ def scaling_markdown(rows: list[Timing]) -> str:
             continue
         time_ratio = f"{t.seconds / floor[t.workload].seconds:.2f}x" if t.workload in floor else ""
         memory_ratio = f"{t.peak_mb / ours[t.workload].peak_mb:.2f}x" if t.workload in ours else ""
-        lines.append(f"| {t.workload} | {t.tool} | {t.seconds:.2f} | {t.peak_mb:,.0f} | {time_ratio} | {memory_ratio} |")
+        lines.append(f"| {t.workload} | {t.tool} | {t.seconds:.2f} | {t.peak_mb:,.0f} | {time_ratio} "
+                     f"| {memory_ratio} |")
     return "\n".join(lines) + "\n"
 
 
@@ -260,7 +263,8 @@ def scaling_targets(rows: list[Timing]) -> list[str]:
     """The targets, checked: castregin's peak memory flat in the run's size (50k within 1.3x of 5k, under
     500 MB), its time within 2x of the floor's and at most 0.3x pytrec_eval's (at 5k)."""
     def find(turns: int, tool: str) -> Timing | None:
-        return next((t for t in rows if t.workload.startswith(f"{turns:,} turns") and tool in (t.tool, t.tool.split(" (")[0])
+        return next((t for t in rows if t.workload.startswith(f"{turns:,} turns")
+                     and tool in (t.tool, t.tool.split(" (")[0])
                      and not math.isnan(t.seconds)), None)
 
     def verdict(ok: bool) -> str:

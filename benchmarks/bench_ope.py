@@ -48,8 +48,8 @@ def run(sizes, seeds, target_p, bootstrap, world_seed=0):
                 lo, hi = estimate(sim.dialogues, bootstrap=bootstrap, seed=seed).ci95
                 covered.append(lo <= exact <= hi)
         row = {"dialogues": n, "exact": exact}
-        for name, values in errors.items():
-            values = np.asarray(values)
+        for name, listed in errors.items():
+            values = np.asarray(listed)
             row[f"{name}_mae"] = float(np.mean(np.abs(values)))
             row[f"{name}_rmse"] = float(np.sqrt(np.mean(values ** 2)))
         for name, total in seconds.items():

@@ -69,7 +69,8 @@ def ensure_peers() -> Path | None:
 
 
 def compile_castregin() -> None:
-    """Write castregin's bytecode once, as an installed package has it: start-ups are then measured as users see them."""
+    """Write castregin's bytecode once, as an installed package has it: start-ups are then measured as users
+    see them."""
     subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-m", "compileall", "-q", str(REPO / "castregin")],
                    check=False, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
 
@@ -111,7 +112,7 @@ def write_json_run(path: Path, bank_path: Path, turns: int, per_turn: int) -> No
             scores = rng.random(per_turn) * 20
             # Most questions are bank ids; one in ten is the question's text, as some runs submit.
             questions = [{"question": texts[i - 1] if k % 10 == 0 else f"Q{i:05d}", "score": float(s)}
-                         for k, (i, s) in enumerate(zip(ids.tolist(), scores.tolist()))]
+                         for k, (i, s) in enumerate(zip(ids.tolist(), scores.tolist(), strict=True))]
             handle.write(("," if t else "") + json.dumps({"turn_id": turn, "questions": questions}))
         handle.write("]}\n")
 

@@ -127,7 +127,7 @@ QRELS = _Kind(
 def _id(value, what: str, where: str, argument: str) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+    if not isinstance(value, bool) and isinstance(value, numbers.Integral):
         return str(int(value))  # pandas reads numeric ids as integers; trec_eval sees their text
     prefix = f"{where}: " if where else ""
     raise InputError(f"{prefix}{what} id {_show(value)} is not a string", argument=argument)
@@ -166,7 +166,7 @@ def _frame_triples(frame, kind: _Kind, argument: str) -> Iterator[tuple]:
     present = set(frame.columns)
     for columns in kind.columns:
         if present.issuperset(columns):
-            return zip(*(frame[column].tolist() for column in columns))
+            return zip(*(frame[column].tolist() for column in columns), strict=True)
     shown = ", ".join(str(c) for c in frame.columns) or "none"
     raise InputError(f"expected {kind.expected}; got a DataFrame with columns {shown}", argument=argument)
 
@@ -251,10 +251,10 @@ def as_qrels(qrels, argument: str = "qrels", default_name: str = "qrels") -> Qre
 
 def _inputs(value, kind: _Kind, convert: Callable, argument: str) -> list:
     """One input, or each of a list of inputs (named ``argument[i]``), converted."""
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        # A list of records is one run; a list of anything else is several.
-        if not value or not _is_record(value[0], kind):
-            return [convert(item, f"{argument}[{i}]", f"{argument}[{i}]") for i, item in enumerate(value)]
+    # A list of records is one run; a list of anything else is several.
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields") and (
+            not value or not _is_record(value[0], kind)):
+        return [convert(item, f"{argument}[{i}]", f"{argument}[{i}]") for i, item in enumerate(value)]
     return [convert(value, argument)]
 
 
@@ -297,7 +297,7 @@ def measure_names(measures) -> list[tuple[Any, str]]:
         measures = [measures]
     elif isinstance(measures, Mapping) or not isinstance(measures, Iterable):
         raise InputError(f"expected {MEASURES_EXPECTED}; got {type(measures).__name__}", argument="measures")
-    pairs = []
+    pairs: list[tuple[Any, str]] = []  # (the measure as passed: a name, a Measure, an ir_measures one; its name)
     for position, measure in enumerate(measures):
         if isinstance(measure, str):
             pairs.append((measure, measure))
@@ -317,7 +317,9 @@ def _plan(measures, rel_level: int) -> tuple[list[Measure], list[tuple[Any, str]
     A measure that stands for one value is keyed as passed; the measures of a set or family
     (``all_trec``, ``P.1,3``) are keyed by castregin's names (``P_1``).
     """
-    parsed, targets, seen = [], [], {}
+    parsed: list[Measure] = []
+    targets: list[tuple[Any, str]] = []
+    seen: dict[Any, str] = {}
     for key, name in measure_names(measures):
         measures_of_name = [key] if isinstance(key, Measure) else parse_measure(name, rel_level)
         parsed.extend(measures_of_name)

@@ -28,13 +28,13 @@ _allocator_wanted = False
 
 def arrow() -> tuple:
     """``(pyarrow, pyarrow.compute, pyarrow.csv)``, imported on first use."""
-    global _arrow_modules
+    global _arrow_modules  # noqa: PLW0603 - a cache of the modules, filled on first use (lazy import)
     if _arrow_modules is None:
-        import pyarrow
-        import pyarrow.compute
-        import pyarrow.csv
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pa_csv
 
-        _arrow_modules = (pyarrow, pyarrow.compute, pyarrow.csv)
+        _arrow_modules = (pa, pc, pa_csv)
         if _allocator_wanted:
             _set_allocator()
     return _arrow_modules
@@ -50,7 +50,7 @@ def choose_allocator() -> None:
     effect when pyarrow is first imported (at once if it is loaded already): a command that ends
     up not needing pyarrow does not load it for this.
     """
-    global _allocator_wanted
+    global _allocator_wanted  # noqa: PLW0603 - remembered for the lazy import above, once per process
     _allocator_wanted = True
     if _arrow_modules is not None:
         _set_allocator()
@@ -59,7 +59,7 @@ def choose_allocator() -> None:
 def _set_allocator() -> None:
     if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
         return
-    pa = _arrow_modules[0]
+    pa = arrow()[0]  # loaded: this runs once pyarrow is
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
     except NotImplementedError:  # a pyarrow built without jemalloc

@@ -45,6 +45,7 @@ def divide_rounded(numerator, denominator, rounding: str = "half-up"):
                          argument="rounding")
     if scalar:
         return result
+    import numpy as np  # loaded above already: the arrays are numpy's
     if np.ndim(result) == 0 and np.ndim(numerator) == 0 and np.ndim(denominator) == 0:
         return int(result)
     return result

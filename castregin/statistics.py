@@ -60,14 +60,14 @@ def confusion_matrix(first: Sequence, second: Sequence, categories: Sequence | N
     categories = sorted(set(a) | set(b)) if categories is None else list(categories)
     index = {c: i for i, c in enumerate(categories)}
     size = len(categories)
-    codes = np.array([index[x] * size + index[y] for x, y in zip(a, b)], dtype=np.int64)
+    codes = np.array([index[x] * size + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
     return np.bincount(codes, minlength=size * size).reshape(size, size), categories
 
 
 def cohen_kappa(first: Sequence, second: Sequence, weights: str = "none", categories: Sequence | None = None) -> float:
     """Cohen's kappa of two raters' labels of the same items (see :func:`cohen_kappa_from_confusion`)."""
     confusion, _ = confusion_matrix(first, second, categories)
-    return cohen_kappa_from_confusion(confusion, weights)
+    return float(cohen_kappa_from_confusion(confusion, weights))  # one matrix: one kappa
 
 
 def row_sums(matrix: np.ndarray) -> np.ndarray:

@@ -15,11 +15,11 @@ SUFFIXES = ["gz", "bz2", "xz", "zst"]
 def zstd_readable() -> bool:
     """Whether castregin can read zstd here: the zstandard package, or pyarrow's zstd codec."""
     try:
-        import zstandard  # noqa: F401
+        import zstandard  # noqa: F401 - imported to see whether it is installed
     except ImportError:
-        import pyarrow
+        import pyarrow as pa
 
-        return pyarrow.Codec.is_available("zstd")
+        return pa.Codec.is_available("zstd")
     return True
 
 
@@ -32,9 +32,9 @@ def compress(data: bytes, suffix: str) -> bytes:
     if suffix == "xz":
         return lzma.compress(data, preset=1)  # fast: the tests compress megabytes
     if suffix == "zst":
-        import pyarrow
+        import pyarrow as pa
 
-        return pyarrow.compress(data, codec="zstd", asbytes=True)  # one zstd frame, as `zstd` writes
+        return pa.compress(data, codec="zstd", asbytes=True)  # one zstd frame, as `zstd` writes
     raise ValueError(suffix)
 
 

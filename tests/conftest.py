@@ -73,7 +73,7 @@ def cli():
 
     runner = CliRunner()
 
-    def invoke(*args, input=None):
+    def invoke(*args, input=None):  # noqa: A002 - CliRunner.invoke's own keyword
         return runner.invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
 
     return invoke

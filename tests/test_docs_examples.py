@@ -68,7 +68,7 @@ def run_examples(page: Path) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # an example that warns is not one to copy
             try:
-                exec(compiled, namespace)
+                exec(compiled, namespace)  # noqa: S102 - the docs' own examples, run to prove they work
             except Exception as error:
                 raise AssertionError(f"{page.name} example at line {line} raised "
                                      f"{type(error).__name__}: {error}") from error

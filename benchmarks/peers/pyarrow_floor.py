@@ -7,6 +7,7 @@ no quoting, every core, jemalloc: what any tool built on pyarrow spends reading 
 evaluates anything. Prints the number of lines.
 """
 
+import contextlib
 import sys
 
 import pyarrow as pa
@@ -14,10 +15,8 @@ from pyarrow import csv
 
 
 def main():
-    try:
+    with contextlib.suppress(NotImplementedError):
         pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except NotImplementedError:
-        pass
     path = sys.argv[1]
     with open(path, "rb") as handle:
         delimiter = "\t" if b"\t" in handle.read(1 << 16) else " "

@@ -46,7 +46,8 @@ COMMANDS = {
     "compare": CommandEntry("castregin.cli.compare", help="Are the differences between runs significant? Paired "
                                                           "tests on per-turn values."),
     "convert": CommandEntry("castregin.cli.convert", help="Turn JSON submissions (CAsT 2022 formats) into TREC runs."),
-    "evaluate": CommandEntry("castregin.cli.evaluate", help="Evaluate TREC runs against qrels with trec_eval's numbers."),
+    "evaluate": CommandEntry("castregin.cli.evaluate",
+                             help="Evaluate TREC runs against qrels with trec_eval's numbers."),
     "measures": CommandEntry("castregin.cli.evaluate", help="Every measure castregin accepts, which backend computes "
                                                             "it, and what it refuses."),
     "ope": CommandEntry("castregin.cli.ope", help="Off-policy evaluation: human scores of dialogue systems nobody has "
@@ -155,7 +156,7 @@ class CastreginGroup(click.Group):
         for module in dict.fromkeys(entry.module for entry in COMMANDS.values()):
             importlib.import_module(module)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context):  # noqa: RET503 - every other path ends in ctx.exit, which raises
         try:
             return super().invoke(ctx)
         except InputError as err:

@@ -29,6 +29,7 @@ def analyze():
     """Analyses of the evaluation itself: pool reusability, ranking stability, confidence intervals.
 
     \b
+    Examples:
       castregin analyze loro runs/*.run --qrels question_relevance_all.qrel --depth 1 -m nDCG@3
       castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
       castregin analyze bootstrap runs/*.run --qrels all.qrel --samples 10000 --seed 1 --by topic
@@ -37,10 +38,12 @@ def analyze():
 
 @analyze.command("loro")
 @runs_argument()
-@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True), metavar="[NAME=]QRELS", help="The qrels of the pool.")
+@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True),
+              metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
-@click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE")
+@click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE",
+              help="The measure the runs are scored and ranked by, with and without their contributions.")
 @rel_level_option
 @score_precision_option
 @format_option(RECORD_FORMATS)
@@ -53,6 +56,11 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, f
     the other runs' full scores. Unjudged items count as non-relevant, as trec_eval counts them, so a
     pool that is not reusable shows as a drop. judged_without is the run's Judged@k on the reduced qrels.
     Below the table: Kendall's tau between the two rankings and the largest rank drop.
+
+    \b
+    Examples:
+      castregin analyze loro runs/*.run --qrels question_relevance_all.qrel --depth 1
+      castregin analyze loro runs/ --qrels all.qrel --depth 3 -m AP --format json -o loro.json
     """
     from ..evaluation.analysis import leave_one_run_out
 
@@ -74,6 +82,11 @@ def correlation_command(runs, qrels_specs, measures, rel_level, score_precision,
     --qrels with each -m is one ranking of the runs by their mean; every pair of rankings is a row
     with Kendall's tau (tau-b, scipy), tau_AP (Yilmaz et al. 2008, the first of the pair as the
     reference; ties broken by run name) and the number of swapped pairs of runs.
+
+    \b
+    Examples:
+      castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
+      castregin analyze correlation runs/ --qrels all=all.qrel --qrels filtered=filtered.qrel --format csv
     """
     from ..evaluation.analysis import ranking_correlations
 
@@ -87,10 +100,12 @@ def correlation_command(runs, qrels_specs, measures, rel_level, score_precision,
 
 @analyze.command("bootstrap")
 @evaluation_options()
-@click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True)
+@click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True,
+              help="How many times the turns (or topics) are resampled.")
+@click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True,
+              help="Seed of the resampling: the same seed gives the same intervals.")
 @click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
-              show_default=True)
+              show_default=True, help="The share of the resampled means the interval holds (0.95: 95%).")
 @click.option("--by", type=click.Choice(["turn", "topic"]), default="turn", show_default=True,
               help="Resample turns, or topics (the turn id before '_'): the mean is then the mean of topic "
                    "means, as evaluate --by topic gives it, and the topic means are resampled.")
@@ -103,6 +118,11 @@ def bootstrap_command(runs, qrels_specs, measures, rel_level, score_precision, s
     The turns averaged (or, with --by topic, the topic means: each topic's turns averaged first) are
     resampled with replacement --samples times; the interval holds the middle --confidence of the
     resampled means. Reproducible with --seed.
+
+    \b
+    Examples:
+      castregin analyze bootstrap runs/*.run --qrels question_relevance_all.qrel -m nDCG@3 --seed 1
+      castregin analyze bootstrap runs/ --qrels all.qrel --by topic --confidence 0.9 --format markdown
     """
     from ..evaluation.analysis import bootstrap_intervals
     from ..evaluation.evaluate import evaluate_rows

@@ -177,7 +177,8 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     settings = ReportSettings(measures=tuple(measures or DEFAULT_MEASURES), baseline=base, rel_level=rel_level,
-                              score_precision=score_precision, depth=depth, test=test, correction=correction, alpha=alpha, permutations=permutations, seed=seed,
+                              score_precision=score_precision, depth=depth, test=test, correction=correction,
+                              alpha=alpha, permutations=permutations, seed=seed,
                               plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
                               loro_depth=loro_depth)
     progress = sys.stderr.isatty()

@@ -1,8 +1,9 @@
 """Commands of the castregin CLI for the convert stage (registered on `castregin.cli.main`).
 
-``convert questions|responses|passages``, ``pool`` and ``pool stats``. The work is done by :mod:`castregin.track.convert` and
-:mod:`castregin.track.pool`; this module parses arguments, opens outputs and prints warnings. The convert
-stage (and jsonschema with it) is imported by the commands that use it, not by ``castregin --help``.
+``convert questions|responses|passages``, ``pool`` and ``pool stats``. The work is done by
+:mod:`castregin.track.convert` and :mod:`castregin.track.pool`; this module parses arguments, opens
+outputs and prints warnings. The convert stage (and jsonschema with it) is imported by the commands
+that use it, not by ``castregin --help``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from ..errors import InputError
 from ..formats.output import OutputSet, check_outputs, write_text
@@ -82,7 +84,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
 
     total = Warnings()
     with OutputSet(inputs) as outputs:
-        for path, target in zip(runs, targets):
+        for path, target in zip(runs, targets, strict=True):
             warnings = Warnings()
             with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
                 written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
@@ -122,7 +124,14 @@ def _strict_option(function):
 
 @main.group()
 def convert():
-    """Turn JSON submissions (CAsT 2022 formats) into TREC runs."""
+    """Turn JSON submissions (CAsT 2022 formats) into TREC runs.
+
+    \b
+    Examples:
+      castregin convert questions runs/*.json --bank question_bank.json --out-dir question_runs/
+      castregin convert responses runs/*.json --bank response_bank.json --out-dir response_runs/
+      castregin convert passages runs/*.json --out-dir passage_runs/
+    """
 
 
 @convert.command("questions")
@@ -130,7 +139,8 @@ def convert():
 @click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
               help="Question bank (id -> text, or the official list of {question_id, question}); repeatable, "
                    "the first given wins on an id present in several.")
-@click.option("--bank-out", type=OutputPath(), metavar="FILE", help="Write the merged bank with the new questions here.")
+@click.option("--bank-out", type=OutputPath(), metavar="FILE",
+              help="Write the merged bank with the new questions here.")
 @_turns_option
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Keep the top N per turn (default: all).")
 @_strict_option
@@ -145,7 +155,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
     keeps its highest score; ranking is by score, ties in input order.
 
     \b
-    Example (CAsT 2022: the ReGIn bank, then the official pool, which holds Q2173):
+    Examples (CAsT 2022: the ReGIn bank, then the official pool, which holds Q2173):
       castregin convert questions runs/*.json --bank question_bank.json \\
         --bank 2022_mixed_initiative_question_pool.json --out-dir converted/
     """
@@ -170,13 +180,14 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
               help="Response bank (id -> text); repeatable, the first given wins.")
 @click.option("--passage-qrels", type=InputPath(), metavar="QRELS",
               help="NIST passage qrels: keep a response only if a provenance passage is graded >= the level.")
-@click.option("--passage-rel-level", type=int, default=None, metavar="L",
-              help="Passage grade that counts as relevant (default 2). The CAsT-ReGIn README does not give "
-                   "the threshold; 2 is the one TREC CAsT 2022 uses for relevant passages (trec_eval -l2 on "
+@click.option("--passage-rel-level", type=int, default=2, show_default=True, metavar="L",
+              help="Passage grade that counts as relevant. The CAsT-ReGIn README does not give the "
+                   "threshold; 2 is the one TREC CAsT 2022 uses for relevant passages (trec_eval -l2 on "
                    "the 0-4 NIST grades).")
 @click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True,
               help="Responses taken per turn, by rank, before the passage filter.")
-@click.option("--bank-out", type=OutputPath(), metavar="FILE", help="Write the merged bank with the new responses here.")
+@click.option("--bank-out", type=OutputPath(), metavar="FILE",
+              help="Write the merged bank with the new responses here.")
 @_turns_option
 @_strict_option
 @_output_options
@@ -194,10 +205,17 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
 
     The default level is 2: the CAsT-ReGIn README does not state the threshold, and 2 is TREC CAsT
     2022's threshold for a relevant passage (its evaluation uses trec_eval -l2 on the NIST grades 0-4).
+
+    \b
+    Examples:
+      castregin convert responses runs/*.json --bank response_bank.json \\
+          --passage-qrels 2022_passage_qrels.txt --bank-out new_response_bank.json --out-dir response_runs/
+      castregin convert responses run.json --bank response_bank.json --depth 5 -o run.responses.run
     """
-    if passage_rel_level is not None and passage_qrels is None:
+    given = click.get_current_context().get_parameter_source("passage_rel_level") is not ParameterSource.DEFAULT
+    if given and passage_qrels is None:
         raise click.UsageError("--passage-rel-level needs --passage-qrels")
-    level = 2 if passage_rel_level is None else passage_rel_level
+    level = passage_rel_level
     inputs = [*banks, *([turns_file] if turns_file else []), *([passage_qrels] if passage_qrels else [])]
     targets = _targets(runs, output, out_dir, inputs, bank_out)
     from ..formats.submissions import read_main_run
@@ -224,6 +242,11 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
 
     Per turn, as the official CAsT tools did: the provenance passages of the responses in rank order,
     each in provenance order, each passage once (first occurrence); scores 100, 99, 98, ...; ranks 1..
+
+    \b
+    Examples:
+      castregin convert passages runs/*.json --out-dir passage_runs/
+      castregin convert passages run.json --turns 2022_turn_ids.json -o run.passages.run
     """
     inputs = [turns_file] if turns_file else []
     targets = _targets(runs, output, out_dir, inputs)
@@ -251,10 +274,13 @@ class _PoolGroup(CastreginSubgroup):
 def pool_group():
     """Judging pools: build one from runs, or see what each run brought into it.
 
+    `castregin pool RUN...` is `castregin pool build RUN...`; a run file named `build` or `stats`
+    is then given as ./build or ./stats.
+
     \b
+    Examples:
       castregin pool runs/*.run --depth 1 -o question_pool_depth_1.pool
       castregin pool stats runs/*.run --pool question_pool_depth_1.pool
-    A run file named `build` or `stats` is given as ./stats.
     """
 
 
@@ -270,6 +296,11 @@ def pool_command(runs, depth, turns_file, output):
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
     `castregin pool RUN...` is this command.
+
+    \b
+    Examples:
+      castregin pool build runs/*.run --depth 1 -o question_pool_depth_1.pool
+      castregin pool build runs/ --depth 3 --turns mi_turns.txt -o mi_pool_depth_3.pool
     """
     inputs = [*runs, *([turns_file] if turns_file else [])]
     check_outputs([output], inputs)
@@ -286,7 +317,8 @@ def pool_command(runs, depth, turns_file, output):
 
 @pool_group.command("stats")
 @runs_argument("RUN...")
-@click.option("--pool", "pool_file", type=InputPath(), metavar="POOL", help="The pool (default: the runs' own pool at --depth).")
+@click.option("--pool", "pool_file", type=InputPath(), metavar="POOL",
+              help="The pool (default: the runs' own pool at --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
               help="What a run contributes: its top --depth items by the rank column.")
 @format_option(RECORD_FORMATS)

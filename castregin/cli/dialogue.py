@@ -20,6 +20,7 @@ def paradise():
     """PARADISE (Walker et al. 1997): task success as kappa, and the performance function.
 
     \b
+    Examples:
       castregin paradise kappa avm.csv --attribute-groups depart-city=4,arrival-city=4,depart-range=2,depart-time=4
       castregin paradise fit dialogues.csv --satisfaction US --success kappa --cost turns --cost time \\
           --group agent --save performance.json
@@ -85,7 +86,8 @@ def paradise_kappa(matrix_file, groups_spec, fmt, output):
 @click.option("--id", "id_column", metavar="COL", help="Column naming each dialogue (default: its number, 1...).")
 @click.option("--alpha-level", default=0.05, show_default=True, type=FiniteFloat(),
               help="Factors with p below this in the full model make the final model.")
-@click.option("--save", type=OutputPath(), metavar="FILE", help="Save the performance function as JSON for `paradise predict`.")
+@click.option("--save", type=OutputPath(), metavar="FILE",
+              help="Save the performance function as JSON for `paradise predict`.")
 @format_option(["table", "json"])
 @output_option()
 def paradise_fit(dialogues, satisfaction, success, costs, group, id_column, alpha_level, save, fmt, output):
@@ -183,6 +185,7 @@ def scorekeeping():
     """clembench's "privateshared" game: episode scores and the leaderboard summary.
 
     \b
+    Examples:
       castregin scorekeeping score results/MODEL/privateshared/1_job-interview/episode_0 --format json
       castregin scorekeeping summary results/
     """
@@ -237,8 +240,9 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
         interactions, source = read_interactions(episode)
         scored.append((source, score_episode(interactions, source=source)))
     with OutputSet(inputs) as outputs:  # every scores.json and the report, or none of them
-        for target, (_, scores) in zip(beside, scored):
-            outputs.write_text(target, scores_text(scores))
+        if write_beside:
+            for target, (_, scores) in zip(beside, scored, strict=True):
+                outputs.write_text(target, scores_text(scores))
         outputs.write_text(output, episode_scores_report(scored, fmt))
 
 

@@ -135,8 +135,8 @@ def qrels():
     """Qrels tools: subsets, filtered turns, combined criteria, statistics.
 
     \b
-    The CAsT-ReGIn variants from the `all` qrels:
-      castregin qrels filter question_relevance_all.qrel --min-label 2 -o filtered.qrel
+    Examples (the CAsT-ReGIn variants from the `all` qrels):
+      castregin qrels filter all.qrel --min-label 2 -o filtered.qrel
       castregin qrels subset question_relevance_all.qrel --turns mi_turns.txt -o mi_subset.qrel
     """
 
@@ -152,7 +152,12 @@ def _write_qrels(output: str, result, inputs) -> None:
               help="Turns to keep: one id a line, a qrels or run whose turns to keep, or turn-ids JSON.")
 @output_option()
 def qrels_subset(qrels_file, turns_file, output):
-    """Keep only the turns listed in FILE."""
+    """Keep only the turns listed in FILE.
+
+    \b
+    Examples:
+      castregin qrels subset question_relevance_all.qrel --turns mi_turns.txt -o mi_subset.qrel
+    """
     result = qrels_tools.subset(formats.read_qrels(qrels_file), formats.read_turn_list(turns_file))
     _write_qrels(output, result, [qrels_file, turns_file])
 
@@ -163,7 +168,13 @@ def qrels_subset(qrels_file, turns_file, output):
               help="Keep turns where some item has a label at or above this.")
 @output_option()
 def qrels_filter(qrels_file, min_label, output):
-    """Keep the turns that have at least one item labelled >= --min-label."""
+    """Keep the turns that have at least one item labelled >= --min-label.
+
+    \b
+    Examples:
+      castregin qrels filter all.qrel --min-label 2 -o filtered.qrel
+      castregin qrels filter novelty.qrel --min-label 1
+    """
     result = qrels_tools.filter_turns(formats.read_qrels(qrels_file), min_label)
     _write_qrels(output, result, [qrels_file])
 
@@ -179,7 +190,7 @@ def qrels_combine(qrels_files, how, output):
     Only pairs judged in every QRELS are kept; the number left out is reported on standard error.
 
     \b
-    Example:
+    Examples:
       castregin qrels combine question_relevance_all.qrel question_novelty.qrel --how min
     """
     combined, left_out = qrels_tools.combine([formats.read_qrels(p) for p in qrels_files], how)
@@ -191,10 +202,17 @@ def qrels_combine(qrels_files, how, output):
 
 @qrels.command("stats")
 @click.argument("qrels_files", nargs=-1, required=True, type=InputPath(), metavar="QRELS...")
-@click.option("--rel-level", default=2, show_default=True, type=int)
+@click.option("--rel-level", default=2, show_default=True, type=int,
+              help="The label the 'turns with label>=' column counts turns from.")
 @format_option(["table", "json"])
 def qrels_stats(qrels_files, rel_level, fmt):
-    """Turns, items and the label histogram of each QRELS."""
+    """Turns, items and the label histogram of each QRELS.
+
+    \b
+    Examples:
+      castregin qrels stats question_relevance_all.qrel question_novelty.qrel
+      castregin qrels stats question_relevance_all.qrel --rel-level 1 --format json
+    """
     all_stats = [qrels_tools.stats(formats.read_qrels(p), rel_level) for p in qrels_files]
     if fmt == "json":
         formats.write_text("-", json.dumps(all_stats, indent=2) + "\n")

@@ -56,9 +56,9 @@ def _input_options(function):
         click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
                      help="The judged criteria, comma-separated (relevance,novelty,diversity)."),
         click.option("--gold", type=InputPath(), metavar="GOLD.csv",
-                     help="Gold CSV turn_id,item_id,criterion,min_label,max_label: a worker with a label "
-                          "outside the range loses all their labels for that topic. Rows of other "
-                          "criteria are ignored, with a warning, as are gold items nobody judged."),
+                     help="Gold CSV with the columns turn_id, item_id, criterion, min_label, max_label: a "
+                          "worker with a label outside the range loses all their labels for that topic. Rows "
+                          "of other criteria are ignored, with a warning, as are gold items nobody judged."),
         click.option("--input-format", type=click.Choice(["auto", "long", "mturk"]), default="auto",
                      show_default=True,
                      help="long: worker_id,turn_id,item_id,<criterion>...; mturk: batch results (WorkerId, "
@@ -69,7 +69,8 @@ def _input_options(function):
                           "status (rows 'Rejected' are ignored) and each criterion. Figure Eight: "
                           "--column worker_id=_worker_id --column item_id=_unit_id."),
         click.option("--label-map", "label_map", multiple=True, callback=_label_map, metavar="TEXT=N,...",
-                     help="Map textual labels to integers (not_relevant=0,relevant=1,highly_relevant=2)."),
+                     help="Map textual labels to integers: TEXT=N pairs, comma-separated or repeated "
+                          "(e.g. no=0,yes=1)."),
         click.option("--scale", default="0-3", show_default=True, callback=_scale, metavar="MIN-MAX",
                      help="The label scale; a label outside it is an error."),
         click.option("--majority", type=click.Choice(["plurality", "absolute"]), default="plurality",
@@ -123,7 +124,8 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
               help="The filtered qrels keep the turns with some label >= this.")
 @click.option("--prefix", default="question", show_default=True,
               help="Output names are <prefix>_<criterion>.qrel; --prefix '' gives <criterion>.qrel.")
-@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR", help="Where to write the qrels and audit.json.")
+@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
+              help="Where to write the qrels and audit.json.")
 @click.option("--time-column", default="auto", show_default=True, metavar="NAME",
               help="The column of seconds spent per row, for the 'fast' suspect rule; auto: 'seconds' or "
                    "MTurk's 'WorkTimeInSeconds' when there; '' reads none.")
@@ -151,6 +153,7 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
       fast          median seconds per item < 1/3 of the crowd's (with a time column)
 
     \b
+    Examples:
       castregin aggregate judgments.csv --criteria relevance,novelty,diversity \\
           --gold gold.csv --prefix '' --out-dir qrels/
       castregin aggregate judgments.csv --criteria relevance --method dawid-skene --out-dir ds/
@@ -193,6 +196,11 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
     \b
       castregin agreement judgments.csv --criteria relevance,novelty,diversity --gold gold.csv
       castregin agreement judgments.csv --criteria relevance --format json -o agreement.json
+
+    \b
+    Examples:
+      castregin agreement judgments.csv --criteria relevance,novelty
+      castregin agreement judgments_*.csv --criteria relevance --gold gold.csv --format json -o agreement.json
     """
     from ..judging.aggregate import aggregate as run_aggregate
 
@@ -200,8 +208,5 @@ def agreement(judgments, criteria, gold, input_format, columns, label_map, scale
     data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
     with warnings_as_lines():
         result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, method=method)
-    if fmt == "json":
-        text = json_text(result.agreement, sort_keys=True)
-    else:
-        text = agreement_tables(result.agreement)
+    text = json_text(result.agreement, sort_keys=True) if fmt == "json" else agreement_tables(result.agreement)
     write_text(output, text)

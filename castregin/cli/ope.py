@@ -22,6 +22,7 @@ def ope():
     """Off-policy evaluation: human scores of dialogue systems nobody has judged yet.
 
     \b
+    Examples:
       castregin ope simulate --world chat --dialogues 5000 --seed 1 --target-p 0.8 -o exp.jsonl
       castregin ope estimate exp.jsonl --bootstrap 200 --seed 1
     """
@@ -51,6 +52,11 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
 
     Each line of an experience file is one logged dialogue: {"dialogue_id", "turns": [{"context",
     "response", "target_response"} or {..., "target_responses": [{"text", "prob"}]}], "reward"}.
+
+    \b
+    Examples:
+      castregin ope estimate exp.jsonl --bootstrap 200 --seed 1
+      castregin ope estimate a.jsonl b.jsonl --features hashed --format json -o estimates.json
     """
     from ..ope import estimate
 
@@ -66,7 +72,8 @@ def estimate_command(experience, features, dim, max_turns, ridge, state, bootstr
 @ope.command("simulate")
 @click.option("--world", type=click.Choice(["toy", "chat"]), default="chat", show_default=True,
               help="toy: ENIGMA's two-context check (value 0.5 + 0.5 p); chat: 12 user states, 5 replies.")
-@click.option("--dialogues", "n_dialogues", type=click.IntRange(1, MAX_SIMULATED), default=1000, show_default=True)
+@click.option("--dialogues", "n_dialogues", type=click.IntRange(1, MAX_SIMULATED), default=1000, show_default=True,
+              help="How many logged dialogues to write.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the logged dialogues.")
 @click.option("--target-p", type=FiniteFloat(), default=1.0, show_default=True,
               help="The target policy: its preferred reply with this probability, else the baseline.")
@@ -80,6 +87,11 @@ def simulate_command(world, n_dialogues, seed, target_p, target_sample, world_se
     """Write synthetic experience and print the target policy's exact value.
 
     The values go to standard output, or to standard error when the dialogues do.
+
+    \b
+    Examples:
+      castregin ope simulate --world toy --dialogues 2000 --target-p 0.8 -o toy.jsonl
+      castregin ope simulate --world chat --seed 3 --target-sample --format json -o exp.jsonl
     """
     from ..ope import simulate
 

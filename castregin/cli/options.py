@@ -88,7 +88,7 @@ def command_inputs(command: click.Command, params: dict) -> list[str]:
 
 def command_outputs(command: click.Command, params: dict) -> list[str]:
     """Every file (not directory) the parameters of ``command`` name as outputs."""
-    outputs = []
+    outputs: list[str] = []
     for param in command.params:
         value = params.get(param.name)
         if isinstance(param.type, OutputPath) and value is not None:

@@ -31,9 +31,9 @@ _FORMATS = ("long", "mturk", "html")
               help="Plant N off-topic items per topic (texts from other topics' pools, put at a turn of this "
                    "topic) whose relevance must be 0 or 1; written to gold.csv.")
 @click.option("--gold", type=InputPath(), metavar="GOLD.csv",
-              help="Your own gold rows instead (turn_id,item_id,criterion,min_label,max_label, as "
-                   "aggregate --gold reads them); pairs the pool lacks are added to the tasks; its rows go "
-                   "to gold.csv.")
+              help="Your own gold rows instead (the columns turn_id, item_id, criterion, min_label, "
+                   "max_label, as aggregate --gold reads them); pairs the pool lacks are added to the tasks; "
+                   "its rows go to gold.csv.")
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True, metavar="S",
               help="Seed of the item order and the gold choice: the same seed gives the same files.")
 @click.option("--format", "fmt", type=click.Choice(_FORMATS), default="long", show_default=True,
@@ -54,6 +54,7 @@ def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, turns_
     reads, with gold.csv as its --gold.
 
     \b
+    Examples:
       castregin tasks question_pool_depth_1.pool --bank question_bank.json \\
           --bank 2022_mixed_initiative_question_pool.json \\
           --topics 2022_evaluation_topics_tree_v1.0.json \\

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import overload
+
 import click
 
 from .. import formats
@@ -35,6 +37,10 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
         raise InputError(f"-T {results_format}: castregin reads trec_results only")
 
 
+@overload
+def _whole(text: str, flag: str, low: int | None = None, why: str = "") -> int: ...
+@overload
+def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -> int | None: ...
 def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -> int | None:
     """An option read as trec_eval reads it (C's atol: saturating at C's long), stricter about what is a number."""
     if text is None:

@@ -144,7 +144,8 @@ def avm_kappas(matrix, groups: Sequence[tuple[str, Sequence[int]]] = (), *, sour
 
 # --- the performance function ------------------------------------------------------------------------------
 
-def mean_sd(values: Sequence[float], name: str = "values", *, source: str | None = None) -> tuple[float, float]:
+def mean_sd(values: Sequence[float] | np.ndarray, name: str = "values", *,
+            source: str | None = None) -> tuple[float, float]:
     """Mean and sample standard deviation (n - 1) of a column; a constant column is an InputError.
 
     Computed on the values divided by their largest magnitude, so that values near the largest
@@ -165,7 +166,7 @@ def mean_sd(values: Sequence[float], name: str = "values", *, source: str | None
     return mean, sd
 
 
-def zscore(values: Sequence[float], name: str = "values", *, source: str | None = None) -> np.ndarray:
+def zscore(values: Sequence[float] | np.ndarray, name: str = "values", *, source: str | None = None) -> np.ndarray:
     """``(x - mean) / sd`` with the sample standard deviation (n - 1); see :func:`mean_sd`."""
     mean, sd = mean_sd(values, name, source=source)
     x = np.asarray(values, dtype=float)
@@ -312,7 +313,7 @@ def _check_columns(satisfaction: str, success: str, costs: Sequence[str]) -> Non
 def _by_group(performance: Sequence[float], groups: Sequence[str]) -> dict[str, list[float]]:
     """Each group's performance values, groups in order of first appearance."""
     values: dict[str, list[float]] = {}
-    for p, g in zip(performance, groups):
+    for p, g in zip(performance, groups, strict=True):
         values.setdefault(g, []).append(p)
     return values
 
@@ -377,7 +378,9 @@ def fit_performance(
         alpha_level=alpha_level, r_squared=final.r_squared,
     )
     performance = _combine(function.coefficients, kept, len(y))
-    by_group, sizes, test = {}, {}, None
+    by_group: dict[str, float] = {}
+    sizes: dict[str, int] = {}
+    test = None
     if groups is not None:
         groups = [str(g) for g in groups]
         if len(groups) != len(y):

@@ -158,7 +158,7 @@ def score_episode(interactions, source: str | None = None) -> dict:
     played = episode.played_rounds
     turn_scores: dict[str, dict] = {}
     for t in range(played):
-        scores = {name: episode.requests[name][t] for name in TURN_REQUESTS}
+        scores: dict[str, float] = {name: episode.requests[name][t] for name in TURN_REQUESTS}
         scores["Accuracy"] = _accuracy(episode.probes[t])
         if t > 0:
             scores["Slot Filled?"] = int(episode.filled_slots[t - 1])

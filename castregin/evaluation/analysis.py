@@ -98,7 +98,7 @@ def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: st
     full_ranks = system_ranks(full)
     judged_at = f"Judged@{depth}"
     rows = []
-    for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth))):
+    for index, (run, removed) in enumerate(zip(runs, unique_contributions(runs, depth), strict=True)):
         means = _means([run], _without(qrels, removed), [measure, judged_at], rel_level, score_precision)
         held_out = means[measure][0]
         scores = [held_out if j == index else score for j, score in enumerate(full)]
@@ -190,16 +190,16 @@ def percentile_interval(values: Sequence[float], samples: int = 10_000, confiden
         raise InputError(f"the confidence level must be between 0 and 1, not {confidence}", argument="confidence")
     if not 1 <= samples <= MAX_RESAMPLES:
         raise InputError(f"the number of samples must be from 1 to {MAX_RESAMPLES}", argument="samples")
-    values = np.asarray(values, dtype=float)
-    if len(values) == 0:
+    array = np.asarray(values, dtype=float)
+    if len(array) == 0:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     means = np.empty(samples)
     # Batches of about a million draws: memory stays flat whatever the number of samples.
-    batch = max(1, 1_000_000 // len(values))
+    batch = max(1, 1_000_000 // len(array))
     for start in range(0, samples, batch):
-        draws = rng.integers(0, len(values), size=(min(batch, samples - start), len(values)))
-        means[start:start + len(draws)] = values[draws].sum(axis=1) / len(values)
+        draws = rng.integers(0, len(array), size=(min(batch, samples - start), len(array)))
+        means[start:start + len(draws)] = array[draws].sum(axis=1) / len(array)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
@@ -225,6 +225,7 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
             per_turn.setdefault((run, qrels, measure), {})[turn] = value
     out = []
     for key, values in per_turn.items():
+        mean: float | None
         if by == "topic":
             topics = topic_means(values)
             units, mean = [topics[t] for t in sorted(topics)], mean_of_topic_means(values)

@@ -134,7 +134,7 @@ def _mean_difference(x, y, axis=-1):
     return np.mean(x - y, axis=axis)
 
 
-def cohens_d(differences: Sequence[float]) -> float:
+def cohens_d(differences: Sequence[float] | np.ndarray) -> float:
     """Cohen's d of paired differences: their mean over their sample standard deviation.
 
     0.0 when every difference is zero; NaN when it is undefined (fewer than two differences, or
@@ -200,10 +200,10 @@ def resolve_baseline(baseline: str | None, paths: Sequence[str | os.PathLike], r
     names = run_names(runs)
     if baseline != STDIO:
         target = Path(baseline).resolve() if os.path.exists(baseline) else None
-        for path, name in zip(paths, names):
+        for path, name in zip(paths, names, strict=True):
             if str(path) == baseline or (target is not None and Path(path).resolve() == target):
                 return name
-    tagged = [name for run, name in zip(runs, names) if run.tag == baseline or name == baseline]
+    tagged = [name for run, name in zip(runs, names, strict=True) if baseline in (run.tag, name)]
     if len(tagged) == 1:
         return tagged[0]
     if len(tagged) > 1:
@@ -302,7 +302,7 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
         else:
             statistic, p_value = paired_test(x, y, test, permutations, seed)
         rows.append({"measure": measure, "run": run, "baseline": base, "qrels": qrels, "turns": len(turns),
-                     "mean_difference": float(np.mean(differences)) if len(turns) else 0.0,
+                     "mean_difference": float(np.mean(differences)) if turns else 0.0,
                      "statistic": statistic, "p_value": p_value, "effect_size": cohens_d(differences)})
     frame = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c not in ("p_value_corrected",
                                                                                      "significant", "direction")])
@@ -313,10 +313,11 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
     for index in frame.groupby(["qrels", "measure"], sort=False).groups.values():
         positions = [frame.index.get_loc(i) for i in index]
         values, rejected = correct(frame["p_value"].iloc[positions], correction, alpha)
-        for position, value, reject in zip(positions, values, rejected):
+        for position, value, reject in zip(positions, values, rejected, strict=True):
             corrected[position], significant[position] = value, reject
     frame["p_value_corrected"] = pd.Series(corrected, dtype=float)
     frame["significant"] = pd.Series(significant, dtype=bool)
-    frame["direction"] = pd.Series([direction(d, s) for d, s in zip(frame["mean_difference"], significant)],
+    frame["direction"] = pd.Series([direction(d, s)
+                                    for d, s in zip(frame["mean_difference"], significant, strict=True)],
                                    dtype=object)
     return frame[COMPARISON_COLUMNS].reset_index(drop=True)

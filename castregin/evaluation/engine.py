@@ -36,6 +36,7 @@ import math
 import threading
 from collections.abc import Sequence
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -185,7 +186,7 @@ def _order_by_turn_and_score(turns: np.ndarray, float_key: np.ndarray, bits: int
 
 
 def _rank_batch(turns: np.ndarray, scores: np.ndarray, items, item_codes: np.ndarray, judged_rows: np.ndarray,
-                bits: int, descending: bool, depth: int | None = None):
+                bits: int, descending: bool, depth: float | None = None):
     """Where the judged lines of one batch land once its lines are ranked: ``(turn, position, by_rank, top)``.
 
     The batch's lines are ordered by turn, then score descending (as ``bits``-bit floats), then
@@ -236,6 +237,8 @@ class _QrelsLines:
         if qrels.turn_starts is not None:  # the streaming reader's compact form: in turn order already
             return cls(qrels.items, qrels.labels, qrels.turn_starts)
         turn_codes, item_codes, labels = qrels.turn_codes, qrels.item_codes, qrels.labels
+        if turn_codes is None or item_codes is None:
+            raise ValueError("qrels with neither line codes nor turn bounds")
         if np.any(turn_codes[1:] < turn_codes[:-1]):
             order = np.argsort(turn_codes, kind="stable")
             turn_codes, item_codes, labels = turn_codes[order], item_codes[order], labels[order]
@@ -302,10 +305,13 @@ class QrelsIndex:
         if positive_only:
             with self._lock:
                 if self._positive is None:
-                    self._positive = self._all.positive()
+                    self._positive = self._every_line().positive()
             return self._positive
         if self._positive_only:
             raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
+        return self._every_line()
+
+    def _every_line(self) -> _QrelsLines:
         if self._all is None:
             raise ValueError("this index was built without keep_all")
         return self._all
@@ -329,7 +335,7 @@ class QrelsIndex:
             raise ValueError("these qrels were read without their lines labelled 0 or less (positive_only)")
         # Those labelled 0 or less where they are kept apart, else all of them, the others then left
         # out after the lookup (a few more lookups, no copy).
-        lines = self._nonpositive if self._nonpositive is not None else self._all
+        lines = self._nonpositive if self._nonpositive is not None else self._every_line()
         found = np.zeros(len(items), dtype=bool)
         turns = np.unique(qrels_turns)
         begin, end = lines.turn_starts[turns], lines.turn_starts[turns + 1]
@@ -410,9 +416,9 @@ class QrelsIndex:
         """Per qrels turn, the DCG of the ideal ranking (positive labels descending) at ``cutoff``."""
         if cutoff not in self._ideal:
             out = np.zeros(len(self.turns))
-            for first, count, turns, labels in self._turn_chunks():
-                order = np.lexsort((-labels, turns))
-                turns, labels = turns[order], labels[order]
+            for first, count, chunk_turns, chunk_labels in self._turn_chunks():
+                order = np.lexsort((-chunk_labels, chunk_turns))
+                turns, labels = chunk_turns[order], chunk_labels[order]
                 position = segment_positions(turns)
                 if cutoff is not None:
                     keep = position < cutoff
@@ -560,7 +566,7 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure
     millions of lines. Each measure's values come from its definition's vectorised computation.
     """
     turns, values = evaluate_run_arrays(run, index, measures, threads, score_bits)
-    return [dict(zip(turns, measure_values.tolist())) for measure_values in values]
+    return [dict(zip(turns, measure_values.tolist(), strict=True)) for measure_values in values]
 
 
 def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
@@ -594,7 +600,8 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[
     lengths = np.zeros(len(run.turns), dtype=np.int64)
 
     def rank(batches: range) -> dict:
-        ranked = {order: ([], [], []) for order in orders}
+        # Per order: (turns, positions, labels) of the judged lines; "top": the top items' (turns, ids).
+        ranked: dict[tuple[int, bool] | str, tuple[list[Any], ...]] = {order: ([], [], []) for order in orders}
         ranked["top"] = ([], [])
         for k in batches:
             lines = slice(int(run.batch_lines[k]), int(run.batch_lines[k + 1]))
@@ -609,7 +616,7 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[
                     run.turn_codes[lines], run.scores[lines], run.items.chunk(k),
                     run.item_codes[lines] - chunk_starts[k], rows, bits, descending,
                     top_depth if (bits, descending) == trec_order else None)
-                for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank])):
+                for out, values in zip(ranked[bits, descending], (turns, positions, labels[by_rank]), strict=True):
                     out.append(values)
                 if top is not None:
                     ranked["top"][0].append(run.turn_codes[lines][top])
@@ -641,7 +648,10 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[
                              unseen_on_top if order == trec_order else None)
         for i, measure in enumerate(measures):
             if order_of[i] == order:
-                results[i] = measure.definition.vectorised(ranked, measure)
+                vectorised = measure.definition.vectorised
+                if vectorised is None:
+                    raise ValueError(f"{measure.name} has no vectorised computation for the engine")
+                results[i] = vectorised(ranked, measure)
     return run_turns, results
 
 

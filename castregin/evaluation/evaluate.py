@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .. import formats
 from ..arrays import THREADS
@@ -46,6 +46,7 @@ from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Me
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from ..formats import columnar
@@ -91,14 +92,15 @@ class TurnValues(Mapping):
     float object (some sixty bytes), which tells at 50,000 turns.
     """
 
-    def __init__(self, turns: list[str], values):
-        self.turns, self.values = turns, values
+    def __init__(self, turns: list[str], values: np.ndarray):
+        # Not ``values``: that is Mapping's method, which must keep working (``dict.values()``-like).
+        self.turns, self.array = turns, values
         self._index: dict[str, int] | None = None
 
     def __getitem__(self, turn: str) -> float:
         if self._index is None:
             self._index = {t: i for i, t in enumerate(self.turns)}
-        return float(self.values[self._index[turn]])
+        return float(self.array[self._index[turn]])
 
     def __iter__(self):
         return iter(self.turns)
@@ -108,7 +110,7 @@ class TurnValues(Mapping):
 
     def in_byte_order(self) -> list[float]:
         """The values in the order of their turns' ids (byte order), as trec_eval accumulates them."""
-        values = self.values.tolist()
+        values = self.array.tolist()
         return [values[i] for i in sorted(range(len(self.turns)), key=self.turns.__getitem__)]
 
 
@@ -148,7 +150,7 @@ def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Seque
 
     mine = [*(m for m in measures if m.in_engine), _JUDGED_SHARE]
     turns, values = evaluate_run_arrays(run, index, mine, threads, score_bits)
-    return {m.name: TurnValues(turns, v) for m, v in zip(mine, values)}
+    return {m.name: TurnValues(turns, v) for m, v in zip(mine, values, strict=True)}
 
 
 # --- from per-turn values to rows ------------------------------------------------------------------------------
@@ -181,7 +183,8 @@ def _rows(name: str, facts: QrelsFacts, measures: Sequence[Measure], scores: Map
         if per_turn and measure.per_turn:
             if complete:
                 values = {turn: values.get(turn, 0.0) for turn in facts.turns}
-            rows.extend((name, facts.name, measure.name, turn, values[turn]) for turn in sorted(values, key=natural_key))
+            rows.extend((name, facts.name, measure.name, turn, values[turn])
+                        for turn in sorted(values, key=natural_key))
     return rows
 
 
@@ -206,7 +209,7 @@ def _judged_share(scores: Mapping[str, Mapping[str, float]]) -> float | None:
     shares = scores.get(_JUDGED_KEY)
     if not shares:
         return None
-    return float(shares.values.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
+    return float(shares.array.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
 
 
 def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[str, float]]) -> None:
@@ -245,12 +248,21 @@ def _warn_empty_qrels(facts: QrelsFacts, before: int) -> None:
             stacklevel=3)
 
 
-def run_names(runs: Sequence[Run]) -> list[str]:
+class _Tagged(Protocol):
+    """What names a run in results: a :class:`~castregin.data.Run`, or one once scored."""
+
+    @property
+    def tag(self) -> str: ...
+    @property
+    def source(self) -> str | None: ...
+
+
+def run_names(runs: Sequence[_Tagged]) -> list[str]:
     """The name of each run in results: its tag, or ``tag (file)`` where two runs share a tag."""
     tags = [run.tag for run in runs]
     return [
         tag if tags.count(tag) == 1 else f"{tag} ({run.source})"
-        for tag, run in zip(tags, runs)
+        for tag, run in zip(tags, runs, strict=True)
     ]
 
 
@@ -319,14 +331,17 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
     # The measures the engine lacks by their rules alone, and the judged shares too where the engine does not run.
     by_rules = [m for m in parsed if not m.in_engine] + ([] if columnar_runs is not None else [_JUDGED_SHARE])
     rows: list[tuple] = []
-    for qrels_item, size in zip(qrels_list, sizes):
+    for qrels_item, size in zip(qrels_list, sizes, strict=True):
         facts = QrelsFacts.of(qrels_item)
         _warn_empty_qrels(facts, size)
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
-        for position, (run, name) in enumerate(zip(runs, run_names(runs))):
-            scores = {} if index is None else _engine_scores(columnar_runs[position], index, parsed, score_bits=bits)
+        for position, (run, name) in enumerate(zip(runs, run_names(runs), strict=True)):
+            scores: dict[str, Mapping[str, float]] = {}
+            if index is not None and columnar_runs is not None:
+                scores.update(_engine_scores(columnar_runs[position], index, parsed, score_bits=bits))
             scores.update(zip((m.name for m in by_rules),
-                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source)))
+                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source),
+                              strict=True))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
             _warn_judged(name, facts, scores)
@@ -380,9 +395,9 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
             warnings.warn(InputWarning(info.note), stacklevel=2)
     names = run_names(results)
     rows: list[tuple] = []
-    for q, (facts, size) in enumerate(zip(qrels_facts, sizes)):
+    for q, (facts, size) in enumerate(zip(qrels_facts, sizes, strict=True)):
         _warn_empty_qrels(facts, size)
-        for info, name in zip(results, names):
+        for info, name in zip(results, names, strict=True):
             _warn_coverage(name, facts, info.shared[q], complete)
             _warn_judged(name, facts, info.scores[q])
             rows.extend(_rows(name, facts, parsed, info.scores[q], info.shared[q], complete,
@@ -433,8 +448,10 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     results = []
     for path in run_paths:
         run = formats.read_run(path)
-        scores = [dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits)))
-                  for q in qrels_list]
+        scores: list[dict[str, Mapping[str, float]]] = [
+            dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits),
+                     strict=True))
+            for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
     return results, facts, sizes
 
@@ -540,11 +557,14 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
                 for q, index in enumerate(indexes):
                     scored = _engine_scores(run, index, parsed, 1, bits)
                     for name, turn_values in scored.items():
-                        values[q].setdefault(name, []).append(turn_values.values)
+                        values[q].setdefault(name, []).append(turn_values.array)
                     if scored:
                         turns[q].extend(next(iter(scored.values())).turns)
-            scores = [{name: TurnValues(turns[q], np.concatenate(parts)) for name, parts in values[q].items()}
-                      for q in range(len(indexes))]
+            scores: list[dict[str, Mapping[str, float]]] = [
+                {name: TurnValues(turns[q], np.concatenate(parts)) for name, parts in values[q].items()}
+                for q in range(len(indexes))]
+            if stream.tag is None:
+                raise ValueError(f"{stream.source}: a run streamed whole without its tag")
             return _RunInfo(stream.tag, stream.source, scores, _shared(stream.turns, facts))
     except columnar.NotStreamable as why:
         run = columnar.read_run(path, threads, data=why.data)
@@ -553,8 +573,9 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
         if len(run) >= WHOLE_RUN_NOTE_LINES:
             note = (f"{run.source}: {why.reason}, so the run is held whole in memory ({len(run):,} lines)"
                     + (f"; {why.advice}" if why.advice else ""))
-        return _RunInfo(run.tag, run.source, [_engine_scores(run, index, parsed, threads, bits) for index in indexes],
-                        _shared(run.turns.tolist(), facts), note)
+        whole: list[dict[str, Mapping[str, float]]] = [dict(_engine_scores(run, index, parsed, threads, bits))
+                                                      for index in indexes]
+        return _RunInfo(run.tag, run.source, whole, _shared(run.turns.tolist(), facts), note)
 
 
 def _positive_only(parsed: Sequence[Measure]) -> bool:
@@ -565,8 +586,8 @@ def _positive_only(parsed: Sequence[Measure]) -> bool:
 
 def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:
     """How many of the run's turns each qrels judges."""
-    run_turns = set(run_turns)
-    return [len(run_turns.intersection(f.turns)) for f in facts]
+    turns = set(run_turns)
+    return [len(turns.intersection(f.turns)) for f in facts]
 
 
 @dataclass(frozen=True)
@@ -575,7 +596,7 @@ class _RunInfo:
 
     tag: str
     source: str | None
-    scores: list[dict[str, dict[str, float]]]
+    scores: list[dict[str, Mapping[str, float]]]
     shared: list[int]
     #: Said on standard error: why the run was held whole in memory.
     note: str | None = None

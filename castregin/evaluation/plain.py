@@ -28,8 +28,10 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     """Per-turn values of each measure, ``[{turn: value}]``, for the run's turns that the qrels judge.
 
     Items are ranked on ``score_bits``-bit scores (see :mod:`castregin.evaluation.ranking`), once per
-    relevance level, judged-only flag and gain map among the measures (those the level does not concern join any); those groups with a measure the
-    engine lacks refuse what trec_eval cannot evaluate, ``source`` naming the qrels. The same as :func:`castregin.evaluation.engine.evaluate_run` on the same run and qrels.
+    relevance level, judged-only flag and gain map among the measures (those the level does not concern
+    join any); those groups with a measure the engine lacks refuse what trec_eval cannot evaluate,
+    ``source`` naming the qrels. The same as :func:`castregin.evaluation.engine.evaluate_run` on the same
+    run and qrels.
     """
     results: list[dict[str, float]] = [{} for _ in measures]
     groups: dict[tuple, list[int]] = {}
@@ -52,5 +54,12 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
         evaluation = trec_rules.evaluate(labels, run, [measures[i].marked() for i in members], settings,
                                          source=source, strict=strict)
         for index, position in enumerate(members):
-            results[position] = {topic.topic: topic.values[index][0] for topic in evaluation.topics}
+            results[position] = {topic.topic: _number(topic.values[index][0]) for topic in evaluation.topics}
     return results
+
+
+def _number(value: float | str) -> float:
+    """A measure's value, which only ``runid`` (never asked for here) gives as text."""
+    if isinstance(value, str):
+        raise ValueError(f"a text value ({value!r}) where a measure's number is expected")
+    return value

@@ -160,8 +160,8 @@ def _unavailable(asked: str, member: str, rel_info_format: str, trec_families) -
     hint = f"with -R {rel_info_format}, ask for {given} or their measures"
     shown = asked if asked == member else f"{asked} (its {member})"
     if member in PREFERENCE_FAMILIES:
-        return f"measure {shown} needs -R prefs or -R qrels_prefs judgments (trec_eval stops: Can't calculate " \
-               f"measure); {hint}"
+        return (f"measure {shown} needs -R prefs or -R qrels_prefs judgments (trec_eval stops: Can't calculate "
+                f"measure); {hint}")
     if member in GROUP_FAMILIES:
         return f"measure {shown} needs -R qrels_jg judgments (trec_eval stops: Can't calculate measure); {hint}"
     if member in trec_families or member == "yaap":
@@ -204,6 +204,24 @@ class GroupCounts:
     levels: dict[int, float] | None = None
     cols: dict[int, int] | None = None
     name: str = ""
+
+    def class_list(self) -> list[list[int]]:
+        """The equivalence classes of a group with one subgroup."""
+        if self.classes is None:
+            raise ValueError(f"judgment group {self.name} has several subgroups: no classes")
+        return self.classes
+
+    def level_map(self) -> dict[int, float]:
+        """Each document's level in a group with several subgroups."""
+        if self.levels is None:
+            raise ValueError(f"judgment group {self.name} has one subgroup: its classes, no levels")
+        return self.levels
+
+    def columns(self) -> dict[int, int]:
+        """``cols``, which only a count asked for with ``columns`` has."""
+        if self.cols is None:
+            raise ValueError(f"judgment group {self.name} was counted without its columns")
+        return self.cols
 
 
 @dataclass
@@ -263,8 +281,8 @@ def _postorder(graph: dict) -> list:
         stack = [(start, iter(successors))]
         on_path[start] = 0
         while stack:
-            node, successors = stack[-1]
-            for successor in successors:
+            node, pending = stack[-1]
+            for successor in pending:
                 if successor in on_path:
                     path = [n for n, _ in stack[on_path[successor]:]]
                     raise _Cycle([n for n in path if isinstance(n, str)])
@@ -397,7 +415,7 @@ def _class_group(levels: dict[str, float], number: dict[str, int], judged_ret: i
         below |= _bits(members)
     if columns:
         above, group.cols = 0, {}
-        for members in group.classes:
+        for members in group.class_list():
             group.cols.update((i, above) for i in members)
             above |= _bits(members)
     _area_counts(group, judged_ret)
@@ -491,9 +509,9 @@ def _rnonrel_ratio(group: GroupCounts, judged: int, judged_ret: int, retrieved_o
         pairs = _recount_closure(group, judged, judged_ret, retrieved_only)
     fulfilled = possible = 0
     for i, targets in pairs:
-        targets &= keep
-        fulfilled += (targets >> (i + 1)).bit_count() if i < judged_ret else 0
-        possible += targets.bit_count()
+        kept = targets & keep
+        fulfilled += (kept >> (i + 1)).bit_count() if i < judged_ret else 0
+        possible += kept.bit_count()
     return _ratio(fulfilled, possible)
 
 
@@ -504,7 +522,7 @@ def _recount_classes(group: GroupCounts, rel: int, judged_ret: int, retrieved_on
     every class but the last with the classes below it save the last, and every class, *the last one
     included* (so the kept documents with themselves and the rest of their class), with the kept ones.
     """
-    classes = group.classes
+    classes = group.class_list()
     last = classes[-1]
     if rel > len(last) and (not retrieved_only or all(i < judged_ret for i in last)):
         raise InputError(f"{where}: its lowest class of levels has {len(last)} document(s), fewer than the {rel} "
@@ -512,7 +530,7 @@ def _recount_classes(group: GroupCounts, rel: int, judged_ret: int, retrieved_on
                          "trec_eval reads past its list here; drop the negative levels or that measure")
     kept = _bits(last[:rel])
     between = 0
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for members in reversed(classes[:-1]):
         pairs.extend((i, between | kept) for i in members)
         between |= _bits(members)
@@ -528,12 +546,12 @@ def _recount_closure(group: GroupCounts, judged: int, judged_ret: int, retrieved
     nonrel_seen = 0
     first_dropped = judged_ret if retrieved_only else judged
     for i in range(first_dropped):
-        if group.levels.get(i) == 0.0:
+        if group.level_map().get(i) == 0.0:
             nonrel_seen += 1
             if nonrel_seen == group.num_rel + 1:
                 first_dropped = i
                 break
-    dropped = _bits(i for i, level in group.levels.items() if level == 0.0 and i >= first_dropped)
+    dropped = _bits(i for i, level in group.level_map().items() if level == 0.0 and i >= first_dropped)
     limit = judged_ret if retrieved_only else judged
     return [(i, row & ~dropped) for i, row in group.rows.items() if i < limit and not dropped >> i & 1]
 
@@ -569,7 +587,7 @@ def _pair_sums(topic: TopicPreferences) -> tuple[list[float], list[int]]:
     for group in topic.groups:
         for i, row in group.rows.items():
             forward[i] |= row
-        for i, col in group.cols.items():
+        for i, col in group.columns().items():
             backward[i] |= col
     size = (n + 7) // 8
     retrieved = (1 << njr) - 1
@@ -584,7 +602,7 @@ def _pair_sums(topic: TopicPreferences) -> tuple[list[float], list[int]]:
             ahead = behind = 0
             for group in topic.groups:
                 ahead += int.from_bytes(_spread(group.rows.get(i, 0), size, _SPREAD_16), "little")
-                behind += int.from_bytes(_spread(group.cols.get(i, 0), size, _SPREAD_16), "little")
+                behind += int.from_bytes(_spread(group.columns().get(i, 0), size, _SPREAD_16), "little")
             ahead_of, behind_of = _lanes(ahead, size), _lanes(behind, size)
             marks = _spread(forward[i] & area, size, _SPREAD_8)
             j = marks.find(1)
@@ -679,7 +697,10 @@ def group_values(groups: dict[str, dict[str, int]], ranking: Sequence[str], fami
         for rel in rels:
             rel_seen.append(rel_seen[-1] + (rel >= rel_level))
         for family in families:
-            for key, value in zip(family.names(), _group_measure(family, rels, rel_seen, num_rel, num_rel_ret)):
+            if family.name not in GROUP_FAMILIES:
+                continue  # runid and num_q: not measured per group
+            values = _group_measure(family, rels, rel_seen, num_rel, num_rel_ret)
+            for key, value in zip(family.names(), values, strict=True):
                 totals[key] = totals.get(key, 0.0) + value
     if len(groups) > 1:
         totals = {key: value / len(groups) for key, value in totals.items()}

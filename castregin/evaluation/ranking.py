@@ -30,7 +30,7 @@ DEFAULT_SCORE_PRECISION = "double"
 DEFAULT_BITS = SCORE_PRECISIONS[DEFAULT_SCORE_PRECISION]
 
 
-def score_bits(precision: str) -> int:
+def score_bits(precision: object) -> int:
     """The bits of ``precision`` (``"double"``: 64, ``"float"``: 32); anything else is an :class:`InputError`."""
     bits = SCORE_PRECISIONS.get(precision) if isinstance(precision, str) else None
     if bits is None:
@@ -54,4 +54,4 @@ def ranked_items(scores: Mapping[str, float], bits: int = DEFAULT_BITS) -> list[
     UTF-8's byte order)."""
     values = scores.values() if bits == 64 else map(float32, scores.values())
     # The (score, item) pairs in reverse; -0.0 == 0.0, so such pairs compare by item.
-    return [item for _, item in sorted(zip(values, scores), reverse=True)]
+    return [item for _, item in sorted(zip(values, scores, strict=True), reverse=True)]

@@ -43,7 +43,7 @@ def label_distribution(run: Run, qrels: Qrels, depth: int = DEFAULT_DEPTH,
     """
     bits = score_bits(score_precision)
     labels = sorted({label for items in qrels.labels.values() for label in items.values()})
-    counts = {rank: Counter() for rank in range(1, depth + 1)}
+    counts: dict[int, Counter[object]] = {rank: Counter() for rank in range(1, depth + 1)}
     for turn in run.scores:
         if turn not in qrels.labels:
             continue
@@ -225,24 +225,28 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
     """
     settings = settings or ReportSettings()
     measures, tested, results, plotted, plot_measure, judged = _evaluate(runs, qrels, settings)
-    options = {"test": settings.test, "correction": settings.correction, "alpha": settings.alpha,
-               "permutations": settings.permutations, "seed": settings.seed, "progress": progress}
-    all_pairs = compare(results, None, **options)
-    marks = compare(results, settings.baseline, **options) if settings.baseline is not None else all_pairs
+
+    def comparisons(baseline: str | None) -> pd.DataFrame:
+        return compare(results, baseline, test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                       permutations=settings.permutations, seed=settings.seed, progress=progress)
+
+    all_pairs = comparisons(None)
+    marks = comparisons(settings.baseline) if settings.baseline is not None else all_pairs
     intervals = mean_intervals(results, tested, settings.ci_samples, settings.seed)
     data = ReportData(runs, qrels, run_names(runs), measures, tested, results, plot_measure, all_pairs, marks,
                       judged, intervals, settings)
     means = results[results["turn"] == ALL_TURNS]
     # Looked up by key rather than filtered out of the frames again for each of 30 runs.
-    data.means = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
-        index=False)}
+    data.means = {(str(q), str(r), str(m)): float(v)
+                  for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(index=False)}
     if settings.baseline is not None:
-        data.versus_baseline = {(r.qrels, r.measure, r.run): (r.mean_difference, r.p_value_corrected, r.significant)
+        data.versus_baseline = {(str(r.qrels), str(r.measure), str(r.run)):
+                                (r.mean_difference, r.p_value_corrected, r.significant)
                                 for r in marks.itertuples(index=False)}
     data.per_turn = {q.name: turn_statistics(plotted, q.name, plot_measure) for q in qrels}
     data.label_counts = {q.name: judgments_per_label(q) for q in qrels}
     data.top_labels = {(q.name, name): top_labels(run, q, settings.depth, settings.score_precision)
-                       for q in qrels for run, name in zip(runs, data.names)}
+                       for q in qrels for run, name in zip(runs, data.names, strict=True)}
     if len(runs) > 1 and settings.correlation:
         data.correlations = ranking_correlations(runs, [(q, m) for q in qrels for m in tested], settings.rel_level,
                                                  settings.score_precision)

@@ -76,17 +76,19 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
     lines: list[TrecEvalLine] = []
     if options.per_query:
         for topic in evaluation.topics:
-            for m, values in zip(marked, topic.values):
+            for m, values in zip(marked, topic.values, strict=True):
                 if isinstance(values, str):
                     lines.append((m.names[0], topic.topic, f"'{values}'"))
                 elif m.definition.per_turn:
-                    lines.extend((name, topic.topic, _number(m, value, as_z)) for name, value in zip(m.names, values))
+                    lines.extend((name, topic.topic, _number(m, value, as_z))
+                                 for name, value in zip(m.names, values, strict=True))
     if options.summary:
-        for m, values in zip(marked, evaluation.summary):
+        for m, values in zip(marked, evaluation.summary, strict=True):
             if m.definition.name == "runid":
                 lines.append(("runid", "all", run.tag if runid is None else runid))
             elif m.definition.numeric:
-                lines.extend((name, "all", _number(m, value, as_z)) for name, value in zip(m.slot_names, values))
+                lines.extend((name, "all", _number(m, value, as_z))
+                             for name, value in zip(m.slot_names, values, strict=True))
     return lines
 
 
@@ -143,8 +145,9 @@ def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options:
             ranking = sorted(scores, key=lambda doc: (-compared[doc], doc))[:options.max_per_query]
             where = f"{judgments.source or 'judgments'}: topic {turn}, "
             topic = preferences.preference_values(
-                preferences.topic_preferences(judgments.topics[turn], ranking, where,
-                                              columns=bool(wanted & {"prefs_pair", "prefs_pair_ret", "prefs_pair_imp"})),
+                preferences.topic_preferences(
+                    judgments.topics[turn], ranking, where,
+                    columns=bool(wanted & {"prefs_pair", "prefs_pair_ret", "prefs_pair_imp"})),
                 wanted, where)
         values.update(((name, turn), value) for name, value in topic.items())
     num_queries = len(judgments.topics) if options.complete else len(queries)

@@ -289,7 +289,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[s
 
 
 def _refill(values: list, slots: list[float]) -> list:
-    out, position = [], 0
+    out: list[str | list[float]] = []
+    position = 0
     for value in values:
         if isinstance(value, str):
             out.append(value)

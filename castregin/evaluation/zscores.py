@@ -24,7 +24,8 @@ class ZScores:
 
     @classmethod
     def of(cls, lines: Sequence[tuple[str, str, float, float]], source: str | None = None) -> ZScores:
-        """From ``(topic, measure, mean, deviation)`` lines (as :func:`castregin.formats.zscores.read_zscores` reads)."""
+        """From ``(topic, measure, mean, deviation)`` lines (as :func:`castregin.formats.zscores.read_zscores`
+        reads)."""
         by_topic: dict[str, list[tuple[str, float, float]]] = {}
         for topic, measure, mean, deviation in sorted(lines, key=lambda line: (line[0], line[1])):
             by_topic.setdefault(topic, []).append((measure, mean, deviation))
@@ -78,7 +79,7 @@ def zscore_values(zscores: ZScores, topic: str, names: Sequence[str], values: li
     keys = [line[0] for line in lines]
     following = zscores.lines[found + 1][0] if found + 1 < len(zscores.lines) else None
     out = []
-    for name, value in zip(names, values):
+    for name, value in zip(names, values, strict=True):
         try:
             index = _search(keys, name, following[0] if following else None)
         except _PastTheTable:
@@ -90,7 +91,10 @@ def zscore_values(zscores: ZScores, topic: str, names: Sequence[str], values: li
             out.append(MISSING_ZSCORE)
             continue
         # Past the topic's lines, trec_eval's search reads the next topic's first line.
-        _, mean, deviation = lines[index] if index < len(lines) else following
+        row = lines[index] if index < len(lines) else following
+        if row is None:
+            raise ValueError(f"{name}: found past the last topic of the Z-score table")  # _search refuses that
+        _, mean, deviation = row
         if deviation:
             out.append((value - mean) / deviation)
         else:

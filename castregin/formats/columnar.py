@@ -43,7 +43,7 @@ from ..arrays import THREADS, arrow, arrow_indices, in_threads, read_csv_bytes, 
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
-from .common import display_name, open_input, read_bytes, stem
+from .common import Input, display_name, open_input, read_bytes, stem
 
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader. So is one holding a NUL byte,
@@ -133,11 +133,14 @@ class ColumnarQrels:
             return ColumnarQrels(self.name, self.source, self.turns[keep_turn], None,
                                  self.items.take(arrow_indices(lines)), None, self.labels[lines], self.positive_only,
                                  np.r_[0, np.cumsum(ends - begins)])
-        keep = keep_turn[self.turn_codes]
+        turn_codes, item_codes = self.turn_codes, self.item_codes
+        if turn_codes is None or item_codes is None:
+            raise ValueError("qrels with neither line codes nor turn bounds")
+        keep = keep_turn[turn_codes]
         new_code = np.cumsum(keep_turn) - 1
         return ColumnarQrels(self.name, self.source, self.turns[keep_turn],
-                             new_code[self.turn_codes[keep]].astype(np.int32), self.items,
-                             self.item_codes[keep], self.labels[keep], self.positive_only)
+                             new_code[turn_codes[keep]].astype(np.int32), self.items,
+                             item_codes[keep], self.labels[keep], self.positive_only)
 
 
 class _Growing:
@@ -151,15 +154,24 @@ class _Growing:
     """
 
     def __init__(self, dtype, capacity: int = 1 << 12):
+        self._start(dtype, capacity)
+
+    def _start(self, dtype, capacity: int) -> None:
         self.dtype = np.dtype(dtype)
         self.size = 0
         self._map: mmap.mmap | None = mmap.mmap(-1, capacity * self.dtype.itemsize,
                                                  flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self._array: np.ndarray | None = None
 
+    def _numpy(self) -> np.ndarray:
+        """The array holding the values once the map could not grow (there is always one or the other)."""
+        if self._array is None:
+            raise ValueError("neither a memory map nor an array holds the values")
+        return self._array
+
     @property
     def capacity(self) -> int:
-        return len(self._map) // self.dtype.itemsize if self._map is not None else len(self._array)
+        return len(self._map) // self.dtype.itemsize if self._map is not None else len(self._numpy())
 
     def append(self, values: np.ndarray) -> None:
         end = self.size + len(values)
@@ -168,7 +180,7 @@ class _Growing:
         if self._map is not None:
             np.frombuffer(self._map, self.dtype, len(values), self.size * self.dtype.itemsize)[:] = values
         else:
-            self._array[self.size:end] = values
+            self._numpy()[self.size:end] = values
         self.size = end
 
     def _grow(self, capacity: int) -> None:
@@ -180,12 +192,12 @@ class _Growing:
                 self._array = np.frombuffer(self._map, self.dtype, self.size).copy()
                 self._map.close()
                 self._map = None
-        self._array.resize(capacity, refcheck=False)
+        self._numpy().resize(capacity, refcheck=False)
 
     def widen(self, dtype) -> None:
         """Hold values of ``dtype`` from now on (the ones held are converted)."""
         held = self.done()
-        self.__init__(dtype, max(len(held), 1))
+        self._start(dtype, max(len(held), 1))
         self.append(held)
 
     def done(self) -> np.ndarray:
@@ -196,8 +208,9 @@ class _Growing:
             with contextlib.suppress(OSError, SystemError, ValueError):
                 self._map.resize(self.size * self.dtype.itemsize)
             return np.frombuffer(self._map, self.dtype, self.size)
-        self._array.resize(self.size, refcheck=False)
-        return self._array
+        array = self._numpy()
+        array.resize(self.size, refcheck=False)
+        return array
 
 
 class _GrowingStrings:
@@ -574,8 +587,9 @@ def _fast_run(path, source: str, threads: int = THREADS,
         _release()
     if encoded is None:
         return None, data
-    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, *encoded[:2], scores,
-                       batch_lines, batch_turns), data
+    distinct_items, item_codes = encoded[0], encoded[1]
+    return ColumnarRun(tag, source, np.array(turns.to_pylist(), dtype=object), turn_codes, distinct_items, item_codes,
+                       scores, batch_lines, batch_turns), data
 
 
 def _fast_qrels(path, source: str, name: str,
@@ -708,8 +722,8 @@ def _label_values(column) -> np.ndarray | None:
                 return to_numpy(pc.cast(column.view(pa.string()), pa.int64()), np.int64)
     texts, codes = encode(column)
     values = []
-    for text in texts.to_pylist():
-        text = text.decode() if isinstance(text, bytes) else text
+    for raw in texts.to_pylist():
+        text = raw.decode() if isinstance(raw, bytes) else raw
         try:
             if "_" in text:
                 return None
@@ -748,20 +762,21 @@ class _Layout:
                 columns_named = " or ".join(self.numbers)
                 raise NotStreamable(f"its {columns_named} column holds a value that is not a finite number")
             return values
-        values = _label_values(columns[self.values])
-        if values is None:
+        labels = _label_values(columns[self.values])
+        if labels is None:
             raise NotStreamable(f"its {self.values} column holds a value that is not a whole number within 64 bits")
-        return values
+        return labels
 
 
 _RUN_LAYOUT = _Layout(("turn", "q0", "item", "rank", "score", "tag"), ("turn", "q0", "item", "tag"),
-                      ("rank", "score"), "score", lambda data, source: trec.parse_run(data, source))
+                      ("rank", "score"), "score", trec.parse_run)
 _QRELS_LAYOUT = _Layout(("turn", "iteration", "item", "label"), ("turn", "iteration", "item", "label"), (), "label",
                         lambda data, source: trec.parse_qrels(data, source, "q"))
 
 
 class _Lines:
-    """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``, ``names``)."""
+    """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``,
+    ``names``)."""
 
     def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str]):
         self.items, self.values, self.starts, self.names = items, values, starts, names
@@ -829,8 +844,8 @@ class TurnStream:
         self._number_first = number_first
         self._queue: queue.Queue = queue.Queue(_PIECES_AHEAD)
         self._stop = threading.Event()
-        self._data = None
-        self._input = None  # what a compressed file is read through
+        self._data: bytes | None = None
+        self._input: Input | None = None  # what a compressed file is read through
         self._arrow_source, self._delimiter = self._open()  # a missing file is an error here, in the caller
         self._thread = threading.Thread(target=self._produce, name="castregin-parser", daemon=True)
         self._thread.start()
@@ -842,14 +857,14 @@ class TurnStream:
         path = self._path
         with open_input(path) as opened:
             if not (opened.in_place or (str(path) != "-" and os.path.isfile(path))):
-                self._data = opened.read()
-                return pa.BufferReader(self._data), _separator(self._data[:_SNIFF_BYTES])
+                data = self._data = opened.read()
+                return pa.BufferReader(data), _separator(data[:_SNIFF_BYTES])
             head = opened.read(_SNIFF_BYTES)
             if opened.in_place:
                 # Not by its name: pyarrow would decompress a name ending in .gz.
                 return pa.input_stream(str(path), compression=None), _separator(head)
-        self._input = open_input(path)
-        return pa.PythonFile(self._input.stream, mode="r"), _separator(head)
+        whole = self._input = open_input(path)
+        return pa.PythonFile(whole.stream, mode="r"), _separator(head)
 
     def __enter__(self) -> TurnStream:
         return self
@@ -861,10 +876,8 @@ class TurnStream:
         """Stop the parsing thread (it ends at its next batch) and release the file."""
         self._stop.set()
         while self._thread.is_alive():
-            try:
+            with contextlib.suppress(queue.Empty):
                 self._queue.get(timeout=0.05)
-            except queue.Empty:
-                pass
         self._thread.join()
 
     def __iter__(self):
@@ -905,7 +918,8 @@ class TurnStream:
             self._hand_over(_END)
         except NotStreamable as reason:
             self._hand_over(reason)
-        except Exception as err:  # pyarrow refused a line (or the input failed): the line reader says which
+        # pyarrow refused a line (or the input failed), with whatever error: the line reader says which.
+        except Exception as err:  # noqa: BLE001 - handed over (the caller rereads the input), not swallowed
             self._hand_over(NotStreamable(f"pyarrow's parser stopped ({' '.join(str(err).split())[:200]})"))
         finally:
             self._arrow_source.close()
@@ -961,7 +975,7 @@ class TurnStream:
     def _checked(self, batch, last_turn: bytes | None, seen: set[str]) -> tuple[_Lines, bytes]:
         """A record batch's lines, checked, and its last turn; a turn seen before is NotStreamable."""
         pa, pc, _ = arrow()
-        columns = dict(zip(self._layout.columns, batch.columns))
+        columns = dict(zip(self._layout.columns, batch.columns, strict=True))
         for name in self._layout.text:
             if not _same_tokens(columns[name]):
                 raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
@@ -990,7 +1004,7 @@ class TurnStream:
         """A piece: its lines put together, in batches of whole turns, item ids numbered per batch, pairs checked."""
         pa = arrow()[0]
         offsets = np.cumsum([0, *(len(part) for part in parts)])
-        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
+        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         names = [name for part in parts for name in part.names]
         turn_codes = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(np.r_[starts, offsets[-1]]))
         items = pa.chunked_array([part.items for part in parts if len(part)], type=pa.string())
@@ -1006,7 +1020,8 @@ class TurnStream:
     def _report_duplicate(self, turns: list[str], turn_codes: np.ndarray, items, first_row: int) -> None:
         """Raise the line reader's error for the first line of a piece whose (turn, item) came before."""
         seen = set()
-        for row, pair in enumerate(zip(turn_codes.tolist(), items.to_pylist())):
+        pairs = zip(turn_codes.tolist(), items.to_pylist(), strict=True)
+        for row, pair in enumerate(pairs):  # noqa: B007 - the row where the loop breaks is read after it
             if pair in seen:
                 break
             seen.add(pair)
@@ -1070,6 +1085,8 @@ def stream_run(path: str | os.PathLike, number_first=None) -> TurnStream:
 
 def piece_as_run(stream: TurnStream, piece: Piece) -> ColumnarRun:
     """A piece of a run as a :class:`ColumnarRun` of its turns only."""
+    if stream.tag is None:
+        raise ValueError("a piece of a run comes before its tag was read")
     return ColumnarRun(stream.tag, stream.source, np.array(piece.turns, dtype=object), piece.turn_codes, piece.items,
                        piece.item_codes, piece.values, piece.batch_lines, piece.batch_turns, piece.numbered_first)
 
@@ -1101,7 +1118,7 @@ def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> Colu
     for parts, first_row in stream.parts():
         piece_items = pa.concat_arrays([part.items for part in parts]) if len(parts) > 1 else parts[0].items
         offsets = np.cumsum([0, *(len(part) for part in parts)])
-        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1])])
+        starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         if not _sorted_within_turns(piece_items, starts):
             stream._piece(parts, first_row)  # raises the line reader's error on an item judged twice
         values = np.concatenate([part.values for part in parts]) if len(parts) > 1 else parts[0].values

@@ -263,7 +263,7 @@ class Input:
             raise
         self.in_place = regular and self.compression is None
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int | None = -1) -> bytes:
         """Up to ``size`` bytes of the (decompressed) content; all of the rest by default (bounded when
         compressed, see the class)."""
         with self._reading():
@@ -380,8 +380,8 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     directory without a run in it is an InputError. ``-`` and files stay as they are.
     """
     expanded: list[str] = []
-    for path in paths:
-        path = os.fspath(path)
+    for given in paths:
+        path = os.fspath(given)
         if path == STDIO or not os.path.isdir(path):
             expanded.append(path)
             continue
@@ -424,6 +424,8 @@ _FLOAT_LIMIT = 1 << 1023
 
 class TooLarge(float):
     """An integer in a JSON file too large for a float: an infinity that says what it was."""
+
+    digits: int
 
     def __new__(cls, text: str):
         value = super().__new__(cls, -math.inf if text.startswith("-") else math.inf)
@@ -489,7 +491,7 @@ def invalid_json(message: str, column: int, source: str, line: int | None) -> In
     return InputError(f"invalid JSON at column {column}: {message}", source=source, line=line)
 
 
-def nested_too_deeply(source: str, line: int | None = None, path: str = "") -> InputError:
+def nested_too_deeply(source: str | None, line: int | None = None, path: str = "") -> InputError:
     """The error for JSON nested deeper than :data:`castregin.limits.MAX_JSON_DEPTH` (or than Python's
     recursion allows); ``path``: the JSON path of the value."""
     return InputError(f"{path + ': ' if path else ''}JSON nested too deeply (more than {limits.MAX_JSON_DEPTH} "

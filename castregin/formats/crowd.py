@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -170,7 +171,7 @@ class CsvFile:
     columns: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict, repr=False)
     _starts: list[int] | None = field(default=None, repr=False)
 
-    def line_of(self, record: int) -> int:
+    def line_of(self, record: int | np.integer) -> int:
         """The physical line (1-based) where data record ``record`` (0-based) starts."""
         if self._starts is None:
             starts = []
@@ -187,24 +188,32 @@ class CsvFile:
             return self._starts[record]
         return self.data.count(b"\n") + 1
 
-    def load(self, names: Iterable[str], what: str = "rows") -> None:
+    def load(self, names: Iterable[str], what: str = "rows") -> int:
         """Parse the columns ``names`` (header names) of every record; the first call checks every row.
+        Returns the number of records.
 
         Raises :class:`InputError` for a malformed file (the line of the first bad record) and for
         a file without records.
         """
         wanted = [name for name in dict.fromkeys(names) if name not in self.columns]
         if not wanted and self.n_records is not None:
-            return
+            return self.n_records
         # The first call parses at least one column: the checks of every row come with any column.
         indices = [self.header.index(name) for name in wanted] or [0]
         parsed = _arrow_columns(self, indices)
         if parsed is None:
             parsed = _pandas_columns(self)
-        self.n_records = parsed.pop(None)
+        n_records: int = parsed.pop(None)
+        self.n_records = n_records
         self.columns.update(parsed)
-        if self.n_records == 0:
+        if n_records == 0:
             raise InputError(f"the file has a header but no rows, expected {what}", source=self.source, line=2)
+        return n_records
+
+    @property
+    def records(self) -> int:
+        """How many data records the file has (counted by the first :meth:`load`)."""
+        return self.n_records if self.n_records is not None else self.load([])
 
     def codes(self, name: str) -> tuple[np.ndarray, list[str]]:
         """(code of each record, distinct texts) of column ``name``, parsed now if not yet."""
@@ -218,6 +227,10 @@ class CsvFile:
         return pd.Series(np.asarray(uniques, dtype=object)[codes], dtype=object)
 
 
+@overload
+def _parser_error_line(text: str, width: int, *, refused: Literal[True] = ...) -> tuple[int | None, str]: ...
+@overload
+def _parser_error_line(text: str, width: int, *, refused: bool) -> tuple[int | None, str | None]: ...
 def _parser_error_line(text: str, width: int, *, refused: bool = True) -> tuple[int | None, str | None]:
     """Where the csv module finds the first record with more or fewer fields than the header, or another
     malformed record, and why. ``refused``: pandas refused the text (else None when no record is wrong)."""
@@ -261,7 +274,7 @@ def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
             read_options=pa_csv.ReadOptions(use_threads=True),
             parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
             convert_options=pa_csv.ConvertOptions(
-                include_columns=raw, column_types={name: kind for name in raw}, null_values=[],
+                include_columns=raw, column_types=dict.fromkeys(raw, kind), null_values=[],
                 strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, KeyError):
         return None
@@ -274,7 +287,7 @@ def _arrow_columns(csv_file: CsvFile, indices: list[int]) -> dict | None:
             return None
         table = table.slice(0, table.num_rows - 1)
     parsed: dict = {None: table.num_rows}
-    for k, name in zip(indices, raw):
+    for k, name in zip(indices, raw, strict=True):
         parsed[csv_file.header[k]] = _dictionary_codes(table.column(name), quoted)
         if parsed[csv_file.header[k]] is None:
             return None
@@ -316,9 +329,9 @@ def _pandas_columns(csv_file: CsvFile) -> dict:
         line, problem = _parser_error_line(text, width)
         raise InputError(problem, source=csv_file.source, line=line) from None
     # pandas fills a record with fewer fields than the header with empty cells: refused, as pyarrow refuses it.
-    line, problem = _parser_error_line(text, width, refused=False)
-    if problem is not None:
-        raise InputError(problem, source=csv_file.source, line=line)
+    short_line, short = _parser_error_line(text, width, refused=False)
+    if short is not None:
+        raise InputError(short, source=csv_file.source, line=short_line)
     parsed: dict = {None: len(frame)}
     for k, name in enumerate(csv_file.header):
         if name and name not in parsed and k < frame.shape[1]:
@@ -412,7 +425,7 @@ def factorize_ids(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, unique
     stripped = [text.strip() for text in texts]
     joined = "\x00".join(stripped)  # a NUL within an id shows as one NUL more than the separators
     if "" in stripped or _SPACE.search(joined) or joined.count("\x00") > max(len(stripped) - 1, 0):
-        problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped)) if p}
+        problems = {int(k): p for k, p in ((k, _id_problem(v)) for k, v in zip(used, stripped, strict=True)) if p}
         position, line = _first_row_with(csv_file, rows, codes, problems)
         problem = problems[int(codes[position])]
         raise InputError(f"{role} (column {column!r}) {problem}", source=csv_file.source, line=line)
@@ -445,7 +458,8 @@ def _labels(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, uniques: Seq
     used = (np.ones(len(uniques), dtype=bool) if len(rows) == csv_file.n_records
             else np.bincount(codes, minlength=len(uniques)) > 0)
     texts = [u.strip() for u in uniques]
-    values = [None if t == "" or not use else _label_value(t, label_map) for t, use in zip(texts, used.tolist())]
+    values = [None if t == "" or not use else _label_value(t, label_map)
+              for t, use in zip(texts, used.tolist(), strict=True)]
     not_integer = {k for k, v in enumerate(values) if isinstance(v, str)}
     if not_integer:
         position, line = _first_row_with(csv_file, rows, codes, not_integer)
@@ -453,14 +467,15 @@ def _labels(csv_file: CsvFile, rows: np.ndarray, codes: np.ndarray, uniques: Seq
         hint = "; map it with --label-map" if not re.fullmatch(r"[+-]?[0-9.eE+-]+", text) else ""
         raise InputError(f"{criterion} label {text!r} (column {column!r}) is not an integer{hint}",
                          source=csv_file.source, line=line)
-    outside = {k for k, v in enumerate(values) if v is not None and not scale[0] <= v <= scale[1]}
+    numbers = [None if isinstance(v, str) else v for v in values]  # no text is left: each is an integer
+    outside = {k for k, v in enumerate(numbers) if v is not None and not scale[0] <= v <= scale[1]}
     if outside:
         position, line = _first_row_with(csv_file, rows, codes, outside)
         raise InputError(
             f"{criterion} label {texts[int(codes[position])]!r} is outside the scale {scale[0]}-{scale[1]}"
             " (set another with --scale)", source=csv_file.source, line=line,
         )
-    table = np.array([-1 if v is None else v - scale[0] for v in values], dtype=np.int16)
+    table = np.array([-1 if v is None else v - scale[0] for v in numbers], dtype=np.int16)
     return table[codes] if len(codes) else np.zeros(0, dtype=np.int16)
 
 
@@ -503,7 +518,7 @@ class Judgments:
         """(row, criterion index) of every label, ordered by file, then criterion, then row."""
         rows, criteria = [], []
         bounds = np.searchsorted(self.file, np.arange(len(self.files) + 1))
-        for begin, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        for begin, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             for c in range(len(self.criteria)):
                 here = np.flatnonzero(self.values[begin:end, c] >= 0) + begin
                 rows.append(here)
@@ -524,7 +539,8 @@ class Judgments:
             "worker_id": categorical(self.worker[rows], self.worker_names),
             "turn_id": categorical(self.unit_turn[unit], self.turn_names),
             "item_id": categorical(self.unit_item[unit], self.item_names),
-            "criterion": pd.Categorical.from_codes(criteria, categories=self.criteria),
+            # pandas-stubs ask for an Index; from_codes takes any list-like of categories (as documented).
+            "criterion": pd.Categorical.from_codes(criteria, categories=cast("pd.Index[str]", self.criteria)),
             "label": self.values[rows, criteria].astype(np.int64) + self.scale[0],
             "file": self.file[rows], "record": self.record[rows].astype(np.int64),
         })
@@ -568,7 +584,7 @@ def explode_hit_answers(csv_file: CsvFile, criteria: Sequence[str]) -> CsvFile:
     csv_file.load([HIT_ANSWERS, *kept])
     rows, lines = [], []
     columns = [csv_file.texts(c) for c in (HIT_ANSWERS, *kept)]
-    for record, (answers, *fixed) in enumerate(zip(*columns)):
+    for record, (answers, *fixed) in enumerate(zip(*columns, strict=True)):
         line = csv_file.line_of(record)
         try:
             elements = json.loads(answers) if answers.strip() else []
@@ -609,15 +625,15 @@ def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, co
     _require(csv_file, roles, ["worker_id", "turn_id", "item_id", *criteria], hint)
     if "status" in columns:
         _require(csv_file, roles, ["status"], hint)
-    rows = np.arange(csv_file.n_records)
+    rows = np.arange(csv_file.records)
     if roles["status"] in csv_file.header:
         # MTurk writes "Rejected"; other exports vary in case and spacing.
         codes, uniques = csv_file.codes(roles["status"])
         rejected_codes = [k for k, u in enumerate(uniques) if u.strip().lower() == "rejected"]
         rows = rows[~np.isin(codes, rejected_codes)]
-    selected = len(rows) < csv_file.n_records
+    selected = len(rows) < csv_file.records
 
-    def column(role):
+    def column(role: str) -> tuple[np.ndarray, list[str]]:
         codes, uniques = csv_file.codes(roles[role])
         return (codes[rows] if selected else codes), uniques
 
@@ -627,7 +643,7 @@ def _parse_one(csv_file: CsvFile, criteria: Sequence[str], input_format: str, co
     for index, criterion in enumerate(criteria):
         values[:, index] = _labels(csv_file, rows, *column(criterion), criterion, roles[criterion], label_map, scale)
     part = {"ids": ids, "values": values, "record": rows.astype(np.int32)}
-    return part, csv_file.n_records - len(rows), csv_file
+    return part, csv_file.records - len(rows), csv_file
 
 
 def _units(turn: np.ndarray, item: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -661,10 +677,10 @@ def _vocabulary(parts: list[dict], role: str) -> tuple[np.ndarray, list[np.ndarr
     if len(lists) == 1:
         tables = [rank]
     else:
-        index = dict(zip(distinct, rank.tolist()))
+        index = dict(zip(distinct, rank.tolist(), strict=True))
         tables = [np.asarray([index[name] for name in ids], dtype=np.int32) for ids in lists]
     names = np.asarray([distinct[k] for k in order] if order else [], dtype=object)
-    return names, [table[p["ids"][role][0]] for table, p in zip(tables, parts)]
+    return names, [table[p["ids"][role][0]] for table, p in zip(tables, parts, strict=True)]
 
 
 @without_cyclic_gc
@@ -772,7 +788,7 @@ def parse_gold(data: bytes, source: str, scale: tuple[int, int] | None = DEFAULT
             f"missing column {missing[0]!r}; a gold CSV has the columns {','.join(GOLD_COLUMNS)}",
             source=source, line=1,
         )
-    rows = np.arange(csv_file.n_records)
+    rows = np.arange(csv_file.records)
     gold = pd.DataFrame({c: csv_file.texts(c).str.strip() for c in GOLD_COLUMNS})
     for column in ("turn_id", "item_id", "criterion"):
         factorize_ids(csv_file, rows, *csv_file.codes(column), column, column)

@@ -91,7 +91,7 @@ def _avm_row(cells: list[str], label: str, columns: list[str], line: int, source
         raise InputError(f"row {label!r} has {len(cells)} counts but there are {len(columns)} columns; "
                          "a confusion matrix must be square", source=source, line=line)
     values = []
-    for column, cell in zip(columns, cells):
+    for column, cell in zip(columns, cells, strict=True):
         value = _number(cell)
         if value is None or value < 0:
             raise InputError(f"row {label!r}, column {column!r}: expected a count (a number >= 0), "
@@ -116,10 +116,11 @@ def read_avm_matrix(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
                          "must be square, one row and one column per attribute value", source=source)
     labels = [cells[0].strip() if labelled else f"v{r + 1}" for r, (_, cells) in enumerate(body)]
     values = np.array([_avm_row(cells[1:] if labelled else cells, label, columns, line, source)
-                       for (line, cells), label in zip(body, labels)], dtype=float).reshape(len(body), len(columns))
+                       for (line, cells), label in zip(body, labels, strict=True)],
+                      dtype=float).reshape(len(body), len(columns))
     if not labelled:
         return columns, values
-    for (line, _), label in zip(body, labels):
+    for (line, _), label in zip(body, labels, strict=True):
         if label not in columns:
             raise InputError(f"row label {label!r} is not a column label; rows (values in the dialogues) "
                              "and columns (values in the keys) must list the same values", source=source, line=line)
@@ -163,7 +164,7 @@ def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: st
         raise InputError("the file has a header but no dialogues", source=source, line=header_line + 1)
     index = {name: header.index(name) for name in wanted}
     columns: dict[str, list[float]] = {name: [] for name in numeric}
-    groups: list[str] | None = [] if group else None
+    group_texts: list[str] = []
     ids: list[str] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(rows[1:], start=1):
@@ -189,10 +190,10 @@ def read_dialogues(path: str | os.PathLike, numeric: Sequence[str], *, group: st
             text = cell(group)
             if not text:
                 raise InputError(f"group column {group!r} is empty", source=source, line=line)
-            groups.append(text)
+            group_texts.append(text)
         ids.append(cell(id_column) if id_column else str(number))
         lines.append(line)
-    return DialogueTable(source, columns, groups, ids, lines)
+    return DialogueTable(source, columns, group_texts if group else None, ids, lines)
 
 
 # --- clembench ---------------------------------------------------------------------------------------------

@@ -138,7 +138,7 @@ def dialogue_to_json(dialogue: Dialogue) -> dict:
     """The JSON object of a dialogue (a distribution, or ``target_response`` for a single sure reply)."""
     turns = []
     for turn in dialogue.turns:
-        entry = {"context": turn.context, "response": turn.response}
+        entry: dict[str, object] = {"context": turn.context, "response": turn.response}
         if len(turn.target) == 1 and turn.target[0][1] == 1.0:
             entry["target_response"] = turn.target[0][0]
         else:

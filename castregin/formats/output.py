@@ -44,7 +44,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Literal, cast
 
 from ..errors import InputError
 
@@ -74,7 +74,7 @@ _DECLARED_INPUTS: contextvars.ContextVar[tuple] = contextvars.ContextVar("castre
 
 
 @contextlib.contextmanager
-def declared_inputs(paths: Iterable[str | os.PathLike]) -> Iterator[None]:
+def declared_inputs(paths: Iterable[str | os.PathLike | None]) -> Iterator[None]:
     """Inside the block, every output is also checked against ``paths``: the command line declares every
     file its parameters name as inputs, so that no writer can forget one."""
     token = _DECLARED_INPUTS.set(tuple(p for p in paths if p is not None))
@@ -84,13 +84,18 @@ def declared_inputs(paths: Iterable[str | os.PathLike]) -> Iterator[None]:
         _DECLARED_INPUTS.reset(token)
 
 
-def _all_inputs(inputs: Iterable[str | os.PathLike]) -> list:
+def _all_inputs(inputs: Iterable[str | os.PathLike | None]) -> list:
     return [*(p for p in inputs if p is not None), *_DECLARED_INPUTS.get()]
 
 
 def write_error(err: OSError, where: str) -> InputError:
     """An OSError while writing ``where`` as one line saying what happened."""
-    return InputError(f"cannot write: {_HINTS.get(err.errno, err.strerror or str(err))}", source=where)
+    return InputError(f"cannot write: {_hint(err, err.strerror or str(err))}", source=where)
+
+
+def _hint(err: OSError, default: str | None) -> str | None:
+    """What to tell about ``err``: a hint for the errors a user can fix, else ``default``."""
+    return default if err.errno is None else _HINTS.get(err.errno, default)
 
 
 def display(path: str | os.PathLike) -> str:
@@ -185,7 +190,7 @@ def make_directories(directory: Path, given: str) -> list[Path]:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise InputError(f"cannot create the directory {directory}: {_HINTS.get(err.errno, err.strerror)}",
+        raise InputError(f"cannot create the directory {directory}: {_hint(err, err.strerror)}",
                          source=given) from None
     return list(reversed(missing))
 
@@ -211,10 +216,10 @@ def _new_file_mode() -> int:
 @dataclass
 class _Staged:
     target: Target
-    handle: IO
+    handle: IO[Any]
     temporary: str | None = None  # for files: the temporary file beside the target
     binary: bool = False
-    file: IO | None = None  # under a compressor: the temporary file, which closing the compressor leaves open
+    file: IO[bytes] | None = None  # under a compressor: the temporary file, which closing the compressor leaves open
 
     def close(self) -> None:
         try:
@@ -224,7 +229,7 @@ class _Staged:
                 self.file.close()
 
 
-def _compressor(file: IO, given: str) -> IO | None:
+def _compressor(file: IO[bytes], given: str) -> io.BufferedIOBase | None:
     """A stream compressing into ``file`` when the name ``given`` ends in ``.gz``, ``.bz2``, ``.xz``; else None."""
     suffix = os.path.splitext(given)[1].lower()
     if suffix == ".gz":
@@ -258,7 +263,7 @@ class OutputSet:
     def __post_init__(self):
         self.inputs = _all_inputs(self.inputs)
 
-    def __enter__(self) -> OutputSet:  # noqa: PYI034 - a dataclass; Self needs 3.11
+    def __enter__(self) -> OutputSet:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
@@ -267,14 +272,15 @@ class OutputSet:
         else:
             self.discard()
 
-    def open(self, path: str | os.PathLike, mode: str = "w") -> IO:
+    def open(self, path: str | os.PathLike, mode: str = "w") -> _Unclosable:
         """A handle to write ``path``'s new content into (text: UTF-8, ``\\n`` line ends)."""
         check_outputs([*(s.target.given for s in self._staged), path], self.inputs)
         target = resolve(path)
         binary = "b" in mode
         if target.kind != "file":
-            spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+b")  # noqa: SIM115 - closed at commit
-            handle = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
+            spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed at commit
+                max_size=_SPOOL_BYTES, mode="w+b")
+            handle: IO[Any] = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
             self._staged.append(_Staged(target, handle, binary=binary))
             return _Unclosable(handle, display(path))
         directory = Path(target.path).parent
@@ -286,7 +292,8 @@ class OutputSet:
             raise write_error(err, target.given) from None
         file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
         compressor = _compressor(file, target.given)
-        raw = compressor or file
+        # typeshed has the compressors as io.BufferedIOBase, not typing.IO: they are binary files all the same.
+        raw = cast("IO[bytes]", compressor) if compressor is not None else file
         handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
         self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
         return _Unclosable(handle, display(path))
@@ -336,19 +343,21 @@ class OutputSet:
         # Each old file is kept as a hard link until every new one is in place: an error part way
         # puts the old ones back, and removes the new ones that had no old one.
         backups: list[tuple[str, str | None]] = []
-        current = None
+        current: _Staged | None = None
         try:
             for current in staged:
-                target = current.target.path
+                target, temporary = current.target.path, current.temporary
+                if temporary is None:
+                    raise ValueError(f"{target}: a file output is staged without its temporary file")
                 mode = _new_file_mode()
                 backup = None
                 if os.path.lexists(target):
                     mode = stat.S_IMODE(os.stat(target).st_mode)
-                    backup = f"{current.temporary}.old"
+                    backup = f"{temporary}.old"
                     os.link(target, backup)
-                os.chmod(current.temporary, mode)
+                os.chmod(temporary, mode)
                 backups.append((target, backup))
-                os.replace(current.temporary, target)
+                os.replace(temporary, target)
                 current.temporary = None
         except BaseException as err:
             for target, backup in reversed(backups):
@@ -357,7 +366,7 @@ class OutputSet:
                         os.replace(backup, target)
                     else:
                         os.unlink(target)
-            if isinstance(err, OSError):
+            if isinstance(err, OSError) and current is not None:
                 raise write_error(err, current.target.given) from None
             raise
         finally:
@@ -368,14 +377,14 @@ class OutputSet:
 
     def _copy_out(self, staged: _Staged) -> None:
         handle = staged.handle
-        raw = handle if staged.binary else handle.buffer
+        raw = handle.buffer if isinstance(handle, io.TextIOWrapper) else handle
         raw.seek(0)
         where = display(staged.target.given)
         try:
             if staged.target.kind == "stdout":
                 _copy_to_stdout(raw, where)
-            elif descriptor_of(staged.target.path) is not None:
-                _copy_to_descriptor(raw, descriptor_of(staged.target.path))
+            elif (fd := descriptor_of(staged.target.path)) is not None:
+                _copy_to_descriptor(raw, fd)
             else:
                 with open(staged.target.path, "wb") as out:
                     shutil.copyfileobj(raw, out, 1 << 20)
@@ -401,32 +410,32 @@ class _Unclosable:
     """A staged handle the caller may use in ``with`` without closing it before the commit; an OSError
     while writing (the disk full) is one :class:`InputError` line naming the output."""
 
-    def __init__(self, handle, where: str):
+    def __init__(self, handle: IO[Any], where: str):
         self._handle = handle
         self._where = where
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._handle, name)
 
-    def write(self, data):
+    def write(self, data: Any) -> int:
         try:
             return self._handle.write(data)
         except OSError as err:
             raise write_error(err, self._where) from None
 
-    def flush(self):
+    def flush(self) -> None:
         try:
-            return self._handle.flush()
+            self._handle.flush()
         except OSError as err:
             raise write_error(err, self._where) from None
 
-    def __enter__(self):
+    def __enter__(self) -> _Unclosable:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
-    def close(self):
+    def close(self) -> None:
         pass
 
 
@@ -481,7 +490,8 @@ def write_bytes(path: str | os.PathLike, data: bytes, inputs: Iterable[str | os.
 
 
 @contextlib.contextmanager
-def open_output(path: str | os.PathLike, mode: str = "w", inputs: Iterable[str | os.PathLike] = ()) -> Iterator[IO]:
+def open_output(path: str | os.PathLike, mode: str = "w",
+                inputs: Iterable[str | os.PathLike] = ()) -> Iterator[_Unclosable]:
     """Stream into ``path``; it appears whole when the block ends without an error, else not at all."""
     with OutputSet(inputs) as outputs:
         yield outputs.open(path, mode)

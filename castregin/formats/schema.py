@@ -55,7 +55,8 @@ def _validator_class():
 @functools.cache
 def load(name: str) -> dict:
     """The schema ``schemas/<name>.json`` (cached)."""
-    return json.loads(resources.files(__package__).joinpath("schemas", f"{name}.json").read_text(encoding="utf-8"))
+    schema = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.json")
+    return json.loads(schema.read_text(encoding="utf-8"))
 
 
 @functools.cache
@@ -144,4 +145,7 @@ def validate(instance, name: str, source: str | None = None, line: int | None = 
     checker = validator(name)
     if not deeper_than(instance, limits.MAX_JSON_DEPTH) and checker.is_valid(instance):
         return
-    raise InputError(first_error(checker, instance, prefix), source=source, line=line)
+    message = first_error(checker, instance, prefix)
+    if message is None:
+        raise ValueError(f"schema {name}: is_valid and iter_errors disagree")
+    raise InputError(message, source=source, line=line)

@@ -1,8 +1,9 @@
 """JSON submissions of CAsT 2022 (mixed-initiative and main-task runs) and item banks.
 
 The run formats are defined by JSON schemas (``schemas/mi-run.json``, ``mi-turn.json``, ``main-run.json``,
-``main-turn.json``) checked with ``jsonschema`` (:mod:`castregin.formats.schema`); a violation is one :class:`~castregin.errors.InputError` naming the JSON path,
-e.g. ``run.json: turns[3].questions[0].score: expected a number, got "high"``.
+``main-turn.json``) checked with ``jsonschema`` (:mod:`castregin.formats.schema`); a violation is one
+:class:`~castregin.errors.InputError` naming the JSON path, e.g.
+``run.json: turns[3].questions[0].score: expected a number, got "high"``.
 
 Runs can be hundreds of megabytes. :func:`read_submission` reads one as a stream, a turn at a time
 (Python's own JSON scanner on a window of the text, so numbers, NaN and syntax errors are read exactly
@@ -96,7 +97,7 @@ def _mi_items(turn) -> list[tuple] | None:
     questions = _turn_items(turn, "questions")
     if questions is None:
         return None
-    pairs = []
+    pairs: list[tuple[str, float]] = []
     append = pairs.append
     for question in questions:  # millions of times in a large run: the test is inlined
         if type(question) is not dict:
@@ -209,7 +210,8 @@ class SpooledTurns:
     """
 
     def __init__(self):
-        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
+        self._file = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - open for the object's life, closed by close()
+            max_size=_SPOOL_IN_MEMORY)
         self.ids: list[str] = []
         self._offsets = array("q")
         self._size = 0
@@ -235,7 +237,7 @@ class SpooledTurns:
             self._file.seek(offset)
         (length,) = _LENGTH.unpack(self._file.read(_LENGTH.size))
         self._next = offset + _LENGTH.size + length
-        return marshal.loads(self._file.read(length))
+        return marshal.loads(self._file.read(length))  # noqa: S302 - our own records, from append() above
 
     def clear(self) -> None:
         """Forget every turn (a document that gives ``turns`` twice keeps the last, as json does)."""
@@ -325,8 +327,10 @@ def read_submission(path: str | os.PathLike, kind: str) -> Submission:
         # The document's schema checks the run without its turns (they are each checked as they come).
         document = {**members, "turns": []} if streamed else members
         problem = schema.first_error(schema.validator(run_schema), document)
-        if problem is not None or reader.problem is not None:
-            raise InputError(problem or reader.problem, source=source)
+        if problem is not None:
+            raise InputError(problem, source=source)
+        if reader.problem is not None:
+            raise InputError(reader.problem, source=source)
     except BaseException:
         spool.close()
         raise
@@ -355,6 +359,12 @@ _IN_OBJECT, _AFTER_MEMBER, _IN_ARRAY, _AFTER_ITEM, _AFTER_ROOT = "{", '{"":0', '
 #: The value of ``turns`` in a document's members when the turns were streamed.
 _STREAMED = object()
 
+
+
+def _whitespace_end(text: str, pos: int) -> int:
+    """Where the whitespace starting at ``pos`` ends (``pos`` itself where there is none)."""
+    match = _WHITESPACE.match(text, pos)  # a pattern that matches the empty string: never None
+    return match.end() if match is not None else pos
 
 class _Stream:
     """A JSON document read a chunk at a time, for :func:`_walk_run`.
@@ -410,12 +420,12 @@ class _Stream:
     def skip(self) -> str:
         """Skip whitespace: the next character ('' at the end), at ``pos``."""
         while True:
-            self.pos = _WHITESPACE.match(self.text, self.pos).end()
+            self.pos = _whitespace_end(self.text, self.pos)
             if self.pos < len(self.text):
                 return self.text[self.pos]
             if self.eof:
                 return ""
-            if self.state and _WHITESPACE.match(self.text, self.mark).end() == self.pos:
+            if self.state and _whitespace_end(self.text, self.mark) == self.pos:
                 # Nothing but whitespace since the mark, which leaves json's state as it was: whitespace
                 # does not pile up in memory (the mark moves on, the text before it is dropped). Not before
                 # the document's first mark: a document that is not an object is then read whole.

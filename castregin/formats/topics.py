@@ -62,7 +62,8 @@ class TopicsTree:
         if number not in turns:
             raise InputError(f"turn {turn_id} is not in the topics (topic {topic} "
                              f"{'has no turn ' + number if turns else 'is absent'})", source=self.source)
-        if turns[number].user is None:
+        user = turns[number].user
+        if user is None:
             raise InputError(f"turn {turn_id} is a system turn; judged turns are the user's",
                              source=self.source)
         path = [turns[number]]
@@ -72,7 +73,7 @@ class TopicsTree:
         for node in reversed(path[1:]):
             said += [{"speaker": speaker, "text": text}
                      for speaker, text in ((USER, node.user), (SYSTEM, node.system)) if text is not None]
-        return [*said, {"speaker": USER, "text": path[0].user}]
+        return [*said, {"speaker": USER, "text": user}]
 
 
 def _text(turn: dict, keys: tuple[str, ...]) -> str | None:

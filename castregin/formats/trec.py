@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from ..data import Qrels, Run
 from ..errors import InputError
@@ -82,9 +82,9 @@ def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
 def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
-    for line, fields in _fields(decode(data, source), source, RUN_WHAT):
-        if len(fields) > 6 and extra_columns:
-            fields = fields[:6]
+    tag = ""
+    for line, all_fields in _fields(decode(data, source), source, RUN_WHAT):
+        fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:
             raise InputError(
                 f"expected 6 columns (turn Q0 item rank score tag), found {len(fields)}",
@@ -182,14 +182,14 @@ def format_run(run: Run, tag: str | None = None) -> str:
     return "".join(lines)
 
 
-def format_pool(pool: dict[str, Iterable[str]]) -> str:
+def format_pool(pool: Mapping[str, Iterable[str]]) -> str:
     """A pool (items per turn) as a run with rank 1, score 0.0 and tag ``dummytag``, sorted."""
     return "".join(
         f"{turn}\tQ0\t{item}\t1\t0.0\tdummytag\n" for turn in sorted(pool) for item in sorted(pool[turn])
     )
 
 
-def format_qrels(qrels: Qrels | dict[str, dict[str, int]]) -> str:
+def format_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> str:
     """Qrels as TREC text, space-separated, sorted by turn then item id."""
     labels = qrels.labels if isinstance(qrels, Qrels) else qrels
     return "".join(

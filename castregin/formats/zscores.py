@@ -22,7 +22,8 @@ _NUMBER = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf(in
 def read_zscores(path: str | os.PathLike) -> list[tuple[str, str, float, float]]:
     """The lines of a Z-score file as ``(topic, measure, mean, deviation)``, in file order."""
     source = display_name(path)
-    lines, seen = [], {}
+    lines: list[tuple[str, str, float, float]] = []
+    seen: dict[tuple[str, str], int] = {}
     for number, line in enumerate(decode(read_bytes(path), source).splitlines(), start=1):
         fields = line.split()
         if not fields:
@@ -31,16 +32,14 @@ def read_zscores(path: str | os.PathLike) -> list[tuple[str, str, float, float]]
             raise InputError(f"expected 4 columns (topic measure mean deviation), found {len(fields)}",
                              source=source, line=number)
         topic, measure, mean, deviation = fields
-        values = []
         for text, what in ((mean, "mean"), (deviation, "deviation")):
             if not _NUMBER.fullmatch(text):
                 raise InputError(f"the {what} {text!r} is not a number", source=source, line=number)
-            values.append(float(text))
         if (topic, measure) in seen:
             raise InputError(f"topic {topic} has two lines for {measure} (the other is line {seen[topic, measure]})",
                              source=source, line=number)
         seen[topic, measure] = number
-        lines.append((topic, measure, *values))
+        lines.append((topic, measure, float(mean), float(deviation)))
     if not lines:
         raise InputError(f"the file is empty, expected a {WHAT}", source=source)
     return lines

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice
+from itertools import islice, pairwise
 
 import numpy as np
 import pandas as pd
@@ -64,7 +64,7 @@ def _check_rules(majority: str, tie: str, rounding: str, method: str = "mode-mea
                          argument="rounding")
 
 
-def decide(counts: np.ndarray, domain: Sequence[int], *, majority: str = "plurality", tie: str = "mean",
+def decide(counts: np.ndarray, domain: Sequence[int] | np.ndarray, *, majority: str = "plurality", tie: str = "mean",
            rounding: str = "half-up") -> tuple[np.ndarray, np.ndarray]:
     """(label, decided by the mode?) of each row of a units x labels count matrix.
 
@@ -171,7 +171,7 @@ class _Coded:
     def unit_index(self, turn_ids, item_ids) -> np.ndarray:
         """The unit of each (turn id, item id), -1 for a pair no accepted row has."""
         turns, items, keys = self._indexes
-        turn, item = turns.get_indexer(list(turn_ids)), items.get_indexer(list(item_ids))
+        turn, item = turns.get_indexer(pd.Index(list(turn_ids))), items.get_indexer(pd.Index(list(item_ids)))
         key = turn.astype(np.int64) * max(len(items), 1) + item
         if not len(keys):
             return np.full(len(key), -1, dtype=np.int64)
@@ -262,16 +262,15 @@ def _gold_filter(gold: pd.DataFrame | None, coded: _Coded, criteria: list[str]) 
     pair = j.worker[candidates].astype(np.int64) * n_topics + coded.topic_of_unit[j.unit[candidates]]
     keep[candidates[np.isin(pair, bad_pairs)]] = False
     by_pair: dict[tuple[str, str], list[dict]] = {}
-    for row, c, (_, g) in zip(rows.tolist(), criterion.tolist(), failed.iterrows()):
+    for row, c, (_, g) in zip(rows.tolist(), criterion.tolist(), failed.iterrows(), strict=True):
         key = (str(j.worker_names[j.worker[row]]), str(coded.topic_names[coded.topic_of_unit[j.unit[row]]]))
         by_pair.setdefault(key, []).append({
             "turn_id": g["turn_id"], "item_id": g["item_id"], "criterion": criteria[c],
             "label": int(j.values[row, c]) + j.scale[0], "min_label": int(g["min_label"]),
             "max_label": int(g["max_label"]),
         })
-    removed = [{"worker_id": w, "topic": t, "gold": sorted(items, key=lambda g: (g["turn_id"], g["item_id"],
-                                                                                  g["criterion"]))}
-               for (w, t), items in sorted(by_pair.items())]
+    removed: list[dict[str, object]] = [{"worker_id": w, "topic": t, "gold": sorted(by_pair[w, t], key=_gold_order)}
+                                        for w, t in sorted(by_pair)]
     return keep, removed
 
 
@@ -292,30 +291,36 @@ def _alpha_summary(counts: np.ndarray, domain: np.ndarray, unit_topics: np.ndarr
     summary = _alpha_block(counts, domain)
     order = np.argsort(unit_topics, kind="stable")
     topics, starts = np.unique(unit_topics[order], return_index=True)
-    bounds = list(starts[1:]) + [len(order)]
     summary["topics"] = {
-        str(topic_names[t]): _alpha_block(counts[order[s:e]], domain) for t, s, e in zip(topics, starts, bounds)
+        str(topic_names[t]): _alpha_block(counts[order[s:e]], domain)
+        for t, (s, e) in zip(topics, pairwise([*starts, len(order)]), strict=True)
     }
     return summary
+
+
+def _gold_order(gold: dict) -> tuple:
+    return gold["turn_id"], gold["item_id"], gold["criterion"]
 
 
 def _dropped(coded: _Coded, criteria: list[str], judged: list[np.ndarray], kept: list[np.ndarray]) -> list[dict]:
     """The audit's dropped items: per criterion, units judged but left without labels by the gold filter
     (``gold``) and units never judged (``empty``); sorted by turn, item and criterion name."""
-    units, names, reasons = [], [], []
+    unit_parts: list[np.ndarray] = []
+    name_parts: list[np.ndarray] = []
+    reasons: list[str] = []
     rank = {name: k for k, name in enumerate(sorted(criteria))}
     for c, name in enumerate(criteria):
         for reason, lost in (("gold", judged[c] & ~kept[c]), ("empty", ~judged[c])):
             here = np.flatnonzero(lost)
-            units.append(here)
-            names.append(np.full(len(here), rank[name], dtype=np.int64))
+            unit_parts.append(here)
+            name_parts.append(np.full(len(here), rank[name], dtype=np.int64))
             reasons.extend([reason] * len(here))
-    units, names = np.concatenate(units), np.concatenate(names)
+    units, names = np.concatenate(unit_parts), np.concatenate(name_parts)
     order = np.lexsort((names, units))
     by_rank = sorted(criteria)
     turns, items = coded.unit_names(units[order])
     return [{"turn_id": t, "item_id": i, "criterion": by_rank[k], "reason": reasons[o]}
-            for t, i, k, o in zip(turns, items, names[order].tolist(), order.tolist())]
+            for t, i, k, o in zip(turns, items, names[order].tolist(), order.tolist(), strict=True)]
 
 
 def _agreement_of(coded: _Coded, label: np.ndarray, before: np.ndarray, after, decided, domain) -> dict:
@@ -396,8 +401,9 @@ def _qrels_table(coded: _Coded, units: np.ndarray, labels: np.ndarray) -> dict[s
     j = coded.judgments
     turns = j.unit_turn[units]
     starts = np.flatnonzero(np.diff(turns, prepend=-1)).tolist()
-    pairs = zip(j.item_names[j.unit_item[units]].tolist(), np.asarray(labels).tolist())
-    return {str(j.turn_names[turns[s]]): dict(islice(pairs, e - s)) for s, e in zip(starts, [*starts[1:], len(units)])}
+    pairs = zip(j.item_names[j.unit_item[units]].tolist(), np.asarray(labels).tolist(), strict=True)
+    return {str(j.turn_names[turns[s]]): dict(islice(pairs, e - s))
+            for s, e in pairwise([*starts, len(units)])}
 
 
 @without_cyclic_gc

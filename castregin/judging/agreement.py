@@ -94,4 +94,4 @@ def worker_kappas(workers: np.ndarray, labels: np.ndarray, reference: np.ndarray
         flat -= low - 1
     confusion = np.bincount(flat, minlength=n_workers * (size + 1) ** 2).reshape(n_workers, size + 1, size + 1)
     confusion = np.ascontiguousarray(confusion[:, 1:, 1:])
-    return cohen_kappa_from_confusion(confusion, "quadratic"), confusion.sum(axis=(1, 2))
+    return np.asarray(cohen_kappa_from_confusion(confusion, "quadratic")), confusion.sum(axis=(1, 2))

@@ -168,7 +168,7 @@ def dawid_skene(task, worker, label, *, n_tasks: int | None = None, n_workers: i
     priors = probas.mean(axis=0)
     errors = _ds_m_step(crowd, probas)
     bound, iterations = -np.inf, 0
-    for iterations in range(1, n_iter + 1):
+    for iterations in range(1, n_iter + 1):  # noqa: B007 - the count is reported after the loop
         probas = crowd.restrict(_ds_e_step(crowd, priors, errors))
         priors = probas.mean(axis=0)
         errors = _ds_m_step(crowd, probas)
@@ -274,7 +274,7 @@ def glad(task, worker, label, *, n_tasks: int | None = None, n_workers: int | No
     alphas, betas = np.ones(crowd.n_workers), np.ones(crowd.n_tasks)
     probas = model.e_step(alphas, betas)
     q, iterations = model.q(model.posterior_weights(probas), alphas, betas), 0
-    for iterations in range(1, n_iter + 1):
+    for iterations in range(1, n_iter + 1):  # noqa: B007 - the count is reported after the loop
         last_q = q
         probas = model.e_step(alphas, betas)
         alphas, betas = model.m_step(probas, alphas, betas, m_step_max_iter, m_step_tol)

@@ -28,10 +28,14 @@ import hashlib
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..data import Run, natural_key, topic_of
 from ..errors import InputError
 from ..formats.topics import TopicsTree
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_SEED = 42
 #: Planted gold items constrain this criterion only, to this range: an off-topic text is not relevant.
@@ -175,8 +179,8 @@ def _gold_rows(planted: Sequence[tuple[str, str]]) -> list[dict]:
 
 
 def build_tasks(pool: Run | Mapping[str, Iterable[str]], bank: Mapping[str, str], topics: TopicsTree,
-                criteria: Sequence[str], *, gold_per_topic: int = 0, gold: Sequence[Mapping] | None = None,
-                seed: int = DEFAULT_SEED) -> TaskSet:
+                criteria: Sequence[str], *, gold_per_topic: int = 0,
+                gold: pd.DataFrame | Sequence[Mapping] | None = None, seed: int = DEFAULT_SEED) -> TaskSet:
     """Every pooled (turn, item) with its text and conversation, gold planted, in judging order.
 
     ``gold_per_topic`` plants off-topic gold (see the module's docstring; needs ``relevance`` among
@@ -198,9 +202,10 @@ def build_tasks(pool: Run | Mapping[str, Iterable[str]], bank: Mapping[str, str]
     if gold is not None:
         # read_gold's frame names its file in attrs; a list of dicts is taken as it is.
         gold_source = (getattr(gold, "attrs", None) or {}).get("source", "gold")
-        rows = gold.to_dict("records") if hasattr(gold, "to_dict") else [dict(row) for row in gold]
-        extra = _organiser_gold(rows, pairs, bank, topics, criteria, gold_source)
-        rows = [{column: row[column] for column in GOLD_COLUMNS} for row in rows]
+        given: Sequence[Mapping] = (gold.to_dict("records") if hasattr(gold, "to_dict")
+                                    else [dict(row) for row in gold])
+        extra = _organiser_gold(given, pairs, bank, topics, criteria, gold_source)
+        rows = [{column: row[column] for column in GOLD_COLUMNS} for row in given]
     else:
         extra = plant_gold(pairs, bank, gold_per_topic, seed) if gold_per_topic else []
         rows = _gold_rows(extra)

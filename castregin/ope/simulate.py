@@ -143,7 +143,7 @@ def _chat_world(world_seed: int = 0) -> World:
         for mi in range(len(_MOODS)):
             h = index(ti, mi)
             for a in range(A):
-                for shift, chance in zip((-1, 0, 1), mood_shift[ti, a]):
+                for shift, chance in zip((-1, 0, 1), mood_shift[ti, a], strict=True):
                     mood = min(max(mi + shift, 0), len(_MOODS) - 1)
                     # Users mostly stay on topic; sometimes they move to any topic.
                     transition[h, a, index(ti, mood)] += 0.8 * chance
@@ -240,6 +240,7 @@ def simulate(world: str, n_dialogues: int, seed: int, target_p: float, *, target
         for t in range(w.max_turns):
             a = forced if (forced is not None and t == 0) else _draw(rng, policy[h])
             probs = target[h]
+            options: tuple[tuple[str, float], ...]
             if target_sample:
                 options = ((w.replies[_draw(rng, probs)], 1.0),)
             else:
@@ -249,5 +250,7 @@ def simulate(world: str, n_dialogues: int, seed: int, target_p: float, *, target
                 reward = float(w.rating_values[_draw(rng, w.rating_probs[h, a])])
                 break
             h = _draw(rng, w.transition[h, a])
+        else:
+            raise ValueError(f"world {w.name}: a dialogue outlived its last turn, which ends every one")
         dialogues.append(Dialogue(f"{world}-{seed}-{i:06d}", tuple(turns), reward))
     return Simulation(world, dialogues, w.value(target), w.behaviour_value())

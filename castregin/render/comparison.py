@@ -9,8 +9,8 @@ letters of the runs beaten; in the order given or sorted by one measure), a lege
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..evaluation.evaluate import ALL_TURNS
@@ -36,12 +36,14 @@ DAGGER = "\u2020"
 
 def comparison_records(comparisons: pd.DataFrame) -> list[dict]:
     """The rows as ``--format json`` objects (every column of ``compare``, non-finite numbers as None)."""
+    # pandas-stubs type a row's fields as any scalar at all; compare's columns say what each is.
+    rows: Iterable[Any] = comparisons.itertuples(index=False)
     return [
         json_value({"measure": r.measure, "run": r.run, "baseline": r.baseline, "qrels": r.qrels,
                     "turns": int(r.turns), "mean_difference": r.mean_difference, "statistic": r.statistic,
                     "p_value": r.p_value, "p_value_corrected": r.p_value_corrected,
                     "significant": bool(r.significant), "direction": r.direction, "effect_size": r.effect_size})
-        for r in comparisons.itertuples(index=False)
+        for r in rows
     ]
 
 
@@ -103,7 +105,7 @@ def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: st
     """
     means = results[results["turn"] == ALL_TURNS]
     measures = list(dict.fromkeys(means["measure"]))
-    keys = list(dict.fromkeys(zip(means["qrels"], means["run"])))
+    keys = list(dict.fromkeys(zip(means["qrels"], means["run"], strict=True)))
     values = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
         index=False)}
     if sort is not None:
@@ -172,8 +174,9 @@ def _legend(comparisons: pd.DataFrame, baseline: str | None, test: str, correcti
 def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
     header = ["qrels", "measure", "run", "baseline", "turns", "mean diff", "statistic", "p", "p corrected",
               "effect size", "significant"]
-    rows = []
-    for r in comparisons.itertuples(index=False):
+    rows: list[list[str]] = []
+    records: Iterable[Any] = comparisons.itertuples(index=False)  # fields typed as any scalar (pandas-stubs)
+    for r in records:
         cells = [r.qrels, r.measure, r.run, r.baseline, str(r.turns), rounded(r.mean_difference, decimals, sign=True),
                  fixed(r.statistic, decimals), fixed(r.p_value, decimals), fixed(r.p_value_corrected, decimals),
                  fixed(r.effect_size, decimals), r.direction or "no"]

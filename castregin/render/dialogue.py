@@ -31,11 +31,12 @@ def _regression_rows(regression) -> list[list[str]]:
 
 def _performance_records(ids: Sequence[str], groups: Sequence[str] | None, performance: Sequence[float]) -> list[dict]:
     return [{"dialogue": ident, **({"group": groups[i]} if groups is not None else {}), "performance": p}
-            for i, (ident, p) in enumerate(zip(ids, performance))]
+            for i, (ident, p) in enumerate(zip(ids, performance, strict=True))]
 
 
 def _group_table(means: Mapping[str, float], sizes: Mapping[str, int]) -> str:
-    return text_table(["group", "dialogues", "mean performance"], [[g, str(sizes[g]), fixed(m)] for g, m in means.items()],
+    return text_table(["group", "dialogues", "mean performance"],
+                      [[g, str(sizes[g]), fixed(m)] for g, m in means.items()],
                       {1, 2})
 
 

@@ -34,7 +34,7 @@ def fixed(value, decimals: int = 4, *, sign: bool = False, integer: bool = False
     return f"{value:+.{decimals}f}" if sign else f"{value:.{decimals}f}"
 
 
-def p_value(p: float, decimals: int = 4) -> str:
+def p_value(p: float | None, decimals: int = 4) -> str:
     """A p-value: ``decimals`` decimals, or two significant digits when smaller (``1.7e-09``)."""
     if p is not None and 0 < p < 10 ** -decimals:
         return f"{p:.1e}"

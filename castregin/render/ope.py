@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..formats.common import json_text
 from .numbers import fixed
 from .tables import text_table
 
+if TYPE_CHECKING:
+    from ..ope.estimator import OPEResult
 
-def estimates_report(results: Sequence[tuple[str, object]], fmt: str) -> str:
+
+def estimates_report(results: Sequence[tuple[str, OPEResult]], fmt: str) -> str:
     """``ope estimate``: ``(file name, OPEResult)`` pairs; one JSON object for one file, else a list."""
     if fmt == "json":
         objects = [{"file": name, **result.to_json()} for name, result in results]

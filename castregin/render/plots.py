@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-import matplotlib
+import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
@@ -26,11 +27,15 @@ from matplotlib.patches import Patch
 
 from ..data import topic_of
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+    from numpy.typing import ArrayLike
+
 DPI = 100
 POSITIVE, NEGATIVE, BEST, WORST, UNJUDGED_COLOUR = "#2b8a3e", "#c92a2a", "#1c1c1c", "#868e96", "#c8c8c8"
 INTERVAL_COLOUR = "#1864ab"
 
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "font.family": "DejaVu Sans",  # bundled with matplotlib: no font lookup differs between machines
     "font.size": 9,
     "axes.spines.top": False,
@@ -42,7 +47,8 @@ _STYLE = {
 }
 
 
-def _figure(width: float, height: float, layout: str | None = None) -> Figure:
+def _figure(width: float, height: float,
+            layout: Literal["constrained", "compressed", "tight"] | None = None) -> Figure:
     figure = Figure(figsize=(width, height), dpi=DPI, layout=layout)
     FigureCanvasAgg(figure)
     return figure
@@ -83,12 +89,15 @@ class _Blitter:
 
     def __init__(self, figure: Figure):
         self.figure = figure
-        self.background = None
+        self.background: object | None = None  # the Agg buffer of the static artists, once drawn
+        if not isinstance(figure.canvas, FigureCanvasAgg):
+            raise TypeError("blitting needs the Agg canvas that _figure attaches")
+        self.canvas = figure.canvas
 
     def png(self, artists) -> bytes:
         """The figure as PNG bytes with ``artists`` (animated ones) drawn over the static rest."""
-        canvas = self.figure.canvas
-        with matplotlib.rc_context(_STYLE):
+        canvas = self.canvas
+        with mpl.rc_context(_STYLE):
             if self.background is None:
                 canvas.draw()  # skips the animated artists
                 self.background = canvas.copy_from_bbox(self.figure.bbox)
@@ -99,18 +108,24 @@ class _Blitter:
         return _encode(canvas)
 
 
-def rectangles(x: Sequence[float], heights: Sequence[float], bottoms: Sequence[float] | None = None,
+def rectangles(x: ArrayLike, heights: ArrayLike, bottoms: ArrayLike | None = None,
                width: float = 0.8) -> np.ndarray:
     """The corners of vertical bars, ``(bars, 4, 2)``, for a :class:`PolyCollection`.
 
     One collection draws hundreds of bars at the cost of one artist (``axes.bar`` makes one per bar).
     """
-    x = np.asarray(x, dtype=float)
-    low = np.zeros(len(x)) if bottoms is None else np.asarray(bottoms, dtype=float)
+    centres = np.asarray(x, dtype=float)
+    low = np.zeros(len(centres)) if bottoms is None else np.asarray(bottoms, dtype=float)
     high = low + np.asarray(heights, dtype=float)
-    left, right = x - width / 2, x + width / 2
+    left, right = centres - width / 2, centres + width / 2
     return np.stack([np.column_stack(corner) for corner in ((left, low), (left, high), (right, high), (right, low))],
-                    axis=1).reshape(len(x), 4, 2)
+                    axis=1).reshape(len(centres), 4, 2)
+
+
+def _set_bars(bars: PolyCollection, corners: np.ndarray) -> None:
+    # matplotlib's stubs ask for a sequence of polygons; set_verts takes the (bars, 4, 2) array as well
+    # (its documented array-like, and the path it takes without a Python loop).
+    bars.set_verts(cast("Sequence[ArrayLike]", corners))
 
 
 def _limits(*series) -> tuple[float, float]:
@@ -129,10 +144,10 @@ class PerTurnFigure:
     title.
     """
 
-    def __init__(self, turns: Sequence[str], best: Sequence[float], worst: Sequence[float] | None = None,
+    def __init__(self, turns: Sequence[str], best: ArrayLike, worst: ArrayLike | None = None,
                  ylabel: str = ""):
         self.index = {turn: i for i, turn in enumerate(turns)}
-        with matplotlib.rc_context(_STYLE):
+        with mpl.rc_context(_STYLE):
             # At most the page's width (1,200 pixels): wider, the browser would only scale it down.
             width = min(12.0, max(6.0, 0.06 * len(turns) + 2.5))
             figure = _figure(width, 3.4)
@@ -161,7 +176,7 @@ class PerTurnFigure:
 
     def png(self, turns: Sequence[str], differences: Sequence[float], title: str) -> bytes:
         """The plot of one run: ``differences`` (score - median) on its ``turns``, and its title."""
-        self.bars.set_verts(rectangles([self.index[turn] for turn in turns], differences))
+        _set_bars(self.bars, rectangles([self.index[turn] for turn in turns], differences))
         self.bars.set_facecolor([POSITIVE if d >= 0 else NEGATIVE for d in differences])
         self.title.set_text(title)
         return self._blitter.png(self._dynamic)
@@ -183,9 +198,9 @@ def _topic_ticks(axes, turns: Sequence[str]) -> None:
 def label_colours(labels: Sequence) -> list[str]:
     """Colours for the labels in order: a sequential ramp for grades, grey for ``unjudged``."""
     grades = [label for label in labels if label != "unjudged"]
-    ramp = matplotlib.colormaps["YlGnBu"]
+    ramp = mpl.colormaps["YlGnBu"]
     shades = {label: ramp(0.25 + 0.7 * i / max(1, len(grades) - 1)) for i, label in enumerate(grades)}
-    return [UNJUDGED_COLOUR if label == "unjudged" else matplotlib.colors.to_hex(shades[label])
+    return [UNJUDGED_COLOUR if label == "unjudged" else mpl.colors.to_hex(shades[label])
             for label in labels]
 
 
@@ -198,16 +213,20 @@ class LabelsFigure:
 
     def __init__(self, labels: Sequence, ranks: Sequence[int]):
         self.ranks = list(ranks)
-        with matplotlib.rc_context(_STYLE):
+        with mpl.rc_context(_STYLE):
             figure = _figure(6.0, 3.2)
             _margins(figure, left=0.65, right=1.1, top=0.5, bottom=0.5)
             axes = figure.add_subplot()
-            handles, self.stacks = [], []
-            for label, colour in zip(labels, label_colours(list(labels))):
-                style = {"facecolor": colour, "edgecolor": "white", "linewidth": 0.5,
-                         "hatch": "//" if label == "unjudged" else None}
-                self.stacks.append(axes.add_collection(PolyCollection([], animated=True, **style)))
-                handles.append(Patch(label=str(label), **style))
+            handles: list[Patch] = []
+            self.stacks: list[PolyCollection] = []
+            for label, colour in zip(labels, label_colours(list(labels)), strict=True):
+                hatch = "//" if label == "unjudged" else None
+                stack = PolyCollection([], animated=True, facecolor=colour, edgecolor="white", linewidth=0.5,
+                                       hatch=hatch)
+                axes.add_collection(stack)
+                self.stacks.append(stack)
+                handles.append(Patch(label=str(label), facecolor=colour, edgecolor="white", linewidth=0.5,
+                                     hatch=hatch))
             axes.set_xticks(self.ranks)
             axes.set_xlim(min(self.ranks, default=1) - 0.6, max(self.ranks, default=1) + 0.6)
             axes.set_ylim(0, 1)
@@ -221,8 +240,8 @@ class LabelsFigure:
     def png(self, shares: Sequence[Sequence[float]], title: str) -> bytes:
         """One run's plot: ``shares[i]`` holds the share of the i-th label at each rank."""
         bottom = np.zeros(len(self.ranks))
-        for stack, values in zip(self.stacks, shares):
-            stack.set_verts(rectangles(self.ranks, values, bottom, width=0.75))
+        for stack, values in zip(self.stacks, shares, strict=True):
+            _set_bars(stack, rectangles(self.ranks, values, bottom, width=0.75))
             bottom = bottom + np.asarray(values, dtype=float)
         self.title.set_text(title)
         return self._blitter.png([*self.stacks, self.title])
@@ -230,7 +249,7 @@ class LabelsFigure:
 
 def label_histogram_plot(counts: Mapping[int, int], title: str) -> bytes:
     """Bars of the number of judgments with each label."""
-    with matplotlib.rc_context(_STYLE):
+    with mpl.rc_context(_STYLE):
         figure = _figure(4.5, 3.0, layout="constrained")
         axes = figure.add_subplot()
         labels = list(counts)
@@ -250,7 +269,7 @@ def leaderboard_plot(names: Sequence[str], means: Sequence[float], lows: Sequenc
 
     Runs are rows (long names read horizontally); an interval that is NaN draws no bar.
     """
-    with matplotlib.rc_context({**_STYLE, "axes.grid.axis": "x"}):
+    with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
         figure = _figure(7.5, 0.8 + 0.22 * max(len(names), 1), layout="constrained")
         axes = figure.add_subplot()
         rows = np.arange(len(names))

@@ -117,7 +117,9 @@ def _labels_figures(data: ReportData, q: Qrels, stems: dict[str, str]) -> dict[t
     depth = data.depth
     tops = {name: data.top_labels[(q.name, name)] for name in data.names}
     # Every run's figure has the same labels, the qrels': the axes and the legend are drawn once.
-    canvas = plots.LabelsFigure(tops[data.names[0]].labels, list(range(1, depth + 1))) if tops else None
+    if not tops:
+        return {}
+    canvas = plots.LabelsFigure(tops[data.names[0]].labels, list(range(1, depth + 1)))
     figures = {}
     for name, top in tops.items():
         png = canvas.png(top.shares, f"{name}\nlabels of the top {depth} ({q.name}, {top.turns} turns)")
@@ -309,7 +311,7 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
                 if len(data.runs) > 1 else [])
     files = run_file_names(data.names) if per_run_files else {}
     runs = [{**_run_section(data, i, run, name, figures), "file": files.get(name)}
-            for i, (run, name) in enumerate(zip(data.runs, data.names), 1)]
+            for i, (run, name) in enumerate(zip(data.runs, data.names, strict=True), 1)]
     return {
         "run_names": data.names, "measures": data.measures,
         "settings": _settings_text(data.settings), "legend": legend, "depth": data.depth, "primary": data.primary,
@@ -365,7 +367,7 @@ def report_files(report: Report) -> dict[str, bytes]:
 
     Written as a whole with :func:`castregin.formats.output.replace_directory` (``allowed=REPORT_FILES``).
     """
-    files = {name: data for name, data in sorted(report.figures.items())}
+    files = dict(sorted(report.figures.items()))
     files.update({name: page.encode("utf-8") for name, page in sorted(report.pages.items())})
     files[INDEX] = report.html.encode("utf-8")
     return files

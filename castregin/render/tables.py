@@ -11,7 +11,8 @@ import csv
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 from .numbers import fixed
 
@@ -68,11 +69,12 @@ def csv_text(header: Sequence[str], rows: Sequence[Sequence], delimiter: str = "
     # "\r\n" for the writer, which then quotes a cell holding a lone "\r" (with "\n" it does not, and the
     # cell would split its row); each row then ends in "\n" (the sink).
     writer = csv.writer(sink, delimiter=delimiter, lineterminator="\r\n")
+    body: Iterable[Sequence[Any]] = rows
     if spreadsheet:
         header = [spreadsheet_cell(cell) for cell in header]
-        rows = ([spreadsheet_cell(cell) for cell in row] for row in rows)
+        body = ([spreadsheet_cell(cell) for cell in row] for row in rows)
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows(body)
     return "".join(sink.lines)
 
 
@@ -86,13 +88,15 @@ class _LinesEndingInNewline:
         self.lines.append(line[:-2] + "\n")
 
 
-def text_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:
+def text_table(header: list[str], rows: list[list[str]], align_right: Collection[int] = frozenset()) -> str:
     """A plain aligned text table with a rule under the header."""
-    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)] if rows else [len(h) for h in header]
+    widths = ([max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)] if rows
+              else [len(h) for h in header])
 
     def line(cells):
         return "  ".join(
-            str(c).rjust(w) if i in align_right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            str(c).rjust(w) if i in align_right else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
     out = [line(header), "  ".join("-" * w for w in widths)]
@@ -100,7 +104,7 @@ def text_table(header: list[str], rows: list[list[str]], align_right: set[int] =
     return "\n".join(out) + "\n"
 
 
-def markdown_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:
+def markdown_table(header: list[str], rows: list[list[str]], align_right: Collection[int] = frozenset()) -> str:
     """A GitHub-flavoured markdown table."""
     rule = ["---:" if i in align_right else "---" for i in range(len(header))]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
@@ -117,7 +121,7 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
 
 
-def latex_table(header: list[str], rows: list[list[str]], align_right: set[int] = frozenset()) -> str:
+def latex_table(header: list[str], rows: list[list[str]], align_right: Collection[int] = frozenset()) -> str:
     """A booktabs tabular (``\\usepackage{booktabs}``); cells must already be escaped."""
     spec = "".join("r" if i in align_right else "l" for i in range(len(header)))
     lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule", " & ".join(header) + r" \\", "\\midrule"]
@@ -137,7 +141,7 @@ def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, co
 
         return render_trec_rows(rows, counts)
     if fmt == "json":
-        records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])))) for row in rows]
+        records = [dict(zip(_RESULT_COLUMNS, (*row[:4], float(row[4])), strict=True)) for row in rows]
         return json.dumps(records, indent=2) + "\n"
     if fmt in ("tsv", "csv"):
         return csv_text(_RESULT_COLUMNS, [(*row[:4], repr(float(row[4]))) for row in rows],
@@ -154,6 +158,7 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT
     # evaluate --ci's interval rows (MEASURE:ci_low, MEASURE:ci_high) go into their mean's cell.
     measures = list(dict.fromkeys(measure for _, _, measure, _, _ in rows if not measure.endswith(_CI_SUFFIXES)))
     per_turn = any(turn != "all" for _, _, _, turn, _ in rows)
+    values: dict[tuple, float]
     if per_turn:
         values = {(qrels, run, turn, measure): value for run, qrels, measure, turn, value in rows}
     else:

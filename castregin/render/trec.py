@@ -20,7 +20,7 @@ def trec_eval_value(value) -> str:
     if math.isnan(value):
         # glibc prints a NaN's sign (trec_eval's 0/0 gives -nan on x86); Python's % does not.
         return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
-    return "%6.4f" % value
+    return f"{value:6.4f}"
 
 
 def trec_eval_text(lines: Iterable[tuple], zscores: bool = False) -> str:
@@ -49,8 +49,8 @@ def render_trec_rows(rows: Sequence[tuple], counts=frozenset()) -> str:
         measures = list(dict.fromkeys(measure for measure, _, _ in block))
         values = {(measure, turn): value for measure, turn, value in block}
         turns = sorted({turn for _, turn, _ in block if turn != "all"})
-        lines = [(m, turn, _value(m, values[m, turn], counts)) for turn in turns for m in measures
-                 if (m, turn) in values]
+        lines: list[tuple[str, str, object]] = [(m, turn, _value(m, values[m, turn], counts))
+                                                for turn in turns for m in measures if (m, turn) in values]
         lines.append(("runid", "all", run))
         if several_qrels:
             lines.append(("qrels", "all", qrels))

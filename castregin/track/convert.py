@@ -21,11 +21,14 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from operator import itemgetter
-from typing import IO
+from typing import TYPE_CHECKING
 
 from ..data import Qrels, Run
 from ..errors import InputError
 from ..formats.submissions import BankFile, Submission, read_bank, read_main_run, read_mi_run
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 Ranked = tuple[str, list[tuple[str, float]]]
 Progress = Callable[[Iterable], Iterable]
@@ -157,8 +160,8 @@ class Bank:
         for bank in banks:
             if isinstance(bank, BankFile):
                 shape = shape or bank.shape
-                bank = bank.entries
-            for item_id, text in bank.items():
+            mapping = bank.entries if isinstance(bank, BankFile) else bank
+            for item_id, text in mapping.items():
                 entries.setdefault(item_id, text)
         return cls(entries, prefix, shape or "object")
 
@@ -389,7 +392,7 @@ _DROPPED_BECAUSE = {
 def _example(turn_id: str, rank: float, passages, grades: Mapping[str, int] | None, reason: str) -> str:
     """The first response dropped for ``reason``, as the warning shows it."""
     where = f"turn {turn_id}, rank {_rank(rank)}"
-    if reason == UNJUDGED_PASSAGES:
+    if reason == UNJUDGED_PASSAGES and grades is not None:  # the qrels judge the turn: they hold its grades
         return f"{where}, passage {passages[0]!r} (the qrels judge {next(iter(grades))!r} there)"
     return where
 
@@ -441,7 +444,7 @@ def _passages(submission: Submission, official: set[str] | None, warnings: Warni
         yield turn_id, [(passage, float(100 - i)) for i, passage in enumerate(seen)]
 
 
-def write_ranked(handle: IO[str], ranked: Iterable[Ranked], tag: str) -> int:
+def write_ranked(handle: SupportsWrite[str], ranked: Iterable[Ranked], tag: str) -> int:
     """Stream ranked turns as TREC run lines (tab-separated, ranks from 1); returns the line count."""
     lines = 0
     write = handle.write
@@ -458,7 +461,7 @@ def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run
     """Collect ranked turns into a :class:`~castregin.data.Run`."""
     run = Run(tag=tag, source=source)
     for turn_id, items in ranked:
-        run.scores[turn_id] = {item: score for item, score in items}
+        run.scores[turn_id] = dict(items)
         run.ranks[turn_id] = {item: rank for rank, (item, _) in enumerate(items, start=1)}
     return run
 
@@ -500,7 +503,10 @@ def output_paths(inputs: list[str], output: str | None, out_dir: str | None) -> 
 
     if output is not None:
         return [output]
-    paths, seen = [], {}
+    if out_dir is None:
+        raise ValueError("where to write: an output or a directory")
+    paths: list[str] = []
+    seen: dict[str, str] = {}
     for path in inputs:
         target = os.path.join(out_dir, f"{stem(path)}.run")
         if target in seen:

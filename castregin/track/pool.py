@@ -78,7 +78,7 @@ def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,
              if item in pool.get(turn, ())} for run in runs]
     size = sum(len(items) for items in pool.values())
     rows = []
-    for index, (name, top) in enumerate(zip(names, tops)):
+    for index, (name, top) in enumerate(zip(names, tops, strict=True)):
         others = set().union(*(t for j, t in enumerate(tops) if j != index))
         rows.append({"run": name, "contributed": len(top), "unique": len(top - others),
                      "pool_share": len(top) / size if size else 0.0})

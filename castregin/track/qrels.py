@@ -7,7 +7,7 @@ with some label >= 2, ``mi_subset`` keeps the turns that need mixed initiative.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..data import Qrels, topic_of
 from ..errors import InputError
@@ -37,16 +37,17 @@ def combine(qrels_list: Sequence[Qrels], how: str = "min") -> tuple[Qrels, int]:
                          argument="how")
     if not qrels_list:
         raise InputError("no qrels to combine")
-    reduce = {"min": min, "max": max, "mean": mean_rounded}[how]
+    reducers: dict[str, Callable[[list[int]], int]] = {"min": min, "max": max, "mean": mean_rounded}
+    reduce = reducers[how]
     first = qrels_list[0]
     combined: dict[str, dict[str, int]] = {}
-    pairs = set()
+    pairs: set[tuple[str, str]] = set()
     for q in qrels_list:
         pairs.update((t, i) for t, items in q.labels.items() for i in items)
     for turn, items in first.labels.items():
         for item in items:
-            labels = [q.labels.get(turn, {}).get(item) for q in qrels_list]
-            if all(label is not None for label in labels):
+            labels = [label for q in qrels_list if (label := q.labels.get(turn, {}).get(item)) is not None]
+            if len(labels) == len(qrels_list):
                 combined.setdefault(turn, {})[item] = reduce(labels)
     kept = sum(len(items) for items in combined.values())
     name = "+".join(q.name for q in qrels_list)

@@ -284,7 +284,8 @@ def test_compressed_standard_input(cli, small, suffix):
 
 def test_a_plain_file_named_gz_is_read_as_plain(cli, small):
     Path("q.qrel.gz").write_text(QRELS)
-    assert cli("evaluate", "r.run", "--qrels", "q.qrel.gz").stdout == cli("evaluate", "r.run", "--qrels", "q.qrel").stdout
+    compressed = cli("evaluate", "r.run", "--qrels", "q.qrel.gz").stdout
+    assert compressed == cli("evaluate", "r.run", "--qrels", "q.qrel").stdout
 
 
 def _one_line(result, *words) -> str:

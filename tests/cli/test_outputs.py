@@ -89,6 +89,6 @@ def test_other_warnings_are_passed_on_once_even_inside_a_recording_context():
     with warnings.catch_warnings(record=True) as outer:
         warnings.simplefilter("always")
         with warnings_as_lines():
-            warnings.warn("old API", DeprecationWarning)
-            warnings.warn(CoverageWarning("few turns"))
+            warnings.warn("old API", DeprecationWarning, stacklevel=1)
+            warnings.warn(CoverageWarning("few turns"), stacklevel=1)
     assert [str(w.message) for w in outer] == ["old API"]

@@ -112,7 +112,8 @@ CASES = [pytest.param(path, command, output.name, source.name, id=f"{' '.join(pa
 
 def test_every_command_that_writes_a_file_reads_one_or_is_known_not_to():
     readers = {" ".join(case.values[0]) for case in CASES}
-    writers = {" ".join(path) for path, command in COMMANDS if any(isinstance(p.type, OutputPath) for p in command.params)}
+    writers = {" ".join(path) for path, command in COMMANDS
+               if any(isinstance(p.type, OutputPath) for p in command.params)}
     assert writers - readers == {"measures", "ope simulate"}
 
 

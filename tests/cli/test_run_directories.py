@@ -106,7 +106,8 @@ def test_convert(cli, here):
 
 @pytest.mark.parametrize("command", [
     ["evaluate", "DIR", "--qrels", "q.qrel"], ["compare", "DIR", "--qrels", "q.qrel"], ["pool", "DIR"],
-    ["report", "DIR", "--qrels", "q.qrel", "--out", "r"], ["convert", "questions", "DIR", "--bank", "q.qrel", "-o", "-"],
+    ["report", "DIR", "--qrels", "q.qrel", "--out", "r"],
+    ["convert", "questions", "DIR", "--bank", "q.qrel", "-o", "-"],
     ["convert", "responses", "DIR", "--bank", "q.qrel", "-o", "-"], ["convert", "passages", "DIR", "-o", "-"],
 ])
 def test_a_directory_without_runs_is_one_line(cli, here, command):

@@ -125,7 +125,8 @@ def test_evaluate_engine_paths_print_the_binarys_numbers(kept_cases, monkeypatch
         assert _values(in_memory) == expected, (name, "in memory")
         specs = parse_measures(ENGINE_MEASURES, level)
         by_plain = plain.evaluate_run(run.scores, qrels.labels, specs, 64 if precision == "double" else 32)
-        assert {(m, t): trec_eval_value(v[t]) for m, v in zip(ENGINE_MEASURES, by_plain) for t in v} == expected
+        assert {(m, t): trec_eval_value(v[t]) for m, v in zip(ENGINE_MEASURES, by_plain, strict=True)
+                for t in v} == expected
         small = evaluate_file_rows([run_path], [(None, qrels_path)], measures=ENGINE_MEASURES, rel_level=level,
                                    per_turn=True, **_keyword(precision))
         assert _values(small) == expected, (name, "small files")

@@ -56,7 +56,8 @@ def test_help_lists_the_commands_own_summaries():
 
 def test_help_reads_as_with_every_command_loaded():
     def help_text(load_first: bool) -> str:
-        code = f"from castregin.cli import main\nif {load_first}: main.load_all()\nmain(['--help'], prog_name='castregin')\n"
+        code = (f"from castregin.cli import main\nif {load_first}: main.load_all()\n"
+                "main(['--help'], prog_name='castregin')\n")
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                               env={**os.environ, "COLUMNS": "100"}).stdout
 

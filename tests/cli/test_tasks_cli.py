@@ -36,7 +36,8 @@ def _rows(path: Path) -> list[dict]:
 
 
 def _qrels(path: Path) -> dict[tuple[str, str], int]:
-    return {(turn, item): int(label) for turn, _, item, label in (line.split() for line in path.read_text().splitlines())}
+    return {(turn, item): int(label)
+            for turn, _, item, label in (line.split() for line in path.read_text().splitlines())}
 
 
 def _truth(pairs, gold: set, seed: int) -> dict:
@@ -197,7 +198,7 @@ def _one_line_error(result, code: int = 1) -> str:
 
 
 def test_errors_a_user_can_cause(cli, cast2022, inputs, tmp_path):
-    pool, _, bank, _, second_bank, _, topics = inputs
+    pool, _, bank, _, _second_bank, _, topics = inputs
     out = tmp_path / "out"
     # The ReGIn bank alone lacks Q2173, which the pool holds.
     message = _one_line_error(cli("tasks", pool, "--bank", bank, "--topics", topics, "--criteria", "relevance",

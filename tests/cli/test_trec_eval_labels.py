@@ -135,7 +135,8 @@ def test_engine_paths_equal_the_binary(pairs, monkeypatch, kind, seeds, name, le
         assert _values(evaluate_rows(run, qrels, measures, level, per_turn=True)) == expected, seed
         specs = parse_measures(measures, level)
         by_plain = plain.evaluate_run(run.scores, qrels.labels, specs)
-        assert {(m, t): trec_eval_value(v[t]) for m, v in zip(measures, by_plain) for t in v} == expected, seed
+        assert {(m, t): trec_eval_value(v[t]) for m, v in zip(measures, by_plain, strict=True)
+                for t in v} == expected, seed
         monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and engine
         rows = evaluate_file_rows([run_path], [(None, qrels_path)], measures=measures, rel_level=level, per_turn=True)
         assert _values(rows) == expected, seed

@@ -88,5 +88,5 @@ def test_a_malformed_z_line_is_one_line(tmp_path, cli):
     zscores = tmp_path / "z"
     zscores.write_text("301 map 0.2 0.1\n302 map 0.2\n")
     result = cli("trec_eval", "-Z", zscores, DATA / "qrels.test", DATA / "results.test")
-    assert result.exit_code == 1 and result.stderr == f"castregin: error: {zscores}:2: expected 4 columns (topic " \
-                                                      "measure mean deviation), found 3\n"
+    assert result.exit_code == 1 and result.stderr == (f"castregin: error: {zscores}:2: expected 4 columns (topic "
+                                                       "measure mean deviation), found 3\n")

@@ -42,7 +42,7 @@ def _build(source: Path, work: Path) -> Path | None:
         return None
     tree = work / "trec_eval_src"
     shutil.copytree(source, tree)
-    done = subprocess.run(["make", "-s", "-C", str(tree)], capture_output=True, timeout=300)
+    done = subprocess.run(["make", "-s", "-C", str(tree)], capture_output=True, check=False, timeout=300)
     binary = tree / "trec_eval"
     return binary if done.returncode == 0 and binary.exists() else None
 
@@ -52,7 +52,7 @@ def _source_from_sdist(work: Path) -> Path | None:
     try:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                         "--no-build-isolation", "-q", "-d", str(work), "pytrec-eval-terrier"],
-                       capture_output=True, timeout=60)
+                       capture_output=True, check=False, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     for archive in work.glob("pytrec_eval*.tar.gz"):
@@ -70,7 +70,8 @@ def find_trec_eval(work: Path) -> tuple[Path | None, str]:
     source = os.environ.get("CASTREGIN_TREC_EVAL_SRC")
     source = Path(source) if source else _source_from_sdist(work)
     if source is None:
-        return None, ("no trec_eval binary: no pytrec-eval-terrier sdist with trec_eval's C source (0.5.1-0.5.11 carry none: "
+        return None, ("no trec_eval binary: no pytrec-eval-terrier sdist with trec_eval's C source "
+                      "(0.5.1-0.5.11 carry none: "
                       "their setup.py downloads it); set CASTREGIN_TREC_EVAL to a trec_eval 9.0.8 binary or "
                       "CASTREGIN_TREC_EVAL_SRC to its source tree")
     binary = _build(source, work)
@@ -156,7 +157,8 @@ def label_pair(seed: int, directory: Path, labels: tuple[int, ...]) -> tuple[Pat
         qrels_lines += [f"{turn} 0 {doc} {label}\n" for doc, label in sorted(judged.items())]
         scores = rng.sample(range(1, 100_000), len(docs))
         run_lines += [f"{turn} Q0 {doc} {rank} {score / 100_000} run{seed}\n"
-                      for rank, (doc, score) in enumerate(zip(docs, sorted(scores, reverse=True)), start=1)]
+                      for rank, (doc, score) in enumerate(zip(docs, sorted(scores, reverse=True), strict=True),
+                                                          start=1)]
     qrels, run = directory / f"labels{seed}.qrel", directory / f"labels{seed}.run"
     qrels.write_text("".join(qrels_lines))
     run.write_text("".join(run_lines))

@@ -101,7 +101,7 @@ def _scores(rng: random.Random, count: int) -> list[str]:
 
 
 def _run_lines(rng: random.Random, topic: str, docs: list[str], tag: str) -> list[str]:
-    scored = list(zip(docs, _scores(rng, len(docs))))
+    scored = list(zip(docs, _scores(rng, len(docs)), strict=True))
     if rng.random() < 0.5:
         scored.sort(key=lambda pair: (float(pair[1]), pair[0]), reverse=True)  # written in ranking order
     else:

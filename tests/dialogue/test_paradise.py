@@ -34,8 +34,7 @@ MATRIX = np.array([
 def matrix_csv(path, labels=LABELS, matrix=MATRIX, order=None):
     order = list(range(len(labels))) if order is None else order
     lines = ["data\\key," + ",".join(labels)]
-    for i in order:
-        lines.append(labels[i] + "," + ",".join(str(v) for v in matrix[i]))
+    lines.extend(labels[i] + "," + ",".join(str(v) for v in matrix[i]) for i in order)
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -156,8 +155,7 @@ AGENT = ["A"] * 10 + ["B"] * 10
 
 def dialogues_csv(path):
     lines = ["dialogue,agent,US,kappa,turns,seconds"]
-    for i in range(len(US)):
-        lines.append(f"d{i + 1},{AGENT[i]},{US[i]},{KAPPA[i]},{TURNS[i]},{SECONDS[i]}")
+    lines.extend(f"d{i + 1},{AGENT[i]},{US[i]},{KAPPA[i]},{TURNS[i]},{SECONDS[i]}" for i in range(len(US)))
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -291,7 +289,8 @@ def test_fit_constant_column(cli, tmp_path):
 
 
 @pytest.mark.parametrize("text, args, message", [
-    ("US,kappa,turns\n1,0.5,3\n2,high,4\n3,0.7,5\n", (), "d.csv:3: column 'kappa': expected a finite number, got 'high'"),
+    ("US,kappa,turns\n1,0.5,3\n2,high,4\n3,0.7,5\n", (),
+     "d.csv:3: column 'kappa': expected a finite number, got 'high'"),
     ("US,kappa,turns\n1,0.5,3\n2,,4\n3,0.7,5\n", (), "d.csv:3: column 'kappa' is empty"),
     ("US,kappa,turns\n", (), "the file has a header but no dialogues"),
     ("US,kappa,turns\n1,0.5,3\n2,0.6,5\n3,0.9,4\n", (), "3 dialogues are too few for 2 factors"),
@@ -343,7 +342,8 @@ def test_the_command_module_imports_no_statsmodels_or_scipy():
 
 
 def test_no_significant_factor_gives_an_empty_function(cli, tmp_path):
-    rows = zip([3, 5, 2, 4, 1, 5, 3, 2], [0.5, 0.6, 0.9, 0.2, 0.4, 0.7, 0.3, 0.8], [10, 12, 9, 14, 11, 8, 13, 12])
+    rows = zip([3, 5, 2, 4, 1, 5, 3, 2], [0.5, 0.6, 0.9, 0.2, 0.4, 0.7, 0.3, 0.8],
+               [10, 12, 9, 14, 11, 8, 13, 12], strict=True)
     path = write(tmp_path, "d.csv", "US,kappa,turns\n" + "".join(f"{u},{k},{t}\n" for u, k, t in rows))
     result = cli("paradise", "fit", path, "--satisfaction", "US", "--success", "kappa", "--cost", "turns",
                  "--format", "json")

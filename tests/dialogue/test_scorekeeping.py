@@ -97,17 +97,19 @@ def test_the_published_aborted_episode(clembench):
 def make_episode(rounds, *, filled, aborted=False, played=None, extra_round=None, slots=None):
     """An interactions.json: rounds is a list of (gt list, answer list); ``slots`` defaults to one per
     request after the first probing round (a whole game)."""
-    probes = [[{"target": f"S{i}", "gt": g, "value": v, "tries": 1} for i, (g, v) in enumerate(zip(gts, answers))]
+    probes = [[{"target": f"S{i}", "gt": g, "value": v, "tries": 1}
+               for i, (g, v) in enumerate(zip(gts, answers, strict=True))]
               for gts, answers in rounds]
     if extra_round is not None:
-        probes.append([{"target": "S0", "gt": g, "value": v, "tries": 6} for g, v in zip(*extra_round)])
+        probes.append([{"target": "S0", "gt": g, "value": v, "tries": 6} for g, v in zip(*extra_round, strict=True)])
     n = len(probes)
     return {
         "players": {"GM": "Game master for privateshared"},
         "turns": [],
         "probes": probes,
         "Request Count": [len(r[0]) + (1 if t else 0) for t, r in enumerate(rounds)] + ([9] if extra_round else []),
-        "Parsed Request Count": [len(r[0]) + (1 if t else 0) for t, r in enumerate(rounds)] + ([2] if extra_round else []),
+        "Parsed Request Count": [len(r[0]) + (1 if t else 0) for t, r in enumerate(rounds)]
+                                + ([2] if extra_round else []),
         "Violated Request Count": [0] * len(rounds) + ([7] if extra_round else []),
         "Filled Slots": filled,
         "Aborted": aborted,
@@ -253,7 +255,8 @@ def broken(change):
     (broken(lambda d: d.update(Aborted="no")), 'Aborted: expected true or false, got "no"'),
     (broken(lambda d: d.update({"Filled Slots": [True]})), "Filled Slots: has 1 entries"),
     (broken(lambda d: d["Request Count"].pop()), "Request Count: has 4 entries, fewer than the 5"),
-    (broken(lambda d: d["Violated Request Count"].__setitem__(1, 0.5)), "Violated Request Count[1]: expected an integer"),
+    (broken(lambda d: d["Violated Request Count"].__setitem__(1, 0.5)),
+     "Violated Request Count[1]: expected an integer"),
     # Not scored, but clembench's rounds of messages are an array whatever its version.
     (broken(lambda d: d.update(turns="x")), ('turns: expected an array (clembench\'s rounds of messages; castregin '
                                              'does not score them), got "x"')),

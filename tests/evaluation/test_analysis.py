@@ -109,10 +109,11 @@ def test_loro_on_the_cast_baselines_equals_pytrec_eval_on_independently_reduced_
             if turn not in best or int(rank) < best[turn][0]:
                 best[turn] = (int(rank), item)
         tops.append({turn: item for turn, (_, item) in best.items()})
-    for index, (path, row) in enumerate(zip(run_paths, rows)):
+    for index, (path, row) in enumerate(zip(run_paths, rows, strict=True)):
         others = {(t, i) for j, top in enumerate(tops) if j != index for t, i in top.items()}
         mine = {(t, i) for t, i in tops[index].items()} - others
-        reduced = {t: {i: label for i, label in items.items() if (t, i) not in mine} for t, items in plain_qrels.items()}
+        reduced = {t: {i: label for i, label in items.items() if (t, i) not in mine}
+                   for t, items in plain_qrels.items()}
         reduced = {t: items for t, items in reduced.items() if items}
         run = read_run_plain(path)
         per_turn = pytrec_eval.RelevanceEvaluator(reduced, {"ndcg_cut.3"}).evaluate(run)

@@ -35,7 +35,7 @@ def oracle(run_paths, qrels_path):
     qrels = read_qrels_plain(qrels_path)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_NAMES.values()), relevance_level=2)
     out = {}
-    for path, tag in zip(run_paths, TAGS):
+    for path, tag in zip(run_paths, TAGS, strict=True):
         per_turn = evaluator.evaluate(read_run_plain(path))
         out[tag] = {m: {t: v[m] for t, v in per_turn.items()} for m in TREC_NAMES.values()}
     return out
@@ -241,12 +241,13 @@ def test_tukey_hsd_equals_statsmodels_and_is_not_corrected_again():
     rows = []
     for run, mean in means.items():
         values = np.clip(rng.normal(mean, 0.2, len(turns)), 0, 1)
-        rows += [(run, "q", "P@1", turn, float(v)) for turn, v in zip(turns, values)]
+        rows += [(run, "q", "P@1", turn, float(v)) for turn, v in zip(turns, values, strict=True)]
         rows.append((run, "q", "P@1", "all", float(values.mean())))
     results = pd.DataFrame(rows, columns=["run", "qrels", "measure", "turn", "value"])
     frame = compare(results, test="tukey-hsd", correction="holm")
     oracle = pairwise_tukeyhsd([r[4] for r in rows if r[3] != "all"], [r[0] for r in rows if r[3] != "all"])
-    expected = {(str(a), str(b)): p for (a, b), p in zip(itertools.combinations(oracle.groupsunique, 2), oracle.pvalues)}
+    expected = {(str(a), str(b)): p
+                for (a, b), p in zip(itertools.combinations(oracle.groupsunique, 2), oracle.pvalues, strict=True)}
     for row in frame.itertuples():
         key = tuple(sorted((row.run, row.baseline)))
         assert row.p_value == pytest.approx(expected[key], abs=2e-3)
@@ -262,7 +263,7 @@ def test_json_effect_size_is_cohens_d_of_the_paired_differences(cli, run_paths, 
     assert len(rows) == 3 * 6  # every pair of four runs, three measures
     for row in rows:
         x, y = _vectors(oracle, row["measure"], row["run"], row["baseline"])
-        differences = [a - b for a, b in zip(x, y)]
+        differences = [a - b for a, b in zip(x, y, strict=True)]
         mean = sum(differences) / len(differences)
         sd = (sum((d - mean) ** 2 for d in differences) / (len(differences) - 1)) ** 0.5
         assert row["effect_size"] == pytest.approx(mean / sd, rel=1e-9)
@@ -274,7 +275,7 @@ def test_json_effect_size_is_cohens_d_of_the_paired_differences(cli, run_paths, 
 
 def _board_order(markdown: str) -> list[str]:
     """The runs of a markdown leaderboard, top to bottom (the first table of the output)."""
-    board = markdown.split("\n\n")[0]
+    board = markdown.split("\n\n", maxsplit=1)[0]
     return [line.split(" | ")[0].lstrip("| ").split(" (")[0] for line in board.splitlines()[2:] if line.startswith("|")]
 
 

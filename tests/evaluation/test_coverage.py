@@ -55,8 +55,8 @@ def test_a_turn_list_keeping_none_of_the_qrels_turns_is_a_warning(cli, files, tm
     turns.write_text("999_1-1\n")
     result = cli("evaluate", full, "--qrels", qrels, "--turns", turns, "-m", "P@1")
     assert result.exit_code == 0
-    assert result.stderr == "castregin: warning: qrels 'q' keeps none of its 10 turns after the turn list; " \
-                            "every value is 0\n"
+    assert result.stderr == ("castregin: warning: qrels 'q' keeps none of its 10 turns after the turn list; "
+                             "every value is 0\n")
 
 
 def test_the_library_warns_instead_of_printing(capsys):
@@ -140,5 +140,5 @@ def test_log2_table_is_safe_under_forced_thread_switches():
     finally:
         sys.setswitchinterval(interval)
     assert failures == []
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         engine.log2_table(10)[3] = 0.0  # read-only: nobody can corrupt what others read

@@ -78,7 +78,7 @@ def _oracle(qrels: dict, run: dict, rel_level: int, score_precision: str = "floa
     per_turn = evaluator.evaluate(run)
     result = {m: {t: v[name] for t, v in per_turn.items()} for m, name in TREC_NAMES.items()}
     judged = [ir_measures.parse_measure(m) for m in JUDGED]
-    for m, parsed in zip(JUDGED, judged):
+    for m, parsed in zip(JUDGED, judged, strict=True):
         result[m] = {}
         for metric in ir_measures.judged.iter_calc([parsed], judged_lines, run):
             if metric.query_id in run and metric.query_id in qrels:
@@ -151,7 +151,7 @@ def test_many_items_per_turn_and_long_sums():
     expected = _oracle(qrels, run, 2)
     for measure in TREC_NAMES:
         rows = results[(results["measure"] == measure) & (results["turn"] != "all")]
-        assert dict(zip(rows["turn"], rows["value"])) == expected[measure], measure  # bit for bit
+        assert dict(zip(rows["turn"], rows["value"], strict=True)) == expected[measure], measure  # bit for bit
 
 
 def test_relevance_level_below_one_is_an_input_error():
@@ -182,11 +182,13 @@ def _same_outcome(read_line, read_columns, path):
     try:
         expected = read_line(path)
     except InputError as err:
-        with pytest.raises(InputError) as caught:
-            read_columns(path)
-        assert str(caught.value) == str(err)
-        return None
-    return expected, read_columns(path)
+        refusal = err
+    else:
+        return expected, read_columns(path)
+    with pytest.raises(InputError) as caught:
+        read_columns(path)
+    assert str(caught.value) == str(refusal)
+    return None
 
 
 def _as_dicts(table, values):
@@ -194,10 +196,10 @@ def _as_dicts(table, values):
     items = table.items.to_pylist() if hasattr(table.items, "to_pylist") else list(table.items)
     items = [item.decode() if isinstance(item, bytes) else item for item in items]  # fixed-width ids: bytes
     if getattr(table, "turn_starts", None) is not None:  # the streaming reader's compact qrels: lines by turn
-        for code, (begin, end) in enumerate(zip(table.turn_starts[:-1], table.turn_starts[1:])):
-            out.setdefault(table.turns[code], {}).update(zip(items[begin:end], values[begin:end]))
+        for code, (begin, end) in enumerate(zip(table.turn_starts[:-1], table.turn_starts[1:], strict=True)):
+            out.setdefault(table.turns[code], {}).update(zip(items[begin:end], values[begin:end], strict=True))
         return out
-    for turn, item, value in zip(table.turn_codes, table.item_codes, values):
+    for turn, item, value in zip(table.turn_codes, table.item_codes, values, strict=True):
         out.setdefault(table.turns[turn], {})[items[item]] = value
     return out
 

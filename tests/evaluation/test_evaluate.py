@@ -42,7 +42,7 @@ def test_intersection_by_default_and_complete():
     assert _mean(evaluate(run, QRELS, ["P@1"])) == 1.0
     assert _mean(evaluate(run, QRELS, ["P@1"], complete=True)) == pytest.approx(1 / 3)
     per_turn = evaluate(run, QRELS, ["P@1"], complete=True, per_turn=True).query("measure == 'P@1'")
-    assert dict(zip(per_turn["turn"], per_turn["value"])) == {"all": pytest.approx(1 / 3), "t1": 1.0,
+    assert dict(zip(per_turn["turn"], per_turn["value"], strict=True)) == {"all": pytest.approx(1 / 3), "t1": 1.0,
                                                               "t2": 0.0, "t3": 0.0}
     counts = evaluate(run, QRELS, ["P@1"], complete=True)
     assert _mean(counts, "num_q") == 3 and _mean(evaluate(run, QRELS, ["P@1"]), "num_q") == 1
@@ -53,7 +53,7 @@ def test_turns_without_relevant_items_still_count():
     assert _mean(evaluate(run, QRELS, ["P@1"])) == 0.5
     # nDCG uses grade 1 as a gain; it does not depend on the relevance level
     ndcg = evaluate(run, QRELS, ["nDCG@3"], per_turn=True).query("measure == 'nDCG@3'")
-    assert dict(zip(ndcg["turn"], ndcg["value"]))["t3"] == 1.0
+    assert dict(zip(ndcg["turn"], ndcg["value"], strict=True))["t3"] == 1.0
 
 
 def test_rel_level_applies_to_binary_measures_only():

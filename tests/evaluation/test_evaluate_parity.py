@@ -86,5 +86,5 @@ def test_reference_readme_table_is_reproduced_through_the_cli(run_paths, cast202
     values = {(r["run"], r["measure"]): r["value"] for r in json.loads(result.stdout)}
     for line in README_TABLE.strip().splitlines():
         run, *numbers = line.split()
-        for measure, number in zip(README_MEASURES, numbers):
+        for measure, number in zip(README_MEASURES, numbers, strict=True):
             assert f"{values[(run, measure)]:.4f}" == number, (run, measure)

@@ -107,7 +107,7 @@ def test_plain_and_streaming_paths_give_the_same_shares(tmp_path):
 def test_a_second_pass_where_the_bound_is_under_the_threshold(tmp_path, cli):
     # Every judged item of the top 10s is labelled 0: nothing above 0, yet 20% judged. The first pass
     # sees 0%; a second one, with every qrels line, finds the 20% and no warning is due.
-    run_lines, qrels_lines = make(3000, 40, 4, {t: 2 for t in range(3000)}, label=lambda k: 0)
+    run_lines, qrels_lines = make(3000, 40, 4, dict.fromkeys(range(3000), 2), label=lambda k: 0)
     run, qrels = write(tmp_path, "zeros.run", run_lines), write(tmp_path, "q.qrel", qrels_lines)
     assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES
     expected = ir_measures_share(run_lines, qrels_lines)
@@ -129,7 +129,7 @@ def test_a_second_pass_where_the_bound_is_under_the_threshold(tmp_path, cli):
 
 
 def test_a_run_matching_nothing_is_named_with_its_qrels_on_the_streaming_path(tmp_path, cli):
-    run_lines, qrels_lines = make(3000, 40, 12, {t: 2 for t in range(3000)})
+    run_lines, qrels_lines = make(3000, 40, 12, dict.fromkeys(range(3000), 2))
     qrels = write(tmp_path, "questions.qrel", qrels_lines)
     good = write(tmp_path, "good.run", run_lines)
     # The same run with other ids (responses against question qrels): every value 0.
@@ -145,7 +145,7 @@ def test_a_run_matching_nothing_is_named_with_its_qrels_on_the_streaming_path(tm
 def test_the_threshold_by_construction(tmp_path):
     # One judged item in the top 10 of one turn in twenty: 0.5%, warned; of one in five: 2%, not.
     for every, warned in ((20, True), (5, False)):
-        run_lines, qrels_lines = make(400, 20, 5, {t: 1 for t in range(0, 400, every)})
+        run_lines, qrels_lines = make(400, 20, 5, dict.fromkeys(range(0, 400, every), 1))
         assert ir_measures_share(run_lines, qrels_lines) == pytest.approx(0.1 / every)
         run, qrels = write(tmp_path, f"r{every}.run", run_lines), write(tmp_path, f"q{every}.qrel", qrels_lines)
         messages = [m for m in caught(evaluation.evaluate_files, [run], [(None, qrels)], measures=["P@10"])
@@ -160,7 +160,7 @@ def test_the_threshold_by_construction(tmp_path):
 
 
 def test_every_way_to_evaluate_warns(tmp_path, cli):
-    run_lines, qrels_lines = make(40, 12, 4, {t: 3 for t in range(40)})
+    run_lines, qrels_lines = make(40, 12, 4, dict.fromkeys(range(40), 3))
     qrels = write(tmp_path, "q.qrel", qrels_lines)
     good = write(tmp_path, "good.run", run_lines)
     bad = write(tmp_path, "bad.run", [line.replace(" D", " X", 1).replace(" r", " bad") for line in run_lines])

@@ -73,7 +73,7 @@ def test_all_trec_equals_trec_eval(run_paths, cast2022, complete, rel_level):
     measures = list(dict.fromkeys(results["measure"]))
     expected_keys = next(iter(_oracle(run_paths[0], qrels_path, rel_level)[0].values()))
     assert set(measures) == {k for k in expected_keys if k not in ("runid", "relstring")}
-    for run_path, tag in zip(run_paths, dict.fromkeys(results["run"])):
+    for run_path, tag in zip(run_paths, dict.fromkeys(results["run"]), strict=True):
         per_query, qrels = _oracle(run_path, qrels_path, rel_level)
         ours = results[results["run"] == tag]
         for key in measures:
@@ -95,7 +95,7 @@ def test_counting_measures_are_sums_and_num_q_counts_turns(run_paths, cast2022):
     qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
     results = evaluate_files(run_paths[:1], [(None, str(qrels_path))],
                              measures=["num_q", "num_ret", "num_rel_ret", "NumRelRet", "NumRet", "num_rel"])
-    values = dict(zip(results["measure"], results["value"]))
+    values = dict(zip(results["measure"], results["value"], strict=True))
     per_query, _ = _oracle(run_paths[0], qrels_path, 2)
     assert values["num_q"] == 205 == len(per_query)
     assert values["num_ret"] == values["NumRet"] == sum(v["num_ret"] for v in per_query.values()) == 20221
@@ -138,8 +138,8 @@ def test_every_catalogued_measure_is_computed_or_refused(run_paths, cast2022):
     per_query, qrels = _oracle(run_paths[0], qrels_path, 2)
     for row in measure_catalogue():
         if row["backend"] == "refused":
-            for name in re.split(r",\s*", row["ir_measures"] or row["trec_eval"]):
-                name = name.replace("@k", "@10").replace("8..11", "8@10")
+            for listed in re.split(r",\s*", row["ir_measures"] or row["trec_eval"]):
+                name = listed.replace("@k", "@10").replace("8..11", "8@10")
                 with pytest.raises(InputError):
                     parse_measures([name])
             continue
@@ -148,7 +148,7 @@ def test_every_catalogued_measure_is_computed_or_refused(run_paths, cast2022):
             continue
         name = row["trec_eval"].replace("_k", "")
         results = evaluate_files(run_paths[:1], [(None, str(qrels_path))], measures=[name])
-        for key, value in zip(results["measure"], results["value"]):
+        for key, value in zip(results["measure"], results["value"], strict=True):
             assert value == pytest.approx(_trec_eval_all(key, per_query, qrels, False), rel=1e-12, abs=1e-12)
 
 
@@ -160,7 +160,7 @@ def test_ir_measures_names_map_to_the_same_trec_eval_values(run_paths, cast2022)
              "SetF": "set_F", "SetAP": "set_map", "SetP(relative=True)": "set_relative_P", "Success@5": "success_5",
              "NumRel": "num_rel"}
     results = evaluate_files(run_paths[:1], [(None, str(qrels_path))], measures=list(pairs))
-    values = dict(zip(results["measure"], results["value"]))
+    values = dict(zip(results["measure"], results["value"], strict=True))
     per_query, qrels = _oracle(run_paths[0], qrels_path, 2)
     for name, key in pairs.items():
         if key is not None:
@@ -178,7 +178,7 @@ def test_ir_measures_options_that_trec_eval_has(run_paths, cast2022):
 
     def per_turn(name):
         rows = results[(results["measure"] == name) & (results["turn"] != "all")]
-        return dict(zip(rows["turn"], rows["value"]))
+        return dict(zip(rows["turn"], rows["value"], strict=True))
 
     beta = pytrec_eval.RelevanceEvaluator(qrels, {"set_F.0.5"}, relevance_level=2).evaluate(run)
     assert per_turn(names[0]) == pytest.approx({q: v["set_F"] for q, v in beta.items()}, abs=1e-12)

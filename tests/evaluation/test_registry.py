@@ -26,13 +26,13 @@ import pytest
 import pytrec_eval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from trec_eval_oracle import kept_output, negative_pair, random_pair  # noqa: E402
+from trec_eval_oracle import kept_output, negative_pair, random_pair
 
-from castregin import formats  # noqa: E402
-from castregin.data import Qrels, Run  # noqa: E402
-from castregin.evaluation import engine, plain  # noqa: E402
-from castregin.evaluation.evaluate import evaluate_rows  # noqa: E402
-from castregin.evaluation.measures import (  # noqa: E402
+from castregin import formats
+from castregin.data import Qrels, Run
+from castregin.evaluation import engine, plain
+from castregin.evaluation.evaluate import evaluate_rows
+from castregin.evaluation.measures import (
     COUNT_TURNS,
     GEOMETRIC,
     NUM_REL,
@@ -43,9 +43,9 @@ from castregin.evaluation.measures import (  # noqa: E402
     parse_measure,
     registered,
 )
-from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines  # noqa: E402
-from castregin.formats import columnar  # noqa: E402
-from castregin.render.trec import trec_eval_text  # noqa: E402
+from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
+from castregin.formats import columnar
+from castregin.render.trec import trec_eval_text
 
 
 def random_case(seed: int, labels=(0, 0, 0, 1, 2, 3, 4)) -> tuple[dict, dict]:
@@ -78,7 +78,8 @@ def _calc_avg(definition: Definition, per_query: list[float], qrels: dict) -> fl
 
 
 def _check_paths(definition: Definition, rel_level: int, qrels: dict, run: dict, oracle: dict[str, dict]) -> None:
-    """evaluate in memory, the rule, and the vectorised computation against ``oracle`` ``{value name: {turn: value}}``."""
+    """evaluate in memory, the rule, and the vectorised computation against ``oracle``
+    ``{value name: {turn: value}}``."""
     measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
     rows = evaluate_rows(Run("r", run), Qrels(qrels, name="q"), measures, rel_level, per_turn=True,
                          score_precision="float")
@@ -145,7 +146,7 @@ def _judged_case(definition: Definition, directory: Path) -> None:
 
 
 #: The oracle case of each registered measure, by name.
-ORACLES = {**{name: _trec_eval_case for name in TREC_SETS["all_trec"]}, "Judged": _judged_case}
+ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case}
 
 
 @pytest.mark.parametrize("definition", registered(), ids=lambda definition: definition.name)
@@ -155,7 +156,8 @@ def test_every_registered_measure_equals_its_oracle(definition, tmp_path):
     case(definition, tmp_path)
 
 
-@pytest.mark.parametrize("definition", [d for d in registered() if d.vectorised], ids=lambda definition: definition.name)
+@pytest.mark.parametrize("definition", [d for d in registered() if d.vectorised],
+                         ids=lambda definition: definition.name)
 def test_vectorised_and_rule_agree_on_any_label(definition):
     """What a vectorised computation promises its rule keeps too: labels anywhere in signed 64 bits, and a
     turn labelled only below 0 (nothing relevant)."""

@@ -91,7 +91,7 @@ def test_python_api(toy):
                                per_turn=True)
     assert set(frame["measure"]) == {"num_q", "toy@1", "toy@3"}
     beta = frame[(frame["run"] == "runs[1]") & (frame["measure"] == "toy@1") & (frame["turn"] != "all")]
-    assert dict(zip(beta["turn"], beta["value"])) == expected
+    assert dict(zip(beta["turn"], beta["value"], strict=True)) == expected
 
 
 def test_measures_command_lists_it(toy, cli):

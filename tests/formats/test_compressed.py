@@ -94,7 +94,8 @@ def test_truncated_and_corrupt_files_are_one_line(tmp_path, suffix):
     data = compress(RUN.encode() * 20, suffix)
     (tmp_path / "cut").write_bytes(data[: len(data) * 2 // 3])
     with pytest.raises(InputError, match=rf"^{tmp_path}/cut: not a valid {FORMAT_OF[suffix]} stream \(.+\): the "
-                                         "file is corrupt or truncated; compress it again, or give the uncompressed file$"):
+                                         "file is corrupt or truncated; compress it again, or give the "
+                                         "uncompressed file$"):
         read_bytes(tmp_path / "cut")
     damaged = bytearray(data)
     damaged[len(data) // 2: len(data) // 2 + 16] = bytes(range(16))
@@ -201,7 +202,7 @@ def test_outputs_compressed_by_their_name(tmp_path, name, unpack):
 
 
 def test_a_failed_compressed_output_leaves_nothing(tmp_path):
-    with pytest.raises(RuntimeError), OutputSet() as outputs:
+    with pytest.raises(RuntimeError), OutputSet() as outputs:  # noqa: PT012 - the failure must come inside the output's block
         outputs.write_text(tmp_path / "x.run.gz", RUN)
         raise RuntimeError
     assert list(tmp_path.iterdir()) == []

@@ -28,7 +28,7 @@ def mturk(*rows: str, bom=True, crlf=True) -> bytes:
 def labels_of(judgments) -> list[tuple]:
     frame = judgments.labels
     return sorted(zip(frame["worker_id"].astype(str), frame["turn_id"].astype(str), frame["item_id"].astype(str),
-                      frame["criterion"].astype(str), frame["label"].tolist()))
+                      frame["criterion"].astype(str), frame["label"].tolist(), strict=True))
 
 
 def test_mturk_batch_results_with_bom_crlf_quotes_and_rejected_rows():
@@ -256,8 +256,8 @@ def _judgments_csv(rows: int, label: str) -> bytes:
 
 
 def test_the_csv_reader_returns_once_pyarrow_has_let_go_of_the_bytes():
-    # `castregin agreement` with a `nan` label aborted (SIGABRT, "terminate called without an active
-    # exception") about once in fifty runs: pyarrow's threaded CSV reader drops its hold on the
+    # `castregin agreement` with a `nan` label aborted (SIGABRT with "terminate called without an
+    # active exception") about once in fifty runs: pyarrow's threaded CSV reader drops its hold on the
     # Python bytes on one of its own threads after read_csv has returned; that takes the GIL, and
     # the error exits at once, so the interpreter was sometimes finalizing by then (core dump:
     # arrow::py::PyBuffer::~PyBuffer -> PyGILState_Ensure -> pthread_exit -> std::terminate). The

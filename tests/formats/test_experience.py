@@ -168,7 +168,8 @@ def test_error_in_second_file_names_it(tmp_path, cli):
     result = cli("ope", "estimate", good, bad)
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr.startswith(f"castregin: error: {bad}:2: reward: expected the final human score, a number >= 0, got -1")
+    assert result.stderr.startswith(f"castregin: error: {bad}:2: reward: expected the final human score, "
+                                    "a number >= 0, got -1")
 
 
 def test_dialogue_longer_than_max_turns(tmp_path, cli):

@@ -38,7 +38,7 @@ def files(tmp_path):
 
 
 def _temporaries(directory: Path) -> list[Path]:
-    return [p for p in directory.rglob("*.castregin-*.tmp*")]
+    return list(directory.rglob("*.castregin-*.tmp*"))
 
 
 def _run(*args, cwd=None, **kwargs):
@@ -111,7 +111,8 @@ def test_process_substitution(files):
         pytest.skip("bash is needed for a process substitution")
     out = files / "sub.txt"
     command = f"{CASTREGIN} evaluate a.run --qrels q.qrel -m P@1 -o >(cat > {out}); wait"
-    result = subprocess.run(["bash", "-c", command], cwd=files, capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(["bash", "-c", command], cwd=files, capture_output=True, text=True,
+                            timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     for _ in range(100):
         if out.exists() and "alpha" in out.read_text():
@@ -331,7 +332,7 @@ def test_replace_directory_failing_keeps_the_old_one(tmp_path, monkeypatch):
 
 def test_output_set_commits_all_or_none(tmp_path):
     (tmp_path / "keep.txt").write_text("old")
-    with pytest.raises(RuntimeError), OutputSet() as outputs:
+    with pytest.raises(RuntimeError), OutputSet() as outputs:  # noqa: PT012 - the failure must come inside the output's block
         outputs.write_text(tmp_path / "keep.txt", "new")
         outputs.write_text(tmp_path / "other.txt", "new")
         raise RuntimeError("a failure after staging")
@@ -466,7 +467,8 @@ def test_sigint_stops_glad_promptly_though_the_parent_ignored_it(tmp_path):
     rng = np.random.default_rng(0)
     items = np.repeat(np.arange(200_000), 3)
     workers = (items * 7 + np.tile([0, 100, 200], 200_000)) % 300  # three workers an item, never one twice
-    rows = [f"W{w},t{u // 40},d{u},{label}" for u, w, label in zip(items, workers, rng.integers(0, 4, len(items)))]
+    rows = [f"W{w},t{u // 40},d{u},{label}"
+            for u, w, label in zip(items, workers, rng.integers(0, 4, len(items)), strict=True)]
     (tmp_path / "crowd.csv").write_text("worker_id,turn_id,item_id,relevance\n" + "\n".join(rows) + "\n")
     process = subprocess.Popen([CASTREGIN, "aggregate", "crowd.csv", "--criteria", "relevance", "--method", "glad",
                                 "--out-dir", "out"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -504,7 +506,8 @@ def test_disk_full_while_convert_streams_into_out_dir_is_one_line(cli, tmp_path,
 
     monkeypatch.setattr(output_module, "open", lambda fd, mode: Full(io.FileIO(fd, mode)), raising=False)
     out = tmp_path / "out"
-    result = cli("convert", "questions", _big_json_run(tmp_path / "big.json"), "--bank", REPO / "data/question_bank.json",
+    result = cli("convert", "questions", _big_json_run(tmp_path / "big.json"),
+                 "--bank", REPO / "data/question_bank.json",
                  "--out-dir", out)
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1] == f"castregin: error: {out / 'big.run'}: cannot write: the disk is full"

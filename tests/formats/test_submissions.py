@@ -149,7 +149,8 @@ def test_main_nan_rank(here, cli):
     (here / "run.json").write_text(json.dumps(main_run()).replace('"rank": 2', '"rank": NaN'))
     result = cli("convert", "passages", "run.json", "-o", "-")
     assert result.exit_code == 1
-    assert result.stderr == "castregin: error: run.json: turns[0].responses[1].rank: expected a finite number, got NaN\n"
+    assert result.stderr == ("castregin: error: run.json: turns[0].responses[1].rank: expected a finite number, "
+                             "got NaN\n")
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -112,7 +112,7 @@ def test_writers_roundtrip_and_sort(tmp_path):
 def test_atomic_write_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old")
-    with pytest.raises(RuntimeError), open_output(target) as handle:
+    with pytest.raises(RuntimeError), open_output(target) as handle:  # noqa: PT012 - the failure must come inside the output's block
         handle.write("half")
         raise RuntimeError("boom")
     assert target.read_text() == "old"

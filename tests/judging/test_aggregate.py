@@ -20,8 +20,7 @@ CRITERIA = ["relevance", "novelty", "diversity"]
 def crowd(rows, criteria=("relevance",)) -> bytes:
     """Long CSV bytes from (worker, turn, item, label per criterion...) tuples; None is an empty cell."""
     lines = [",".join(["worker_id", "turn_id", "item_id", *criteria])]
-    for row in rows:
-        lines.append(",".join("" if v is None else str(v) for v in row))
+    lines.extend(",".join("" if v is None else str(v) for v in row) for row in rows)
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -133,7 +132,7 @@ def test_divide_rounded_is_exact(rounding):
     numerators = rng.integers(-50, 50, 2000)
     denominators = rng.integers(1, 12, 2000)
     got = divide_rounded(numerators, denominators, rounding)
-    for n, d, g in zip(numerators.tolist(), denominators.tolist(), got.tolist()):
+    for n, d, g in zip(numerators.tolist(), denominators.tolist(), got.tolist(), strict=True):
         x = Fraction(n, d)
         if rounding == "half-up":
             want = (x + Fraction(1, 2)).__floor__()
@@ -313,7 +312,7 @@ def test_agreement_matches_the_oracle_on_the_crowd_example(crowd_example, cli):
     removed = {tuple(line.split("\t")) for line in
                (crowd_example / "expected" / "removed.tsv").read_text().splitlines() if line}
     topics = frame["turn_id"].str.split("_").str[0]
-    kept = frame[[(w, t) not in removed for w, t in zip(frame["worker_id"], topics)]]
+    kept = frame[[(w, t) not in removed for w, t in zip(frame["worker_id"], topics, strict=True)]]
     for stage, data in (("before_gold", frame), ("after_gold", kept)):
         matrix = data.assign(v=data["relevance"].astype(float)).pivot(
             index="worker_id", columns=["turn_id", "item_id"], values="v").to_numpy()

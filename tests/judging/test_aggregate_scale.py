@@ -148,7 +148,8 @@ def reference(files: list[tuple[bytes, str]], gold_rows: list[tuple]) -> dict:
         if not lo <= v <= hi:
             failed[w, topic(t)].append({"turn_id": t, "item_id": i, "criterion": c, "label": v,
                                         "min_label": lo, "max_label": hi})
-    removed = [{"worker_id": w, "topic": p, "gold": sorted(g, key=lambda x: (x["turn_id"], x["item_id"], x["criterion"]))}
+    removed = [{"worker_id": w, "topic": p,
+                "gold": sorted(g, key=lambda x: (x["turn_id"], x["item_id"], x["criterion"]))}
                for (w, p), g in sorted(failed.items())]
     out = {"removed": removed, "qrels": {}, "decisions": {}, "dropped": [], "agreement": {}, "accuracy": {}}
     for c in CRITERIA:
@@ -311,7 +312,8 @@ def test_aggregate_equals_the_reference(seed):
             assert set(part[stage]["topics"]) == set(expected[stage]["topics"])
             for name, block in part[stage]["topics"].items():
                 same_block(block, expected[stage]["topics"][name])
-        assert {w["worker_id"]: w["items"] for w in part["workers"]} == {w: n for w, (n, _) in expected["workers"].items()}
+        expected_items = {w: n for w, (n, _) in expected["workers"].items()}
+        assert {w["worker_id"]: w["items"] for w in part["workers"]} == expected_items
         for w in part["workers"]:
             assert close(w["kappa"], expected["workers"][w["worker_id"]][1])
     assert [w["worker_id"] for w in result.workers] == sorted(want["workers"])
@@ -338,10 +340,8 @@ def test_a_crowd_split_over_files_aggregates_as_one_file():
     split = aggregation_files(aggregate(parse_judgments(files, CRITERIA), gold), "q")
     # The same rows as one file (in the same order, header of the first): the outputs are the same bytes.
     header, *_ = files[0][0].decode().splitlines()
-    rows = []
-    for data, _ in files:
-        for record in csv.DictReader(io.StringIO(data.decode(), newline="")):
-            rows.append({**record, "status": record.get("status", "")})
+    rows = [{**record, "status": record.get("status", "")}
+            for data, _ in files for record in csv.DictReader(io.StringIO(data.decode(), newline=""))]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, header.split(","), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -436,7 +436,7 @@ def outcome(data: bytes):
         return "error", str(err)
     frame = judgments.labels
     return sorted(zip(frame["worker_id"].astype(str), frame["turn_id"].astype(str), frame["item_id"].astype(str),
-                      frame["label"].tolist(), [judgments.line_of(k)[1] for k in range(len(frame))]))
+                      frame["label"].tolist(), [judgments.line_of(k)[1] for k in range(len(frame))], strict=True))
 
 
 def test_pyarrow_reads_what_pandas_reads(monkeypatch):

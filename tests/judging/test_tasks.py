@@ -97,7 +97,7 @@ def test_gold_is_off_topic_and_shaped_like_the_rest(mi):
         for item in items:
             pooled_in.setdefault(item, set()).add(topic_of(turn))
     gold = [t for t in task_set.tasks if t.gold]
-    assert Counter(t.topic for t in gold) == Counter({topic: 3 for topic in {topic_of(t) for t in pool.scores}})
+    assert Counter(t.topic for t in gold) == Counter(dict.fromkeys({topic_of(t) for t in pool.scores}, 3))
     for task in gold:
         assert task.turn_id in pool.scores and topic_of(task.turn_id) == task.topic
         assert task.item_id in bank and len(pooled_in[task.item_id]) == 1
@@ -128,7 +128,7 @@ def test_the_order_follows_the_conversation_and_shuffles_items(mi):
     assert moved > 150
     sorted_turns = sum(order[t] == sorted(order[t]) for t in pool.scores if len(order[t]) > 3)
     assert sorted_turns < 10
-    assert [r for r in one.gold] != [r for r in other.gold]
+    assert list(one.gold) != list(other.gold)
 
 
 def turns_of(task_set) -> list[str]:

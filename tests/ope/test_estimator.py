@@ -189,7 +189,7 @@ def test_bad_arguments():
     with pytest.raises(InputError, match="unknown features"):
         estimate(dialogues, features="bert")
     # The library names its arguments; the command line names its options (tests/cli/test_refusals.py).
-    with pytest.raises(InputError, match="^ridge: must be a finite number >= 0, not -1$") as err:
+    with pytest.raises(InputError, match=r"^ridge: must be a finite number >= 0, not -1$") as err:
         estimate(dialogues, ridge=-1)
     assert err.value.argument == "ridge"
     with pytest.raises(InputError, match=r"^target_p: must be in \[0, 1\], not 1.5$"):

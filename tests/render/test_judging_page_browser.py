@@ -192,7 +192,7 @@ def test_texts_stay_text_and_keys_move_around(browser, nasty_page):
     page.click("#start")
     texts = {}
     for _ in range(3):
-        turn, item = judge.shown()
+        _turn, item = judge.shown()
         texts[item] = page.inner_text("#item")
         page.keyboard.press("ArrowDown")  # naturalness first
         page.keyboard.press("1")

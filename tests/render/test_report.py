@@ -95,7 +95,7 @@ def test_figures_exist_as_png_files_matching_the_embedded_ones(report_dir):
         assert data.startswith(PNG) and len(data) > 5000
         assert base64.b64encode(data).decode() in page
         assert b"http" not in data  # no Software chunk with matplotlib's URL
-    assert not [p for p in report_dir.rglob(".*.tmp")]  # atomic writes leave no temporary file
+    assert not list(report_dir.rglob(".*.tmp"))  # atomic writes leave no temporary file
 
 
 def test_report_is_deterministic(cast2022, run_paths):
@@ -259,7 +259,7 @@ def test_leaderboard_is_sorted_by_the_first_measure_with_intervals(simulated):
         means.append(float(first[0]))
         intervals.append((float(first[1]), float(first[2])))
     assert means == sorted(means, reverse=True) and len(set(means)) > 5
-    assert all(low <= mean <= high for mean, (low, high) in zip(means, intervals))
+    assert all(low <= mean <= high for mean, (low, high) in zip(means, intervals, strict=True))
     assert "Sorted by nDCG@3, highest first" in board
 
 
@@ -272,7 +272,7 @@ def test_bootstrap_intervals_are_percentile_interval_of_the_turns(simulated):
     results = evaluate(runs, qrels, ["nDCG@3"], per_turn=True)
     intervals = mean_intervals(results, ["nDCG@3"], samples=1000, seed=42)
     rows = results[(results["run"] == runs[1].tag) & (results["turn"] != "all") & (results["measure"] == "nDCG@3")]
-    values = dict(zip(rows["turn"], rows["value"]))
+    values = dict(zip(rows["turn"], rows["value"], strict=True))
     expected = percentile_interval([values[t] for t in sorted(values)], samples=1000, seed=42)
     assert intervals[("sim", "nDCG@3", runs[1].tag)] == expected
     low, high = expected
@@ -346,7 +346,7 @@ def test_correlation_and_loro_tables_when_asked(simulated):
 def test_matrix_header_cuts_long_names_and_keeps_them_whole_in_the_tooltip(simulated):
     from castregin.render.report import HEADER_CHARACTERS
 
-    out, inputs = simulated
+    out, _inputs = simulated
     page = (out / "index.html").read_text(encoding="utf-8")
     matrix = page[page.index('id="significance"'):page.index('id="correlation"')]
     headers = re.findall(r'<th class="num rot" title="([^"]*)"><span>([^<]*)</span></th>', matrix)

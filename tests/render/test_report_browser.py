@@ -115,7 +115,8 @@ OVERFLOW_CHECK = """() => {
     const header = table.tHead.rows[0].cells, first = table.tBodies[0].rows[0].cells;
     for (let i = 0; i < header.length; i++) {
       const width = header[i].getBoundingClientRect().width, column = first[i].getBoundingClientRect().width;
-      if (Math.abs(width - column) > 1) bad.push(["header wider", table.className, header[i].textContent, width, column]);
+      if (Math.abs(width - column) > 1)
+        bad.push(["header wider", table.className, header[i].textContent, width, column]);
     }
   }
   const rotated = [...document.querySelectorAll("table.matrix th.rot span")]

@@ -48,10 +48,10 @@ def test_long_csv_round_trips_every_text(task_set):
     assert [(r["topic"], r["turn_id"], r["item_id"]) for r in rows] == [
         (t.topic, t.turn_id, t.item_id) for t in task_set.tasks]
     assert [r["item_text"] for r in rows] == [t.text for t in task_set.tasks]
-    assert all(json.loads(r["context"]) == list(t.context) for r, t in zip(rows, task_set.tasks))
+    assert all(json.loads(r["context"]) == list(t.context) for r, t in zip(rows, task_set.tasks, strict=True))
     later = next(r for r in rows if r["turn_id"] == "1_1-3")
     assert json.loads(later["context"])[1] == {"speaker": "system", "text": NASTY}
-    assert _csv(files["gold.csv"]) == [dict(zip(r, map(str, r.values()))) for r in task_set.gold]
+    assert _csv(files["gold.csv"]) == [dict(zip(r, map(str, r.values()), strict=True)) for r in task_set.gold]
 
 
 def test_mturk_rows_hold_json_that_no_html_can_cut(task_set):

@@ -119,7 +119,7 @@ def test_t5_texts_all_map_to_existing_ids(cast2022, cli, tmp_path):
         data = json.loads((cast2022 / f"runs/mi/{name}_run.json").read_text())
         got = lines((tmp_path / "out" / f"{name}_run.run").read_text())
         assert len(got) == len(data["turns"]) == 205
-        for fields, turn in zip(got, data["turns"]):
+        for fields, turn in zip(got, data["turns"], strict=True):
             text = turn["questions"][0]["question"]
             assert fields[:5] == [turn["turn_id"], "Q0", text_to_id[text], "1", "1.0"]
             assert fields[5] == name

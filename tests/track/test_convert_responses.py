@@ -147,8 +147,8 @@ def test_passage_filter_keeps_responses_with_a_passage_at_the_level(tmp_path, cl
                  "-o", "-")
     assert strict.stdout == "1_1-1\tQ0\tR00008\t1\t1.0\tf\n1_1-3\tQ0\tR00009\t1\t1.0\tf\n"
     # alpha (p2 graded 2) and "new, filtered out" (p3 graded 1) are below 3 now.
-    assert "castregin: 4 warnings: 1 dropped: turn not in the passage qrels, 1 dropped: no provenance passage " \
-           "judged, 2 dropped: provenance graded below the level" in strict.stderr
+    assert ("castregin: 4 warnings: 1 dropped: turn not in the passage qrels, 1 dropped: no provenance passage "
+            "judged, 2 dropped: provenance graded below the level") in strict.stderr
     # What the filter drops is what it was asked to do: --strict does not refuse it.
     assert cli("convert", "responses", run, "--bank", bank, "--passage-qrels", qrels, "--strict",
                "-o", "-").stdout == result.stdout
@@ -217,10 +217,11 @@ def test_filter_on_the_nist_qrels(cast2022, cli):
                 reasons["unjudged"] += 1
             elif max(judged) < 2:
                 reasons["below"] += 1
-    assert lines(result.stdout) == expected and 0 < len(expected)
+    assert lines(result.stdout) == expected and len(expected) > 0
     assert all(reasons.values())  # every provenance list of the sample run holds a passage
-    assert f"{reasons['turn']} dropped: turn not in the passage qrels, {reasons['unjudged']} dropped: no " \
-           f"provenance passage judged, {reasons['below']} dropped: provenance graded below the level" in result.stderr
+    assert (f"{reasons['turn']} dropped: turn not in the passage qrels, {reasons['unjudged']} dropped: no "
+            f"provenance passage judged, {reasons['below']} dropped: provenance graded below the level"
+            ) in result.stderr
 
 
 def test_response_warnings(tmp_path, cli):
@@ -285,7 +286,7 @@ def test_sample_run_to_passages(cast2022, cli, tmp_path):
         ["132_1-1", "Q0", "MARCO_30_1605964568-2", "2", "99.0", "sample_run"],
         ["132_1-1", "Q0", "MARCO_30_1605964568-3", "3", "98.0", "sample_run"],
         ["132_1-1", "Q0", "MARCO_30_1605964568-1", "4", "97.0", "sample_run"],
-        ["132_1-3"] + got[4][1:]]
+        ["132_1-3", *got[4][1:]]]
     data = json.loads(source.read_text())
     assert got == expected_passages(data)
     per_turn = defaultdict(list)

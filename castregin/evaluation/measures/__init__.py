@@ -37,7 +37,7 @@ counts the lines labelled above 0 of every qrels turn (whatever the level: its o
 from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
-from . import average_precision, counts, gain, judged, precision, sets  # noqa: F401
+from . import average_precision, counts, gain, judged, precision, sets
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,
@@ -76,7 +76,6 @@ from .names import (
     parse_measures,
     split_measure_argument,
 )
-
 
 
 def measure_catalogue() -> list[dict]:

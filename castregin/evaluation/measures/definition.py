@@ -250,3 +250,8 @@ def registered() -> list[Definition]:
 def lookup(name: str) -> Definition | None:
     """The definition registered as ``name``, or None."""
     return _REGISTRY.get(name)
+
+
+def registered_as(name: str) -> Definition:
+    """The definition registered as ``name``, which must be (a KeyError otherwise)."""
+    return _REGISTRY[name]

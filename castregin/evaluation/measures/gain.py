@@ -12,6 +12,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..trec_rules import NONPOOL, Ranking, TrecEvalRefusal, c_div, c_log2
 from .definition import CUT_LONG, P_PAIR, Definition, IrName, register
@@ -35,7 +36,7 @@ class _Gains:
     """
 
     def __init__(self, rr: Ranking, pairs: Sequence[tuple[int, float]]):
-        entries = [[level, 0, gain] for level, gain in pairs]
+        entries: list[list[Any]] = [[level, 0, gain] for level, gain in pairs]  # [level, count, gain]
         first_pair: dict[int, int] = {}
         for index, (level, _) in enumerate(pairs):
             first_pair.setdefault(level, index)

@@ -14,7 +14,16 @@ from the lines it ranks anyway.
 from __future__ import annotations
 
 from ..trec_rules import NONPOOL
-from .definition import ALL_LINES, CUT_LONG, IR_MEASURES_ORDER, MEAN, POSITIVE_LINES_AND_TOP, Definition, IrName, register
+from .definition import (
+    ALL_LINES,
+    CUT_LONG,
+    IR_MEASURES_ORDER,
+    MEAN,
+    POSITIVE_LINES_AND_TOP,
+    Definition,
+    IrName,
+    register,
+)
 
 
 def _judged(rr, s, params):

@@ -33,6 +33,7 @@ from .definition import (
     Measure,
     lookup,
     registered,
+    registered_as,
     value_names,
 )
 
@@ -106,7 +107,7 @@ def _trec_definition(name: str) -> Definition | None:
 def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
     """The measures a trec_eval name stands for (``P_5``, ``P.5,10``, ``P``, ``map``), or None."""
     if name in TREC_SETS:
-        members = [lookup(member) for member in TREC_SETS[name]]
+        members = [registered_as(member) for member in TREC_SETS[name]]
         return [m for definition in members if definition.numeric
                 for m in _family_measures(definition, None, rel_level)]
     definition = _trec_definition(name)
@@ -168,7 +169,7 @@ def _install_hint(providers: list[str]) -> str:
 
 
 def _not_trec_eval(name: str, measure) -> MeasureRefused:
-    providers = [p for p in _providers_of(measure) if p not in ("pytrec_eval",)]
+    providers = [p for p in _providers_of(measure) if p != "pytrec_eval"]
     if not providers:
         return _refuse(name, "no trec_eval measure has these options; see `castregin measures`")
     notes = [note for p, note in _PROVIDER_NOTES.items() if p in providers]
@@ -402,7 +403,7 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
         else:
             raise InputError(f"measure {arg!r}: not a trec_eval measure or measure set (trec_eval: illegal "
                              "measure); `castregin measures` lists them")
-    return [_marked(lookup(name), texts.get(name)) for name in trec_eval_measures if name in marked]
+    return [_marked(registered_as(name), texts.get(name)) for name in trec_eval_measures if name in marked]
 
 
 def _marked(definition: Definition, text: str | None) -> Marked:

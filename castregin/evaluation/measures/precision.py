@@ -17,7 +17,7 @@ MULTIPLES_OF_R = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 
 def _P(rr, s, cutoffs):
-    return [float(found) / float(cutoff) for found, cutoff in zip(rr.relevant_before(cutoffs), cutoffs)]
+    return [float(found) / float(cutoff) for found, cutoff in zip(rr.relevant_before(cutoffs), cutoffs, strict=True)]
 
 
 def _P_arrays(ranked, measure):
@@ -47,7 +47,8 @@ def _success_arrays(ranked, measure):
 def _relative_P(rr, s, cutoffs):
     if rr.num_rel == 0:
         return [0.0] * len(cutoffs)
-    return [float(found) / float(min(cutoff, rr.num_rel)) for found, cutoff in zip(rr.relevant_before(cutoffs), cutoffs)]
+    return [float(found) / float(min(cutoff, rr.num_rel))
+            for found, cutoff in zip(rr.relevant_before(cutoffs), cutoffs, strict=True)]
 
 
 def _rprec(rr, s, p):
@@ -103,5 +104,6 @@ register(Definition("recall", _recall, CUT_LONG, CUTOFFS, ir_measures=(IrName("R
 register(Definition("Rprec_mult", _rprec_mult, CUT_DOUBLE, MULTIPLES_OF_R,
                     check=lambda value: None if value > 0 else "a multiple of R must be positive"))
 register(Definition("relative_P", _relative_P, CUT_LONG, CUTOFFS))
-register(Definition("success", _success, CUT_LONG, (1, 5, 10), ir_measures=(IrName("Success", "Success@k", cutoff=True),),
+register(Definition("success", _success, CUT_LONG, (1, 5, 10),
+                    ir_measures=(IrName("Success", "Success@k", cutoff=True),),
                     vectorised=_success_arrays))

@@ -51,9 +51,11 @@ def _positive_beta(beta: float) -> str | None:
 register(Definition("utility", _utility, P_DOUBLE, (1.0, -1.0, 0.0, 0.0),
                     check_marked=lambda params: None if len(params) == 4 else
                     "utility takes 4 coefficients (trec_eval: improper number of coefficients)"))
-register(Definition("set_P", _set_P, ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),)))
+register(Definition("set_P", _set_P,
+                    ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),)))
 register(Definition("set_relative_P", _set_relative_P,
-                    ir_measures=(IrName("SetP", "SetP(relative=True)", when=lambda params: bool(params.get("relative"))),)))
+                    ir_measures=(IrName("SetP", "SetP(relative=True)",
+                                        when=lambda params: bool(params.get("relative"))),)))
 register(Definition("set_recall", _set_recall, ir_measures=(IrName("SetR", "SetR"),)))
 register(Definition("set_map", _set_map, ir_measures=(IrName("SetAP", "SetAP"),)))
 register(Definition("set_F", _set_F, P_DOUBLE, (1.0,), ir_measures=(IrName("SetF", "SetF", param="beta"),),
