@@ -1,7 +1,7 @@
 """Write docs/cli.md, the command reference, from the commands' own ``--help``.
 
-    python docs/gen_cli.py            # rewrite docs/cli.md (what `make docs-cli` runs)
-    python docs/gen_cli.py --check    # exit 1 when docs/cli.md differs from what the commands print
+    python docs/gen_cli.py            # rewrite docs/cli.md and castregin/cli/commands.json (`make docs-cli`)
+    python docs/gen_cli.py --check    # exit 1 when either differs from what the commands print
 
 Every command and subcommand (``castregin.cli.COMMANDS`` and the commands of each group) is invoked
 with ``--help`` through click, as a terminal 80 columns wide shows it, and its text is put verbatim in
@@ -81,17 +81,46 @@ def render() -> str:
     return "".join(parts).rstrip("\n") + "\n"
 
 
+def command_table() -> str:
+    """``castregin/cli/commands.json``: every top-level command's module and summary, read off the commands.
+
+    Every module of ``castregin.cli`` is imported, so a command that the table does not know yet is found.
+    """
+    import importlib
+    import json
+    import pkgutil
+
+    import castregin.cli
+    from castregin.cli import main
+
+    for module in pkgutil.iter_modules(castregin.cli.__path__):
+        importlib.import_module(f"castregin.cli.{module.name}")
+    table = {}
+    for name, command in sorted(main.commands.items()):
+        entry: dict[str, str] = {"module": command.callback.__module__}
+        if command.short_help:
+            entry["short_help"] = command.short_help
+        else:
+            # click shortens the first paragraph only (make_default_short_help).
+            entry["help"] = " ".join((command.help or "").split("\n\n", 1)[0].split())
+        table[name] = entry
+    return json.dumps(table, indent=1, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str]) -> int:
-    page = render()
+    from castregin.cli import COMMAND_TABLE
+
+    outputs = {Path(COMMAND_TABLE): command_table(), PAGE: render()}
     if argv == ["--check"]:
-        if PAGE.read_text(encoding="utf-8") != page:
-            print(f"{PAGE} differs from the commands' --help: run `{REGENERATE}`", file=sys.stderr)
-            return 1
-        return 0
+        stale = [path for path, text in outputs.items() if path.read_text(encoding="utf-8") != text]
+        for path in stale:
+            print(f"{path} differs from the commands: run `{REGENERATE}`", file=sys.stderr)
+        return 1 if stale else 0
     if argv:
         print(__doc__, file=sys.stderr)
         return 2
-    PAGE.write_text(page, encoding="utf-8")
+    for path, text in outputs.items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 

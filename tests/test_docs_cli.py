@@ -51,6 +51,15 @@ def test_the_committed_page_is_what_the_commands_print():
                     f"docs/cli.md\n{diff[:4000]}")
 
 
+def test_the_command_table_is_read_off_the_commands():
+    """castregin --help lists commands from castregin/cli/commands.json without importing them: the file
+    must hold each command's own module and summary."""
+    from castregin.cli import COMMAND_TABLE
+
+    committed = Path(COMMAND_TABLE).read_text(encoding="utf-8")
+    assert committed == gen_cli.command_table(), f"run `{gen_cli.REGENERATE}` and commit castregin/cli/commands.json"
+
+
 def test_every_command_and_subcommand_has_its_help_on_the_page():
     paths = gen_cli.command_paths()
     assert {path[0] for path in paths if path} == set(COMMANDS)

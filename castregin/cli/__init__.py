@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
+import os
 import signal
 import sys
 import warnings
@@ -27,9 +29,11 @@ from ..errors import InputError, InputWarning
 class CommandEntry(NamedTuple):
     """Where a command is defined, and the summary ``castregin --help`` lists for it.
 
-    The summary is the command's own (``help``: the first paragraph of its docstring, shortened by
-    click as for any command; ``short_help``: given in the decorator, shown whole), copied here so that
-    the list of commands needs none of their modules; a test checks the copies against the commands.
+    The summary is the command's own (``help``: the first paragraph of its docstring, which click
+    shortens as for any command; ``short_help``: given in the decorator, shown whole), kept in
+    ``commands.json`` beside this module so that the list of commands needs none of their modules.
+    ``make docs-cli`` writes that file from the commands themselves (``docs/gen_cli.py``), and a test
+    fails when it differs from them.
     """
 
     module: str
@@ -37,36 +41,17 @@ class CommandEntry(NamedTuple):
     short_help: str | None = None
 
 
+#: The file of every command's module and summary (see :class:`CommandEntry`).
+COMMAND_TABLE = os.path.join(os.path.dirname(__file__), "commands.json")
+
+
+def _read_command_table() -> dict[str, CommandEntry]:
+    with open(COMMAND_TABLE, encoding="utf-8") as table:
+        return {name: CommandEntry(**fields) for name, fields in json.load(table).items()}
+
+
 #: Every command: its module, so that running one imports only that module, and its summary.
-COMMANDS = {
-    "aggregate": CommandEntry("castregin.cli.judging", help="Aggregate crowd judgments into qrels, one per criterion."),
-    "agreement": CommandEntry("castregin.cli.judging", help="Inter-annotator agreement of crowd judgments."),
-    "analyze": CommandEntry("castregin.cli.analyze", help="Analyses of the evaluation itself: pool reusability, "
-                                                          "ranking stability, confidence intervals."),
-    "compare": CommandEntry("castregin.cli.compare", help="Are the differences between runs significant? Paired "
-                                                          "tests on per-turn values."),
-    "convert": CommandEntry("castregin.cli.convert", help="Turn JSON submissions (CAsT 2022 formats) into TREC runs."),
-    "evaluate": CommandEntry("castregin.cli.evaluate",
-                             help="Evaluate TREC runs against qrels with trec_eval's numbers."),
-    "measures": CommandEntry("castregin.cli.evaluate", help="Every measure castregin accepts, which backend computes "
-                                                            "it, and what it refuses."),
-    "ope": CommandEntry("castregin.cli.ope", help="Off-policy evaluation: human scores of dialogue systems nobody has "
-                                                  "judged yet."),
-    "paradise": CommandEntry("castregin.cli.dialogue", short_help="PARADISE: task success as kappa, the performance "
-                                                                  "function (Walker et al. 1997)."),
-    "pool": CommandEntry("castregin.cli.convert", help="Judging pools: build one from runs, or see what each run "
-                                                       "brought into it."),
-    "qrels": CommandEntry("castregin.cli.evaluate", help="Qrels tools: subsets, filtered turns, combined criteria, "
-                                                         "statistics."),
-    "report": CommandEntry("castregin.cli.compare", help="A static HTML report: DIR/index.html, one self-contained "
-                                                         "file, and DIR/figures/*.png."),
-    "scorekeeping": CommandEntry("castregin.cli.dialogue", short_help="clembench's privateshared game: episode "
-                                                                      "scores.json and the leaderboard summary."),
-    "tasks": CommandEntry("castregin.cli.tasks", help="Make crowd judging tasks from a pool: every (turn, item) with "
-                                                      "its conversation so far."),
-    "trec_eval": CommandEntry("castregin.cli.trec_eval", help="trec_eval's command line and output: a drop-in for "
-                                                              "scripts that call trec_eval 9.0.8."),
-}
+COMMANDS = _read_command_table()
 
 
 @contextlib.contextmanager
