@@ -17,7 +17,7 @@ from ..evaluation.compare import (
 )
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
-from ..evaluation.measures import DEFAULT_MEASURES, parse_measures
+from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.output import identity
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
 from ..render.comparison import COMPARE_FORMATS, render_comparison
@@ -39,17 +39,21 @@ def _distinct_files(paths) -> int:
     return len({identity(path) or path for path in paths})
 
 
-def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs: int):
-    """Usage problems before any file is read: too few runs, measures that cannot be tested per turn."""
+def _check_inputs(run_paths, measures, rel_level, *, command: str, minimum_runs: int) -> list[Measure]:
+    """Usage problems before any file is read (too few runs, measures that cannot be tested per turn),
+    and the measures parsed: the one parse of ``-m``, which everything after takes."""
     if _distinct_files(run_paths) < minimum_runs:
         raise click.UsageError(f"{command} needs at least {minimum_runs} different runs; "
                                f"{_distinct_files(run_paths)} given")
+    shown: list[Measure] = []
     for name in measures or DEFAULT_MEASURES:
         parsed = parse_measures([name], rel_level)
         # A set (all_trec) may hold summaries over turns: their means are shown, only they are not tested.
         if len(parsed) == 1 and not parsed[0].per_turn:
             raise click.BadParameter(f"{name} has no per-turn values to test (it is a summary over turns); "
                                      "use a measure with per-turn values (map instead of gm_map)", param_hint="-m")
+        shown.extend(parsed)
+    return parse_measures(shown, rel_level)  # each measure once, in the order given
 
 
 _comparison_options = evaluation_options(
@@ -69,12 +73,11 @@ _comparison_options = evaluation_options(
 )
 
 
-def _sort_measure(sort: str | None, measures, rel_level: int) -> str | None:
+def _sort_measure(sort: str | None, shown: list[Measure], rel_level: int) -> str | None:
     """The measure ``--sort`` names, as evaluate names it (``P_1`` is ``P@1``); one of ``-m``."""
     if sort is None:
         return None
     parsed = parse_measures([sort], rel_level)
-    shown = parse_measures(list(measures or DEFAULT_MEASURES), rel_level)
     # The same measure may be spelled both ways (-m P@1 --sort P_1).
     same = [m.name for m in shown if len(parsed) == 1 and same_measure(m, parsed[0])]
     if not same:
@@ -114,12 +117,12 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
       castregin compare runs/ --qrels all.qrel --test tukey-hsd --sort nDCG@3
     """
     formats.ensure_not_input(output, input_paths(runs, qrels_specs))
-    _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
-    sort = _sort_measure(sort, measures, rel_level)
+    shown = _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
+    sort = _sort_measure(sort, shown, rel_level)
     run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
-        results = evaluate_runs(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level=rel_level,
+        results = evaluate_runs(run_list, qrels_list, shown, rel_level=rel_level,
                                 per_turn=True, score_precision=score_precision)
     comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
                                progress=sys.stderr.isatty())
@@ -173,10 +176,10 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
 
     inputs = input_paths(runs, qrels_specs)
     check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
-    _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
+    shown = _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
     run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     base = resolve_baseline(baseline, runs, run_list)
-    settings = ReportSettings(measures=tuple(measures or DEFAULT_MEASURES), baseline=base, rel_level=rel_level,
+    settings = ReportSettings(measures=tuple(shown), baseline=base, rel_level=rel_level,
                               score_precision=score_precision, depth=depth, test=test, correction=correction,
                               alpha=alpha, permutations=permutations, seed=seed,
                               plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,

@@ -22,7 +22,7 @@ from ..errors import InputError
 from .analysis import bootstrap_intervals, leave_one_run_out, ranking_correlations
 from .compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, same_measure
 from .evaluate import ALL_TURNS, NUM_Q, RESULT_COLUMNS, evaluate, run_names
-from .measures import DEFAULT_MEASURES, parse_measures
+from .measures import DEFAULT_MEASURES, Measure, parse_measures
 from .ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
 
 DEFAULT_DEPTH = 10
@@ -116,7 +116,8 @@ def turn_statistics(results: pd.DataFrame, qrels: str, measure: str) -> TurnStat
 class ReportSettings:
     """What the report computes; see :func:`report_data`."""
 
-    measures: Sequence[str] = DEFAULT_MEASURES
+    #: Names, or measures parsed already (:func:`~castregin.evaluation.measures.parse_measures`).
+    measures: Sequence[str | Measure] = DEFAULT_MEASURES
     baseline: str | None = None
     rel_level: int = 2
     score_precision: str = DEFAULT_SCORE_PRECISION
@@ -192,12 +193,12 @@ def _evaluate(runs, qrels, settings: ReportSettings):
         raise InputError("the report's per-turn plots need a measure with per-turn values (num_q and gm_map "
                          "have none)", argument="measures")
     plot = _plot_measure(settings.plot_measure, shown, settings.rel_level)
-    judged = f"Judged@{settings.depth}"
+    judged = parse_measures([f"Judged@{settings.depth}"], settings.rel_level)[0]
     names = [m.name for m in shown]
-    rows = evaluate(runs, qrels, [*names, *(m for m in (plot.name, judged) if m not in names)],
+    rows = evaluate(runs, qrels, [*shown, plot, judged],  # evaluate keeps each measure once
                     rel_level=settings.rel_level, per_turn=True, score_precision=settings.score_precision)
     results = rows[rows["measure"].isin([NUM_Q, *names])].reset_index(drop=True)
-    judged_rows = rows[(rows["measure"] == judged) & (rows["turn"] == ALL_TURNS)]
+    judged_rows = rows[(rows["measure"] == judged.name) & (rows["turn"] == ALL_TURNS)]
     judged_at = {(q, r): float(v) for q, r, v in judged_rows[["qrels", "run", "value"]].itertuples(index=False)}
     return names, tested, results, rows[rows["measure"] == plot.name].reset_index(drop=True), plot.name, judged_at
 
