@@ -172,13 +172,15 @@ class Ranking(NamedTuple):
 
 
 def rank_topic(topic: str, scores: Mapping[str, float], labels: Mapping[str, int], settings: Settings,
-               strict: bool = True) -> Ranking:
+               strict: bool = True, order: Sequence[str] | None = None) -> Ranking:
     """One topic as trec_eval's measures see it (``te_form_res_rels``).
 
     A topic labelled only below 0 is a :class:`TrecEvalRefusal` when ``strict``, as trec_eval cannot
-    evaluate it; otherwise nothing in it is relevant.
+    evaluate it; otherwise nothing in it is relevant. ``order`` is ``ranked_items(scores,
+    settings.score_bits)`` when the caller has it already (the same ranking under many labellings).
     """
-    order = ranked_items(scores, settings.score_bits)
+    if order is None:
+        order = ranked_items(scores, settings.score_bits)
     if settings.max_docs < len(order):
         order = order[:settings.max_docs]
     get = labels.get
