@@ -444,3 +444,49 @@ def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complet
     qrels_list = _inputs(qrels, QRELS, as_qrels, "qrels")
     parsed, _ = _plan(measures, rel_level)
     return _evaluate(run_list, qrels_list, parsed, rel_level, complete, per_turn, turns, score_precision)
+
+
+# --- holes ---------------------------------------------------------------------------------------------------
+
+
+def holes(runs, qrels, measures="nDCG@3", *, depth: int | None = None, hole_label: int | None = None,
+          rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION) -> dict:
+    """Each run's score as the interval its holes (unjudged items in its top ``depth``) leave open.
+
+    As ``castregin analyze holes`` (see :mod:`castregin.evaluation.holes` for what the interval is and
+    why it is exact): for every labelling of a turn's holes with labels 0 to ``hole_label``, the least
+    and the greatest value of the measure.
+
+    Parameters
+    ----------
+    runs, qrels:
+        One run or a list of runs, and one qrels, each any accepted input (see :mod:`castregin.api`).
+    measures:
+        A name or a list of names: P@k, Success@k, R@k, RR, AP, AP@k, Rprec, nDCG, nDCG@k (or
+        trec_eval's names); any other is refused.
+    depth:
+        The holes are the unjudged items in each turn's top ``depth`` (trec_eval's order). Default:
+        the measure's cutoff; required for measures without one.
+    hole_label:
+        The best label a hole may take. Default: the qrels' largest label.
+    rel_level, score_precision:
+        As in :func:`calc_aggregate`.
+
+    Returns
+    -------
+    ``{"settings": {...}, "runs": [...], "flips": [...], "turns": [...]}``: per run and measure the
+    means (``score`` as trec_eval prints it, ``low``, ``high``, ``judged``, ``holes``...) over the
+    turns in both run and qrels; the pairs of runs whose order the holes could flip; per run, measure
+    and turn the holes, ``judged``, ``score``, ``low``, ``high`` and a labelling of the holes that
+    gives each end (``low_labels``, ``high_labels``).
+
+    >>> run = holes({"t": {"a": 2.0, "b": 1.0}}, {"t": {"a": 2, "x": 2}}, "P@2")["runs"][0]
+    >>> run["score"], run["low"], run["high"]
+    (0.5, 0.5, 1.0)
+    """
+    from .evaluation.holes import hole_intervals
+
+    run_list = _inputs(runs, RUN, as_run, "runs")
+    names = [name for _, name in measure_names(measures)]
+    result = hole_intervals(run_list, as_qrels(qrels), names, depth, hole_label, rel_level, score_precision)
+    return result.records()

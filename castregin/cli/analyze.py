@@ -6,8 +6,8 @@ import click
 
 from .. import formats
 from ..evaluation.measures import DEFAULT_MEASURES
-from ..limits import MAX_CUTOFF, MAX_RESAMPLES
-from ..render.analysis import bootstrap_report, correlation_report, loro_report
+from ..limits import MAX_CUTOFF, MAX_RESAMPLES, MAX_TREC_LABEL
+from ..render.analysis import bootstrap_report, correlation_report, holes_report, loro_report
 from ..render.tables import RECORD_FORMATS
 from . import main, warnings_as_lines
 from .options import (
@@ -26,13 +26,14 @@ from .options import (
 
 @main.group()
 def analyze():
-    """Analyses of the evaluation itself: pool reusability, ranking stability, confidence intervals.
+    """Analyses of the evaluation itself: pool reusability, holes, ranking stability, confidence intervals.
 
     \b
     Examples:
       castregin analyze loro runs/*.run --qrels question_relevance_all.qrel --depth 1 -m nDCG@3
       castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
       castregin analyze bootstrap runs/*.run --qrels all.qrel --samples 10000 --seed 1 --by topic
+      castregin analyze holes new.run --qrels question_relevance_all.qrel --depth 3 -m nDCG@3
     """
 
 
@@ -135,3 +136,45 @@ def bootstrap_command(runs, qrels_specs, measures, rel_level, score_precision, s
     # Only means with per-turn values get an interval (num_q has none).
     intervals = bootstrap_intervals(rows, by, samples, confidence, seed)
     formats.write_text(output, bootstrap_report(intervals, fmt))
+
+
+@analyze.command("holes")
+@runs_argument()
+@click.option("--qrels", "qrels_spec", required=True, type=InputPath(named=True), metavar="[NAME=]QRELS",
+              help="The qrels the runs are scored on.")
+@click.option("--depth", type=click.IntRange(1, MAX_CUTOFF),
+              help="The holes are the unjudged items in each turn's top k. Default: the measure's cutoff "
+                   "(nDCG@3: 3); required for measures without one (AP, RR, Rprec, nDCG).")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Measure, repeatable (default nDCG@3): P@k, Success@k, R@k, RR, AP, AP@k, Rprec, nDCG, nDCG@k "
+                   "or their trec_eval names.")
+@click.option("--hole-label", type=click.IntRange(0, MAX_TREC_LABEL),
+              help="The best label a hole may take. Default: the qrels' largest label.")
+@click.option("--per-turn", is_flag=True, help="A row per run, measure and turn too (csv: only those rows).")
+@rel_level_option
+@score_precision_option
+@format_option(RECORD_FORMATS)
+@output_option()
+def holes_command(runs, qrels_spec, depth, measures, hole_label, per_turn, rel_level, score_precision, fmt, output):
+    """Each run's score as the interval its holes (unjudged items in its top k) leave open.
+
+    Per run and turn: the holes in the top --depth (trec_eval's order), judged@k, the score trec_eval
+    prints (holes non-relevant), and [low, high], the least and greatest value of the measure over
+    every labelling of the holes with labels 0 to --hole-label (exact: not "all 0" and "all L", since
+    nDCG and AP can fall when a hole is relevant). Unjudged items below the depth count as non-relevant.
+    Per run: the means over the turns in both the run and the qrels, as evaluate averages. Then the
+    pairs of runs whose order the holes could flip (each run's holes labelled on its own).
+
+    \b
+    Examples:
+      castregin analyze holes runs/*.run --qrels question_relevance_all.qrel --depth 3
+      castregin analyze holes new.run old/*.run --qrels all.qrel -m nDCG@3 -m AP --depth 3 --per-turn --format json
+    """
+    from ..evaluation.holes import hole_intervals
+
+    formats.ensure_not_input(output, input_paths(runs, [qrels_spec]))
+    run_list, (qrels,) = read_runs_and_qrels(runs, [qrels_spec])
+    with warnings_as_lines():
+        result = hole_intervals(run_list, qrels, list(measures) or ["nDCG@3"], depth, hole_label, rel_level,
+                                score_precision)
+    formats.write_text(output, holes_report(result, fmt, per_turn))

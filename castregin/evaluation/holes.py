@@ -232,6 +232,16 @@ class HolesResult:
     flips: list[dict]
     settings: dict
 
+    def records(self) -> dict:
+        """As plain data (what ``--format json`` and :func:`castregin.api.holes` give):
+        ``{"settings", "runs", "flips", "turns"}``, each turn with its holes and the labellings of its ends."""
+        turns = [{"run": t.run, "measure": t.measure, "turn": t.turn, "depth": t.depth, "holes": t.holes,
+                  "judged": t.judged, "score": t.score, "low": t.low, "high": t.high,
+                  "hole_items": list(t.hole_items), "low_labels": dict(t.low_labels),
+                  "high_labels": dict(t.high_labels)} for t in self.turns]
+        runs = [{**vars(r), "width": r.width} for r in self.runs]
+        return {"settings": self.settings, "runs": runs, "flips": self.flips, "turns": turns}
+
 
 def hole_intervals(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str | Measure] = ("nDCG@3",),
                    depth: int | None = None, hole_label: int | None = None, rel_level: int = 2,

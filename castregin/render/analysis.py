@@ -61,3 +61,46 @@ def pool_stats_report(stats: dict, fmt: str) -> str:
         heading.format("Pooled pairs shared by two runs") + render_records(overlap_records, ["run", *names], fmt),
         heading.format("Pool size per turn") + render_records(stats["turns"], ["turn", "pool"], fmt),
     ])
+
+
+# --- analyze holes -------------------------------------------------------------------------------------------
+
+HOLES_RUN_COLUMNS = ["run", "measure", "depth", "turns", "holes", "turns_with_holes", "judged", "score", "low", "high",
+                     "run_turns_not_judged", "qrels_turns_not_run"]
+HOLES_TURN_COLUMNS = ["run", "measure", "turn", "depth", "holes", "judged", "score", "low", "high"]
+HOLES_FLIP_COLUMNS = ["measure", "run_a", "run_b", "score_a", "score_b", "low_a", "high_b", "tie"]
+
+
+def holes_report(result, fmt: str, per_turn: bool = False) -> str:
+    """``analyze holes`` in a record format.
+
+    ``json`` holds the settings, the runs, the flips and (with ``per_turn``) the turns; ``csv`` one table,
+    the turns with ``per_turn``, else the runs; the formats for people the runs, the possible flips, then
+    the turns with ``per_turn``, each under a heading, and (``table``) a sentence on what the interval is.
+    """
+    records = result.records()
+    if not per_turn:
+        records.pop("turns")
+    if fmt == "json":
+        return json_text(records)
+    if fmt == "csv":
+        return (render_records(records["turns"], HOLES_TURN_COLUMNS, "csv") if per_turn
+                else render_records(records["runs"], HOLES_RUN_COLUMNS, "csv"))
+    settings = result.settings
+    heading = {"markdown": "**{}**\n\n", "latex": "% {}\n"}.get(fmt, "{}\n")
+    parts = [heading.format(f"Scores on {settings['qrels']} as intervals: holes (unjudged items in the top depth) "
+                            f"labelled anything from 0 to {settings['hole_label']}")
+             + render_records(records["runs"], HOLES_RUN_COLUMNS, fmt)]
+    if records["flips"]:
+        parts.append(heading.format("Runs whose order the holes could flip (b could end above a)")
+                     + render_records(records["flips"], HOLES_FLIP_COLUMNS, fmt))
+    else:
+        parts.append(heading.format("No two runs whose order the holes could flip"))
+    if per_turn:
+        parts.append(heading.format("Per turn") + render_records(records["turns"], HOLES_TURN_COLUMNS, fmt))
+    text = "\n".join(parts)
+    if fmt == "table":
+        text += ("\nscore: trec_eval's (holes non-relevant). [low, high]: the least and greatest value over every "
+                 "labelling of the holes; unjudged items below the depth count as non-relevant; each run's holes "
+                 "are labelled apart, so a flip listed may need one hole labelled two ways.\n")
+    return text
