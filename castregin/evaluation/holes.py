@@ -123,7 +123,8 @@ def check_supported(measure: Measure) -> None:
 
 def default_depth(measure: Measure) -> int | None:
     """The measure's cutoff, where it has one (P@5: 5), else None."""
-    return int(measure.param) if measure.definition.name in _WITH_CUTOFF else None
+    param = measure.param
+    return int(param) if measure.definition.name in _WITH_CUTOFF and param is not None else None
 
 
 def _fill_levels(measure: Measure, hole_label: int) -> list[int]:
@@ -148,6 +149,8 @@ def turn_holes(run_name: str, turn: str, scores: Mapping[str, float], labels: Ma
     judged = (len(top) - len(holes)) / len(top) if top else 1.0
     settings = Settings(measure.rel, score_bits=bits)
     rule, params = measure.definition.rule, measure.params
+    if rule is None:  # every supported measure has one (check_supported)
+        raise InputError(f"measure {measure.name!r} has no per-turn rule", argument="measures")
 
     def value(fill: Mapping[str, int]) -> float:
         filled = {**labels, **fill} if fill else labels

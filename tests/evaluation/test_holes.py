@@ -25,10 +25,12 @@ from castregin.evaluation.holes import hole_intervals, possible_flips
 
 #: castregin's name -> (pytrec_eval's measure, its key).
 PYTREC = {
-    "P@3": ("P.3", "P_3"), "P@5": ("P.5", "P_5"), "Success@3": ("success.3", "success_3"),
+    "P@3": ("P.3", "P_3"), "P@5": ("P.5", "P_5"),
+    "Success@3": ("success.3", "success_3"),
     "R@5": ("recall.5", "recall_5"), "RR": ("recip_rank", "recip_rank"), "AP": ("map", "map"),
     "AP@5": ("map_cut.5", "map_cut_5"), "Rprec": ("Rprec", "Rprec"), "nDCG": ("ndcg", "ndcg"),
-    "nDCG@3": ("ndcg_cut.3", "ndcg_cut_3"), "nDCG@5": ("ndcg_cut.5", "ndcg_cut_5"), "nDCG@10": ("ndcg_cut.10", "ndcg_cut_10"),
+    "nDCG@3": ("ndcg_cut.3", "ndcg_cut_3"), "nDCG@5": ("ndcg_cut.5", "ndcg_cut_5"),
+    "nDCG@10": ("ndcg_cut.10", "ndcg_cut_10"),
 }
 MEASURES = list(PYTREC)
 
@@ -111,7 +113,7 @@ def test_the_interval_is_the_least_and_greatest_over_all_labellings(seed):
     hole_items = [item for item in top if item not in labels]
     labellings = list(itertools.product(range(largest + 1), repeat=len(hole_items)))
     qrels = {f"t{i}": {**labels, **dict(zip(hole_items, fill, strict=True))} for i, fill in enumerate(labellings)}
-    runs = {query: scores for query in qrels}
+    runs = dict.fromkeys(qrels, scores)
     for row in result.turns:
         values = pytrec(qrels, runs, row.measure, rel_level)
         assert list(row.hole_items) == hole_items
@@ -252,7 +254,7 @@ def test_cast_flips_are_listed_and_their_intervals_overlap(cast2022, run_paths):
     ("Judged@3", "supports"), ("num_rel_ret", "supports"),
 ])
 def test_measures_without_an_exact_bound_are_refused(measure, words):
-    with pytest.raises(InputError, match="analyze holes supports|gain map") as caught:
+    with pytest.raises(InputError, match=r"analyze holes supports|gain map") as caught:
         hole_intervals([Run("r", {"t": {"a": 1.0}})], Qrels({"t": {"a": 1}}), [measure], depth=3)
     assert words in str(caught.value) and "\n" not in str(caught.value)
 
