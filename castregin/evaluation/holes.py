@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..data import Qrels, Run
-from ..errors import InputError
+from ..errors import CoverageWarning, InputError
 from ..limits import MAX_HOLE_LABELLINGS, MAX_TREC_LABEL
 from .evaluate import run_names, trec_eval_mean
 from .measures import Measure, parse_measures
@@ -282,6 +283,9 @@ def hole_intervals(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str | M
     turns, summaries = [], []
     for run, name in zip(runs, names, strict=True):
         shared = sorted(turn for turn in run.scores if turn in qrels.labels)
+        if not shared:
+            warnings.warn(CoverageWarning(f"run {name!r} shares no turn with qrels {qrels.name!r}: its means are 0 "
+                                          "over no turn; check the turn ids"), stacklevel=2)
         for measure in parsed:
             rows = [turn_holes(name, turn, run.scores[turn], qrels.labels[turn], measure, depths[measure.name],
                                hole_label, bits) for turn in shared]

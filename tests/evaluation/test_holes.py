@@ -206,6 +206,14 @@ def test_means_are_over_the_turns_both_have_and_the_rest_is_counted():
     assert (summary.holes, summary.turns_with_holes, summary.judged) == (1, 1, 0.75)
 
 
+def test_a_run_sharing_no_turn_with_the_qrels_is_warned_about():
+    from castregin.errors import CoverageWarning
+
+    with pytest.warns(CoverageWarning, match="shares no turn"):
+        result = hole_intervals([Run("r", {"a": {"x": 1.0}})], Qrels({"b": {"x": 1}}), ["P@1"])
+    assert (result.runs[0].turns, result.runs[0].run_turns_not_judged, result.runs[0].qrels_turns_not_run) == (0, 1, 1)
+
+
 def test_a_label_below_0_is_a_hole_and_a_binary_measure_needs_the_level():
     run = Run("r", {"t": {"a": 2.0, "b": 1.0}})
     qrels = Qrels({"t": {"a": -1, "b": 2}})
