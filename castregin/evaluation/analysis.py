@@ -4,8 +4,10 @@
   pool. Its unique contributions at depth k (items in its top k by the rank column that no other
   run has in its top k) are removed from the qrels and the run is evaluated again, unjudged items
   counting as non-relevant, as trec_eval counts them.
-- :func:`ranking_correlations`: Kendall's tau (scipy's tau-b) and tau_AP (Yilmaz, Aslam and
-  Robertson 2008) between the system rankings under two (qrels, measure) settings.
+- :func:`ranking_correlations`: Kendall's tau (scipy's tau-b), tau_AP (Yilmaz, Aslam and Robertson
+  2008), Spearman's rho and the top-k overlap between the system rankings under two (qrels, measure)
+  settings; :func:`ranking_agreement` the same between two label sources, with each run's rank
+  under each and the runs that move most.
 - :func:`bootstrap_intervals`: percentile bootstrap confidence intervals of each mean, resampling
   turns (or topics).
 
@@ -148,31 +150,176 @@ def swapped_pairs(first: Sequence[float], second: Sequence[float]) -> int:
                if (first[i] - first[j]) * (second[i] - second[j]) < 0)
 
 
-def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]],
-                         rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[dict]:
-    """Kendall's tau, tau_AP and swapped pairs between the rankings under every pair of settings.
+#: k of the top-k overlap when none is asked for.
+DEFAULT_TOP_K = 5
 
-    ``settings`` are ``(qrels, measure)`` pairs; a row per unordered pair, the first setting of the
-    pair being tau_AP's reference. ``score_precision`` is that of :func:`castregin.evaluation.evaluate.evaluate`.
+
+def top_k(scores: Sequence[float], names: Sequence[str], k: int) -> list[str]:
+    """The names of the ``k`` best systems by score, ties broken by name (as tau_AP breaks them)."""
+    return [names[i] for i in _order(scores, names)[:k]]
+
+
+def cut_in_tie(scores: Sequence[float], k: int) -> bool:
+    """Whether the k-th and the (k+1)-th best scores are equal: then the top k holds a system chosen by name."""
+    ordered = sorted(scores, reverse=True)
+    return 0 < k < len(ordered) and ordered[k - 1] == ordered[k]
+
+
+def top_k_overlap(first: Sequence[float], second: Sequence[float], names: Sequence[str], k: int) -> float:
+    """``|top k by first ∩ top k by second| / k``, each top k with its ties broken by name (:func:`top_k`)."""
+    if k < 1:
+        raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
+    return len(set(top_k(first, names, k)) & set(top_k(second, names, k))) / k
+
+
+def _undefined_if_constant(statistic, a: Sequence[float], b: Sequence[float]) -> float:
+    # scipy warns and returns NaN when a ranking is one tie; castregin says NaN without the warning.
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return float("nan")
+    return float(statistic(a, b).statistic)
+
+
+def agreement_statistics(a: Sequence[float], b: Sequence[float], names: Sequence[str],
+                         k: int = DEFAULT_TOP_K) -> dict:
+    """How far the rankings of the same systems by scores ``a`` and by scores ``b`` agree.
+
+    Kendall's tau (tau-b) and Spearman's rho (on average ranks) from scipy, NaN when either ranking is
+    one tie; tau_AP with ``a`` the reference (``tau_ap``) and with ``b`` the reference
+    (``tau_ap_reverse``), ties broken by name; the swapped pairs; the overlap of the top ``k``
+    (``k`` at most the number of systems: ``top_k`` holds the k used) and ``top_k_cut_in_tie``, true
+    when the k-th and (k+1)-th scores are equal under ``a`` or ``b``, the overlap then depending on
+    the names that broke the tie.
     """
     from scipy import stats
 
-    if len(runs) < 2:
-        raise InputError("rank correlations need at least two runs", argument="runs")
-    names = run_names(list(runs))
-    # One evaluation per qrels, with every measure asked of it.
+    if len(a) != len(b) or len(a) != len(names):
+        raise InputError("the two rankings must have the same systems", argument="b")
+    if k < 1:
+        raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
+    k = min(k, len(names))
+    return {"kendall_tau": _undefined_if_constant(stats.kendalltau, a, b), "tau_ap": tau_ap(a, b, names),
+            "tau_ap_reverse": tau_ap(b, a, names), "spearman_rho": _undefined_if_constant(stats.spearmanr, a, b),
+            "swapped_pairs": swapped_pairs(a, b), "top_k": k, "top_k_overlap": top_k_overlap(a, b, names, k),
+            "top_k_cut_in_tie": cut_in_tie(a, k) or cut_in_tie(b, k), "runs": len(names)}
+
+
+def _setting_scores(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]], rel_level: int,
+                    score_precision: str) -> list[list[float]]:
+    """Each setting's mean of every run, from one evaluation per qrels with every measure asked of it."""
     wanted: dict[int, tuple[Qrels, dict[str, None]]] = {}
     for qrels, measure in settings:
         wanted.setdefault(id(qrels), (qrels, {}))[1][measure] = None
     means = {key: _means(runs, qrels, list(measures), rel_level, score_precision)
              for key, (qrels, measures) in wanted.items()}
-    scores = [(qrels.name, measure, means[id(qrels)][measure]) for qrels, measure in settings]
-    rows = []
-    for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2):
-        rows.append({"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
-                     "kendall_tau": float(stats.kendalltau(a, b).statistic), "tau_ap": tau_ap(a, b, names),
-                     "swapped_pairs": swapped_pairs(a, b), "runs": len(runs)})
-    return rows
+    return [means[id(qrels)][measure] for qrels, measure in settings]
+
+
+def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]],
+                         rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION,
+                         top_k: int = DEFAULT_TOP_K) -> list[dict]:
+    """:func:`agreement_statistics` between the rankings of the runs under every pair of settings.
+
+    ``settings`` are ``(qrels, measure)`` pairs; a row per unordered pair, the first setting of the
+    pair being A (tau_AP's reference in ``tau_ap``). ``score_precision`` is that of
+    :func:`castregin.evaluation.evaluate.evaluate`.
+    """
+    if len(runs) < 2:
+        raise InputError("rank correlations need at least two runs", argument="runs")
+    if top_k < 1:
+        raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
+    names = run_names(list(runs))
+    scores = [(qrels.name, measure, values) for (qrels, measure), values
+              in zip(settings, _setting_scores(runs, settings, rel_level, score_precision), strict=True)]
+    return [{"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
+             **agreement_statistics(a, b, names, top_k)}
+            for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2)]
+
+
+# --- ranking agreement between two label sources ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """One run's mean under label sources A and B, and its rank under each (1 = best, ties share the best)."""
+
+    run: str
+    score_a: float
+    score_b: float
+    rank_a: int
+    rank_b: int
+
+    @property
+    def change(self) -> int:
+        """``rank_b - rank_a``: positive when the run falls under B."""
+        return self.rank_b - self.rank_a
+
+
+@dataclass(frozen=True)
+class RankingAgreement:
+    """How far two label sources (qrels) agree on the ranking of the same runs by one measure.
+
+    ``statistics`` is :func:`agreement_statistics`' dict (A = ``qrels_a``); ``runs`` every run in
+    the order given; ``movers`` the runs whose rank changes, by the size of the change, largest
+    first, then by name.
+    """
+
+    qrels_a: str
+    qrels_b: str
+    measure: str
+    statistics: dict
+    runs: list[RankChange]
+    movers: list[RankChange]
+
+    def to_dict(self) -> dict:
+        """The agreement as JSON-ready dicts and lists (each run with its ``change``)."""
+        def run(row: RankChange) -> dict:
+            return {**vars(row), "change": row.change}
+
+        return {"qrels_a": self.qrels_a, "qrels_b": self.qrels_b, "measure": self.measure,
+                "statistics": dict(self.statistics), "runs": [run(r) for r in self.runs],
+                "movers": [run(r) for r in self.movers]}
+
+
+def rank_changes(names: Sequence[str], a: Sequence[float], b: Sequence[float]) -> tuple[list[RankChange],
+                                                                                      list[RankChange]]:
+    """Every run's scores and ranks (:func:`system_ranks`) under A and B, and the runs that move, most first."""
+    rows = [RankChange(name, score_a, score_b, rank_a, rank_b) for name, score_a, score_b, rank_a, rank_b
+            in zip(names, a, b, system_ranks(a), system_ranks(b), strict=True)]
+    movers = sorted((r for r in rows if r.change), key=lambda r: (-abs(r.change), r.run))
+    return rows, movers
+
+
+def ranking_agreements(runs: Sequence[Run], sources: Sequence[Qrels], measure: str, *,
+                       top_k: int = DEFAULT_TOP_K, rel_level: int = 2,
+                       score_precision: str = DEFAULT_SCORE_PRECISION) -> list[RankingAgreement]:
+    """:func:`ranking_agreement` of every pair of ``sources`` (in order: first, second; first, third...),
+    evaluating the runs once per source."""
+    if len(runs) < 2:
+        raise InputError("ranking agreement needs at least two runs", argument="runs")
+    if top_k < 1:
+        raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
+    names = run_names(list(runs))
+    scores = _setting_scores(runs, [(q, measure) for q in sources], rel_level, score_precision)
+    agreements = []
+    for (qrels_a, a), (qrels_b, b) in itertools.combinations(zip(sources, scores, strict=True), 2):
+        rows, movers = rank_changes(names, a, b)
+        agreements.append(RankingAgreement(qrels_a.name, qrels_b.name, measure,
+                                           agreement_statistics(a, b, names, top_k), rows, movers))
+    return agreements
+
+
+def ranking_agreement(runs: Sequence[Run], qrels_a: Qrels, qrels_b: Qrels, measure: str, *,
+                      top_k: int = DEFAULT_TOP_K, rel_level: int = 2,
+                      score_precision: str = DEFAULT_SCORE_PRECISION) -> RankingAgreement:
+    """How far label sources ``qrels_a`` and ``qrels_b`` agree on the ranking of ``runs`` by ``measure``.
+
+    Each run is evaluated under each source (the mean over the turns the run and the qrels share, as
+    :func:`castregin.evaluation.evaluate.evaluate` gives it); the two rankings are compared by
+    :func:`agreement_statistics` (A the reference of ``tau_ap``) and each run's rank under A and B
+    is kept (:class:`RankingAgreement`).
+    """
+    return ranking_agreements(runs, [qrels_a, qrels_b], measure, top_k=top_k, rel_level=rel_level,
+                              score_precision=score_precision)[0]
 
 
 # --- bootstrap -------------------------------------------------------------------------------------------------
