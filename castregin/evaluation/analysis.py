@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..limits import MAX_RESAMPLES
 from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
-from .ranking import DEFAULT_SCORE_PRECISION
+from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 
 def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int,
@@ -117,30 +117,49 @@ def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: st
 # --- rank correlations ----------------------------------------------------------------------------------------
 
 
-def _order(scores: Sequence[float], names: Sequence[str]) -> list[int]:
-    # Ties broken by name, so that tau_AP is defined and deterministic.
-    return sorted(range(len(scores)), key=lambda i: (-scores[i], names[i]))
+def _tie_groups(scores: Sequence[float]) -> list[list[int]]:
+    """The systems' indices grouped by equal score, best group first."""
+    groups: dict[float, list[int]] = {}
+    for index, score in enumerate(scores):
+        groups.setdefault(score, []).append(index)
+    return [groups[score] for score in sorted(groups, reverse=True)]
 
 
-def tau_ap(reference: Sequence[float], estimate: Sequence[float], names: Sequence[str] | None = None) -> float:
+def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float:
     """tau_AP of the ranking by ``estimate`` against the ranking by ``reference`` (Yilmaz et al. 2008).
 
     ``tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1``, where systems are taken in the order of the
     estimate and ``C(i)`` counts the systems above position ``i`` that the reference also ranks above
-    the system at ``i``. Not symmetric: swaps near the top cost more. Ties are broken by name.
+    the system at ``i``. Not symmetric: swaps near the top cost more.
+
+    Ties (the paper has none): the mean of tau_AP over every way of breaking the ties of both
+    rankings, each way equally likely, computed exactly. A system tied with ``g - 1`` others in the
+    estimate is at each of their ``g`` positions with chance ``1/g``, and above it are the higher
+    groups and, at the group's ``j+1``-th position, ``j`` of the others at random; a pair tied in
+    the reference is ordered either way with chance 1/2. Without ties this is the paper's tau_AP.
     """
     if len(reference) != len(estimate):
         raise InputError("the two rankings must have the same systems", argument="estimate")
     n = len(reference)
     if n < 2:
         return float("nan")
-    names = list(names) if names is not None else [f"{i:09d}" for i in range(n)]
-    position = {system: rank for rank, system in enumerate(_order(reference, names))}
-    ordered = _order(estimate, names)
-    total = 0.0
-    for i in range(1, n):
-        correct = sum(position[ordered[j]] < position[ordered[i]] for j in range(i))
-        total += correct / i
+
+    def agrees(above: int, system: int) -> float:
+        # The chance that the reference ranks `above` over `system`.
+        return 1.0 if reference[above] > reference[system] else 0.5 if reference[above] == reference[system] else 0.0
+
+    total, higher = 0.0, []
+    for group in _tie_groups(estimate):
+        size = len(group)
+        for system in group:
+            from_higher = sum(agrees(other, system) for other in higher)
+            # The expected share of the group's others above `system` that the reference agrees with.
+            in_group = sum(agrees(other, system) for other in group if other != system) / (size - 1) if size > 1 else 0.0
+            for j in range(size):
+                above = len(higher) + j  # systems above `system` when it takes the group's (j+1)-th place
+                if above:
+                    total += (from_higher + j * in_group) / (above * size)
+        higher.extend(group)
     return 2.0 * total / (n - 1) - 1.0
 
 
@@ -150,26 +169,35 @@ def swapped_pairs(first: Sequence[float], second: Sequence[float]) -> int:
                if (first[i] - first[j]) * (second[i] - second[j]) < 0)
 
 
-#: k of the top-k overlap when none is asked for.
-DEFAULT_TOP_K = 5
+def top_k_chances(scores: Sequence[float], k: int) -> list[float]:
+    """Each system's chance to be among the ``k`` best when the ties are broken at random.
 
-
-def top_k(scores: Sequence[float], names: Sequence[str], k: int) -> list[str]:
-    """The names of the ``k`` best systems by score, ties broken by name (as tau_AP breaks them)."""
-    return [names[i] for i in _order(scores, names)[:k]]
+    1 for a system whose tied group lies wholly in the top k, 0 outside it; a group cut by the k-th
+    place shares the places left to it (``places / size`` each).
+    """
+    chances = [0.0] * len(scores)
+    placed = 0
+    for group in _tie_groups(scores):
+        share = min(max(k - placed, 0), len(group)) / len(group)
+        for index in group:
+            chances[index] = share
+        placed += len(group)
+    return chances
 
 
 def cut_in_tie(scores: Sequence[float], k: int) -> bool:
-    """Whether the k-th and the (k+1)-th best scores are equal: then the top k holds a system chosen by name."""
+    """Whether the k-th and the (k+1)-th best scores are equal: the top k is then one of several."""
     ordered = sorted(scores, reverse=True)
     return 0 < k < len(ordered) and ordered[k - 1] == ordered[k]
 
 
-def top_k_overlap(first: Sequence[float], second: Sequence[float], names: Sequence[str], k: int) -> float:
-    """``|top k by first ∩ top k by second| / k``, each top k with its ties broken by name (:func:`top_k`)."""
+def top_k_overlap(first: Sequence[float], second: Sequence[float], k: int) -> float:
+    """``|top k by first ∩ top k by second| / k``; where a tie straddles the k-th place of either
+    ranking, its mean over every way of breaking the ties of both (each equally likely), exactly:
+    the sum over the systems of their two :func:`top_k_chances`, over k."""
     if k < 1:
         raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
-    return len(set(top_k(first, names, k)) & set(top_k(second, names, k))) / k
+    return sum(a * b for a, b in zip(top_k_chances(first, k), top_k_chances(second, k), strict=True)) / k
 
 
 def _undefined_if_constant(statistic, a: Sequence[float], b: Sequence[float]) -> float:
@@ -179,28 +207,29 @@ def _undefined_if_constant(statistic, a: Sequence[float], b: Sequence[float]) ->
     return float(statistic(a, b).statistic)
 
 
-def agreement_statistics(a: Sequence[float], b: Sequence[float], names: Sequence[str],
-                         k: int = DEFAULT_TOP_K) -> dict:
+def agreement_statistics(a: Sequence[float], b: Sequence[float], k: int = DEFAULT_TOP_K) -> dict:
     """How far the rankings of the same systems by scores ``a`` and by scores ``b`` agree.
 
     Kendall's tau (tau-b) and Spearman's rho (on average ranks) from scipy, NaN when either ranking is
-    one tie; tau_AP with ``a`` the reference (``tau_ap``) and with ``b`` the reference
-    (``tau_ap_reverse``), ties broken by name; the swapped pairs; the overlap of the top ``k``
-    (``k`` at most the number of systems: ``top_k`` holds the k used) and ``top_k_cut_in_tie``, true
-    when the k-th and (k+1)-th scores are equal under ``a`` or ``b``, the overlap then depending on
-    the names that broke the tie.
+    one tie; :func:`tau_ap` with ``a`` the reference (``tau_ap``) and with ``b`` the reference
+    (``tau_ap_reverse``); the swapped pairs; :func:`top_k_overlap` (``k`` at most the number of
+    systems: ``top_k`` holds the k used) and ``top_k_cut_in_tie``, true when the k-th and (k+1)-th
+    scores are equal under ``a`` or ``b`` (the overlap is then a mean over the ways to break the tie).
+    Ties never depend on the systems' names.
     """
     from scipy import stats
 
-    if len(a) != len(b) or len(a) != len(names):
+    if len(a) != len(b):
         raise InputError("the two rankings must have the same systems", argument="b")
+    if any(math.isnan(x) for x in (*a, *b)):
+        raise InputError("a mean is not a number: every run must have a score under both settings", argument="b")
     if k < 1:
         raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
-    k = min(k, len(names))
-    return {"kendall_tau": _undefined_if_constant(stats.kendalltau, a, b), "tau_ap": tau_ap(a, b, names),
-            "tau_ap_reverse": tau_ap(b, a, names), "spearman_rho": _undefined_if_constant(stats.spearmanr, a, b),
-            "swapped_pairs": swapped_pairs(a, b), "top_k": k, "top_k_overlap": top_k_overlap(a, b, names, k),
-            "top_k_cut_in_tie": cut_in_tie(a, k) or cut_in_tie(b, k), "runs": len(names)}
+    k = min(k, len(a))
+    return {"kendall_tau": _undefined_if_constant(stats.kendalltau, a, b), "tau_ap": tau_ap(a, b),
+            "tau_ap_reverse": tau_ap(b, a), "spearman_rho": _undefined_if_constant(stats.spearmanr, a, b),
+            "swapped_pairs": swapped_pairs(a, b), "top_k": k, "top_k_overlap": top_k_overlap(a, b, k),
+            "top_k_cut_in_tie": cut_in_tie(a, k) or cut_in_tie(b, k), "runs": len(a)}
 
 
 def _setting_scores(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]], rel_level: int,
@@ -227,11 +256,10 @@ def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, st
         raise InputError("rank correlations need at least two runs", argument="runs")
     if top_k < 1:
         raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
-    names = run_names(list(runs))
     scores = [(qrels.name, measure, values) for (qrels, measure), values
               in zip(settings, _setting_scores(runs, settings, rel_level, score_precision), strict=True)]
     return [{"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
-             **agreement_statistics(a, b, names, top_k)}
+             **agreement_statistics(a, b, top_k)}
             for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2)]
 
 
@@ -300,12 +328,16 @@ def ranking_agreements(runs: Sequence[Run], sources: Sequence[Qrels], measure: s
         raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
     names = run_names(list(runs))
     scores = _setting_scores(runs, [(q, measure) for q in sources], rel_level, score_precision)
-    agreements = []
-    for (qrels_a, a), (qrels_b, b) in itertools.combinations(zip(sources, scores, strict=True), 2):
-        rows, movers = rank_changes(names, a, b)
-        agreements.append(RankingAgreement(qrels_a.name, qrels_b.name, measure,
-                                           agreement_statistics(a, b, names, top_k), rows, movers))
-    return agreements
+    return [agreement_of_scores(names, qrels_a.name, a, qrels_b.name, b, measure, top_k)
+            for (qrels_a, a), (qrels_b, b) in itertools.combinations(zip(sources, scores, strict=True), 2)]
+
+
+def agreement_of_scores(names: Sequence[str], qrels_a: str, a: Sequence[float], qrels_b: str, b: Sequence[float],
+                        measure: str, top_k: int = DEFAULT_TOP_K) -> RankingAgreement:
+    """The :class:`RankingAgreement` of runs ``names`` whose means of ``measure`` are ``a`` under the
+    qrels named ``qrels_a`` and ``b`` under ``qrels_b`` (for callers that have evaluated them already)."""
+    rows, movers = rank_changes(names, a, b)
+    return RankingAgreement(qrels_a, qrels_b, measure, agreement_statistics(a, b, top_k), rows, movers)
 
 
 def ranking_agreement(runs: Sequence[Run], qrels_a: Qrels, qrels_b: Qrels, measure: str, *,

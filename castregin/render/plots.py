@@ -295,9 +295,7 @@ def agreement_scatter_plot(names: Sequence[str], scores_a: Sequence[float], scor
         x, y = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
         # Both axes on one scale around the scores (not from 0: close scores would crowd in a corner).
         both = np.concatenate([x, y])
-        low, high = float(np.nanmin(both, initial=0.0)), float(np.nanmax(both, initial=1.0))
-        if both.size:
-            low, high = float(np.nanmin(both)), float(np.nanmax(both))
+        low, high = (float(np.nanmin(both)), float(np.nanmax(both))) if both.size else (0.0, 1.0)
         pad = 0.08 * (high - low) or 0.05
         low, high = low - pad, high + pad
         axes.plot([low, high], [low, high], color="#868e96", linewidth=0.8, linestyle="--", label="y = x")
