@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..limits import MAX_RESAMPLES
 from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
+from .measures import parse_measure
 from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 
@@ -132,33 +133,35 @@ def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float:
     estimate and ``C(i)`` counts the systems above position ``i`` that the reference also ranks above
     the system at ``i``. Not symmetric: swaps near the top cost more.
 
-    Ties (the paper has none): the mean of tau_AP over every way of breaking the ties of both
-    rankings, each way equally likely, computed exactly. A system tied with ``g - 1`` others in the
-    estimate is at each of their ``g`` positions with chance ``1/g``, and above it are the higher
-    groups and, at the group's ``j+1``-th position, ``j`` of the others at random; a pair tied in
-    the reference is ordered either way with chance 1/2. Without ties this is the paper's tau_AP.
+    Ties (the paper has none): equal scores are ordered by one random order of the systems, the same
+    in both rankings (as their names would order them, without favouring a name), and tau_AP is its
+    mean over every such order, computed exactly; the same rankings, ties included, give 1. For a
+    system ``s`` in a tied group of ``g`` in the estimate below the systems ``H``, at the group's
+    ``(j+1)``-th place (chance ``1/g``): above it are ``H`` and ``j`` of the group at random; a
+    system of ``H`` the reference ties with ``s`` is above ``s`` in the tie order with chance
+    ``(j+1)/(g+1)``, and one of the group above ``s`` in the estimate is so in the reference too
+    unless the reference ranks it lower. Without ties this is the paper's tau_AP.
     """
     if len(reference) != len(estimate):
         raise InputError("the two rankings must have the same systems", argument="estimate")
     n = len(reference)
     if n < 2:
         return float("nan")
-
-    def agrees(above: int, system: int) -> float:
-        # The chance that the reference ranks `above` over `system`.
-        return 1.0 if reference[above] > reference[system] else 0.5 if reference[above] == reference[system] else 0.0
-
     total, higher = 0.0, []
     for group in _tie_groups(estimate):
         size = len(group)
         for system in group:
-            from_higher = sum(agrees(other, system) for other in higher)
-            # The expected share of the group's others above `system` that the reference agrees with.
-            in_group = sum(agrees(other, system) for other in group if other != system) / (size - 1) if size > 1 else 0.0
+            score = reference[system]
+            better = sum(reference[other] > score for other in higher)
+            tied = sum(reference[other] == score for other in higher)
+            not_worse_in_group = sum(reference[other] >= score for other in group if other != system)
             for j in range(size):
-                above = len(higher) + j  # systems above `system` when it takes the group's (j+1)-th place
+                above = len(higher) + j  # the systems above `system` at the group's (j+1)-th place
                 if above:
-                    total += (from_higher + j * in_group) / (above * size)
+                    agreeing = better + tied * (j + 1) / (size + 1)
+                    if size > 1:
+                        agreeing += j * not_worse_in_group / (size - 1)
+                    total += agreeing / (above * size)
         higher.extend(group)
     return 2.0 * total / (n - 1) - 1.0
 
@@ -169,20 +172,16 @@ def swapped_pairs(first: Sequence[float], second: Sequence[float]) -> int:
                if (first[i] - first[j]) * (second[i] - second[j]) < 0)
 
 
-def top_k_chances(scores: Sequence[float], k: int) -> list[float]:
-    """Each system's chance to be among the ``k`` best when the ties are broken at random.
-
-    1 for a system whose tied group lies wholly in the top k, 0 outside it; a group cut by the k-th
-    place shares the places left to it (``places / size`` each).
-    """
-    chances = [0.0] * len(scores)
+def _cuts(scores: Sequence[float], k: int) -> list[tuple[frozenset, int]]:
+    """For each system, its tied group and how many of the group's places fall in the top ``k``."""
+    cuts: list[tuple[frozenset, int]] = [(frozenset(), 0)] * len(scores)
     placed = 0
     for group in _tie_groups(scores):
-        share = min(max(k - placed, 0), len(group)) / len(group)
+        places = min(max(k - placed, 0), len(group))
         for index in group:
-            chances[index] = share
+            cuts[index] = (frozenset(group), places)
         placed += len(group)
-    return chances
+    return cuts
 
 
 def cut_in_tie(scores: Sequence[float], k: int) -> bool:
@@ -192,12 +191,31 @@ def cut_in_tie(scores: Sequence[float], k: int) -> bool:
 
 
 def top_k_overlap(first: Sequence[float], second: Sequence[float], k: int) -> float:
-    """``|top k by first ∩ top k by second| / k``; where a tie straddles the k-th place of either
-    ranking, its mean over every way of breaking the ties of both (each equally likely), exactly:
-    the sum over the systems of their two :func:`top_k_chances`, over k."""
+    """``|top k by first ∩ top k by second| / k``, equal scores ordered as :func:`tau_ap` orders them
+    (one random order of the systems for both rankings; the mean over every such order, exactly).
+
+    A system whose tied group lies wholly inside (outside) the top k of a ranking is in (out of) it;
+    one whose group ``G`` has ``r`` of its places inside is in it when at most ``r - 1`` of ``G``
+    come before it in the tie order. For a system cut so in both rankings, the others of the two
+    groups before it are a uniform subset of each size (hypergeometric), its place among them uniform.
+    """
     if k < 1:
         raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
-    return sum(a * b for a, b in zip(top_k_chances(first, k), top_k_chances(second, k), strict=True)) / k
+    if len(first) != len(second):
+        raise InputError("the two rankings must have the same systems", argument="second")
+    expected = 0.0
+    for system, ((group_a, places_a), (group_b, places_b)) in enumerate(zip(_cuts(first, k), _cuts(second, k),
+                                                                            strict=True)):
+        if not places_a or not places_b:
+            continue
+        both, only_a, only_b = len((group_a & group_b) - {system}), len(group_a - group_b), len(group_b - group_a)
+        others = both + only_a + only_b
+        chance = sum(math.comb(both, x) * math.comb(only_a, y) * math.comb(only_b, z) / math.comb(others, x + y + z)
+                     for x in range(min(both, places_a - 1, places_b - 1) + 1)
+                     for y in range(min(only_a, places_a - 1 - x) + 1)
+                     for z in range(min(only_b, places_b - 1 - x) + 1))
+        expected += chance / (others + 1)
+    return expected / k
 
 
 def _undefined_if_constant(statistic, a: Sequence[float], b: Sequence[float]) -> float:
@@ -214,8 +232,8 @@ def agreement_statistics(a: Sequence[float], b: Sequence[float], k: int = DEFAUL
     one tie; :func:`tau_ap` with ``a`` the reference (``tau_ap``) and with ``b`` the reference
     (``tau_ap_reverse``); the swapped pairs; :func:`top_k_overlap` (``k`` at most the number of
     systems: ``top_k`` holds the k used) and ``top_k_cut_in_tie``, true when the k-th and (k+1)-th
-    scores are equal under ``a`` or ``b`` (the overlap is then a mean over the ways to break the tie).
-    Ties never depend on the systems' names.
+    scores are equal under ``a`` or ``b`` (the overlap is then a mean over the ways to order the tie).
+    Nothing depends on the systems' names.
     """
     from scipy import stats
 
@@ -230,6 +248,16 @@ def agreement_statistics(a: Sequence[float], b: Sequence[float], k: int = DEFAUL
             "tau_ap_reverse": tau_ap(b, a), "spearman_rho": _undefined_if_constant(stats.spearmanr, a, b),
             "swapped_pairs": swapped_pairs(a, b), "top_k": k, "top_k_overlap": top_k_overlap(a, b, k),
             "top_k_cut_in_tie": cut_in_tie(a, k) or cut_in_tie(b, k), "runs": len(a)}
+
+
+def _expanded(settings: Sequence[tuple[Qrels, str]], rel_level: int) -> list[tuple[Qrels, str]]:
+    """The settings with each trec_eval set or family (``P.1,3``) as its measures (``P_1``, ``P_3``)."""
+    expanded = []
+    for qrels, measure in settings:
+        parsed = parse_measure(measure, rel_level)
+        # One measure keeps the name given (evaluate's rows carry it); a set or family its measures' names.
+        expanded += [(qrels, measure)] if len(parsed) == 1 else [(qrels, one.name) for one in parsed]
+    return expanded
 
 
 def _setting_scores(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]], rel_level: int,
@@ -256,6 +284,7 @@ def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, st
         raise InputError("rank correlations need at least two runs", argument="runs")
     if top_k < 1:
         raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
+    settings = _expanded(settings, rel_level)
     scores = [(qrels.name, measure, values) for (qrels, measure), values
               in zip(settings, _setting_scores(runs, settings, rel_level, score_precision), strict=True)]
     return [{"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
@@ -326,6 +355,8 @@ def ranking_agreements(runs: Sequence[Run], sources: Sequence[Qrels], measure: s
         raise InputError("ranking agreement needs at least two runs", argument="runs")
     if top_k < 1:
         raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
+    if len(parse_measure(measure, rel_level)) != 1:
+        raise InputError(f"{measure} stands for several measures: give one", argument="measure")
     names = run_names(list(runs))
     scores = _setting_scores(runs, [(q, measure) for q in sources], rel_level, score_precision)
     return [agreement_of_scores(names, qrels_a.name, a, qrels_b.name, b, measure, top_k)
