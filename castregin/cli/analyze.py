@@ -86,8 +86,9 @@ def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_pre
     and with B the reference (tau_ap_reverse), Spearman's rho (scipy, average ranks), the share of
     the --top-k best runs under A that are among the k best under B (top_k_overlap; top_k_cut_in_tie
     says when equal scores straddle the k-th place) and the number of swapped pairs of runs. Where
-    runs tie, tau_AP and the top-k overlap are their means over every way of breaking the ties; tau
-    and rho are empty (NaN) when every run has the same score under A or B.
+    runs tie, tau_AP and the top-k overlap are their means over every order of the tied runs (one
+    order for both rankings: the same ranking, ties included, agrees fully); tau and rho are empty
+    (NaN) when every run has the same score under A or B.
 
     \b
     Examples:

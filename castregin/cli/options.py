@@ -163,7 +163,7 @@ def top_k_option(function):
                         type=click.IntRange(1, MAX_CUTOFF), metavar="K",
                         help="k of the top-k overlap: the share of the k best runs under A that are among the "
                              "k best under B (k at most the number of runs; where equal scores straddle the "
-                             "k-th place, the mean over the ways to break the tie).")(function)
+                             "k-th place, the mean over every order of the tied runs).")(function)
 
 
 def evaluation_options(*between):
