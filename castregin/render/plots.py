@@ -303,9 +303,16 @@ def agreement_scatter_plot(names: Sequence[str], scores_a: Sequence[float], scor
         axes.scatter(x[~marked], y[~marked], s=18, color=INTERVAL_COLOUR, label="run")
         if marked.any():
             axes.scatter(x[marked], y[marked], s=22, color=NEGATIVE, label="moves most")
-        for name, xi, yi, mark in zip(names, x, y, marked, strict=True):
-            if mark:
-                axes.annotate(name, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=7, color=NEGATIVE)
+        # Names inside the axes (to the left of dots in the right half), neighbours alternately above and
+        # below, each joined to its dot by a line: close dots would otherwise leave it unclear whose it is.
+        middle = (low + high) / 2
+        shown = sorted((i for i in range(len(names)) if marked[i]), key=lambda i: (y[i], x[i]))
+        for order, i in enumerate(shown):
+            right_half = x[i] > middle
+            axes.annotate(names[i], (x[i], y[i]), xytext=(-14 if right_half else 14, 12 if order % 2 == 0 else -16),
+                          textcoords="offset points", ha="right" if right_half else "left", va="center", fontsize=7,
+                          color=NEGATIVE, arrowprops={"arrowstyle": "-", "color": NEGATIVE, "linewidth": 0.6,
+                                                      "shrinkA": 1, "shrinkB": 3})
         axes.set_xlim(low, high)
         axes.set_ylim(low, high)
         axes.set_aspect("equal")
