@@ -12,6 +12,7 @@ import io
 import itertools
 import json
 import random
+from pathlib import Path
 from statistics import fmean
 
 import numpy as np
@@ -19,6 +20,7 @@ import pytest
 import pytrec_eval
 from scipy import stats
 
+from castregin import formats
 from castregin.data import Qrels, Run
 from castregin.evaluation.analysis import (
     agreement_statistics,
@@ -184,8 +186,11 @@ def _toy():
 
 
 def _pytrec_means(runs, qrels, key="ndcg_cut_3"):
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels.labels, {key.rsplit("_", 1)[0] + "." + key.rsplit("_", 1)[1]})
-    return [fmean(v[key] for v in evaluator.evaluate(run.scores).values()) for run in runs]
+    """Each run's mean of trec_eval measure ``key`` over the turns it shares with ``qrels`` (trec_eval -l2)."""
+    measure = key if "_" not in key else ".".join(key.rsplit("_", 1))
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels.labels, {measure}, relevance_level=2)
+    return [fmean(v[key] for v in evaluator.evaluate({t: s for t, s in run.scores.items() if t in qrels.labels})
+                  .values()) for run in runs]
 
 
 def test_ranking_agreement_of_two_sources_equals_the_oracles():
@@ -290,3 +295,22 @@ def test_api_ranking_agreement_takes_dicts_and_names():
     assert [r.run for r in agreement.runs] == [f"runs[{i}]" for i in range(len(runs))]
     assert agreement.statistics["kendall_tau"] == pytest.approx(stats.kendalltau(a, b).statistic)
     assert agreement.to_dict()["statistics"]["top_k"] == 2
+
+
+def test_the_cast_example_of_the_docs(cast2022, run_paths, cli):
+    """docs/analyze.md's rows are what castregin prints on the CAsT 2022 MI baselines, and scipy agrees."""
+    qrels = {name: cast2022 / f"regin/qrels/question_relevance_{name}.qrel" for name in ("all", "mi_subset")}
+    page = (Path(__file__).resolve().parents[2] / "docs" / "analyze.md").read_text(encoding="utf-8")
+    result = cli("analyze", "correlation", *run_paths, "--qrels", f"all={qrels['all']}", "--qrels",
+                 f"mi={qrels['mi_subset']}", "-m", "AP", "--top-k", "2")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2] in page
+    runs = [formats.read_run(path) for path in run_paths]
+    for measure, key, tau, tau_ap_value in (("AP", "map", 2 / 3, 1 / 3), ("P@1", "P_1", 0.9129, 2 / 3)):
+        a, b = (_pytrec_means(runs, formats.read_qrels(qrels[name]), key) for name in ("all", "mi_subset"))
+        statistics = ranking_agreement(runs, formats.read_qrels(qrels["all"]), formats.read_qrels(qrels["mi_subset"]),
+                                       measure, top_k=2).statistics
+        assert statistics["kendall_tau"] == pytest.approx(stats.kendalltau(a, b).statistic) == pytest.approx(tau,
+                                                                                                           abs=1e-4)
+        assert statistics["tau_ap"] == pytest.approx(brute_force_tau_ap(a, b)) == pytest.approx(tau_ap_value)
+        assert statistics["top_k_overlap"] == 1.0
