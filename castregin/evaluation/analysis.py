@@ -147,7 +147,8 @@ def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float:
     n = len(reference)
     if n < 2:
         return float("nan")
-    total, higher = 0.0, []
+    total = 0.0
+    higher: list[int] = []  # the systems of the estimate's groups above the current one
     for group in _tie_groups(estimate):
         size = len(group)
         for system in group:

@@ -21,7 +21,13 @@ import pandas as pd
 
 from ..data import Qrels, Run, natural_key
 from ..errors import InputError
-from .analysis import RankingAgreement, agreement_of_scores, bootstrap_intervals, leave_one_run_out, ranking_correlations
+from .analysis import (
+    RankingAgreement,
+    agreement_of_scores,
+    bootstrap_intervals,
+    leave_one_run_out,
+    ranking_correlations,
+)
 from .compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, same_measure
 from .evaluate import ALL_TURNS, NUM_Q, RESULT_COLUMNS, evaluate, run_names
 from .measures import DEFAULT_MEASURES, Measure, parse_measures

@@ -286,8 +286,9 @@ def _correlation_table(data: ReportData) -> dict | None:
     return {"header": header, "rows": rows, "numeric": set(range(4, len(header)))}
 
 
-_STATISTICS_HEADER = ["Kendall's τ", "τ_AP (A ref.)", "τ_AP (B ref.)", "Spearman's ρ", "top-k overlap",
-                      "swapped pairs"]
+# The Greek letters are the statistics' names (rho is meant, not the Latin p).
+_STATISTICS_HEADER = ["Kendall's τ", "τ_AP (A ref.)", "τ_AP (B ref.)", "Spearman's ρ",  # noqa: RUF001
+                      "top-k overlap", "swapped pairs"]
 
 
 def _statistics_cells(statistics: dict) -> list[dict]:
