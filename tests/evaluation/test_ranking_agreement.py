@@ -314,3 +314,16 @@ def test_the_cast_example_of_the_docs(cast2022, run_paths, cli):
                                                                                                            abs=1e-4)
         assert statistics["tau_ap"] == pytest.approx(brute_force_tau_ap(a, b)) == pytest.approx(tau_ap_value)
         assert statistics["top_k_overlap"] == 1.0
+
+
+def test_correlations_take_a_measure_family():
+    # Before the fix, -m P.1,3 ended in a KeyError: the means were looked up under "P.1,3".
+    from castregin.evaluation.analysis import ranking_correlations
+
+    runs, human, llm = _toy()
+    rows = ranking_correlations(runs, [(human, "P.1,3"), (llm, "P.1,3")], top_k=2)
+    assert [(r["qrels_a"], r["measure_a"], r["qrels_b"], r["measure_b"]) for r in rows] == [
+        ("human", "P_1", "human", "P_3"), ("human", "P_1", "llm", "P_1"), ("human", "P_1", "llm", "P_3"),
+        ("human", "P_3", "llm", "P_1"), ("human", "P_3", "llm", "P_3"), ("llm", "P_1", "llm", "P_3")]
+    a, b = _pytrec_means(runs, human, "P_3"), _pytrec_means(runs, llm, "P_3")
+    assert rows[4]["spearman_rho"] == pytest.approx(stats.spearmanr(a, b).statistic)
