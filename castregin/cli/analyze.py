@@ -87,8 +87,8 @@ def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_pre
     the --top-k best runs under A that are among the k best under B (top_k_overlap; top_k_cut_in_tie
     says when equal scores straddle the k-th place) and the number of swapped pairs of runs. Where
     runs tie, tau_AP and the top-k overlap are their means over every order of the tied runs (one
-    order for both rankings: the same ranking, ties included, agrees fully); tau and rho are empty
-    (NaN) when every run has the same score under A or B.
+    order for both rankings: the same ranking, ties included, agrees fully); tau and rho are nan
+    (null in JSON) when every run has the same score under A or B.
 
     \b
     Examples:

@@ -327,3 +327,14 @@ def test_correlations_take_a_measure_family():
         ("human", "P_3", "llm", "P_1"), ("human", "P_3", "llm", "P_3"), ("llm", "P_1", "llm", "P_3")]
     a, b = _pytrec_means(runs, human, "P_3"), _pytrec_means(runs, llm, "P_3")
     assert rows[4]["spearman_rho"] == pytest.approx(stats.spearmanr(a, b).statistic)
+
+
+def test_record_tables_never_print_negative_zero():
+    # tau_AP of a ranking against one tie is 0 up to a rounding error of -1.1e-16: it read -0.0000.
+    from castregin.evaluation.analysis import agreement_of_scores
+
+    agreement = agreement_of_scores(["x", "y", "z"], "A", [0.5, 0.5, 0.5], "B", [0.1, 0.2, 0.3], "P@1", 2)
+    assert agreement.statistics["tau_ap_reverse"] == pytest.approx(0.0, abs=1e-12)
+    for fmt in ("table", "markdown", "latex"):
+        text = ranking_agreement_report(agreement, fmt)
+        assert "-0.0000" not in text and "0.0000" in text
