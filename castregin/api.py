@@ -490,3 +490,34 @@ def holes(runs, qrels, measures="nDCG@3", *, depth: int | None = None, hole_labe
     names = [name for _, name in measure_names(measures)]
     result = hole_intervals(run_list, as_qrels(qrels), names, depth, hole_label, rel_level, score_precision)
     return result.records()
+
+
+# --- ranking agreement ---------------------------------------------------------------------------------------
+
+
+def ranking_agreement(runs, qrels_a, qrels_b, measure="nDCG@3", *, top_k: int | None = None, rel_level: int = 2,
+                      score_precision: str = DEFAULT_SCORE_PRECISION):
+    """How far two label sources agree on the ranking of ``runs`` by ``measure``.
+
+    ``runs`` is a list of runs (two at least), ``qrels_a`` and ``qrels_b`` two qrels, each any
+    accepted input (see :mod:`castregin.api`); ``measure`` one measure, a name or an ir_measures
+    measure; ``top_k`` the k of the top-k overlap (default 5, at most the number of runs).
+
+    Returns a :class:`castregin.evaluation.analysis.RankingAgreement`, plain data: ``statistics``
+    (``kendall_tau``, ``tau_ap`` with A the reference, ``tau_ap_reverse`` with B, ``spearman_rho``,
+    ``top_k``, ``top_k_overlap``, ``top_k_cut_in_tie``, ``swapped_pairs``, ``runs``), ``runs``
+    (each run's ``score_a``, ``score_b``, ``rank_a``, ``rank_b`` and ``change``) and ``movers`` (the
+    runs whose rank changes, most first); ``to_dict()`` gives it as dicts and lists. Runs are named
+    as in :func:`evaluate`; the qrels by their name, else ``qrels_a`` and ``qrels_b``.
+    """
+    from .evaluation.analysis import ranking_agreement as _ranking_agreement
+    from .evaluation.ranking import DEFAULT_TOP_K
+
+    run_list = _inputs(runs, RUN, as_run, "runs")
+    first, second = as_qrels(qrels_a, "qrels_a", "qrels_a"), as_qrels(qrels_b, "qrels_b", "qrels_b")
+    _, targets = _plan(measure, rel_level)
+    if len(targets) != 1:
+        raise InputError(f"give one measure, got {len(targets)}", argument="measure")
+    return _ranking_agreement(run_list, first, second, targets[0][1],
+                              top_k=DEFAULT_TOP_K if top_k is None else top_k, rel_level=rel_level,
+                              score_precision=score_precision)

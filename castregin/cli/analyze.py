@@ -21,6 +21,7 @@ from .options import (
     rel_level_option,
     runs_argument,
     score_precision_option,
+    top_k_option,
 )
 
 
@@ -73,21 +74,28 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, f
 
 
 @analyze.command("correlation")
-@evaluation_options()
+@evaluation_options(top_k_option)
 @format_option(RECORD_FORMATS)
 @output_option()
-def correlation_command(runs, qrels_specs, measures, rel_level, score_precision, fmt, output):
-    """Kendall's tau and tau_AP between the system rankings under every pair of (qrels, measure).
+def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_precision, fmt, output):
+    """Kendall's tau, tau_AP, Spearman's rho and the top-k overlap between the system rankings under
+    every pair of (qrels, measure).
 
     Crowd vs NIST qrels, all vs filtered vs mi_subset, relevance vs novelty vs diversity: each
-    --qrels with each -m is one ranking of the runs by their mean; every pair of rankings is a row
-    with Kendall's tau (tau-b, scipy), tau_AP (Yilmaz et al. 2008, the first of the pair as the
-    reference; ties broken by run name) and the number of swapped pairs of runs.
+    --qrels with each -m is one ranking of the runs by their mean; every pair of rankings (A, B) is a
+    row with Kendall's tau (tau-b, scipy), tau_AP (Yilmaz et al. 2008) with A the reference (tau_ap)
+    and with B the reference (tau_ap_reverse), Spearman's rho (scipy, average ranks), the share of
+    the --top-k best runs under A that are among the k best under B (top_k_overlap; top_k_cut_in_tie
+    says when equal scores straddle the k-th place) and the number of swapped pairs of runs. Where
+    runs tie, tau_AP and the top-k overlap are their means over every order of the tied runs (one
+    order for both rankings: the same ranking, ties included, agrees fully); tau and rho are nan
+    (null in JSON) when every run has the same score under A or B.
 
     \b
     Examples:
       castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
-      castregin analyze correlation runs/ --qrels all=all.qrel --qrels filtered=filtered.qrel --format csv
+      castregin analyze correlation runs/ --qrels all=all.qrel --qrels filtered=filtered.qrel --top-k 3 \\
+          --format csv
     """
     from ..evaluation.analysis import ranking_correlations
 
@@ -95,7 +103,7 @@ def correlation_command(runs, qrels_specs, measures, rel_level, score_precision,
     run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     settings = [(q, m) for q in qrels_list for m in (measures or DEFAULT_MEASURES[:1])]
     with warnings_as_lines():
-        rows = ranking_correlations(run_list, settings, rel_level, score_precision)
+        rows = ranking_correlations(run_list, settings, rel_level, score_precision, top_k)
     formats.write_text(output, correlation_report(rows, fmt))
 
 

@@ -30,6 +30,7 @@ from .options import (
     input_paths,
     output_option,
     read_runs_and_qrels,
+    top_k_option,
 )
 
 
@@ -142,18 +143,21 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
               help="Add the rank correlations (Kendall's tau, tau_AP) of every two (qrels, measure) settings.")
 @click.option("--loro-depth", type=click.IntRange(1, MAX_REPORT_DEPTH), metavar="K",
               help="Add the leave-one-run-out test at depth K (first qrels, first measure).")
+@top_k_option
 @click.option("--per-run-files", is_flag=True,
               help="Also write DIR/runs/<run>.html: one self-contained page per run, for its participant.")
 @click.option("--out", "out_dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Directory for index.html, figures/*.png and runs/*.html (replaced as a whole).")
 def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
-           score_precision, depth, plot_measure, ci_samples, correlation, loro_depth, per_run_files, out_dir):
+           score_precision, depth, plot_measure, ci_samples, correlation, loro_depth, top_k, per_run_files, out_dir):
     """A static HTML report: DIR/index.html, one self-contained file, and DIR/figures/*.png.
 
     For the set of runs: the leaderboard sorted by the first measure, with each mean's bootstrap
     interval (and a figure of them), the significance matrix of every pair of runs for each
-    measure, the label histogram of each qrels, and on request the rank correlations between
-    (qrels, measure) settings and the leave-one-run-out test. For each run (a TREC overview's
+    measure, the label histogram of each qrels, with two qrels or more how far every two agree on the
+    ranking of the runs by --plot-measure (Kendall's tau, tau_AP, Spearman's rho, the --top-k overlap,
+    the runs that move, a scatter plot), and on request the rank correlations between (qrels,
+    measure) settings and the leave-one-run-out test. For each run (a TREC overview's
     appendix): its scores, judged@k, its --plot-measure per turn beside the best, median and worst
     of all runs (a plot and a table), and the labels of its top-k items (unjudged ones in grey).
     Last, the reproducibility block: castregin's version, the command line, the date (UTC) and the
@@ -183,7 +187,7 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
                               score_precision=score_precision, depth=depth, test=test, correction=correction,
                               alpha=alpha, permutations=permutations, seed=seed,
                               plot_measure=plot_measure, ci_samples=ci_samples, correlation=correlation,
-                              loro_depth=loro_depth)
+                              loro_depth=loro_depth, top_k=top_k)
     progress = sys.stderr.isatty()
     with warnings_as_lines():
         record = provenance(inputs)

@@ -17,9 +17,10 @@ import os
 import click
 
 from ..evaluation.measures import DEFAULT_MEASURES
-from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, SCORE_PRECISIONS
+from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K, SCORE_PRECISIONS
 from ..formats.common import expand_run_paths
 from ..formats.trec import LABEL_RANGE, read_qrels, read_run
+from ..limits import MAX_CUTOFF
 
 #: Every option that writes a file says the same.
 OUTPUT_HELP = "Where to write (`-`: standard output). Written atomically, never over an input."
@@ -154,6 +155,15 @@ def score_precision_option(function):
                              "do. They differ where two scores of a turn are equal as floats but not as "
                              "doubles (0.81234567 and 0.81234568): float ties them and the item ids "
                              "decide.")(function)
+
+
+def top_k_option(function):
+    """``--top-k K``: k of the overlap of two rankings of the runs' top k."""
+    return click.option("--top-k", "top_k", default=DEFAULT_TOP_K, show_default=True,
+                        type=click.IntRange(1, MAX_CUTOFF), metavar="K",
+                        help="k of the top-k overlap: the share of the k best runs under A that are among the "
+                             "k best under B (k at most the number of runs; where equal scores straddle the "
+                             "k-th place, the mean over every order of the tied runs).")(function)
 
 
 def evaluation_options(*between):

@@ -4,8 +4,10 @@
   pool. Its unique contributions at depth k (items in its top k by the rank column that no other
   run has in its top k) are removed from the qrels and the run is evaluated again, unjudged items
   counting as non-relevant, as trec_eval counts them.
-- :func:`ranking_correlations`: Kendall's tau (scipy's tau-b) and tau_AP (Yilmaz, Aslam and
-  Robertson 2008) between the system rankings under two (qrels, measure) settings.
+- :func:`ranking_correlations`: Kendall's tau (scipy's tau-b), tau_AP (Yilmaz, Aslam and Robertson
+  2008), Spearman's rho and the top-k overlap between the system rankings under two (qrels, measure)
+  settings; :func:`ranking_agreement` the same between two label sources, with each run's rank
+  under each and the runs that move most.
 - :func:`bootstrap_intervals`: percentile bootstrap confidence intervals of each mean, resampling
   turns (or topics).
 
@@ -27,7 +29,8 @@ from ..errors import InputError
 from ..limits import MAX_RESAMPLES
 from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
-from .ranking import DEFAULT_SCORE_PRECISION
+from .measures import parse_measure
+from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 
 def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int,
@@ -115,30 +118,52 @@ def leave_one_run_out(runs: Sequence[Run], qrels: Qrels, depth: int, measure: st
 # --- rank correlations ----------------------------------------------------------------------------------------
 
 
-def _order(scores: Sequence[float], names: Sequence[str]) -> list[int]:
-    # Ties broken by name, so that tau_AP is defined and deterministic.
-    return sorted(range(len(scores)), key=lambda i: (-scores[i], names[i]))
+def _tie_groups(scores: Sequence[float]) -> list[list[int]]:
+    """The systems' indices grouped by equal score, best group first."""
+    groups: dict[float, list[int]] = {}
+    for index, score in enumerate(scores):
+        groups.setdefault(score, []).append(index)
+    return [groups[score] for score in sorted(groups, reverse=True)]
 
 
-def tau_ap(reference: Sequence[float], estimate: Sequence[float], names: Sequence[str] | None = None) -> float:
+def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float:
     """tau_AP of the ranking by ``estimate`` against the ranking by ``reference`` (Yilmaz et al. 2008).
 
     ``tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1``, where systems are taken in the order of the
     estimate and ``C(i)`` counts the systems above position ``i`` that the reference also ranks above
-    the system at ``i``. Not symmetric: swaps near the top cost more. Ties are broken by name.
+    the system at ``i``. Not symmetric: swaps near the top cost more.
+
+    Ties (the paper has none): equal scores are ordered by one random order of the systems, the same
+    in both rankings (as their names would order them, without favouring a name), and tau_AP is its
+    mean over every such order, computed exactly; the same rankings, ties included, give 1. For a
+    system ``s`` in a tied group of ``g`` in the estimate below the systems ``H``, at the group's
+    ``(j+1)``-th place (chance ``1/g``): above it are ``H`` and ``j`` of the group at random; a
+    system of ``H`` the reference ties with ``s`` is above ``s`` in the tie order with chance
+    ``(j+1)/(g+1)``, and one of the group above ``s`` in the estimate is so in the reference too
+    unless the reference ranks it lower. Without ties this is the paper's tau_AP.
     """
     if len(reference) != len(estimate):
         raise InputError("the two rankings must have the same systems", argument="estimate")
     n = len(reference)
     if n < 2:
         return float("nan")
-    names = list(names) if names is not None else [f"{i:09d}" for i in range(n)]
-    position = {system: rank for rank, system in enumerate(_order(reference, names))}
-    ordered = _order(estimate, names)
     total = 0.0
-    for i in range(1, n):
-        correct = sum(position[ordered[j]] < position[ordered[i]] for j in range(i))
-        total += correct / i
+    higher: list[int] = []  # the systems of the estimate's groups above the current one
+    for group in _tie_groups(estimate):
+        size = len(group)
+        for system in group:
+            score = reference[system]
+            better = sum(reference[other] > score for other in higher)
+            tied = sum(reference[other] == score for other in higher)
+            not_worse_in_group = sum(reference[other] >= score for other in group if other != system)
+            for j in range(size):
+                above = len(higher) + j  # the systems above `system` at the group's (j+1)-th place
+                if above:
+                    agreeing = better + tied * (j + 1) / (size + 1)
+                    if size > 1:
+                        agreeing += j * not_worse_in_group / (size - 1)
+                    total += agreeing / (above * size)
+        higher.extend(group)
     return 2.0 * total / (n - 1) - 1.0
 
 
@@ -148,31 +173,217 @@ def swapped_pairs(first: Sequence[float], second: Sequence[float]) -> int:
                if (first[i] - first[j]) * (second[i] - second[j]) < 0)
 
 
-def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]],
-                         rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[dict]:
-    """Kendall's tau, tau_AP and swapped pairs between the rankings under every pair of settings.
+def _cuts(scores: Sequence[float], k: int) -> list[tuple[frozenset, int]]:
+    """For each system, its tied group and how many of the group's places fall in the top ``k``."""
+    cuts: list[tuple[frozenset, int]] = [(frozenset(), 0)] * len(scores)
+    placed = 0
+    for group in _tie_groups(scores):
+        places = min(max(k - placed, 0), len(group))
+        for index in group:
+            cuts[index] = (frozenset(group), places)
+        placed += len(group)
+    return cuts
 
-    ``settings`` are ``(qrels, measure)`` pairs; a row per unordered pair, the first setting of the
-    pair being tau_AP's reference. ``score_precision`` is that of :func:`castregin.evaluation.evaluate.evaluate`.
+
+def cut_in_tie(scores: Sequence[float], k: int) -> bool:
+    """Whether the k-th and the (k+1)-th best scores are equal: the top k is then one of several."""
+    ordered = sorted(scores, reverse=True)
+    return 0 < k < len(ordered) and ordered[k - 1] == ordered[k]
+
+
+def top_k_overlap(first: Sequence[float], second: Sequence[float], k: int) -> float:
+    """``|top k by first ∩ top k by second| / k``, equal scores ordered as :func:`tau_ap` orders them
+    (one random order of the systems for both rankings; the mean over every such order, exactly).
+
+    A system whose tied group lies wholly inside (outside) the top k of a ranking is in (out of) it;
+    one whose group ``G`` has ``r`` of its places inside is in it when at most ``r - 1`` of ``G``
+    come before it in the tie order. For a system cut so in both rankings, the others of the two
+    groups before it are a uniform subset of each size (hypergeometric), its place among them uniform.
+    """
+    if k < 1:
+        raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
+    if len(first) != len(second):
+        raise InputError("the two rankings must have the same systems", argument="second")
+    expected = 0.0
+    for system, ((group_a, places_a), (group_b, places_b)) in enumerate(zip(_cuts(first, k), _cuts(second, k),
+                                                                            strict=True)):
+        if not places_a or not places_b:
+            continue
+        both, only_a, only_b = len((group_a & group_b) - {system}), len(group_a - group_b), len(group_b - group_a)
+        others = both + only_a + only_b
+        chance = sum(math.comb(both, x) * math.comb(only_a, y) * math.comb(only_b, z) / math.comb(others, x + y + z)
+                     for x in range(min(both, places_a - 1, places_b - 1) + 1)
+                     for y in range(min(only_a, places_a - 1 - x) + 1)
+                     for z in range(min(only_b, places_b - 1 - x) + 1))
+        expected += chance / (others + 1)
+    return expected / k
+
+
+def _undefined_if_constant(statistic, a: Sequence[float], b: Sequence[float]) -> float:
+    # scipy warns and returns NaN when a ranking is one tie; castregin says NaN without the warning.
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return float("nan")
+    return float(statistic(a, b).statistic)
+
+
+def agreement_statistics(a: Sequence[float], b: Sequence[float], k: int = DEFAULT_TOP_K) -> dict:
+    """How far the rankings of the same systems by scores ``a`` and by scores ``b`` agree.
+
+    Kendall's tau (tau-b) and Spearman's rho (on average ranks) from scipy, NaN when either ranking is
+    one tie; :func:`tau_ap` with ``a`` the reference (``tau_ap``) and with ``b`` the reference
+    (``tau_ap_reverse``); the swapped pairs; :func:`top_k_overlap` (``k`` at most the number of
+    systems: ``top_k`` holds the k used) and ``top_k_cut_in_tie``, true when the k-th and (k+1)-th
+    scores are equal under ``a`` or ``b`` (the overlap is then a mean over the ways to order the tie).
+    Nothing depends on the systems' names.
     """
     from scipy import stats
 
-    if len(runs) < 2:
-        raise InputError("rank correlations need at least two runs", argument="runs")
-    names = run_names(list(runs))
-    # One evaluation per qrels, with every measure asked of it.
+    if len(a) != len(b):
+        raise InputError("the two rankings must have the same systems", argument="b")
+    if any(math.isnan(x) for x in (*a, *b)):
+        raise InputError("a mean is not a number: every run must have a score under both settings", argument="b")
+    if k < 1:
+        raise InputError(f"the top k must hold at least one system, got k = {k}", argument="top_k")
+    k = min(k, len(a))
+    return {"kendall_tau": _undefined_if_constant(stats.kendalltau, a, b), "tau_ap": tau_ap(a, b),
+            "tau_ap_reverse": tau_ap(b, a), "spearman_rho": _undefined_if_constant(stats.spearmanr, a, b),
+            "swapped_pairs": swapped_pairs(a, b), "top_k": k, "top_k_overlap": top_k_overlap(a, b, k),
+            "top_k_cut_in_tie": cut_in_tie(a, k) or cut_in_tie(b, k), "runs": len(a)}
+
+
+def _expanded(settings: Sequence[tuple[Qrels, str]], rel_level: int) -> list[tuple[Qrels, str]]:
+    """The settings with each trec_eval set or family (``P.1,3``) as its measures (``P_1``, ``P_3``)."""
+    expanded = []
+    for qrels, measure in settings:
+        parsed = parse_measure(measure, rel_level)
+        # One measure keeps the name given (evaluate's rows carry it); a set or family its measures' names.
+        expanded += [(qrels, measure)] if len(parsed) == 1 else [(qrels, one.name) for one in parsed]
+    return expanded
+
+
+def _setting_scores(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]], rel_level: int,
+                    score_precision: str) -> list[list[float]]:
+    """Each setting's mean of every run, from one evaluation per qrels with every measure asked of it."""
     wanted: dict[int, tuple[Qrels, dict[str, None]]] = {}
     for qrels, measure in settings:
         wanted.setdefault(id(qrels), (qrels, {}))[1][measure] = None
     means = {key: _means(runs, qrels, list(measures), rel_level, score_precision)
              for key, (qrels, measures) in wanted.items()}
-    scores = [(qrels.name, measure, means[id(qrels)][measure]) for qrels, measure in settings]
-    rows = []
-    for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2):
-        rows.append({"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
-                     "kendall_tau": float(stats.kendalltau(a, b).statistic), "tau_ap": tau_ap(a, b, names),
-                     "swapped_pairs": swapped_pairs(a, b), "runs": len(runs)})
-    return rows
+    return [means[id(qrels)][measure] for qrels, measure in settings]
+
+
+def ranking_correlations(runs: Sequence[Run], settings: Sequence[tuple[Qrels, str]],
+                         rel_level: int = 2, score_precision: str = DEFAULT_SCORE_PRECISION,
+                         top_k: int = DEFAULT_TOP_K) -> list[dict]:
+    """:func:`agreement_statistics` between the rankings of the runs under every pair of settings.
+
+    ``settings`` are ``(qrels, measure)`` pairs; a row per unordered pair, the first setting of the
+    pair being A (tau_AP's reference in ``tau_ap``). ``score_precision`` is that of
+    :func:`castregin.evaluation.evaluate.evaluate`.
+    """
+    if len(runs) < 2:
+        raise InputError("rank correlations need at least two runs", argument="runs")
+    if top_k < 1:
+        raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
+    settings = _expanded(settings, rel_level)
+    scores = [(qrels.name, measure, values) for (qrels, measure), values
+              in zip(settings, _setting_scores(runs, settings, rel_level, score_precision), strict=True)]
+    return [{"qrels_a": qrels_a, "measure_a": measure_a, "qrels_b": qrels_b, "measure_b": measure_b,
+             **agreement_statistics(a, b, top_k)}
+            for (qrels_a, measure_a, a), (qrels_b, measure_b, b) in itertools.combinations(scores, 2)]
+
+
+# --- ranking agreement between two label sources ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """One run's mean under label sources A and B, and its rank under each (1 = best, ties share the best)."""
+
+    run: str
+    score_a: float
+    score_b: float
+    rank_a: int
+    rank_b: int
+
+    @property
+    def change(self) -> int:
+        """``rank_b - rank_a``: positive when the run falls under B."""
+        return self.rank_b - self.rank_a
+
+
+@dataclass(frozen=True)
+class RankingAgreement:
+    """How far two label sources (qrels) agree on the ranking of the same runs by one measure.
+
+    ``statistics`` is :func:`agreement_statistics`' dict (A = ``qrels_a``); ``runs`` every run in
+    the order given; ``movers`` the runs whose rank changes, by the size of the change, largest
+    first, then by name.
+    """
+
+    qrels_a: str
+    qrels_b: str
+    measure: str
+    statistics: dict
+    runs: list[RankChange]
+    movers: list[RankChange]
+
+    def to_dict(self) -> dict:
+        """The agreement as JSON-ready dicts and lists (each run with its ``change``)."""
+        def run(row: RankChange) -> dict:
+            return {**vars(row), "change": row.change}
+
+        return {"qrels_a": self.qrels_a, "qrels_b": self.qrels_b, "measure": self.measure,
+                "statistics": dict(self.statistics), "runs": [run(r) for r in self.runs],
+                "movers": [run(r) for r in self.movers]}
+
+
+def rank_changes(names: Sequence[str], a: Sequence[float], b: Sequence[float]) -> tuple[list[RankChange],
+                                                                                      list[RankChange]]:
+    """Every run's scores and ranks (:func:`system_ranks`) under A and B, and the runs that move, most first."""
+    rows = [RankChange(name, score_a, score_b, rank_a, rank_b) for name, score_a, score_b, rank_a, rank_b
+            in zip(names, a, b, system_ranks(a), system_ranks(b), strict=True)]
+    movers = sorted((r for r in rows if r.change), key=lambda r: (-abs(r.change), r.run))
+    return rows, movers
+
+
+def ranking_agreements(runs: Sequence[Run], sources: Sequence[Qrels], measure: str, *,
+                       top_k: int = DEFAULT_TOP_K, rel_level: int = 2,
+                       score_precision: str = DEFAULT_SCORE_PRECISION) -> list[RankingAgreement]:
+    """:func:`ranking_agreement` of every pair of ``sources`` (in order: first, second; first, third...),
+    evaluating the runs once per source."""
+    if len(runs) < 2:
+        raise InputError("ranking agreement needs at least two runs", argument="runs")
+    if top_k < 1:
+        raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
+    if len(parse_measure(measure, rel_level)) != 1:
+        raise InputError(f"{measure} stands for several measures: give one", argument="measure")
+    names = run_names(list(runs))
+    scores = _setting_scores(runs, [(q, measure) for q in sources], rel_level, score_precision)
+    return [agreement_of_scores(names, qrels_a.name, a, qrels_b.name, b, measure, top_k)
+            for (qrels_a, a), (qrels_b, b) in itertools.combinations(zip(sources, scores, strict=True), 2)]
+
+
+def agreement_of_scores(names: Sequence[str], qrels_a: str, a: Sequence[float], qrels_b: str, b: Sequence[float],
+                        measure: str, top_k: int = DEFAULT_TOP_K) -> RankingAgreement:
+    """The :class:`RankingAgreement` of runs ``names`` whose means of ``measure`` are ``a`` under the
+    qrels named ``qrels_a`` and ``b`` under ``qrels_b`` (for callers that have evaluated them already)."""
+    rows, movers = rank_changes(names, a, b)
+    return RankingAgreement(qrels_a, qrels_b, measure, agreement_statistics(a, b, top_k), rows, movers)
+
+
+def ranking_agreement(runs: Sequence[Run], qrels_a: Qrels, qrels_b: Qrels, measure: str, *,
+                      top_k: int = DEFAULT_TOP_K, rel_level: int = 2,
+                      score_precision: str = DEFAULT_SCORE_PRECISION) -> RankingAgreement:
+    """How far label sources ``qrels_a`` and ``qrels_b`` agree on the ranking of ``runs`` by ``measure``.
+
+    Each run is evaluated under each source (the mean over the turns the run and the qrels share, as
+    :func:`castregin.evaluation.evaluate.evaluate` gives it); the two rankings are compared by
+    :func:`agreement_statistics` (A the reference of ``tau_ap``) and each run's rank under A and B
+    is kept (:class:`RankingAgreement`).
+    """
+    return ranking_agreements(runs, [qrels_a, qrels_b], measure, top_k=top_k, rel_level=rel_level,
+                              score_precision=score_precision)[0]
 
 
 # --- bootstrap -------------------------------------------------------------------------------------------------

@@ -26,6 +26,9 @@ from ..errors import InputError
 SCORE_PRECISIONS = {"double": 64, "float": 32}
 #: The rule of every evaluation unless asked otherwise: that of castregin's reference, trec_eval-9.0.8.
 DEFAULT_SCORE_PRECISION = "double"
+#: k of the overlap of two rankings of systems' top k (:func:`castregin.evaluation.analysis.top_k_overlap`)
+#: when none is given; here, with no import, so that the command line's option can show it.
+DEFAULT_TOP_K = 5
 #: Its bits.
 DEFAULT_BITS = SCORE_PRECISIONS[DEFAULT_SCORE_PRECISION]
 

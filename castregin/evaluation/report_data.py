@@ -4,7 +4,9 @@
 compares them (every pair, and against the baseline when there is one), bootstraps each mean's
 interval with the driver of ``analyze bootstrap`` and ``evaluate --ci``
 (:func:`castregin.evaluation.analysis.bootstrap_intervals`), and on request runs the rank
-correlations and the leave-one-run-out test; it also counts, for the figures, the labels of each
+correlations and the leave-one-run-out test; with two qrels or more, how far every two of them
+agree on the ranking of the runs by the plotted measure
+(:func:`castregin.evaluation.analysis.agreement_of_scores`); it also counts, for the figures, the labels of each
 qrels and those of each run's top-k items.
 """
 
@@ -19,11 +21,17 @@ import pandas as pd
 
 from ..data import Qrels, Run, natural_key
 from ..errors import InputError
-from .analysis import bootstrap_intervals, leave_one_run_out, ranking_correlations
+from .analysis import (
+    RankingAgreement,
+    agreement_of_scores,
+    bootstrap_intervals,
+    leave_one_run_out,
+    ranking_correlations,
+)
 from .compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, same_measure
 from .evaluate import ALL_TURNS, NUM_Q, RESULT_COLUMNS, evaluate, run_names
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
-from .ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
+from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K, ranked_items, score_bits
 
 DEFAULT_DEPTH = 10
 DEFAULT_PLOT_MEASURE = "nDCG@3"
@@ -131,6 +139,7 @@ class ReportSettings:
     ci_samples: int = DEFAULT_CI_SAMPLES
     correlation: bool = False  # the rank correlations of every two (qrels, measure) settings
     loro_depth: int | None = None  # the leave-one-run-out test at this depth (first qrels, first measure)
+    top_k: int = DEFAULT_TOP_K  # k of the top-k overlap of two rankings of the runs
 
 
 @dataclass
@@ -151,6 +160,7 @@ class ReportData:
     settings: ReportSettings
     correlations: list[dict] | None = None
     loro: tuple[list, dict] | None = None
+    agreements: list[RankingAgreement] = field(default_factory=list)  # every two qrels, by the plotted measure
     means: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (qrels, run, measure) -> mean
     versus_baseline: dict[tuple[str, str, str], tuple] = field(default_factory=dict)  # (qrels, measure, run)
     per_turn: dict[str, TurnStatistics] = field(default_factory=dict)  # qrels -> the plotted measure per turn
@@ -250,7 +260,14 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
                        for q in qrels for run, name in zip(runs, data.names, strict=True)}
     if len(runs) > 1 and settings.correlation:
         data.correlations = ranking_correlations(runs, [(q, m) for q in qrels for m in tested], settings.rel_level,
-                                                 settings.score_precision)
+                                                 settings.score_precision, settings.top_k)
+    if len(runs) > 1 and len(qrels) > 1:
+        plotted_means = {(str(q), str(r)): float(v) for q, r, v
+                         in plotted[plotted["turn"] == ALL_TURNS][["qrels", "run", "value"]].itertuples(index=False)}
+        scores = {q.name: [plotted_means[(q.name, name)] for name in data.names] for q in qrels}
+        data.agreements = [agreement_of_scores(data.names, a.name, scores[a.name], b.name, scores[b.name],
+                                               plot_measure, settings.top_k)
+                           for i, a in enumerate(qrels) for b in qrels[i + 1:]]
     if len(runs) > 1 and settings.loro_depth:
         data.loro = leave_one_run_out(runs, qrels[0], settings.loro_depth, data.primary, settings.rel_level,
                                       settings.score_precision)

@@ -9,8 +9,8 @@ from .tables import render_records
 
 RUN_COLUMNS = ["run", "contributed", "unique", "pool_share"]
 LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
-CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap",
-                       "swapped_pairs", "runs"]
+CORRELATION_COLUMNS = ["qrels_a", "measure_a", "qrels_b", "measure_b", "kendall_tau", "tau_ap", "tau_ap_reverse",
+                       "spearman_rho", "top_k", "top_k_overlap", "top_k_cut_in_tie", "swapped_pairs", "runs"]
 BOOTSTRAP_COLUMNS = ["run", "qrels", "measure", "mean", "low", "high", "turns"]
 
 
@@ -104,3 +104,70 @@ def holes_report(result, fmt: str, per_turn: bool = False) -> str:
                  "labelling of the holes; unjudged items below the depth count as non-relevant; each run's holes "
                  "are labelled apart, so a flip listed may need one hole labelled two ways.\n")
     return text
+
+
+# --- ranking agreement between two label sources --------------------------------------------------------
+
+AGREEMENT_STATISTICS_COLUMNS = ["qrels_a", "qrels_b", "measure", "kendall_tau", "tau_ap", "tau_ap_reverse",
+                                "spearman_rho", "top_k", "top_k_overlap", "top_k_cut_in_tie", "swapped_pairs", "runs"]
+AGREEMENT_RUN_COLUMNS = ["run", "score_a", "score_b", "rank_a", "rank_b", "change"]
+MOVER_COLUMNS = ["run", "rank_a", "rank_b", "change"]
+#: How many of the runs that move most the scatter plot names.
+MOVERS_LABELLED = 5
+
+
+def _agreement_list(agreements) -> list:
+    return [agreements] if hasattr(agreements, "statistics") else list(agreements)
+
+
+def ranking_agreement_report(agreements, fmt: str) -> str:
+    """:func:`castregin.evaluation.analysis.ranking_agreement` (one, or a list of them) in a record format.
+
+    ``json`` holds a list of :meth:`~castregin.evaluation.analysis.RankingAgreement.to_dict`;
+    ``csv`` one row per pair of sources and run, the pair's statistics repeated on each; the formats
+    for people, per pair of sources: the statistics, every run by its rank under A (ties by name),
+    and the runs that move most.
+    """
+    agreements = _agreement_list(agreements)
+    if fmt == "json":
+        return json_text([a.to_dict() for a in agreements])
+    if fmt == "csv":
+        records = [{"qrels_a": a.qrels_a, "qrels_b": a.qrels_b, "measure": a.measure, **run,
+                    **{c: a.statistics[c] for c in AGREEMENT_STATISTICS_COLUMNS[3:]}}
+                   for a in agreements for run in a.to_dict()["runs"]]
+        return render_records(records, ["qrels_a", "qrels_b", "measure", *AGREEMENT_RUN_COLUMNS,
+                                        *AGREEMENT_STATISTICS_COLUMNS[3:]], "csv")
+    heading = {"markdown": "**{}**\n\n", "latex": "% {}\n"}.get(fmt, "{}\n")
+    parts = []
+    for agreement in agreements:
+        data = agreement.to_dict()
+        statistics = {"qrels_a": agreement.qrels_a, "qrels_b": agreement.qrels_b, "measure": agreement.measure,
+                      **agreement.statistics}
+        by_rank = sorted(data["runs"], key=lambda r: (r["rank_a"], r["run"]))
+        title = (f"{agreement.measure} of {len(agreement.runs)} runs: A = {agreement.qrels_a}, "
+                 f"B = {agreement.qrels_b}")
+        parts.append(heading.format(f"Ranking agreement, {title}")
+                     + render_records([statistics], AGREEMENT_STATISTICS_COLUMNS, fmt))
+        parts.append(heading.format("Every run's score and rank under A and B (1 = best, ties share the best rank)")
+                     + render_records(by_rank, AGREEMENT_RUN_COLUMNS, fmt))
+        movers = heading.format("The runs that move most (change = rank under B - rank under A)")
+        parts.append(movers + (render_records(data["movers"], MOVER_COLUMNS, fmt) if data["movers"]
+                               else "No run changes rank.\n"))
+    return "\n".join(parts)
+
+
+def ranking_agreement_plot(agreement, labelled: int = MOVERS_LABELLED) -> bytes:
+    """The scatter plot of every run's score under A against B, the line y = x, the ``labelled`` runs
+    that move most named; PNG bytes."""
+    from . import plots  # matplotlib is slow to import; only the plot needs it
+
+    names = [r.run for r in agreement.runs]
+    statistics = agreement.statistics
+    title = (f"{agreement.measure} of {len(names)} runs\nKendall's τ {statistics['kendall_tau']:.3f}, "
+             f"τ_AP {statistics['tau_ap']:.3f}, top-{statistics['top_k']} overlap "
+             f"{statistics['top_k_overlap']:.2f}")
+    return plots.agreement_scatter_plot(names, [r.score_a for r in agreement.runs],
+                                        [r.score_b for r in agreement.runs],
+                                        [r.run for r in agreement.movers[:labelled]], title,
+                                        f"{agreement.measure} under A: {agreement.qrels_a}",
+                                        f"{agreement.measure} under B: {agreement.qrels_b}")

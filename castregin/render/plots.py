@@ -283,3 +283,41 @@ def leaderboard_plot(names: Sequence[str], means: Sequence[float], lows: Sequenc
         axes.set_xlabel(xlabel)
         axes.set_title(title, loc="left")
         return png_bytes(figure)
+
+
+def agreement_scatter_plot(names: Sequence[str], scores_a: Sequence[float], scores_b: Sequence[float],
+                           labelled: Sequence[str], title: str, xlabel: str, ylabel: str) -> bytes:
+    """Each run's score under one label source (x) against another (y), the line y = x, and the
+    ``labelled`` runs named beside their dots (in red; the others grey)."""
+    with mpl.rc_context({**_STYLE, "axes.grid.axis": "both"}):
+        figure = _figure(5.2, 5.0, layout="constrained")
+        axes = figure.add_subplot()
+        x, y = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
+        # Both axes on one scale around the scores (not from 0: close scores would crowd in a corner).
+        both = np.concatenate([x, y])
+        low, high = (float(np.nanmin(both)), float(np.nanmax(both))) if both.size else (0.0, 1.0)
+        pad = 0.08 * (high - low) or 0.05
+        low, high = low - pad, high + pad
+        axes.plot([low, high], [low, high], color="#868e96", linewidth=0.8, linestyle="--", label="y = x")
+        marked = np.array([name in set(labelled) for name in names], dtype=bool)
+        axes.scatter(x[~marked], y[~marked], s=18, color=INTERVAL_COLOUR, label="run")
+        if marked.any():
+            axes.scatter(x[marked], y[marked], s=22, color=NEGATIVE, label="moves most")
+        # Names inside the axes (to the left of dots in the right half), neighbours alternately above and
+        # below, each joined to its dot by a line: close dots would otherwise leave it unclear whose it is.
+        middle = (low + high) / 2
+        shown = sorted((i for i in range(len(names)) if marked[i]), key=lambda i: (y[i], x[i]))
+        for order, i in enumerate(shown):
+            right_half = x[i] > middle
+            axes.annotate(names[i], (x[i], y[i]), xytext=(-14 if right_half else 14, 12 if order % 2 == 0 else -16),
+                          textcoords="offset points", ha="right" if right_half else "left", va="center", fontsize=7,
+                          color=NEGATIVE, arrowprops={"arrowstyle": "-", "color": NEGATIVE, "linewidth": 0.6,
+                                                      "shrinkA": 1, "shrinkB": 3})
+        axes.set_xlim(low, high)
+        axes.set_ylim(low, high)
+        axes.set_aspect("equal")
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.set_title(title, loc="left", fontsize=9)
+        axes.legend(loc="lower right", fontsize=8, frameon=False)
+        return png_bytes(figure)

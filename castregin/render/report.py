@@ -12,7 +12,9 @@ one self-contained page per run (``templates/report_run.html.j2``) for its parti
 Contents: the leaderboard sorted by the first measure (means as ``evaluate`` gives them with
 bootstrap intervals, best bold, significance marks as in ``compare``) and its figure, the
 significance matrix of every pair of runs per qrels and measure, on request the rank correlations
-of every (qrels, measure) pair and the leave-one-run-out test, the label histogram of each qrels,
+of every (qrels, measure) pair and the leave-one-run-out test, with two qrels or more how far every
+two of them agree on the ranking of the runs (statistics, the runs that move, a scatter plot), the
+label histogram of each qrels,
 for each run (the classic TREC appendix) its scores, judged@k, its per-turn score beside the best,
 median and worst of all runs (a plot and a table) and the labels of its top-k items with the
 unjudged ones as their own category, and the reproducibility block.
@@ -36,6 +38,7 @@ from ..evaluation.ranking import score_bits
 from ..evaluation.report_data import CONFIDENCE, ReportData, ReportSettings
 from ..formats.provenance import Provenance
 from . import plots
+from .analysis import ranking_agreement_plot
 from .comparison import DAGGER, rounded, run_letters, summary_cells
 
 FIGURES_DIR = "figures"
@@ -128,8 +131,20 @@ def _labels_figures(data: ReportData, q: Qrels, stems: dict[str, str]) -> dict[t
     return figures
 
 
+def _agreement_figures(data: ReportData) -> dict[tuple, Figure]:
+    figures = {}
+    for position, agreement in enumerate(data.agreements, 1):
+        name = (f"{FIGURES_DIR}/agreement-{position:02d}-{slug(agreement.qrels_a)}-{slug(agreement.qrels_b)}-"
+                f"{slug(agreement.measure)}.png")
+        figures[("agreement", agreement.qrels_a, agreement.qrels_b)] = Figure(
+            name, ranking_agreement_plot(agreement),
+            f"{agreement.measure} of every run on {agreement.qrels_a} against {agreement.qrels_b}")
+    return figures
+
+
 def draw(data: ReportData, progress: bool = False) -> dict[tuple, Figure]:
-    """Every figure: ``("qrels", q)``, ``("leaderboard", q)``, and ``(kind, q, run)`` for per-turn and labels.
+    """Every figure: ``("qrels", q)``, ``("leaderboard", q)``, ``(kind, q, run)`` for per-turn and labels,
+    and ``("agreement", qrels A, qrels B)`` for every two qrels' ranking agreement.
 
     The per-run figures of one qrels share one matplotlib figure whose axes are drawn once.
     """
@@ -148,6 +163,7 @@ def draw(data: ReportData, progress: bool = False) -> dict[tuple, Figure]:
             figures.update(_per_turn_figures(data, q, stems))
         else:
             figures.update(_labels_figures(data, q, stems))
+    figures.update(_agreement_figures(data))
     return figures
 
 
@@ -264,11 +280,42 @@ def _run_section(data: ReportData, position: int, run: Run, name: str, figures: 
 def _correlation_table(data: ReportData) -> dict | None:
     if data.correlations is None:
         return None
-    header = ["qrels A", "measure A", "qrels B", "measure B", "Kendall's τ", "τ_AP", "swapped pairs"]
+    header = ["qrels A", "measure A", "qrels B", "measure B", *_STATISTICS_HEADER]
     rows = [[_cell(r["qrels_a"]), _cell(r["measure_a"]), _cell(r["qrels_b"]), _cell(r["measure_b"]),
-             _cell(rounded(r["kendall_tau"], 3)), _cell(rounded(r["tau_ap"], 3)), _cell(str(r["swapped_pairs"]))]
-            for r in data.correlations]
-    return {"header": header, "rows": rows, "numeric": {4, 5, 6}}
+             *_statistics_cells(r)] for r in data.correlations]
+    return {"header": header, "rows": rows, "numeric": set(range(4, len(header)))}
+
+
+# The Greek letters are the statistics' names (rho is meant, not the Latin p).
+_STATISTICS_HEADER = ["Kendall's τ", "τ_AP (A ref.)", "τ_AP (B ref.)", "Spearman's ρ",  # noqa: RUF001
+                      "top-k overlap", "swapped pairs"]
+
+
+def _statistics_cells(statistics: dict) -> list[dict]:
+    """The cells of :func:`castregin.evaluation.analysis.agreement_statistics` (``_STATISTICS_HEADER``)."""
+    k = statistics["top_k"]
+    overlap = _cell(rounded(statistics["top_k_overlap"], 3),
+                    small=[f"k = {k}" + (", cut in a tie" if statistics["top_k_cut_in_tie"] else "")])
+    return [_cell(rounded(statistics["kendall_tau"], 3)), _cell(rounded(statistics["tau_ap"], 3)),
+            _cell(rounded(statistics["tau_ap_reverse"], 3)), _cell(rounded(statistics["spearman_rho"], 3)), overlap,
+            _cell(str(statistics["swapped_pairs"]))]
+
+
+def _agreement_sections(data: ReportData, figures: dict) -> list[dict]:
+    sections = []
+    for agreement in data.agreements:
+        movers = [[_cell(r.run), _cell(str(r.rank_a)), _cell(str(r.rank_b)), _cell(f"{r.change:+d}"),
+                   _cell(rounded(r.score_a)), _cell(rounded(r.score_b))] for r in agreement.movers]
+        sections.append({
+            "qrels_a": agreement.qrels_a, "qrels_b": agreement.qrels_b, "measure": agreement.measure,
+            "header": _STATISTICS_HEADER, "rows": [_statistics_cells(agreement.statistics)],
+            "numeric": set(range(len(_STATISTICS_HEADER))),
+            "movers_header": ["run", f"rank on {agreement.qrels_a}", f"rank on {agreement.qrels_b}", "change",
+                              f"{agreement.measure} on {agreement.qrels_a}",
+                              f"{agreement.measure} on {agreement.qrels_b}"],
+            "movers": movers, "movers_numeric": {1, 2, 3, 4, 5},
+            "figure": figures[("agreement", agreement.qrels_a, agreement.qrels_b)]})
+    return sections
 
 
 def _loro_table(data: ReportData) -> dict | None:
@@ -321,6 +368,7 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
                   for q in data.qrels],
         "correlation": _correlation_table(data), "correlation_asked": data.settings.correlation,
         "loro": _loro_table(data), "loro_asked": bool(data.settings.loro_depth),
+        "agreements": _agreement_sections(data, figures),
         "provenance": _provenance_context(record),
     }
 

@@ -226,7 +226,9 @@ def render_records(records: Sequence[dict], columns: Sequence[str], fmt: str = "
 
 def _cell(value, decimals: int) -> str:
     if isinstance(value, float):
-        return fixed(value, decimals)
+        text = fixed(value, decimals)
+        # -1e-16 (a sum's rounding error) would read -0.0000, a sign without a number behind it.
+        return text[1:] if text[:1] == "-" and set(text[1:]) <= {"0", "."} else text
     return fixed(None) if value is None else str(value)
 
 

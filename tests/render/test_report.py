@@ -413,3 +413,31 @@ def test_plot_measure_is_chosen_and_checked(cli, tmp_path):
     assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
     assert "--plot-measure" in result.stderr and "per turn" in result.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_ranking_agreement_section_with_two_qrels(tmp_path):
+    from scipy import stats
+
+    qrels_path, run_paths = write_simulated(tmp_path, runs=6, topics=3)
+    runs = [formats.read_run(path) for path in run_paths]
+    human = formats.read_qrels(qrels_path, "human")
+    rng = np.random.default_rng(2)
+    llm = Qrels({turn: {item: int(rng.integers(0, 5)) if rng.random() < 0.5 else label for item, label in items.items()}
+                 for turn, items in human.labels.items()}, "llm")
+    report = report_of(runs, [human, llm], ["nDCG@3", "P@1"], plot_measure="P@1", top_k=3)
+    page = report.html
+    section = page[page.index('id="agreement"'):page.index('id="qrels"')]
+    means = evaluate(runs, [human, llm], ["P@1"])
+    means = means[(means["turn"] == "all") & (means["measure"] == "P@1")]
+    a, b = (means[means["qrels"] == q].set_index("run").loc[[r.tag for r in runs], "value"].to_numpy()
+            for q in ("human", "llm"))
+    assert "<h3>A = human, B = llm</h3>" in section
+    assert f'<td class="num">{stats.kendalltau(a, b).statistic:.3f}</td>' in section
+    assert f'<td class="num">{stats.spearmanr(a, b).statistic:.3f}</td>' in section
+    changed = np.flatnonzero(stats.rankdata(-a, method="min") != stats.rankdata(-b, method="min"))
+    movers = section.split("<table>")[2] if len(changed) else ""
+    assert len(re.findall(r"<tr><td>", movers)) == len(changed) > 0
+    assert all(f"<td>{runs[i].tag}</td>" in movers for i in changed)
+    (figure,) = [name for name in report.figures if name.startswith("figures/agreement-")]
+    assert figure == "figures/agreement-01-human-llm-P_1.png" and report.figures[figure].startswith(PNG)
+    assert 'id="agreement"' not in report_of(runs, [human], ["P@1"], plot_measure="P@1").html
