@@ -41,4 +41,4 @@ def test_undefined_kappa_is_nan():
 
 def test_unknown_weights():
     with pytest.raises(InputError, match="unknown weights"):
-        cohen_kappa([1], [1], "linear")
+        cohen_kappa([1], [1], "cubic")

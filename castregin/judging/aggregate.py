@@ -45,7 +45,7 @@ from .suspects import Labels, label_seconds, worker_audit
 MAJORITIES = ("plurality", "absolute")
 TIES = ("mean", "median", "max", "min")
 METHODS = ("mode-mean", *MODEL_METHODS)
-ALPHA_LEVELS = ("ordinal", "interval")
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 #: Below this many rows, :func:`decide` decides every row rather than each distinct one.
 _FEW_ROWS = 1024
 
@@ -279,7 +279,7 @@ def _alpha_block(counts: np.ndarray, domain: np.ndarray) -> dict:
     # Converted once for both statistics; one coincidence matrix serves both levels.
     pairable = counts[m >= 2].astype(np.float64)
     coincidences = coincidence_matrix(pairable)
-    block = {level: alpha_from_coincidences(coincidences, domain, level) for level in ALPHA_LEVELS}
+    block = {f"alpha_{level}": alpha_from_coincidences(coincidences, domain, level) for level in ALPHA_LEVELS}
     block["fleiss"] = fleiss_kappa(pairable)
     block["units"] = len(pairable)
     block["labels"] = int(m[m >= 2].sum())
@@ -340,7 +340,7 @@ def _agreement_of(coded: _Coded, label: np.ndarray, before: np.ndarray, after, d
                                       coded.topic_names),
         "after_gold": _alpha_summary(after_counts, domain, coded.topic_of_unit[after_units], coded.topic_names),
         "workers": [{"worker_id": str(j.worker_names[w]), "items": int(items_per_worker[w]),
-                     "kappa": float(kappas[w])}
+                     "kappa_quadratic": float(kappas[w])}
                     for w in range(coded.n_workers) if items_per_worker[w] > 0],  # names are sorted
     }
 
@@ -417,7 +417,7 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     ``method`` is ``mode-mean`` (the rules above), ``dawid-skene`` or ``glad``.
 
     ``agreement`` (skipped with ``agreement=False``) holds per criterion ``before_gold`` and
-    ``after_gold``: Krippendorff's alpha ``ordinal`` and ``interval`` and Fleiss' kappa
+    ``after_gold``: Krippendorff's alpha ``alpha_nominal``, ``alpha_ordinal``, ``alpha_interval`` and Fleiss' kappa
     (``fleiss``) over the pairable units (``units``, ``labels``) and the same per topic
     (``topics``); and ``workers``: each worker's quadratic-weighted Cohen's kappa with the
     aggregated labels and the number of ``items`` it rests on. The kappa uses every label the
