@@ -456,3 +456,39 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
                                      accuracy, list(judgments.worker_names), time_name)
     return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted, method,
                        workers, suspects)
+
+
+def worker_labels(judgments: Judgments, gold: pd.DataFrame | None = None,
+                  criterion: str | None = None) -> dict[str, dict[str, dict[str, int]]]:
+    """Each worker's own labels of one criterion, ``{worker: {turn: {item: label}}}``, as qrels.
+
+    The labels the ``gold`` filter keeps (a worker failing a gold item loses the topic, as in
+    :func:`aggregate`). ``criterion`` defaults to the only one. A worker who labelled a (turn, item)
+    twice keeps the last label read, with a warning saying how many were replaced.
+    """
+    criteria = list(judgments.criteria)
+    if criterion is None:
+        if len(criteria) != 1:
+            raise InputError(f"name one criterion of {', '.join(criteria)}", argument="criterion")
+        criterion = criteria[0]
+    if criterion not in criteria:
+        raise InputError(f"no criterion {criterion!r}; the judgments have {', '.join(criteria)}",
+                         argument="criterion")
+    coded = _code(judgments)
+    keep, _ = _gold_filter(gold, coded, criteria)
+    values = judgments.values[:, criteria.index(criterion)]
+    rows = np.flatnonzero(keep & (values >= 0))
+    j = judgments
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    repeated = 0
+    for worker, turn, item, label in zip(j.worker_names[j.worker[rows]].tolist(),
+                                         j.turn_names[j.unit_turn[j.unit[rows]]].tolist(),
+                                         j.item_names[j.unit_item[j.unit[rows]]].tolist(),
+                                         (values[rows].astype(np.int64) + j.scale[0]).tolist(), strict=True):
+        items = out.setdefault(str(worker), {}).setdefault(str(turn), {})
+        repeated += item in items
+        items[str(item)] = int(label)
+    if repeated:
+        warnings.warn(InputWarning(f"{repeated} label(s) of {criterion} repeat a (worker, turn, item) already "
+                                   "labelled; each worker keeps the last label read"), stacklevel=2)
+    return out
