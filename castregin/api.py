@@ -444,3 +444,46 @@ def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complet
     qrels_list = _inputs(qrels, QRELS, as_qrels, "qrels")
     parsed, _ = _plan(measures, rel_level)
     return _evaluate(run_list, qrels_list, parsed, rel_level, complete, per_turn, turns, score_precision)
+
+
+# --- agreement between judgment sources (castregin agreement) ----------------------------------------------
+
+__all__ += ["label_agreement"]
+
+
+def label_agreement(a, b, *more, names=None, rel_level: int = 2, samples: int = 1000, seed: int = 0,
+                    confidence: float = 0.95) -> dict:
+    """How far two or more sources of relevance labels agree, as ``castregin agreement`` prints it.
+
+    ``a``, ``b`` and ``more`` are qrels, each any accepted input (a file path, a Qrels, a dict
+    ``{turn: {item: label}}``, a DataFrame, ir_measures ``Qrel`` records, a ranx Qrels). ``names``
+    names them (default: a file's stem or a Qrels' name; ``a``, ``b``, ``c``... otherwise, and where
+    two would be the same). Crowd judgments are aggregated first (``castregin aggregate``) or compared
+    on the command line.
+
+    Returns the plain data of :func:`castregin.judging.label_agreement.label_agreement`: ``settings``;
+    ``sources`` (``name``, ``judged``); ``pairs``, one dict per pair of sources with the counts
+    ``both``, ``only_a``, ``only_b``, ``labels``, ``confusion`` (rows: the first source),
+    ``statistics`` (``exact``, ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``alpha_nominal``,
+    ``alpha_ordinal``, ``alpha_interval``, ``binary_agreement``, ``binary_kappa``; NaN where
+    undefined), ``intervals`` (``[low, high]`` percentile bootstrap of each, ``samples`` resamples
+    seeded with ``seed``; None without samples), ``per_label`` and ``topics``; and ``all``, the alpha of
+    all sources together (three or more; else None).
+    """
+    from .judging.label_agreement import label_agreement as _label_agreement
+
+    given = [a, b, *more]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    default = [letters[i] if i < len(letters) else f"source{i + 1}" for i in range(len(given))]
+    argument = ["a", "b", *(f"more[{i}]" for i in range(len(more)))]
+    qrels = [as_qrels(value, argument[i], default[i]) for i, value in enumerate(given)]
+    if names is None:
+        chosen = [q.name for q in qrels]
+        if len(set(chosen)) != len(chosen):
+            chosen = default
+    else:
+        chosen = [str(name) for name in names]
+        if len(chosen) != len(qrels):
+            raise InputError(f"names holds {len(chosen)} names for {len(qrels)} sources", argument="names")
+    return _label_agreement(list(zip(chosen, (q.labels for q in qrels), strict=True)), rel_level=rel_level,
+                            samples=samples, seed=seed, confidence=confidence)

@@ -463,8 +463,8 @@ def worker_labels(judgments: Judgments, gold: pd.DataFrame | None = None,
     """Each worker's own labels of one criterion, ``{worker: {turn: {item: label}}}``, as qrels.
 
     The labels the ``gold`` filter keeps (a worker failing a gold item loses the topic, as in
-    :func:`aggregate`). ``criterion`` defaults to the only one. A worker who labelled a (turn, item)
-    twice keeps the last label read, with a warning saying how many were replaced.
+    :func:`aggregate`). ``criterion`` defaults to the only one. (A worker labels a (turn, item) once:
+    the reader refuses a repeat.)
     """
     criteria = list(judgments.criteria)
     if criterion is None:
@@ -480,15 +480,9 @@ def worker_labels(judgments: Judgments, gold: pd.DataFrame | None = None,
     rows = np.flatnonzero(keep & (values >= 0))
     j = judgments
     out: dict[str, dict[str, dict[str, int]]] = {}
-    repeated = 0
     for worker, turn, item, label in zip(j.worker_names[j.worker[rows]].tolist(),
                                          j.turn_names[j.unit_turn[j.unit[rows]]].tolist(),
                                          j.item_names[j.unit_item[j.unit[rows]]].tolist(),
                                          (values[rows].astype(np.int64) + j.scale[0]).tolist(), strict=True):
-        items = out.setdefault(str(worker), {}).setdefault(str(turn), {})
-        repeated += item in items
-        items[str(item)] = int(label)
-    if repeated:
-        warnings.warn(InputWarning(f"{repeated} label(s) of {criterion} repeat a (worker, turn, item) already "
-                                   "labelled; each worker keeps the last label read"), stacklevel=2)
+        out.setdefault(str(worker), {}).setdefault(str(turn), {})[str(item)] = int(label)
     return out

@@ -75,16 +75,18 @@ def confusion_statistics(confusion: np.ndarray, categories: Sequence[int], rel_l
 
 
 def bootstrap_intervals(confusion: np.ndarray, categories: Sequence[int], rel_level: int, *, samples: int,
-                        seed: int, confidence: float) -> dict[str, tuple[float, float]]:
+                        seed: int, confidence: float) -> dict[str, tuple[float | None, float | None]]:
     """Percentile bootstrap interval of each statistic, from ``samples`` multinomial draws of ``confusion``.
 
     Resampling the pairs with replacement is drawing the confusion matrix from a multinomial with the
     observed cell shares (see the module's docstring). (NaN, NaN) where a resample leaves the statistic
-    undefined, or without samples.
+    undefined; (None, None) without samples.
     """
     confusion = np.asarray(confusion, dtype=np.int64)
     n = int(confusion.sum())
-    if samples <= 0 or n == 0:
+    if samples <= 0:
+        return {name: (None, None) for name in STATISTICS}
+    if n == 0:
         return {name: (float("nan"), float("nan")) for name in STATISTICS}
     size = confusion.shape[-1]
     rng = np.random.default_rng(seed)
@@ -96,7 +98,7 @@ def bootstrap_intervals(confusion: np.ndarray, categories: Sequence[int], rel_le
         for name, value in confusion_statistics(draws, categories, rel_level).items():
             values[name].append(value)
     tail = (1.0 - confidence) / 2.0
-    intervals = {}
+    intervals: dict[str, tuple[float | None, float | None]] = {}
     for name in STATISTICS:
         drawn = np.concatenate(values[name])
         if np.isnan(drawn).any():
