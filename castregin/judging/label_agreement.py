@@ -234,10 +234,6 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
             continue
         pair = pair_agreement(sources[i][1], sources[j][1], names=(names[i], names[j]), rel_level=rel_level,
                               samples=samples, seed=seed, confidence=confidence)
-        if pair["both"] == 0:
-            warnings.warn(InputWarning(f"{names[i]} and {names[j]} judged no (turn, item) pair in common "
-                                       f"({pair['only_a']} and {pair['only_b']} pairs): their agreement is "
-                                       "undefined"), stacklevel=2)
         pairs.append(pair)
     if not pairs:
         raise InputError("no pair of sources to compare: every source is a worker of one crowd "
@@ -245,6 +241,11 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
     if all(pair["both"] == 0 for pair in pairs):
         raise InputError("no (turn, item) pair is judged by two sources: there is no agreement to measure; "
                          "check that the sources judge the same turns and items (same ids)", argument="sources")
+    for pair in pairs:
+        if pair["both"] == 0:
+            warnings.warn(InputWarning(f"{pair['a']} and {pair['b']} judged no (turn, item) pair in common "
+                                       f"({pair['only_a']} and {pair['only_b']} pairs): their agreement is "
+                                       "undefined"), stacklevel=2)
     return {
         "settings": {"rel_level": rel_level, "samples": samples, "seed": seed, "confidence": confidence},
         "sources": [{"name": name, "judged": sum(len(items) for items in labels.values())}
