@@ -176,10 +176,10 @@ def test_bootstrap_interval_equals_scipy_within_monte_carlo_error():
                                       n_resamples=4000, method="percentile", confidence_level=0.9,
                                       rng=np.random.default_rng(5))
         low, high = pair["intervals"][name]
-        # Two independent Monte-Carlo estimates of the 5% and 95% quantiles: their difference has a
-        # standard error near 0.005 here.
-        assert low == pytest.approx(found.confidence_interval.low, abs=0.02), name
-        assert high == pytest.approx(found.confidence_interval.high, abs=0.02), name
+        # Two independent Monte-Carlo estimates of the 5% and 95% quantiles (4000 resamples each): their
+        # difference has a standard error near 0.0025 here; the interval is some 0.17 wide.
+        assert low == pytest.approx(found.confidence_interval.low, abs=0.01), name
+        assert high == pytest.approx(found.confidence_interval.high, abs=0.01), name
         assert low < pair["statistics"][name] < high
 
 
