@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -187,3 +189,22 @@ def test_output_is_never_an_input(cli, tmp_path):
     copy.write_text(HUMAN.read_text())
     result = cli("agreement", f"x={copy}", GPT4O, "--plot", copy)
     assert result.exit_code == 1 and copy.read_text() == HUMAN.read_text()
+
+
+def printed_examples(text: str) -> list[tuple[str, str]]:
+    """(command, output) of each ```sh block holding one `castregin agreement` line followed by a ```text block."""
+    found = []
+    for sh, output in re.findall(r"```sh\n(castregin agreement [^\n]*)\n```\n\n```text\n(.*?)```", text, re.S):
+        found.append((sh, output))
+    return found
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/agreement.md"])
+def test_the_printed_examples_are_what_castregin_prints(cli, page, monkeypatch):
+    monkeypatch.chdir(REPO)
+    examples = printed_examples((REPO / page).read_text(encoding="utf-8"))
+    assert examples
+    for command, output in examples:
+        result = cli(*shlex.split(command)[1:])
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout == output, command
