@@ -21,8 +21,8 @@ from ..formats.common import json_text
 from ..formats.output import OutputSet
 from ..limits import MAX_AGREEMENT_PLOT_PAIRS, MAX_AGREEMENT_SAMPLES
 from ..render.judging import agreement_tables, summary_table, workers_table
-from . import main, warnings_as_lines
 from ..render.tables import RECORD_FORMATS
+from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
     InputPath,
@@ -275,7 +275,8 @@ def _between_sources(loaded: list[_Source], crowd: dict, per_worker: bool) -> tu
         among = f" (one of {','.join(criteria)})" if criteria else ""
         raise InputError("comparing crowd judgments with other sources needs exactly one criterion, the label "
                          f"compared: give --criteria NAME{among}", argument="--criteria")
-    sources, groups = [], []
+    sources: list[tuple[str, dict]] = []
+    groups: list[str | None] = []
     for s in loaded:
         if s.kind == "qrels":
             sources.append((s.name, parse_qrels(s.data, s.source, s.name).labels))

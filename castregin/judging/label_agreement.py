@@ -85,7 +85,7 @@ def bootstrap_intervals(confusion: np.ndarray, categories: Sequence[int], rel_le
     confusion = np.asarray(confusion, dtype=np.int64)
     n = int(confusion.sum())
     if samples <= 0:
-        return {name: (None, None) for name in STATISTICS}
+        return dict.fromkeys(STATISTICS, (None, None))
     if n == 0:
         return {name: (float("nan"), float("nan")) for name in STATISTICS}
     size = confusion.shape[-1]
@@ -116,7 +116,7 @@ def _floats(statistics: Mapping[str, np.ndarray], index=()) -> dict[str, float]:
 def _shared(a: Labels, b: Labels) -> tuple[list[tuple[str, str]], list[int], list[int], dict[str, list[int]]]:
     """The (turn, item) pairs both judged (sorted), their labels under each, and per topic the counts
     (both, only under ``a``, only under ``b``)."""
-    keys, first, second = [], [], []
+    keys: list[tuple[str, str]] = []
     per_topic: dict[str, list[int]] = {}
     for turn in set(a) | set(b):
         items_a, items_b = a.get(turn, {}), b.get(turn, {})
@@ -191,9 +191,9 @@ def alpha_of_all(sources: Sequence[Labels]) -> dict:
         for label in labels_of_unit:
             counts[u, index[label]] += 1
     out: dict = {"sources": len(sources), "units": len(pairable), "labels": int(counts.sum())}
-    coincidences = coincidence_matrix(counts) if len(pairable) else np.zeros((0, 0))
+    coincidences = coincidence_matrix(counts) if pairable else np.zeros((0, 0))
     for level in LEVELS:
-        out[f"alpha_{level}"] = float(alpha_from_coincidences(coincidences, categories, level)) if len(pairable) \
+        out[f"alpha_{level}"] = float(alpha_from_coincidences(coincidences, categories, level)) if pairable \
             else float("nan")
     return out
 

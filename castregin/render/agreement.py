@@ -84,13 +84,13 @@ class _Table:
         return latex_escape(text) if self.fmt == "latex" else str(text)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], numeric) -> str:
-        header = [self.cell(h) for h in header]
-        rows = [[self.cell(c) for c in row] for row in rows]
+        names = [self.cell(h) for h in header]
+        cells = [[self.cell(c) for c in row] for row in rows]
         if self.fmt == "markdown":
-            return markdown_table(header, rows, numeric)
+            return markdown_table(names, cells, numeric)
         if self.fmt == "latex":
-            return latex_table(header, rows, numeric)
-        return text_table(header, rows, numeric)
+            return latex_table(names, cells, numeric)
+        return text_table(names, cells, numeric)
 
     def title(self, text: str) -> str:
         if self.fmt == "markdown":
@@ -135,7 +135,8 @@ def _confusion_tables(result: dict, out: _Table) -> str:
     parts = []
     for p in result["pairs"]:
         labels = [str(label) for label in p["labels"]]
-        rows = [[label, *(str(count) for count in counts)] for label, counts in zip(labels, p["confusion"], strict=True)]
+        rows = [[label, *(str(count) for count in counts)]
+                for label, counts in zip(labels, p["confusion"], strict=True)]
         parts.append(out.title(f"confusion: {p['a']} (rows) x {p['b']} (columns)")
                      + out.table([f"{p['a']} \\ {p['b']}", *labels], rows, set(range(1, len(labels) + 1))))
     return "\n".join(parts)

@@ -194,7 +194,7 @@ def test_output_is_never_an_input(cli, tmp_path):
 def printed_examples(text: str) -> list[tuple[str, str]]:
     """(command, output) of each ```sh block holding one `castregin agreement` line followed by a ```text block."""
     found = []
-    for sh, output in re.findall(r"```sh\n(castregin agreement [^\n]*)\n```\n\n```text\n(.*?)```", text, re.S):
+    for sh, output in re.findall(r"```sh\n(castregin agreement [^\n]*)\n```\n\n```text\n(.*?)```", text, re.DOTALL):
         found.append((sh, output))
     return found
 

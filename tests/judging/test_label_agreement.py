@@ -41,7 +41,7 @@ def shared_vectors(a, b):
 
 def check_pair(pair: dict, a: dict, b: dict, rel_level: int = 2) -> None:
     """Every number of a pair against scikit-learn and krippendorff on the shared (turn, item) pairs."""
-    keys, x, y = shared_vectors(a, b)
+    _, x, y = shared_vectors(a, b)
     judged_a = {(t, i) for t in a for i in a[t]}
     judged_b = {(t, i) for t in b for i in b[t]}
     assert (pair["both"], pair["only_a"], pair["only_b"]) == (len(judged_a & judged_b), len(judged_a - judged_b),
@@ -97,7 +97,8 @@ def test_llmjudge_per_topic_equals_sklearn(llmjudge):
         y = [llm[row["topic"]][i] for i in sorted(human[row["topic"]])]
         assert row["both"] == len(x) and row["only_a"] == row["only_b"] == 0
         want = sklearn_metrics.cohen_kappa_score(x, y, weights="quadratic")
-        assert (math.isnan(want) and math.isnan(row["kappa_quadratic"])) or row["kappa_quadratic"] == pytest.approx(want)
+        got = row["kappa_quadratic"]
+        assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want)
         alpha = krippendorff.alpha(reliability_data=np.array([x, y], dtype=float), level_of_measurement="ordinal")
         assert row["alpha_ordinal"] == pytest.approx(alpha, abs=1e-12)
 
