@@ -273,8 +273,10 @@ def _between_sources(loaded: list[_Source], crowd: dict, per_worker: bool) -> tu
     criteria = crowd["criteria"]
     if any(s.kind == "crowd" for s in loaded) and (not criteria or len(criteria) != 1):
         among = f" (one of {','.join(criteria)})" if criteria else ""
+        within = (" (or --within: the agreement inside one crowd, its CSVs concatenated)"
+                  if all(s.kind == "crowd" for s in loaded) else "")
         raise InputError("comparing crowd judgments with other sources needs exactly one criterion, the label "
-                         f"compared: give --criteria NAME{among}", argument="--criteria")
+                         f"compared: give --criteria NAME{among}{within}", argument="--criteria")
     sources: list[tuple[str, dict]] = []
     groups: list[str | None] = []
     for s in loaded:
