@@ -189,6 +189,8 @@ def test_output_is_never_an_input(cli, tmp_path):
     copy.write_text(HUMAN.read_text())
     result = cli("agreement", f"x={copy}", GPT4O, "--plot", copy)
     assert result.exit_code == 1 and copy.read_text() == HUMAN.read_text()
+    result = cli("agreement", f"x=qrels:{copy}", GPT4O, "-o", copy)
+    assert result.exit_code == 1 and "input" in result.stderr and copy.read_text() == HUMAN.read_text()
 
 
 def printed_examples(text: str) -> list[tuple[str, str]]:
