@@ -165,6 +165,8 @@ def test_sources_from_standard_input_and_kind_overrides(cli, tmp_path):
     ([str(HUMAN), str(GPT4O), "--format", "csv", "--show", "pairs,labels"], "csv holds one table"),
     ([str(HUMAN), str(GPT4O), "--show", "nope"], "is no section"),
     ([str(HUMAN), str(GPT4O), "--confidence", "1"], "--confidence"),
+    ([str(CROWD / "judgments.csv"), "--criteria", "relevance", "--within", "--per-worker"], "choose one"),
+    ([str(CROWD / "judgments.csv"), "--criteria", "relevance", "--plot", "x.png"], "--plot draws"),
     ([str(HUMAN), str(CROWD / "judgments.csv"), "--criteria", "relevance"], "no (turn, item) pair is judged by two"),
 ])
 def test_refusals_are_one_line(cli, args, message, monkeypatch):
@@ -210,3 +212,18 @@ def test_the_printed_examples_are_what_castregin_prints(cli, page, monkeypatch):
         result = cli(*shlex.split(command)[1:])
         assert result.exit_code == 0, result.stderr
         assert result.stdout == output, command
+
+
+def test_kinds_are_told_through_compression_and_a_bom(cli, tmp_path):
+    import gzip
+
+    packed = tmp_path / "human.qrel.gz"
+    packed.write_bytes(gzip.compress(HUMAN.read_bytes()))
+    crowd = tmp_path / "crowd.csv"
+    crowd.write_bytes(b"\xef\xbb\xbf" + (CROWD / "judgments.csv").read_bytes())
+    result = cli("agreement", packed, GPT4O, "--samples", "0", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["pairs"][0]["a"] == "human"
+    within = cli("agreement", crowd, "--criteria", "relevance", "--format", "json")
+    assert within.exit_code == 0, within.stderr
+    assert set(json.loads(within.stdout)) == {"relevance"}
