@@ -100,18 +100,30 @@ class _Table:
         return f"{text}\n"
 
 
+#: Up to this many pairs, a column per pair (statistics down the side); more (workers as sources), a row per pair.
+_PAIR_COLUMNS = 3
+
+
 def _pairs_table(result: dict, out: _Table) -> str:
     pairs = result["pairs"]
-    header = ["statistic", *(f"{p['a']} vs {p['b']}" for p in pairs)]
-    rows = [[name, *(str(p[name]) for p in pairs)] for name in _COUNTS]
-    rows += [[name, *(_interval(p["statistics"][name], p["intervals"][name]) for p in pairs)] for name in _STATISTICS]
+    if len(pairs) <= _PAIR_COLUMNS:
+        header = ["statistic", *(f"{p['a']} vs {p['b']}" for p in pairs)]
+        rows = [[name, *(str(p[name]) for p in pairs)] for name in _COUNTS]
+        rows += [[name, *(_interval(p["statistics"][name], p["intervals"][name]) for p in pairs)]
+                 for name in _STATISTICS]
+        numeric = set(range(1, len(header)))
+    else:
+        header = ["a", "b", *_COUNTS, *_STATISTICS]
+        rows = [[p["a"], p["b"], *(str(p[name]) for name in _COUNTS),
+                 *(_interval(p["statistics"][name], p["intervals"][name]) for name in _STATISTICS)] for p in pairs]
+        numeric = set(range(2, len(header)))
     settings = result["settings"]
     interval = (f"[low, high]: {100 * settings['confidence']:g}% percentile bootstrap interval, "
                 f"{settings['samples']} resamples, seed {settings['seed']}"
                 if settings["samples"] else "no bootstrap (--samples 0)")
     title = (f"agreement on the (turn, item) pairs both judged; binary: label >= {settings['rel_level']}; "
              f"{interval}")
-    return out.title(title) + out.table(header, rows, set(range(1, len(header))))
+    return out.title(title) + out.table(header, rows, numeric)
 
 
 def _overall_table(result: dict, out: _Table) -> str:

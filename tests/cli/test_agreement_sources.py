@@ -123,6 +123,10 @@ def test_per_worker_compares_each_worker_with_the_other_sources_only(cli, tmp_pa
     data = json.loads(result.stdout)
     workers = sorted(set(frame["worker_id"]))
     assert [(p["a"], p["b"]) for p in data["pairs"]] == [("q", f"judgments:{w}") for w in workers]
+    table = cli("agreement", qrels, f"crowd:{CROWD / 'judgments.csv'}", "--criteria", "relevance", "--per-worker",
+                "--samples", "0", "--show", "pairs").stdout.splitlines()
+    assert table[1].split()[:5] == ["a", "b", "both", "only_a", "only_b"]  # a row per pair when there are many
+    assert [line.split()[1] for line in table[3:]] == [f"judgments:{w}" for w in workers]
     for pair, worker in zip(data["pairs"], workers, strict=True):
         mine = frame[frame["worker_id"] == worker]
         x = [reference[t, i] for t, i in zip(mine["turn_id"], mine["item_id"], strict=True)]
