@@ -321,6 +321,23 @@ def _within_crowd(loaded: list[_Source], crowd: dict, fmt: str) -> str:
     return json_text(result.agreement, sort_keys=True) if fmt == "json" else agreement_tables(result.agreement)
 
 
+#: Options of the comparison between sources, and how they are spelled.
+_BETWEEN_OPTIONS = {"rel_level": "--rel-level", "samples": "--samples", "seed": "--seed",
+                    "confidence": "--confidence", "sections": "--show", "plot": "--plot"}
+
+
+def _refuse_between_options() -> None:
+    """The agreement inside a crowd has no pairs of sources: an option given for them would do nothing."""
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+    given = [spelled for name, spelled in _BETWEEN_OPTIONS.items()
+             if context.get_parameter_source(name) is ParameterSource.COMMANDLINE]
+    if given:
+        raise InputError("only for comparing sources of labels; the agreement inside one crowd (one crowd source, "
+                         "or --within) has no use for it", argument=given[0])
+
+
 def _render_between(result: dict, fmt: str, sections) -> str:
     from ..render.agreement import DEFAULT_SECTIONS, agreement_csv, agreement_text
 
@@ -408,9 +425,7 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
         raise InputError("--per-worker compares each worker with the other sources; --within measures the "
                          "crowd's own agreement: choose one", argument="--per-worker")
     if within or (len(loaded) == 1 and loaded[0].kind == "crowd" and not per_worker):
-        if plot:
-            raise InputError("--plot draws the confusion matrices of a comparison between sources, not the "
-                             "agreement inside a crowd", argument="--plot")
+        _refuse_between_options()
         with warnings_as_lines():
             text = _within_crowd(loaded, crowd, fmt)
         write_text(output, text)

@@ -170,7 +170,8 @@ def test_sources_from_standard_input_and_kind_overrides(cli, tmp_path):
     ([str(HUMAN), str(GPT4O), "--show", "nope"], "is no section"),
     ([str(HUMAN), str(GPT4O), "--confidence", "1"], "--confidence"),
     ([str(CROWD / "judgments.csv"), "--criteria", "relevance", "--within", "--per-worker"], "choose one"),
-    ([str(CROWD / "judgments.csv"), "--criteria", "relevance", "--plot", "x.png"], "--plot draws"),
+    ([str(CROWD / "judgments.csv"), "--criteria", "relevance", "--plot", "x.png"], "--plot: only for comparing"),
+    ([str(CROWD / "judgments.csv"), "--criteria", "relevance", "--samples", "10"], "--samples: only for comparing"),
     ([str(HUMAN), str(CROWD / "judgments.csv"), "--criteria", "relevance"], "no (turn, item) pair is judged by two"),
 ])
 def test_refusals_are_one_line(cli, args, message, monkeypatch):
