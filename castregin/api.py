@@ -467,8 +467,8 @@ def label_agreement(a, b, *more, names=None, rel_level: int = 2, samples: int = 
     ``statistics`` (``exact``, ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``alpha_nominal``,
     ``alpha_ordinal``, ``alpha_interval``, ``binary_agreement``, ``binary_kappa``; NaN where
     undefined), ``intervals`` (``[low, high]`` percentile bootstrap of each, ``samples`` resamples
-    seeded with ``seed``; None without samples), ``per_label`` and ``topics``; and ``all``, the alpha of
-    all sources together (three or more; else None).
+    seeded with ``seed``; None without samples), ``per_label`` and ``topics``; and ``overall``, the
+    alpha of all sources together (three or more; else None).
     """
     from .judging.label_agreement import label_agreement as _label_agreement
 

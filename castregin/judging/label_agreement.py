@@ -22,7 +22,7 @@ interval is the percentile one (as ``scipy.stats.bootstrap(..., paired=True, met
 it is undefined (NaN) when the statistic is undefined in some resample. Each pair draws from its own
 generator seeded with ``seed``, so a pair's interval does not depend on the other sources.
 
-With three sources or more, ``all`` holds Krippendorff's alpha over every source together, on the
+With three sources or more, ``overall`` holds Krippendorff's alpha over every source together, on the
 units judged by at least two of them.
 """
 
@@ -216,7 +216,7 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
     ``groups`` (one per source, or None) names the crowd a source's labels come from: two sources of
     one group (two workers of one crowd) are not compared, that being the within-crowd agreement.
     Returns ``settings``, ``sources`` (``name``, ``judged``: how many (turn, item) pairs), ``pairs``
-    (:func:`pair_agreement` of each pair, in the order given) and ``all`` (:func:`alpha_of_all`, with
+    (:func:`pair_agreement` of each pair, in the order given) and ``overall`` (:func:`alpha_of_all`, with
     three sources or more; else None). A pair of sources that share no judged (turn, item) is
     warned about (its statistics are NaN); none sharing any is an :class:`InputError`.
     """
@@ -251,5 +251,5 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
         "sources": [{"name": name, "judged": sum(len(items) for items in labels.values())}
                     for name, labels in sources],
         "pairs": pairs,
-        "all": alpha_of_all([labels for _, labels in sources]) if len(sources) >= 3 else None,
+        "overall": alpha_of_all([labels for _, labels in sources]) if len(sources) >= 3 else None,
     }

@@ -34,7 +34,7 @@ def section_records(result: dict, section: str) -> tuple[list[dict], list[str]]:
                            for name in _STATISTICS)
         return records, ["a", "b", "statistic", "value", "ci_low", "ci_high"]
     if section == "overall":
-        overall = result.get("all")
+        overall = result.get("overall")
         return ([dict(overall)] if overall else []), ["sources", "units", "labels", *_ALPHAS]
     if section == "labels":
         return ([{"a": p["a"], "b": p["b"], **row} for p in pairs for row in p["per_label"]],
@@ -127,7 +127,7 @@ def _pairs_table(result: dict, out: _Table) -> str:
 
 
 def _overall_table(result: dict, out: _Table) -> str:
-    overall = result.get("all")
+    overall = result.get("overall")
     if not overall:
         return ""
     row = [str(overall["sources"]), str(overall["units"]), str(overall["labels"]),

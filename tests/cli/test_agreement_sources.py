@@ -45,7 +45,7 @@ def test_json_holds_the_oracles_numbers(cli, tmp_path):
     low, high = pair["intervals"]["kappa"]
     assert low < pair["statistics"]["kappa"] < high
     assert data["settings"] == {"rel_level": 2, "samples": 200, "seed": 0, "confidence": 0.95}
-    assert data["all"] is None
+    assert data["overall"] is None
 
 
 def test_every_record_format(cli):

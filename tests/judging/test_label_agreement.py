@@ -108,10 +108,10 @@ def test_llmjudge_alpha_of_all_sources_equals_krippendorff(llmjudge):
     assert len(result["pairs"]) == 6
     keys = sorted((t, i) for t in llmjudge["human"] for i in llmjudge["human"][t])
     data = np.array([[llmjudge[name][t][i] for t, i in keys] for name in ("human", *LLM_SETS)], dtype=float)
-    assert result["all"]["units"] == 4423 and result["all"]["labels"] == 4 * 4423
+    assert result["overall"]["units"] == 4423 and result["overall"]["labels"] == 4 * 4423
     for level in LEVELS:
         want = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
-        assert result["all"][f"alpha_{level}"] == pytest.approx(want, abs=1e-12)
+        assert result["overall"][f"alpha_{level}"] == pytest.approx(want, abs=1e-12)
 
 
 def random_sources(seed: int, n_sources: int = 4, turns: int = 12, items: int = 15):
@@ -145,10 +145,10 @@ def test_random_labels_with_gaps_equal_the_oracles(seed):
     units = sorted({(t, i) for _, table in sources for t in table for i in table[t]})
     data = np.array([[table.get(t, {}).get(i, np.nan) for t, i in units] for _, table in sources], dtype=float)
     pairable = (~np.isnan(data)).sum(axis=0) >= 2
-    assert result["all"]["units"] == int(pairable.sum())
+    assert result["overall"]["units"] == int(pairable.sum())
     for level in LEVELS:
         want = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
-        assert result["all"][f"alpha_{level}"] == pytest.approx(want, abs=1e-12), level
+        assert result["overall"][f"alpha_{level}"] == pytest.approx(want, abs=1e-12), level
 
 
 def test_bootstrap_interval_equals_scipy_within_monte_carlo_error():
@@ -232,6 +232,6 @@ def test_api_takes_paths_qrels_and_dicts(llmjudge):
     assert [s["name"] for s in result["sources"]] == ["human", "Olz-gpt4o", "c"]
     check_pair(result["pairs"][0], llmjudge["human"], llmjudge["Olz-gpt4o"])
     named = api_label_agreement(llmjudge["human"], llmjudge["Olz-gpt4o"], names=["nist", "gpt4o"], samples=0)
-    assert (named["pairs"][0]["a"], named["pairs"][0]["b"]) == ("nist", "gpt4o") and named["all"] is None
+    assert (named["pairs"][0]["a"], named["pairs"][0]["b"]) == ("nist", "gpt4o") and named["overall"] is None
     with pytest.raises(InputError, match="names holds 1 names for 2 sources"):
         api_label_agreement(human, human, names=["x"])
