@@ -15,7 +15,7 @@ def summary_table(aggregation) -> str:
     """The short per-criterion summary printed on standard error."""
     model = aggregation.method != "mode-mean"
     header = ["criterion", "labels", "items", "mode", "tie", *(["changed"] if model else []), "dropped", "turns",
-              "filtered", "alpha_ord", "alpha_int"]
+              "filtered", "alpha_ordinal", "alpha_interval"]
     rows = []
     for name in aggregation.criteria:
         part = aggregation.agreement.get(name, {})
@@ -32,7 +32,7 @@ def summary_table(aggregation) -> str:
     pairs = len(aggregation.removed)
     workers = len({r["worker_id"] for r in aggregation.removed})
     note = (f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); "
-            "alpha_ord/alpha_int: Krippendorff's alpha (ordinal/interval) before -> after the gold filter\n")
+            "alpha_ordinal/alpha_interval: Krippendorff's alpha before -> after the gold filter\n")
     if model:
         note += (f"method {aggregation.method}: mode/tie count how mode-mean would decide; changed: labels "
                  "that differ from mode-mean's\n")
