@@ -53,7 +53,8 @@ from .formats.trec import LABEL_RANGE
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Metric", "as_qrels", "as_run", "calc_aggregate", "evaluate", "iter_calc", "measure_names"]
+__all__ = ["Metric", "as_qrels", "as_run", "calc_aggregate", "evaluate", "holes", "iter_calc", "label_agreement",
+           "measure_names", "ranking_agreement"]
 
 
 class Metric(NamedTuple):
@@ -521,3 +522,43 @@ def ranking_agreement(runs, qrels_a, qrels_b, measure="nDCG@3", *, top_k: int | 
     return _ranking_agreement(run_list, first, second, targets[0][1],
                               top_k=DEFAULT_TOP_K if top_k is None else top_k, rel_level=rel_level,
                               score_precision=score_precision)
+
+
+# --- agreement between judgment sources (castregin agreement) ----------------------------------------------
+
+def label_agreement(a, b, *more, names=None, rel_level: int = 2, samples: int = 1000, seed: int = 0,
+                    confidence: float = 0.95) -> dict:
+    """How far two or more sources of relevance labels agree, as ``castregin agreement`` prints it.
+
+    ``a``, ``b`` and ``more`` are qrels, each any accepted input (a file path, a Qrels, a dict
+    ``{turn: {item: label}}``, a DataFrame, ir_measures ``Qrel`` records, a ranx Qrels). ``names``
+    names them (default: a file's stem or a Qrels' name; ``a``, ``b``, ``c``... otherwise, and where
+    two would be the same). Crowd judgments are aggregated first (``castregin aggregate``) or compared
+    on the command line.
+
+    Returns the plain data of :func:`castregin.judging.label_agreement.label_agreement`: ``settings``;
+    ``sources`` (``name``, ``judged``); ``pairs``, one dict per pair of sources with the counts
+    ``both``, ``only_a``, ``only_b``, ``labels``, ``confusion`` (rows: the first source),
+    ``statistics`` (``exact``, ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``alpha_nominal``,
+    ``alpha_ordinal``, ``alpha_interval``, ``binary_agreement``, ``binary_kappa``; NaN where
+    undefined), ``intervals`` (``[low, high]`` percentile bootstrap of each, ``samples`` resamples
+    seeded with ``seed``; None without samples), ``per_label`` and ``topics``; and ``overall``, the
+    alpha of all sources together (three or more; else None).
+    """
+    from .judging.label_agreement import label_agreement as _label_agreement
+
+    given = [a, b, *more]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    default = [letters[i] if i < len(letters) else f"source{i + 1}" for i in range(len(given))]
+    argument = ["a", "b", *(f"more[{i}]" for i in range(len(more)))]
+    qrels = [as_qrels(value, argument[i], default[i]) for i, value in enumerate(given)]
+    if names is None:
+        chosen = [q.name for q in qrels]
+        if len(set(chosen)) != len(chosen):
+            chosen = default
+    else:
+        chosen = [str(name) for name in names]
+        if len(chosen) != len(qrels):
+            raise InputError(f"names holds {len(chosen)} names for {len(qrels)} sources", argument="names")
+    return _label_agreement(list(zip(chosen, (q.labels for q in qrels), strict=True)), rel_level=rel_level,
+                            samples=samples, seed=seed, confidence=confidence)

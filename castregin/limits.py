@@ -73,3 +73,7 @@ RATIO_CHECKED_FROM = 16 << 20
 #: Levels of nesting of a JSON value checked against a schema (or read from a crowd CSV's cell): castregin's
 #: formats nest a few, and deeper values would reach Python's recursion limit in the checks and messages.
 MAX_JSON_DEPTH = 100
+#: Bootstrap resamples of ``agreement`` (multinomial draws of a confusion matrix, a few microseconds each).
+MAX_AGREEMENT_SAMPLES = 1_000_000
+#: Confusion matrices in one ``agreement --plot`` figure (a grid of them: more would be unreadable).
+MAX_AGREEMENT_PLOT_PAIRS = 36

@@ -1,8 +1,9 @@
-"""Agreement statistics several stages share: Cohen's kappa (plain and quadratic-weighted), Fleiss' kappa.
+"""Agreement statistics several stages share: Cohen's kappa (plain, linear- and quadratic-weighted), Fleiss' kappa.
 
 One implementation, checked against statsmodels (``tests/test_statistics.py``). The judging stage
 uses the weighted kappa for each worker against the aggregated labels; scorekeeping uses the plain
-one, as clembench (scikit-learn) computes it. Fleiss' kappa (the crowd's agreement in the judging
+one, as clembench (scikit-learn) computes it; the agreement between judgment sources
+(:mod:`castregin.judging.label_agreement`) all three. Fleiss' kappa (the crowd's agreement in the judging
 stage) is checked against statsmodels' ``fleiss_kappa`` in ``tests/judging/test_agreement.py``.
 PARADISE's task-success kappa is not Cohen's: its
 chance agreement comes from the key's distribution alone (Walker et al. 1997), so it stays in
@@ -17,14 +18,15 @@ import numpy as np
 
 from .errors import InputError
 
-WEIGHTS = ("none", "quadratic")
+WEIGHTS = ("none", "linear", "quadratic")
 
 
 def cohen_kappa_from_confusion(confusion, weights: str = "none") -> np.ndarray | float:
     """Cohen's kappa of each ``... x K x K`` confusion matrix (rows: first rater), NaN where undefined.
 
     ``1 - sum(W * C) / sum(W * E)``, ``E = outer(column sums, row sums) / total``, ``W`` one off the
-    diagonal (``none``) or ``(i - j)**2`` (``quadratic``, categories equally spaced). The operations are
+    diagonal (``none``), ``|i - j|`` (``linear``) or ``(i - j)**2`` (``quadratic``): ``i``, ``j`` are the
+    categories' positions, so weighted kappas take them as equally spaced (as scikit-learn does). The operations are
     scikit-learn's ``cohen_kappa_score``'s, in its order, so the last bits agree with what clembench
     published.
     """
@@ -36,6 +38,8 @@ def cohen_kappa_from_confusion(confusion, weights: str = "none") -> np.ndarray |
     if weights == "none":
         w = np.ones((size, size), dtype=int)
         w.flat[:: size + 1] = 0
+    elif weights == "linear":
+        w = np.abs(np.arange(size)[:, None] - np.arange(size)[None, :])
     else:
         w = (np.arange(size)[:, None] - np.arange(size)[None, :]) ** 2
     columns = confusion.sum(axis=-2)

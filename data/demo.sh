@@ -17,6 +17,10 @@ step castregin pool "$OUT"/runs/alpha.run "$OUT"/runs/beta.run --depth 2 -o "$OU
 step castregin aggregate data/crowd/judgments.csv --criteria relevance,novelty,diversity \
     --gold data/crowd/gold.csv --prefix question --out-dir "$OUT/qrels"
 step castregin qrels stats "$OUT"/qrels/question_relevance.qrel "$OUT"/qrels/question_relevance_filtered.qrel
+# How far the crowd agrees with itself, and how far mode-mean's labels agree with Dawid-Skene's
+step castregin agreement data/crowd/judgments.csv --criteria relevance --gold data/crowd/gold.csv
+step castregin agreement mode-mean="$OUT/qrels/question_relevance.qrel" dawid-skene=crowd:data/crowd/judgments.csv \
+    --criteria relevance --gold data/crowd/gold.csv --method dawid-skene --show pairs,confusion
 # 4. Scores with trec_eval's numbers, on all turns and on the filtered turns
 step castregin evaluate "$OUT"/runs/alpha.run "$OUT"/runs/beta.run \
     --qrels all="$OUT/qrels/question_relevance.qrel" --qrels filtered="$OUT/qrels/question_relevance_filtered.qrel"

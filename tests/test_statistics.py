@@ -1,4 +1,4 @@
-"""The one Cohen's kappa (castregin.statistics) against statsmodels, plain and quadratic-weighted."""
+"""The one Cohen's kappa (castregin.statistics) against statsmodels, plain, linear- and quadratic-weighted."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from castregin.statistics import cohen_kappa, cohen_kappa_from_confusion, confus
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize(("weights", "wt"), [("none", None), ("quadratic", "quadratic")])
+@pytest.mark.parametrize(("weights", "wt"), [("none", None), ("linear", "linear"), ("quadratic", "quadratic")])
 def test_kappa_equals_statsmodels(seed, weights, wt):
     rng = np.random.default_rng(seed)
     size = 2 + seed % 4
@@ -41,4 +41,4 @@ def test_undefined_kappa_is_nan():
 
 def test_unknown_weights():
     with pytest.raises(InputError, match="unknown weights"):
-        cohen_kappa([1], [1], "linear")
+        cohen_kappa([1], [1], "cubic")

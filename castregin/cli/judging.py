@@ -8,7 +8,9 @@ pandas, which ``castregin --help`` should not load).
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 
 import click
 
@@ -16,11 +18,27 @@ from ..arrays import choose_allocator
 from ..errors import InputError
 from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
+from ..formats.output import OutputSet
+from ..limits import MAX_AGREEMENT_PLOT_PAIRS, MAX_AGREEMENT_SAMPLES
 from ..render.judging import agreement_tables, summary_table, workers_table
+from ..render.tables import RECORD_FORMATS
 from . import main, warnings_as_lines
-from .options import InputPath, OutputDirectory, criteria_list, format_option, output_option
+from .options import (
+    FiniteFloat,
+    InputPath,
+    OutputDirectory,
+    OutputPath,
+    criteria_list,
+    format_option,
+    output_option,
+    split_named,
+)
 
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _criteria_or_none(ctx, param, value: str | None) -> list[str] | None:
+    return None if value is None else _criteria(ctx, param, value)
 
 
 def _criteria(ctx, param, value: str) -> list[str]:
@@ -49,12 +67,13 @@ def _label_map(ctx, param, value) -> dict[str, int]:
         raise click.BadParameter(err.problem) from None
 
 
-def _input_options(function):
-    """Options shared by ``aggregate`` and ``agreement``: what to read and how to decide labels."""
+def _crowd_options(function, criteria_required: bool = True):
+    """Options shared by ``aggregate`` and ``agreement``: how to read crowd judgments and decide labels."""
     options = [
-        click.argument("judgments", nargs=-1, required=True, type=InputPath(), metavar="JUDGMENTS.csv..."),
-        click.option("--criteria", required=True, callback=_criteria, metavar="NAME,...",
-                     help="The judged criteria, comma-separated (relevance,novelty,diversity)."),
+        click.option("--criteria", required=criteria_required, callback=_criteria_or_none, metavar="NAME,...",
+                     help="The judged criteria, comma-separated (relevance,novelty,diversity)."
+                          + ("" if criteria_required else " Needed for crowd judgments; comparing sources "
+                             "takes exactly one.")),
         click.option("--gold", type=InputPath(), metavar="GOLD.csv",
                      help="Gold CSV with the columns turn_id, item_id, criterion, min_label, max_label: a "
                           "worker with a label outside the range loses all their labels for that topic. Rows "
@@ -98,8 +117,20 @@ def _input_options(function):
     return function
 
 
-def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
-    from ..formats.crowd import parse_columns, read_gold, read_judgments
+def _input_options(function):
+    """``aggregate``'s input: crowd judgment CSVs and :func:`_crowd_options`."""
+    return click.argument("judgments", nargs=-1, required=True, type=InputPath(),
+                          metavar="JUDGMENTS.csv...")(_crowd_options(function))
+
+
+def _crowd_options_optional(function):
+    """:func:`_crowd_options` with --criteria optional (qrels sources need none)."""
+    return _crowd_options(function, criteria_required=False)
+
+
+def _read(judgments, criteria, gold, input_format, columns, label_map, scale, loaded=None):
+    """(Judgments, gold frame): the CSVs ``judgments`` name, or ``loaded`` ``(bytes, source)`` pairs already read."""
+    from ..formats.crowd import parse_columns, parse_judgments, read_gold, read_judgments
 
     try:
         roles = parse_columns(columns, criteria)
@@ -109,13 +140,10 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale):
     choose_allocator()
     # The gold file is read first: it is small, and a bad one should not wait for a million rows.
     gold_frame = read_gold(gold, scale) if gold else None
-    data = read_judgments(judgments, criteria, input_format=input_format, columns=roles,
-                          label_map=label_map, scale=scale)
+    options = {"input_format": input_format, "columns": roles, "label_map": label_map, "scale": scale}
+    data = (read_judgments(judgments, criteria, **options) if loaded is None
+            else parse_judgments(loaded, criteria, **options))
     return data, gold_frame
-
-
-
-
 
 
 @main.command()
@@ -176,37 +204,249 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
         click.echo(workers_table(result, only_suspects=True), err=True, nl=False)
 
 
+# --- agreement: between judgment sources, or inside one crowd ----------------------------------------------
+
+def split_source(value: str) -> tuple[str | None, str | None, str]:
+    """``[NAME=][KIND:]PATH`` -> (NAME, KIND, PATH); KIND is ``qrels`` or ``crowd`` (None: recognised from
+    the content). A path that exists as written is taken whole."""
+    from ..formats.trec import LABEL_SOURCE_KINDS
+
+    name, rest = split_named(value)
+    for kind in LABEL_SOURCE_KINDS:
+        if rest.startswith(kind + ":") and not os.path.exists(rest):
+            return name, kind, rest[len(kind) + 1:]
+    return name, None, rest
+
+
+class SourcePath(InputPath):
+    """A source of labels, ``[NAME=][KIND:]PATH``."""
+
+    def paths(self, value: str) -> list[str]:
+        return [split_source(value)[2]]
+
+
+def _sections(ctx, param, value: str | None) -> tuple[str, ...] | None:
+    from ..render.agreement import SECTIONS
+
+    if value is None:
+        return None
+    names = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown or not names:
+        raise click.BadParameter(f"{unknown[0] if unknown else value!r} is no section; choose among "
+                                 f"{', '.join(SECTIONS)} (comma-separated)")
+    return names
+
+
+@dataclass
+class _Source:
+    """A source as read: its name, kind, display name and bytes."""
+
+    name: str
+    kind: str
+    path: str
+    source: str
+    data: bytes
+
+
+def _load_sources(specs) -> list[_Source]:
+    from ..formats import read_bytes
+    from ..formats.common import display_name, stem
+    from ..formats.trec import label_source_kind
+
+    loaded = []
+    for spec in specs:
+        name, kind, path = split_source(spec)
+        data = read_bytes(path)
+        source = display_name(path)
+        loaded.append(_Source(name or stem(path), kind or label_source_kind(data, source), path, source, data))
+    return loaded
+
+
+def _between_sources(loaded: list[_Source], crowd: dict, per_worker: bool) -> tuple[list, list]:
+    """(``(name, labels)`` of each source, the group of each): qrels as they are, each crowd aggregated
+    with the crowd options, or (``per_worker``) one source per worker, grouped by crowd."""
+    from ..formats.trec import parse_qrels
+    from ..judging.aggregate import aggregate as run_aggregate
+    from ..judging.aggregate import worker_labels
+
+    criteria = crowd["criteria"]
+    if any(s.kind == "crowd" for s in loaded) and (not criteria or len(criteria) != 1):
+        among = f" (one of {','.join(criteria)})" if criteria else ""
+        within = (" (or --within: the agreement inside one crowd, its CSVs concatenated)"
+                  if all(s.kind == "crowd" for s in loaded) else "")
+        raise InputError("comparing crowd judgments with other sources needs exactly one criterion, the label "
+                         f"compared: give --criteria NAME{among}{within}", argument="--criteria")
+    sources: list[tuple[str, dict]] = []
+    groups: list[str | None] = []
+    for s in loaded:
+        if s.kind == "qrels":
+            sources.append((s.name, parse_qrels(s.data, s.source, s.name).labels))
+            groups.append(None)
+            continue
+        data, gold_frame = _read([s.path], criteria, crowd["gold"], crowd["input_format"], crowd["columns"],
+                                 crowd["label_map"], crowd["scale"], loaded=[(s.data, s.source)])
+        if per_worker:
+            for worker, labels in worker_labels(data, gold_frame, criteria[0]).items():
+                sources.append((f"{s.name}:{worker}", labels))
+                groups.append(s.name)
+            continue
+        result = run_aggregate(data, gold_frame, majority=crowd["majority"], tie=crowd["tie"],
+                               rounding=crowd["rounding"], method=crowd["method"], agreement=False,
+                               time_column=None)
+        sources.append((s.name, result.qrels[criteria[0]]))
+        groups.append(None)
+    return sources, groups
+
+
+def _within_crowd(loaded: list[_Source], crowd: dict, fmt: str) -> str:
+    """The agreement inside one crowd (every source concatenated), as ``castregin aggregate`` audits it."""
+    from ..judging.aggregate import aggregate as run_aggregate
+
+    qrels = [s.source for s in loaded if s.kind != "crowd"]
+    if qrels:
+        raise InputError(f"{qrels[0]} holds qrels: the agreement inside a crowd (--within) reads crowd "
+                         "judgments only", argument="SOURCE")
+    if not crowd["criteria"]:
+        raise InputError("crowd judgments need --criteria (the judged criteria, comma-separated)",
+                         argument="--criteria")
+    if fmt not in ("table", "json"):
+        raise InputError(f"the agreement inside a crowd is written as table or json, not {fmt}",
+                         argument="--format")
+    data, gold_frame = _read([s.path for s in loaded], crowd["criteria"], crowd["gold"], crowd["input_format"],
+                             crowd["columns"], crowd["label_map"], crowd["scale"],
+                             loaded=[(s.data, s.source) for s in loaded])
+    result = run_aggregate(data, gold_frame, majority=crowd["majority"], tie=crowd["tie"], rounding=crowd["rounding"],
+                           method=crowd["method"])
+    return json_text(result.agreement, sort_keys=True) if fmt == "json" else agreement_tables(result.agreement)
+
+
+#: Options of the comparison between sources, and how they are spelled.
+_BETWEEN_OPTIONS = {"rel_level": "--rel-level", "samples": "--samples", "seed": "--seed",
+                    "confidence": "--confidence", "sections": "--show", "plot": "--plot"}
+
+
+def _refuse_between_options() -> None:
+    """The agreement inside a crowd has no pairs of sources: an option given for them would do nothing."""
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+    given = [spelled for name, spelled in _BETWEEN_OPTIONS.items()
+             if context.get_parameter_source(name) is ParameterSource.COMMANDLINE]
+    if given:
+        raise InputError("only for comparing sources of labels; the agreement inside one crowd (one crowd source, "
+                         "or --within) has no use for it", argument=given[0])
+
+
+def _render_between(result: dict, fmt: str, sections) -> str:
+    from ..render.agreement import DEFAULT_SECTIONS, agreement_csv, agreement_text
+
+    if fmt == "json":
+        return json_text(result)
+    if fmt == "csv":
+        if sections is not None and len(sections) != 1:
+            raise InputError("csv holds one table: name one section with --show (pairs, overall, labels, "
+                             "topics, confusion)", argument="--show")
+        return agreement_csv(result, sections[0] if sections else "pairs")
+    return agreement_text(result, fmt, sections or DEFAULT_SECTIONS)
 
 
 @main.command()
-@_input_options
-@format_option(["table", "json"])
+@click.argument("sources", nargs=-1, required=True, type=SourcePath(), metavar="[NAME=][KIND:]SOURCE...")
+@click.option("--within", is_flag=True,
+              help="The agreement inside one crowd (every SOURCE a crowd CSV, concatenated): alpha and Fleiss' "
+                   "kappa before and after --gold, each worker's kappa with the aggregated labels. The default "
+                   "when the only SOURCE is crowd judgments.")
+@click.option("--per-worker", is_flag=True,
+              help="Each worker of a crowd source is a source of its own (SOURCE:worker); two workers of one "
+                   "crowd are not compared (that is --within).")
+@_crowd_options_optional
+@click.option("--rel-level", default=2, show_default=True, type=int,
+              help="binary_agreement and binary_kappa: a label >= this is relevant.")
+@click.option("--samples", default=1000, show_default=True, type=click.IntRange(0, MAX_AGREEMENT_SAMPLES),
+              help="Bootstrap resamples of the (turn, item) pairs both judged (0: no interval).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1),
+              help="Seed of the bootstrap: the same seed, the same intervals.")
+@click.option("--confidence", default=0.95, show_default=True,
+              type=FiniteFloat(0, 1, min_open=True, max_open=True), help="Level of the bootstrap intervals.")
+@click.option("--show", "sections", callback=_sections, metavar="SECTION,...",
+              help="Sections to write: pairs, overall (alpha of 3+ sources), labels, topics, confusion. Default "
+                   "for table, markdown and latex: all but topics; csv holds one (default pairs); json holds all.")
+@format_option(RECORD_FORMATS)
 @output_option()
-def agreement(judgments, criteria, gold, input_format, columns, label_map, scale, majority, tie, rounding,
-              method, fmt, output):
-    """Inter-annotator agreement of crowd judgments.
-
-    Krippendorff's alpha (ordinal and interval) and Fleiss' kappa (each unit over its own
-    number of labels) per criterion, overall and per topic, before and after the --gold
-    filter, and each worker's quadratic-weighted Cohen's kappa with the
-    aggregated labels (the labels `castregin aggregate` writes with the same options), computed
-    on all of the worker's labels, including those the gold filter removed. Undefined values
-    (a single label value, no unit with two labels) are shown as '-' (null in JSON).
+@click.option("--plot", type=OutputPath(), metavar="FILE.png",
+              help="A heatmap of each pair's confusion matrix (PNG).")
+def agreement(sources, within, per_worker, criteria, gold, input_format, columns, label_map, scale, majority, tie,
+              rounding, method, rel_level, samples, seed, confidence, sections, fmt, output, plot):
+    """How far sources of relevance labels agree: qrels, crowd judgments, LLM labels.
 
     \b
-      castregin agreement judgments.csv --criteria relevance,novelty,diversity --gold gold.csv
-      castregin agreement judgments.csv --criteria relevance --format json -o agreement.json
+    Each SOURCE is [NAME=][KIND:]PATH: a TREC qrels file (turn 0 item label) or crowd
+    judgments (a CSV, what `castregin aggregate` reads), told apart by the first line: four
+    fields apart by spaces, the last an integer, is qrels; a line with a comma is a CSV header.
+    KIND (qrels: or crowd:) says it where that fails. NAME defaults to the file's stem.
+    A crowd source is aggregated first with the options of `castregin aggregate` (--criteria
+    with one criterion, --gold, --majority, --tie, --rounding, --method...), or split into
+    its workers with --per-worker.
+
+    \b
+    For each pair of sources, on the (turn, item) pairs both judged (pairs judged by one
+    only are counted: only_a, only_b): exact agreement; Cohen's kappa unweighted, linear and
+    quadratic (kappa, kappa_linear, kappa_quadratic); Krippendorff's alpha nominal, ordinal
+    and interval; agreement and kappa with labels >= --rel-level as relevant; percentile
+    bootstrap intervals (--samples, --seed, --confidence); per label (specific agreement),
+    per topic and the confusion matrix. With 3 sources or more, alpha of all together.
+
+    \b
+    One crowd alone (or --within): the agreement inside it, as before: alpha_nominal,
+    alpha_ordinal, alpha_interval and fleiss per criterion and topic, before and after --gold,
+    and each worker's kappa_quadratic with the aggregated labels.
 
     \b
     Examples:
-      castregin agreement judgments.csv --criteria relevance,novelty
-      castregin agreement judgments_*.csv --criteria relevance --gold gold.csv --format json -o agreement.json
+      castregin agreement nist=human.qrel gpt4o=llm.qrel
+      castregin agreement human.qrel llm1.qrel llm2.qrel --show pairs,topics --format markdown
+      castregin agreement nist.qrel crowd=judgments.csv --criteria relevance --gold gold.csv --plot cm.png
+      castregin agreement nist.qrel judgments.csv --criteria relevance --per-worker --format csv
+      castregin agreement judgments.csv --criteria relevance,novelty --gold gold.csv
+      castregin agreement judgments_*.csv --within --criteria relevance --format json -o agreement.json
     """
-    from ..judging.aggregate import aggregate as run_aggregate
+    from ..judging.label_agreement import check_settings, label_agreement
 
-    ensure_not_input(output, [*judgments, *([gold] if gold else [])])
-    data, gold_frame = _read(judgments, criteria, gold, input_format, columns, label_map, scale)
+    crowd = {"criteria": criteria, "gold": gold, "input_format": input_format, "columns": columns,
+             "label_map": label_map, "scale": scale, "majority": majority, "tie": tie, "rounding": rounding,
+             "method": method}
+    inputs = [*(split_source(s)[2] for s in sources), *([gold] if gold else [])]
+    ensure_not_input(output, inputs)
+    ensure_not_input(plot, inputs)
+    check_settings(rel_level, samples, confidence)
+    loaded = _load_sources(sources)
+    if per_worker and within:
+        raise InputError("--per-worker compares each worker with the other sources; --within measures the "
+                         "crowd's own agreement: choose one", argument="--per-worker")
+    if within or (len(loaded) == 1 and loaded[0].kind == "crowd" and not per_worker):
+        _refuse_between_options()
+        with warnings_as_lines():
+            text = _within_crowd(loaded, crowd, fmt)
+        write_text(output, text)
+        return
     with warnings_as_lines():
-        result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, method=method)
-    text = json_text(result.agreement, sort_keys=True) if fmt == "json" else agreement_tables(result.agreement)
-    write_text(output, text)
+        labelled, groups = _between_sources(loaded, crowd, per_worker)
+        if len(labelled) < 2:
+            raise InputError(f"one source of labels ({labelled[0][0] if labelled else 'none'}): name a second "
+                             "one to compare with", argument="SOURCE")
+        result = label_agreement(labelled, groups=groups, rel_level=rel_level, samples=samples, seed=seed,
+                                 confidence=confidence)
+    text = _render_between(result, fmt, sections)
+    figure = None
+    if plot:
+        from ..render.plots import confusion_plot
+
+        if len(result["pairs"]) > MAX_AGREEMENT_PLOT_PAIRS:
+            raise InputError(f"--plot draws up to {MAX_AGREEMENT_PLOT_PAIRS} pairs, there are "
+                             f"{len(result['pairs'])}: compare fewer sources", argument="--plot")
+        figure = confusion_plot(result["pairs"])
+    with OutputSet(inputs) as outputs:
+        outputs.write_text(output, text)
+        if figure is not None:
+            outputs.write_bytes(plot, figure)

@@ -45,7 +45,7 @@ from .suspects import Labels, label_seconds, worker_audit
 MAJORITIES = ("plurality", "absolute")
 TIES = ("mean", "median", "max", "min")
 METHODS = ("mode-mean", *MODEL_METHODS)
-ALPHA_LEVELS = ("ordinal", "interval")
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 #: Below this many rows, :func:`decide` decides every row rather than each distinct one.
 _FEW_ROWS = 1024
 
@@ -279,7 +279,7 @@ def _alpha_block(counts: np.ndarray, domain: np.ndarray) -> dict:
     # Converted once for both statistics; one coincidence matrix serves both levels.
     pairable = counts[m >= 2].astype(np.float64)
     coincidences = coincidence_matrix(pairable)
-    block = {level: alpha_from_coincidences(coincidences, domain, level) for level in ALPHA_LEVELS}
+    block = {f"alpha_{level}": alpha_from_coincidences(coincidences, domain, level) for level in ALPHA_LEVELS}
     block["fleiss"] = fleiss_kappa(pairable)
     block["units"] = len(pairable)
     block["labels"] = int(m[m >= 2].sum())
@@ -340,7 +340,7 @@ def _agreement_of(coded: _Coded, label: np.ndarray, before: np.ndarray, after, d
                                       coded.topic_names),
         "after_gold": _alpha_summary(after_counts, domain, coded.topic_of_unit[after_units], coded.topic_names),
         "workers": [{"worker_id": str(j.worker_names[w]), "items": int(items_per_worker[w]),
-                     "kappa": float(kappas[w])}
+                     "kappa_quadratic": float(kappas[w])}
                     for w in range(coded.n_workers) if items_per_worker[w] > 0],  # names are sorted
     }
 
@@ -417,7 +417,7 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
     ``method`` is ``mode-mean`` (the rules above), ``dawid-skene`` or ``glad``.
 
     ``agreement`` (skipped with ``agreement=False``) holds per criterion ``before_gold`` and
-    ``after_gold``: Krippendorff's alpha ``ordinal`` and ``interval`` and Fleiss' kappa
+    ``after_gold``: Krippendorff's alpha ``alpha_nominal``, ``alpha_ordinal``, ``alpha_interval`` and Fleiss' kappa
     (``fleiss``) over the pairable units (``units``, ``labels``) and the same per topic
     (``topics``); and ``workers``: each worker's quadratic-weighted Cohen's kappa with the
     aggregated labels and the number of ``items`` it rests on. The kappa uses every label the
@@ -456,3 +456,33 @@ def aggregate(judgments, gold: pd.DataFrame | None = None, *, majority: str = "p
                                      accuracy, list(judgments.worker_names), time_name)
     return Aggregation(criteria, qrels, filtered, removed, dropped, decisions, agreement_part, counted, method,
                        workers, suspects)
+
+
+def worker_labels(judgments: Judgments, gold: pd.DataFrame | None = None,
+                  criterion: str | None = None) -> dict[str, dict[str, dict[str, int]]]:
+    """Each worker's own labels of one criterion, ``{worker: {turn: {item: label}}}``, as qrels.
+
+    The labels the ``gold`` filter keeps (a worker failing a gold item loses the topic, as in
+    :func:`aggregate`). ``criterion`` defaults to the only one. (A worker labels a (turn, item) once:
+    the reader refuses a repeat.)
+    """
+    criteria = list(judgments.criteria)
+    if criterion is None:
+        if len(criteria) != 1:
+            raise InputError(f"name one criterion of {', '.join(criteria)}", argument="criterion")
+        criterion = criteria[0]
+    if criterion not in criteria:
+        raise InputError(f"no criterion {criterion!r}; the judgments have {', '.join(criteria)}",
+                         argument="criterion")
+    coded = _code(judgments)
+    keep, _ = _gold_filter(gold, coded, criteria)
+    values = judgments.values[:, criteria.index(criterion)]
+    rows = np.flatnonzero(keep & (values >= 0))
+    j = judgments
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for worker, turn, item, label in zip(j.worker_names[j.worker[rows]].tolist(),
+                                         j.turn_names[j.unit_turn[j.unit[rows]]].tolist(),
+                                         j.item_names[j.unit_item[j.unit[rows]]].tolist(),
+                                         (values[rows].astype(np.int64) + j.scale[0]).tolist(), strict=True):
+        out.setdefault(str(worker), {}).setdefault(str(turn), {})[str(item)] = int(label)
+    return out

@@ -45,6 +45,7 @@ def coincidence_matrix(counts: np.ndarray) -> np.ndarray:
 
 
 def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """The squared distances between labels, ``... x V x V`` (ordinal ones depend on ``n_v``, ``... x V``)."""
     if level == "nominal":
         return 1.0 - np.eye(len(domain))
     if level == "interval":
@@ -52,29 +53,32 @@ def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
         return (values[:, None] - values[None, :]) ** 2
     if level == "ordinal":
         # delta(c, k) = (sum of n_g for g from c to k, minus (n_c + n_k) / 2) squared.
-        cumulative = np.concatenate([[0.0], np.cumsum(n_v)])
+        zeros = np.zeros((*n_v.shape[:-1], 1))
+        cumulative = np.concatenate([zeros, np.cumsum(n_v, axis=-1)], axis=-1)
         low = np.minimum.outer(np.arange(len(domain)), np.arange(len(domain)))
         high = np.maximum.outer(np.arange(len(domain)), np.arange(len(domain)))
-        between = cumulative[high + 1] - cumulative[low]
-        return (between - (n_v[:, None] + n_v[None, :]) / 2.0) ** 2
+        between = cumulative[..., high + 1] - cumulative[..., low]
+        return (between - (n_v[..., :, None] + n_v[..., None, :]) / 2.0) ** 2
     raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}", argument="level")
 
 
 def alpha_from_coincidences(coincidences: np.ndarray, domain: Sequence[float] | np.ndarray,
-                            level: str = "interval") -> float:
-    """Krippendorff's alpha from a V x V coincidence matrix (:func:`coincidence_matrix`); ``nan`` when undefined."""
+                            level: str = "interval") -> np.ndarray | float:
+    """Krippendorff's alpha from a V x V coincidence matrix (:func:`coincidence_matrix`); ``nan`` when undefined.
+
+    A stack of matrices (``... x V x V``) gives an array of alphas, one per matrix.
+    """
     if level not in LEVELS:
         raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}", argument="level")
-    o = coincidences
-    n_v = o.sum(axis=0)
-    n = n_v.sum()
-    if n <= 1:
-        return float("nan")
+    o = np.asarray(coincidences, dtype=np.float64)
+    n_v = o.sum(axis=-2)
+    n = n_v.sum(axis=-1)
     d = _distances(np.asarray(domain), n_v, level)
-    expected = (np.outer(n_v, n_v) * d).sum()
-    if expected <= 0:
-        return float("nan")
-    return float(1.0 - (n - 1.0) * (o * d).sum() / expected)
+    expected = (n_v[..., :, None] * n_v[..., None, :] * d).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n - 1.0) * (o * d).sum(axis=(-2, -1)) / expected
+    alpha = np.where((n > 1) & (expected > 0), alpha, np.nan)
+    return float(alpha) if alpha.ndim == 0 else alpha
 
 
 def worker_kappas(workers: np.ndarray, labels: np.ndarray, reference: np.ndarray, n_workers: int,

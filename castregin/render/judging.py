@@ -15,7 +15,7 @@ def summary_table(aggregation) -> str:
     """The short per-criterion summary printed on standard error."""
     model = aggregation.method != "mode-mean"
     header = ["criterion", "labels", "items", "mode", "tie", *(["changed"] if model else []), "dropped", "turns",
-              "filtered", "alpha_ord", "alpha_int"]
+              "filtered", "alpha_ordinal", "alpha_interval"]
     rows = []
     for name in aggregation.criteria:
         part = aggregation.agreement.get(name, {})
@@ -26,13 +26,13 @@ def summary_table(aggregation) -> str:
             str(aggregation.decisions[name]["mode"]), str(aggregation.decisions[name]["tie"]), *changed,
             str(sum(1 for d in aggregation.dropped_items if d["criterion"] == name)),
             str(len(aggregation.qrels[name])), str(len(aggregation.filtered[name])),
-            f"{_alpha(before.get('ordinal'))} -> {_alpha(after.get('ordinal'))}",
-            f"{_alpha(before.get('interval'))} -> {_alpha(after.get('interval'))}",
+            f"{_alpha(before.get('alpha_ordinal'))} -> {_alpha(after.get('alpha_ordinal'))}",
+            f"{_alpha(before.get('alpha_interval'))} -> {_alpha(after.get('alpha_interval'))}",
         ])
     pairs = len(aggregation.removed)
     workers = len({r["worker_id"] for r in aggregation.removed})
     note = (f"gold filter: {workers} worker(s) removed from {pairs} (worker, topic) pair(s); "
-            "alpha_ord/alpha_int: Krippendorff's alpha (ordinal/interval) before -> after the gold filter\n")
+            "alpha_ordinal/alpha_interval: Krippendorff's alpha before -> after the gold filter\n")
     if model:
         note += (f"method {aggregation.method}: mode/tie count how mode-mean would decide; changed: labels "
                  "that differ from mode-mean's\n")
@@ -76,8 +76,8 @@ def workers_table(aggregation, only_suspects: bool = False) -> str:
 
 def agreement_tables(agreement: dict) -> str:
     """Alpha per criterion and topic, then each worker's kappa, as text tables."""
-    header = ["criterion", "topic", "units", "ordinal_before", "ordinal_after", "interval_before",
-              "interval_after", "fleiss_before", "fleiss_after"]
+    levels = ("alpha_nominal", "alpha_ordinal", "alpha_interval", "fleiss")
+    header = ["criterion", "topic", "units", *(f"{name}_{when}" for name in levels for when in ("before", "after"))]
     rows = []
     for name, part in agreement.items():
         before, after = part["before_gold"], part["after_gold"]
@@ -86,9 +86,8 @@ def agreement_tables(agreement: dict) -> str:
             for topic in sorted(set(before["topics"]) | set(after["topics"]))
         ]
         for topic, b, a in scopes:
-            rows.append([name, topic, str(a.get("units", 0)), _alpha(b.get("ordinal")), _alpha(a.get("ordinal")),
-                         _alpha(b.get("interval")), _alpha(a.get("interval")), _alpha(b.get("fleiss")),
-                         _alpha(a.get("fleiss"))])
+            rows.append([name, topic, str(a.get("units", 0)),
+                         *(_alpha(part.get(level)) for level in levels for part in (b, a))])
     out = text_table(header, rows, align_right=set(range(2, len(header))))
     names = list(agreement)
     workers = sorted({w["worker_id"] for part in agreement.values() for w in part["workers"]})
@@ -98,8 +97,8 @@ def agreement_tables(agreement: dict) -> str:
         cells = [worker]
         for name in names:
             entry = lookup.get((name, worker))
-            cells.append("-" if entry is None else f"{_alpha(entry['kappa'])} ({entry['items']})")
+            cells.append("-" if entry is None else f"{_alpha(entry['kappa_quadratic'])} ({entry['items']})")
         worker_rows.append(cells)
-    out += "\nquadratic-weighted kappa with the aggregated labels (items)\n"
+    out += "\nkappa_quadratic: each worker's quadratic-weighted kappa with the aggregated labels (items)\n"
     out += text_table(["worker", *names], worker_rows, align_right=set(range(1, len(names) + 1)))
     return out

@@ -321,3 +321,33 @@ def agreement_scatter_plot(names: Sequence[str], scores_a: Sequence[float], scor
         axes.set_title(title, loc="left", fontsize=9)
         axes.legend(loc="lower right", fontsize=8, frameon=False)
         return png_bytes(figure)
+
+
+def confusion_plot(pairs: Sequence[Mapping[str, Any]]) -> bytes:
+    """A heatmap of each pair's confusion matrix (``castregin agreement``), three to a row.
+
+    Rows are the first source's labels, columns the second's; each cell shows its count, and its shade
+    the share of its row (so a source that gives one label far more often does not darken a column).
+    """
+    columns = min(3, max(len(pairs), 1))
+    rows = -(-max(len(pairs), 1) // columns)
+    with mpl.rc_context({**_STYLE, "axes.grid": False, "axes.spines.top": True, "axes.spines.right": True}):
+        figure = _figure(3.6 * columns, 3.4 * rows, layout="constrained")
+        ramp = mpl.colormaps["Blues"]
+        for k, pair in enumerate(pairs):
+            axes = figure.add_subplot(rows, columns, k + 1)
+            counts = np.asarray(pair["confusion"], dtype=float).reshape(len(pair["labels"]), len(pair["labels"]))
+            totals = counts.sum(axis=1, keepdims=True)
+            shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+            axes.imshow(shares, cmap=ramp, vmin=0.0, vmax=1.0)
+            labels = [str(label) for label in pair["labels"]]
+            axes.set_xticks(range(len(labels)), labels)
+            axes.set_yticks(range(len(labels)), labels)
+            for (i, j), count in np.ndenumerate(counts):
+                axes.text(j, i, str(int(count)), ha="center", va="center", fontsize=8,
+                          color="white" if shares[i, j] > 0.6 else "#1c1c1c")
+            axes.set_xlabel(str(pair["b"]))
+            axes.set_ylabel(str(pair["a"]))
+            kappa = pair["statistics"]["kappa"]
+            axes.set_title(f"{pair['a']} vs {pair['b']}\nn={pair['both']}, kappa={kappa:.3f}", loc="left", fontsize=9)
+        return png_bytes(figure)

@@ -19,6 +19,7 @@ PATH_TYPES = (InputPath, OutputPath, OutputDirectory)
 #: Text parameters that name no file, and what they name instead.
 NOT_FILES = {
     "criteria": "criterion names",
+    "sections": "section names (agreement --show)",
     "columns": "ROLE=COLUMN",
     "label_map": "TEXT=N",
     "scale": "MIN-MAX",

@@ -283,7 +283,7 @@ def test_crowd_example_matches_expected(crowd_example, tmp_path, cli):
         decisions = audit["decisions"][criterion]
         assert decisions["mode"] + decisions["tie"] == 391
         part = audit["agreement"][criterion]
-        assert part["after_gold"]["ordinal"] > part["before_gold"]["ordinal"]   # the filter removes noise
+        assert part["after_gold"]["alpha_ordinal"] > part["before_gold"]["alpha_ordinal"]   # the filter removes noise
         assert set(part["after_gold"]["topics"]) == {"138", "139", "140"}
 
 
@@ -316,11 +316,11 @@ def test_agreement_matches_the_oracle_on_the_crowd_example(crowd_example, cli):
     for stage, data in (("before_gold", frame), ("after_gold", kept)):
         matrix = data.assign(v=data["relevance"].astype(float)).pivot(
             index="worker_id", columns=["turn_id", "item_id"], values="v").to_numpy()
-        for level in ("ordinal", "interval"):
+        for level in ("nominal", "ordinal", "interval"):
             want = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
-            assert report[stage][level] == pytest.approx(want, abs=1e-9)
+            assert report[stage][f"alpha_{level}"] == pytest.approx(want, abs=1e-9)
     table = cli("agreement", crowd_example / "judgments.csv", "--criteria", "relevance")
-    assert table.exit_code == 0 and "kappa" in table.stdout
+    assert table.exit_code == 0 and "kappa_quadratic" in table.stdout
 
 
 def test_a_criterion_without_any_label_gives_empty_qrels_and_audits_its_items(tmp_path, cli):
@@ -332,7 +332,7 @@ def test_a_criterion_without_any_label_gives_empty_qrels_and_audits_its_items(tm
     assert (out / "question_novelty.qrel").read_text() == ""
     audit = json.loads((out / "audit.json").read_text())
     assert audit["dropped_items"] == [{"criterion": "novelty", "item_id": "Q1", "reason": "empty", "turn_id": "1_1"}]
-    assert audit["agreement"]["novelty"]["after_gold"]["ordinal"] is None      # undefined, not NaN
+    assert audit["agreement"]["novelty"]["after_gold"]["alpha_ordinal"] is None      # undefined, not NaN
     assert audit["agreement"]["relevance"]["after_gold"]["units"] == 1
 
 

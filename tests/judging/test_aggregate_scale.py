@@ -66,6 +66,8 @@ def alpha(units: list[list[int]], level: str) -> float:
     n = sum(n_v.values())
 
     def delta(c: int, k: int) -> float:
+        if level == "nominal":
+            return float(c != k)
         if level == "interval":
             return float((c - k) ** 2)
         low, high = min(c, k), max(c, k)
@@ -93,7 +95,8 @@ def agreement_block(by_unit: dict[tuple[str, str], list[int]]) -> dict:
     def block(units):
         units = list(units)
         pairable = [u for u in units if len(u) >= 2]
-        return {"ordinal": alpha(units, "ordinal"), "interval": alpha(units, "interval"), "fleiss": fleiss(units),
+        return {"alpha_nominal": alpha(units, "nominal"), "alpha_ordinal": alpha(units, "ordinal"),
+                "alpha_interval": alpha(units, "interval"), "fleiss": fleiss(units),
                 "units": len(pairable), "labels": sum(len(u) for u in pairable)}
 
     summary = block(by_unit.values())
@@ -286,7 +289,7 @@ def close(got, want) -> bool:
 
 
 def same_block(got: dict, want: dict) -> None:
-    for key in ("ordinal", "interval", "fleiss"):
+    for key in ("alpha_nominal", "alpha_ordinal", "alpha_interval", "fleiss"):
         assert close(got[key], want[key]), key
     assert (got["units"], got["labels"]) == (want["units"], want["labels"])
 
@@ -315,7 +318,7 @@ def test_aggregate_equals_the_reference(seed):
         expected_items = {w: n for w, (n, _) in expected["workers"].items()}
         assert {w["worker_id"]: w["items"] for w in part["workers"]} == expected_items
         for w in part["workers"]:
-            assert close(w["kappa"], expected["workers"][w["worker_id"]][1])
+            assert close(w["kappa_quadratic"], expected["workers"][w["worker_id"]][1])
     assert [w["worker_id"] for w in result.workers] == sorted(want["workers"])
     for entry in result.workers:
         expected = want["workers"][entry["worker_id"]]

@@ -169,6 +169,7 @@ def test_agreement_reports_fleiss_before_and_after_gold(crowd_example, cli):
     assert result.exit_code == 0, result.stderr
     part = json.loads(result.stdout)["relevance"]
     assert 0 < part["before_gold"]["fleiss"] < part["after_gold"]["fleiss"] < 1
-    assert set(part["after_gold"]["topics"]["138"]) == {"ordinal", "interval", "fleiss", "units", "labels"}
+    assert set(part["after_gold"]["topics"]["138"]) == {"alpha_nominal", "alpha_ordinal", "alpha_interval",
+                                                        "fleiss", "units", "labels"}
     table = cli("agreement", crowd_example / "judgments.csv", "--criteria", "relevance")
     assert "fleiss_before" in table.stdout and "fleiss_after" in table.stdout

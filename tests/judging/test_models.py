@@ -265,7 +265,8 @@ def test_cli_agreement_takes_the_method(crowd_example, cli):
         result = cli("agreement", crowd_example / "judgments.csv", "--criteria", "diversity", "--method", method,
                      "--format", "json")
         assert result.exit_code == 0, result.stderr
-        kappas[method] = {w["worker_id"]: w["kappa"] for w in json.loads(result.stdout)["diversity"]["workers"]}
+        workers = json.loads(result.stdout)["diversity"]["workers"]
+        kappas[method] = {w["worker_id"]: w["kappa_quadratic"] for w in workers}
     assert kappas["mode-mean"] != kappas["dawid-skene"]   # against each method's labels
 
 

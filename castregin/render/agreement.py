@@ -1,0 +1,173 @@
+"""The agreement between judgment sources as tables: the statistics of each pair, per label, per topic,
+the confusion matrices and the alpha of all sources together.
+
+Formats for people (table, markdown, latex) show the chosen sections one after the other, each under a
+title; ``csv`` holds one section (long shape, full precision); ``json`` the whole result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..judging.label_agreement import COUNTS as _COUNTS
+from ..judging.label_agreement import STATISTICS as _STATISTICS
+from .numbers import fixed
+from .tables import csv_text, latex_escape, latex_table, markdown_escape, markdown_table, text_table
+
+#: The sections of the result, in the order they are shown.
+SECTIONS = ("pairs", "overall", "labels", "topics", "confusion")
+#: What people see without --show: the topics are long (one row per topic and pair).
+DEFAULT_SECTIONS = ("pairs", "overall", "labels", "confusion")
+_ALPHAS = ("alpha_nominal", "alpha_ordinal", "alpha_interval")
+
+
+def section_records(result: dict, section: str) -> tuple[list[dict], list[str]]:
+    """(records, columns) of one section in the long shape a program reads."""
+    pairs = result["pairs"]
+    if section == "pairs":
+        records: list[dict] = []
+        for p in pairs:
+            records.extend({"a": p["a"], "b": p["b"], "statistic": name, "value": p[name], "ci_low": None,
+                            "ci_high": None} for name in _COUNTS)
+            records.extend({"a": p["a"], "b": p["b"], "statistic": name, "value": p["statistics"][name],
+                            "ci_low": p["intervals"][name][0], "ci_high": p["intervals"][name][1]}
+                           for name in _STATISTICS)
+        return records, ["a", "b", "statistic", "value", "ci_low", "ci_high"]
+    if section == "overall":
+        overall = result.get("overall")
+        return ([dict(overall)] if overall else []), ["sources", "units", "labels", *_ALPHAS]
+    if section == "labels":
+        return ([{"a": p["a"], "b": p["b"], **row} for p in pairs for row in p["per_label"]],
+                ["a", "b", "label", "count_a", "count_b", "agreed", "specific_agreement"])
+    if section == "topics":
+        return ([{"a": p["a"], "b": p["b"], **row} for p in pairs for row in p["topics"]],
+                ["a", "b", "topic", *_COUNTS, *_STATISTICS])
+    if section == "confusion":
+        return ([{"a": p["a"], "b": p["b"], "label_a": x, "label_b": y, "count": p["confusion"][i][j]}
+                 for p in pairs for i, x in enumerate(p["labels"]) for j, y in enumerate(p["labels"])],
+                ["a", "b", "label_a", "label_b", "count"])
+    raise ValueError(f"unknown section {section!r}")
+
+
+def _csv_cell(value):
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else value
+
+
+def agreement_csv(result: dict, section: str) -> str:
+    """One section as CSV, full precision (an undefined value or interval is an empty cell)."""
+    records, columns = section_records(result, section)
+    return csv_text(columns, [[_csv_cell(r.get(c)) for c in columns] for r in records])
+
+
+def _value(value, decimals: int = 4) -> str:
+    return fixed(value, decimals)
+
+
+def _interval(value, bounds) -> str:
+    text = _value(value)
+    if bounds is not None and None not in bounds and bounds[0] == bounds[0] and bounds[1] == bounds[1]:
+        text += f" [{_value(bounds[0])}, {_value(bounds[1])}]"
+    return text
+
+
+class _Table:
+    """One format for people: a table, a section title, escaping of cells."""
+
+    def __init__(self, fmt: str):
+        self.fmt = fmt
+
+    def cell(self, text) -> str:
+        if self.fmt == "markdown":
+            return markdown_escape(text)
+        return latex_escape(text) if self.fmt == "latex" else str(text)
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], numeric) -> str:
+        names = [self.cell(h) for h in header]
+        cells = [[self.cell(c) for c in row] for row in rows]
+        if self.fmt == "markdown":
+            return markdown_table(names, cells, numeric)
+        if self.fmt == "latex":
+            return latex_table(names, cells, numeric)
+        return text_table(names, cells, numeric)
+
+    def title(self, text: str) -> str:
+        if self.fmt == "markdown":
+            return f"**{markdown_escape(text)}**\n\n"
+        if self.fmt == "latex":
+            return f"% {text}\n"
+        return f"{text}\n"
+
+
+#: Up to this many pairs, a column per pair (statistics down the side); more (workers as sources), a row per pair.
+_PAIR_COLUMNS = 3
+
+
+def _pairs_table(result: dict, out: _Table) -> str:
+    pairs = result["pairs"]
+    if len(pairs) <= _PAIR_COLUMNS:
+        header = ["statistic", *(f"{p['a']} vs {p['b']}" for p in pairs)]
+        rows = [[name, *(str(p[name]) for p in pairs)] for name in _COUNTS]
+        rows += [[name, *(_interval(p["statistics"][name], p["intervals"][name]) for p in pairs)]
+                 for name in _STATISTICS]
+        numeric = set(range(1, len(header)))
+    else:
+        header = ["a", "b", *_COUNTS, *_STATISTICS]
+        rows = [[p["a"], p["b"], *(str(p[name]) for name in _COUNTS),
+                 *(_interval(p["statistics"][name], p["intervals"][name]) for name in _STATISTICS)] for p in pairs]
+        numeric = set(range(2, len(header)))
+    settings = result["settings"]
+    interval = (f"[low, high]: {100 * settings['confidence']:g}% percentile bootstrap interval, "
+                f"{settings['samples']} resamples, seed {settings['seed']}"
+                if settings["samples"] else "no bootstrap (--samples 0)")
+    title = (f"agreement on the (turn, item) pairs both judged; binary: label >= {settings['rel_level']}; "
+             f"{interval}")
+    return out.title(title) + out.table(header, rows, numeric)
+
+
+def _overall_table(result: dict, out: _Table) -> str:
+    overall = result.get("overall")
+    if not overall:
+        return ""
+    row = [str(overall["sources"]), str(overall["units"]), str(overall["labels"]),
+           *(_value(overall[name]) for name in _ALPHAS)]
+    return (out.title("all sources together: Krippendorff's alpha on the units judged by two sources or more")
+            + out.table(["sources", "units", "labels", *_ALPHAS], [row], set(range(len(row)))))
+
+
+def _records_table(result: dict, section: str, title: str, out: _Table) -> str:
+    records, columns = section_records(result, section)
+    rows = [[_value(r[c]) if isinstance(r[c], float) else str(r[c]) for c in columns] for r in records]
+    numeric = {i for i, c in enumerate(columns) if c not in ("a", "b", "topic")}
+    return out.title(title) + out.table(columns, rows, numeric)
+
+
+def _confusion_tables(result: dict, out: _Table) -> str:
+    parts = []
+    for p in result["pairs"]:
+        labels = [str(label) for label in p["labels"]]
+        rows = [[label, *(str(count) for count in counts)]
+                for label, counts in zip(labels, p["confusion"], strict=True)]
+        parts.append(out.title(f"confusion: {p['a']} (rows) x {p['b']} (columns)")
+                     + out.table([f"{p['a']} \\ {p['b']}", *labels], rows, set(range(1, len(labels) + 1))))
+    return "\n".join(parts)
+
+
+def agreement_text(result: dict, fmt: str = "table", sections: Sequence[str] = DEFAULT_SECTIONS) -> str:
+    """The chosen sections of the result for people (``table``, ``markdown`` or ``latex``)."""
+    out = _Table(fmt)
+    parts = []
+    for section in sections:
+        if section == "pairs":
+            parts.append(_pairs_table(result, out))
+        elif section == "overall":
+            parts.append(_overall_table(result, out))
+        elif section == "labels":
+            parts.append(_records_table(result, "labels", "per label (on the pairs both judged): specific "
+                                                          "agreement = 2 agreed / (count_a + count_b)", out))
+        elif section == "topics":
+            parts.append(_records_table(result, "topics", "per topic", out))
+        elif section == "confusion":
+            parts.append(_confusion_tables(result, out))
+    return "\n".join(part for part in parts if part)
