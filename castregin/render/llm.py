@@ -68,8 +68,8 @@ def load_prompt(spec: str, criteria: Sequence[str], read_file=None) -> PromptTem
     """``rubric``, ``umbrela`` or a template file's path (read with ``read_file(path) -> bytes``)."""
     if spec in BUILTIN_PROMPTS:
         if spec == "umbrela" and any(c not in _UMBRELA_CRITERIA for c in criteria):
-            raise InputError("--prompt umbrela judges relevance only; give --criteria relevance, or use "
-                             "--prompt rubric for the other criteria", argument="prompt")
+            raise InputError("umbrela judges relevance only; give --criteria relevance, or use "
+                             "--prompt rubric for the other criteria", argument="prompt_spec")
         return PromptTemplate(spec, spec, _template_text(f"llm_{spec}.txt.j2"), system=True)
     data = read_file(spec) if read_file is not None else open(spec, "rb").read()  # noqa: SIM115 - closed by GC
     try:

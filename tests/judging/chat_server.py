@@ -9,7 +9,8 @@ CONVERSATION``), at most 3, plus the request's ``seed`` (the sample) modulo 2, a
 
 Faults are chosen per prompt by its digest, so two runs meet the same ones, and hit only the first
 request of a prompt (the retry succeeds): 429 with ``Retry-After``, 500, a slow answer (past the
-client's timeout), malformed JSON, truncated JSON. Answers that are faults of the model rather than
+client's timeout), malformed JSON, truncated JSON; a test may set ``echo_key`` (a 401 whose message
+holds the request's Authorization header). Answers that are faults of the model rather than
 of the transport are permanent: a refusal (an item holding "REFUSE"), an answer without a label (an
 item holding "RAMBLE").
 
@@ -65,7 +66,7 @@ class ChatServer(ThreadingHTTPServer):
         self.seen: Counter = Counter()
         self.requests = 0
         self.bodies: list[dict] = []
-        self.headers_seen: list[dict] = []
+        self.authorizations: list[str | None] = []
 
     @property
     def base_url(self) -> str:
@@ -91,7 +92,10 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(payload)
+        try:
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout) or was killed
 
     def do_POST(self):  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length", 0))
@@ -106,13 +110,18 @@ class _Handler(BaseHTTPRequestHandler):
             attempt = server.seen[key]
             server.seen[key] += 1
             server.bodies.append(body)
-            server.headers_seen.append(dict(self.headers))
+            server.authorizations.append(self.headers.get("Authorization"))
         fault = server.fault_for(key, attempt)
         if server.delay:
             time.sleep(server.delay)
         if fault == "rate_limit":
             self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit"}}',
                        {"Retry-After": server.retry_after})
+            return
+        if fault == "echo_key":
+            # A careless server that puts the request's credentials into its error message.
+            message = json.dumps({"error": {"message": f"bad key {self.headers.get('Authorization')}"}})
+            self._send(401, message.encode())
             return
         if fault == "server_error":
             self._send(500, b'{"error": {"message": "overloaded"}}')
