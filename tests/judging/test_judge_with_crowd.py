@@ -50,6 +50,6 @@ def test_dawid_skene_over_the_crowd_and_the_model(cli, cast2022, crowd_example, 
         want = aggregation.DawidSkene(n_iter=100).fit_predict(data)
     assert ours == {task: int(label) for task, label in want.items()}
     audit = json.loads((tmp_path / "qrels" / "audit.json").read_text())
-    workers = {w["worker_id"]: w["items"] for w in audit["workers"]}
+    workers = {w["worker_id"]: w["labels"] for w in audit["workers"]}
     assert workers["llm:rule-1:rubric"] == len(pairs)
     assert len(workers) == crowd["worker_id"].nunique() + 1
