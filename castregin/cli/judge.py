@@ -38,7 +38,8 @@ def _public_url(url: str) -> str:
 
 def _unjudged(pooled, qrels_paths):
     """The pool without the (turn, item) pairs any of the qrels labels (a label >= 0)."""
-    from ..data import Run
+    import dataclasses
+
     from ..formats import read_qrels
 
     judged: set[tuple[str, str]] = set()
@@ -48,8 +49,9 @@ def _unjudged(pooled, qrels_paths):
     kept = {turn: {item: score for item, score in items.items() if (turn, item) not in judged}
             for turn, items in pooled.scores.items()}
     kept = {turn: items for turn, items in kept.items() if items}
-    return Run(kept, name=pooled.name, source=pooled.source), sum(len(i) for i in pooled.scores.values()) - sum(
-        len(i) for i in kept.values())
+    ranks = {turn: {item: pooled.ranks.get(turn, {}).get(item, 0) for item in items} for turn, items in kept.items()}
+    left_out = sum(len(i) for i in pooled.scores.values()) - sum(len(i) for i in kept.values())
+    return dataclasses.replace(pooled, scores=kept, ranks=ranks), left_out
 
 
 @main.command()

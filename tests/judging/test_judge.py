@@ -441,3 +441,32 @@ def test_a_real_endpoint(cli, inputs, tmp_path):
     by_item = {(r["turn_id"], r["item_id"]): r["label"] for r in labels}
     if by_item[("1_1-1", "Q01")] and by_item[("1_1-1", "Q05")]:
         assert int(by_item[("1_1-1", "Q01")]) > int(by_item[("1_1-1", "Q05")])
+
+
+def test_only_unjudged_then_qrels_merge_with_provenance(cli, inputs, server, tmp_path, keyed):
+    crowd = tmp_path / "crowd.qrel"
+    # The crowd judged topic 1 (one pair left "in the pool but unjudged", -1); topic 2 is a new run's.
+    crowd.write_text("".join(f"{t} 0 {i} {-1 if i == 'Q02' else 1}\n" for t in ("1_1-1", "1_1-2") for i in POOL[t]))
+    out = tmp_path / "llm"
+    result = cli(*judge_args(inputs, server, out, "--criteria", "relevance", "--only-unjudged", crowd))
+    assert result.exit_code == 0, result.stderr
+    asked = {(r["turn_id"], r["item_id"]) for r in rows((out / "labels.csv").read_text())}
+    assert asked == {("1_1-1", "Q02")} | {(t, i) for t in ("2_1-1", "2_1-2") for i in POOL[t]}
+    assert json.loads((out / "run_log.json").read_text())["pairs_already_judged"] == 7
+    merged = cli("qrels", "merge", crowd, out / "llm_relevance.qrel", "-o", tmp_path / "filled.qrel",
+                 "--provenance", tmp_path / "filled.json")
+    assert merged.exit_code == 0, merged.stderr
+    filled = {(t, i): int(label) for t, _, i, label in (line.split() for line in
+                                                         (tmp_path / "filled.qrel").read_text().splitlines())}
+    want = {(t, i): 1 for t in ("1_1-1", "1_1-2") for i in POOL[t] if i != "Q02"}
+    want |= {pair: expected_label(*pair) for pair in asked if expected_label(*pair) is not None}
+    assert filled == want
+    record = json.loads((tmp_path / "filled.json").read_text())
+    assert [(s["path"], s["labels"]) for s in record["sources"]] == [
+        (str(crowd), 7), (str(out / "llm_relevance.qrel"), len(want) - 7)]
+    assert {(r["turn_id"], r["item_id"]): r["source"] for r in record["labels"]} == {
+        pair: str(crowd) if pair[0].startswith("1_") and pair[1] != "Q02" else str(out / "llm_relevance.qrel")
+        for pair in want}
+    import hashlib
+
+    assert record["sources"][0]["sha256"] == hashlib.sha256(crowd.read_bytes()).hexdigest()
