@@ -70,7 +70,8 @@ def _unjudged(pooled, qrels_paths):
 @click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Where judgments.csv, labels.csv, the qrels and run_log.json go (written together, "
                    "all or nothing); the answer cache is kept there too unless --cache says otherwise.")
-@click.option("--prompt", "prompt_spec", default="rubric", show_default=True, metavar="rubric|umbrela|FILE",
+@click.option("--prompt", "prompt_spec", default="rubric", show_default=True, type=InputPath(),
+              metavar="rubric|umbrela|FILE",
               help="rubric: the judging pages' 0-3 rubric of each criterion; umbrela: the UMBRELA relevance "
                    "scale (Thomas et al. 2023); FILE: your Jinja template (rendered in a sandbox).")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, metavar="VAR",
@@ -79,7 +80,8 @@ def _unjudged(pooled, qrels_paths):
 @click.option("--samples", type=click.IntRange(min=1, max=100), default=1, show_default=True, metavar="N",
               help="Ask N times (a worker each); the label is the mode, the spread is reported. N > 1 "
                    "needs --temperature > 0.")
-@click.option("--temperature", type=FiniteFloat(min=0, max=2), default=0.0, show_default=True, metavar="T")
+@click.option("--temperature", type=FiniteFloat(min=0, max=2), default=0.0, show_default=True, metavar="T",
+              help="Sampling temperature sent with every call (0: the model's most likely answer).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Longest answer asked for (default: the endpoint's own limit).")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, metavar="N",
