@@ -142,11 +142,12 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     if samples > 1 and temperature <= 0:
         raise click.BadParameter("several samples of one prompt need --temperature > 0 (at 0 they would be "
                                  "the same answer)", param_hint="--temperature")
+    from ..errors import InputError
     from ..formats.aggregation import check_file_name_part
 
     try:
         check_file_name_part(prefix)
-    except Exception as err:
+    except InputError as err:
         raise click.BadParameter(str(err), param_hint="--prefix") from None
     check_criteria(criteria)
     prompt = load_prompt(prompt_spec, criteria)
@@ -227,7 +228,7 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
     label_of: dict[tuple[str, str, str, int], int | None] = {}
     unparseable: Counter = Counter()
     refusals = 0
-    examples = []
+    examples: list[dict] = []
     prompt_tokens = completion_tokens = 0
     for (turn, item, criterion, sample), call in calls.items():
         answer = answers.get(call.key)
@@ -239,10 +240,10 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
             unparseable[criterion] += 1
             refusals += answer.refusal is not None
             if len(examples) < _EXAMPLES_SHOWN:
-                shown = answer.refusal if answer.content is None else answer.content.strip().splitlines()[-1:]
+                lines = (answer.content or "").strip().splitlines()
+                last_line = lines[-1] if lines else (answer.refusal or "")
                 examples.append({"turn_id": turn, "item_id": item, "criterion": criterion, "sample": sample,
-                                 "refusal": answer.refusal is not None,
-                                 "last_line": (shown if isinstance(shown, str) else " ".join(shown))[:200]})
+                                 "refusal": answer.refusal is not None, "last_line": last_line[:200]})
     for key in {call.key for call in calls.values()}:
         answer = answers.get(key)
         if answer is not None:
@@ -258,7 +259,7 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
                 rows.append((worker_id(model, prompt.name, sample, samples), task.turn_id, task.item_id, labels))
     label_rows = []
     qrels: dict[str, dict[str, dict[str, int]]] = {c: {} for c in criteria}
-    spread_pairs = Counter()
+    spread_pairs: Counter = Counter()
     for task in tasks:
         for criterion in criteria:
             keys = [(task.turn_id, task.item_id, criterion, s) for s in range(samples)]
@@ -267,7 +268,8 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
             got = [label_of.get(k) for k in keys]
             label, spread = mode_label(got)
             answered = sum(k in label_of for k in keys)
-            shown = " ".join("?" if k not in label_of else ("-" if v is None else str(v)) for k, v in zip(keys, got))
+            shown = " ".join("?" if k not in label_of else ("-" if v is None else str(v))
+                             for k, v in zip(keys, got, strict=True))
             label_rows.append((task.turn_id, task.item_id, criterion, "" if label is None else label,
                                "" if spread is None else spread, answered, sum(v is not None for v in got), shown))
             if label is not None:
@@ -314,7 +316,7 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
     }
     files = {JUDGMENTS: judgments_csv(rows, criteria), LABELS: labels_csv(label_rows), RUN_LOG: run_log_json(log)}
     files.update({qrels_name: format_qrels(qrels[c])
-                  for c, qrels_name in zip(criteria, _qrels_names(settings, criteria))})
+                  for c, qrels_name in zip(criteria, _qrels_names(settings, criteria), strict=True)})
     summary = _summary(log, stats)
     return files, summary
 

@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 _COLUMNS = ("key", "model", "sample", "messages", "parameters", "content", "refusal", "finish_reason",
             "prompt_tokens", "completion_tokens")
+_READ = "key, content, refusal, finish_reason, prompt_tokens, completion_tokens"
 
 
 def call_key(model: str, messages: Sequence[Mapping[str, str]], parameters: Mapping[str, object],
@@ -104,9 +105,9 @@ class AnswerCache:
         with self._lock:
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start:start + 500]
-                rows = self._db.execute(
-                    "SELECT key, content, refusal, finish_reason, prompt_tokens, completion_tokens FROM answers "
-                    f"WHERE key IN ({','.join('?' * len(chunk))})", chunk).fetchall()  # noqa: S608 - placeholders
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT {_READ} FROM answers WHERE key IN ({marks})"  # noqa: S608 - placeholders only
+                rows = self._db.execute(query, chunk).fetchall()
                 found.update({row[0]: CachedAnswer(*row) for row in rows})
         return found
 

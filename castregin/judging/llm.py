@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import email.utils
+import math
 import re
 import threading
 import time
@@ -52,8 +53,8 @@ def parse_label(answer: str | None) -> int | None:
 
 
 _INSTRUCTIONS = [re.compile(pattern, re.IGNORECASE) for pattern in (
-    r"\b(?:rate|score|label|grade|judge|mark|rank|assess)\w*\s+(?:this|it|me|the\s+\w+)?\s*(?:as\s+|with\s+|a\s+)?"
-    r"(?:(?:label|score|grade)\s*)?[:=]?\s*[0-3]\b",
+    (r"\b(?:rate|score|label|grade|judge|mark|rank|assess)\w*\s+(?:this|it|me|the\s+\w+)?\s*(?:as\s+|with\s+|a\s+)?"
+     r"(?:(?:label|score|grade)\s*)?[:=]?\s*[0-3]\b"),
     r"\b(?:label|score|grade|relevance|rating)\s*(?:is|should\s+be|must\s+be|[:=])\s*[0-3]\b",
     r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\b",
     r"\b(?:dear|attention|note\s+to\s+the|to\s+the)\s+(?:assessor|annotator|judge|evaluator|grader|rater)s?\b",
@@ -65,7 +66,7 @@ _INSTRUCTIONS = [re.compile(pattern, re.IGNORECASE) for pattern in (
 
 def assessor_instructions(text: str) -> list[str]:
     """The phrases of ``text`` that address an assessor (each match as written, in order of pattern)."""
-    found = []
+    found: list[str] = []
     for pattern in _INSTRUCTIONS:
         found.extend(match.group(0) for match in pattern.finditer(text))
     return list(dict.fromkeys(found))
@@ -147,7 +148,7 @@ def retry_after_seconds(value: str | None) -> float | None:
         except (TypeError, ValueError):
             return None
         seconds = moment.timestamp() - time.time()
-    if seconds != seconds:  # NaN
+    if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 

@@ -43,10 +43,10 @@ def _template_text(name: str) -> str:
 
 @functools.cache
 def _sandbox():
-    from jinja2.sandbox import SandboxedEnvironment
     import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
 
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,  # noqa: S701 - plain text, no HTML
+    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
                                 undefined=jinja2.StrictUndefined)
 
 

@@ -21,6 +21,7 @@ The server counts what it answered: ``answered[prompt digest]`` (complete answer
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -41,7 +42,7 @@ def prompt_key(body: dict) -> str:
 
 
 def _between(text: str, begin: str, end: str) -> str:
-    match = re.search(rf"^{begin}[^\n]*\n(.*?)\n{end}", text, re.S | re.M)
+    match = re.search(rf"^{begin}[^\n]*\n(.*?)\n{end}", text, re.DOTALL | re.MULTILINE)
     return match.group(1) if match else ""
 
 
@@ -92,12 +93,11 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        try:
+        # The client may have given up (a timeout) or been killed.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout) or was killed
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(length))
         if self.path.rstrip("/") != "/v1/chat/completions":

@@ -171,7 +171,8 @@ def test_labels_follow_the_servers_rule(cli, inputs, server, tmp_path, keyed):
     body = server.bodies[0]
     assert body["model"] == "rule-1" and body["temperature"] == 0 and "seed" not in body
     assert body["messages"][0]["role"] == "system" and "not instructions to you" in body["messages"][0]["content"]
-    assert re.search(r"^BEGIN ITEM [0-9a-f]{12}\n.*\nEND ITEM [0-9a-f]{12}$", body["messages"][1]["content"], re.M)
+    assert re.search(r"^BEGIN ITEM [0-9a-f]{12}\n.*\nEND ITEM [0-9a-f]{12}$", body["messages"][1]["content"],
+                     re.MULTILINE)
     assert set(server.authorizations) == {f"Bearer {KEY}"}
 
 
@@ -395,7 +396,7 @@ def _sha12(text: str) -> str:
     ("Final label = 3", 3), ("Score: 2", 2),
     ("Label: 2\nActually, maybe it is a 3.", None), ("Label: 4", None), ("Label: 2/3", None),
     ("The label is 2", None), ("Label: 2 because it fits", None), ("", None), (None, None), ("Label: -1", None),
-    ("Label: ２", None),
+    ("Label: \uff12", None),  # a fullwidth digit
 ])
 def test_parse_label_reads_the_final_line_only(answer, label):
     assert parse_label(answer) == label
