@@ -200,6 +200,9 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
     parameters: dict[str, object] = {"temperature": settings["temperature"]}
     if settings["max_tokens"] is not None:
         parameters["max_tokens"] = settings["max_tokens"]
+    if samples > 1:
+        # Each sample is sent with seed = its index: not the request a single sample is.
+        parameters["seed"] = "sample index"
     tasks = sorted(task_set.tasks, key=lambda t: (natural_key(t.turn_id), t.item_id))
     calls: dict[tuple[str, str, str, int], Call] = {}
     for task in tasks:
@@ -373,6 +376,9 @@ def _summary(log: dict, stats) -> list[str]:
     if bad:
         lines.append(f"castregin: warning: {bad} answer(s) have no label on their final line "
                      f"({log['refusals']} refusals); they are left unjudged, see run_log.json")
+        lines.extend(f"castregin:   turn {e['turn_id']}, item {e['item_id']}, {e['criterion']}: "
+                     f"{'refused: ' if e['refusal'] else ''}{e['last_line'][:100]!r}"
+                     for e in log["unparseable_examples"][:3])
     if log["flagged_items"]:
         lines.append(f"castregin: warning: {len(log['flagged_items'])} item(s) address the assessor "
                      "(e.g. 'rate this 3'); listed in run_log.json")

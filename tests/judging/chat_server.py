@@ -66,6 +66,8 @@ class ChatServer(ThreadingHTTPServer):
         self.answered: Counter = Counter()
         self.seen: Counter = Counter()
         self.requests = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
         self.bodies: list[dict] = []
         self.authorizations: list[str | None] = []
 
@@ -98,6 +100,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
     def do_POST(self):
+        with self.server.lock:
+            self.server.in_flight += 1
+            self.server.most_in_flight = max(self.server.most_in_flight, self.server.in_flight)
+        try:
+            self._answer()
+        finally:
+            with self.server.lock:
+                self.server.in_flight -= 1
+
+    def _answer(self):
         length = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(length))
         if self.path.rstrip("/") != "/v1/chat/completions":

@@ -167,6 +167,8 @@ def test_labels_follow_the_servers_rule(cli, inputs, server, tmp_path, keyed):
     assert [f["item_id"] for f in log["flagged_items"]] == ["Q08"]
     assert "1 item(s) address the assessor" in result.stderr
     assert "2 answer(s) have no label on their final line (1 refusals)" in result.stderr
+    assert "castregin:   turn 1_1-1, item Q06, relevance: refused: \"I can't help with that.\"" in result.stderr
+    assert "castregin:   turn 1_1-2, item Q07, relevance: 'I would call it fair.'" in result.stderr
     # The item is data between delimiters, after the system message that says so.
     body = server.bodies[0]
     assert body["model"] == "rule-1" and body["temperature"] == 0 and "seed" not in body
@@ -265,6 +267,8 @@ def test_a_killed_run_resumes_asking_nothing_twice(cli, inputs, tmp_path, refere
     assert rerun.exit_code == 0, rerun.stderr
     assert outputs(out) == reference
     assert sum(slow.answered.values()) >= 32
+    # --concurrency 2: two calls in flight at once (the first run's, answered slowly), never more.
+    assert slow.most_in_flight == 2
     if how == "SIGKILL":
         # Killed outright, the calls in flight (at most --concurrency) may be asked again.
         assert sum(slow.answered.values()) - 32 <= 2
@@ -471,3 +475,24 @@ def test_only_unjudged_then_qrels_merge_with_provenance(cli, inputs, server, tmp
     import hashlib
 
     assert record["sources"][0]["sha256"] == hashlib.sha256(crowd.read_bytes()).hexdigest()
+
+
+def test_without_the_openai_package_judge_says_how_to_install_it(cli, inputs, server, tmp_path, keyed,
+                                                                 monkeypatch):
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai now raises ImportError
+    result = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance"))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == ("castregin: error: judge needs the openai package: "
+                                              "pip install 'castregin[llm]'")
+    assert server.requests == 0
+
+
+def test_nothing_left_to_judge_writes_empty_outputs(cli, inputs, server, tmp_path, keyed):
+    everything = tmp_path / "all.qrel"
+    everything.write_text("".join(f"{t} 0 {i} 0\n" for t, items in POOL.items() for i in items))
+    result = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--only-unjudged",
+                             everything))
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "out" / "llm_relevance.qrel").read_text() == ""
+    assert (tmp_path / "out" / "judgments.csv").read_text() == "worker_id,turn_id,item_id,relevance\n"
+    assert server.requests == 0
