@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import click
 
 from . import main
-from .options import FiniteFloat, InputPath, OutputDirectory, criteria_list, turns_option
+from .options import FiniteFloat, InputPath, OutputDirectory, OutputPath, criteria_list, turns_option
 
 CACHE_NAME = "cache.sqlite"
 RUN_LOG = "run_log.json"
@@ -105,7 +105,7 @@ def _unjudged(pooled, qrels_paths):
 @turns_option("Judge these pooled turns only: one id a line, a qrels or run, or turn-ids JSON.")
 @click.option("--prefix", default="llm", show_default=True,
               help="The qrels are <prefix>_<criterion>.qrel.")
-@click.option("--cache", "cache_path", type=InputPath(), metavar="FILE",
+@click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
               help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and directories.")
 def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, api_key_env, samples, temperature,
           max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
@@ -132,7 +132,9 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
           --price-in 0.15 --price-out 0.60 --max-requests 2000 --out-dir llm/
     """
     from ..formats import read_run
-    from ..formats.output import OutputSet, check_outputs
+    from pathlib import Path
+
+    from ..formats.output import OutputSet, check_outputs, make_directories
     from ..formats.topics import read_topics
     from ..judging.tasks import build_tasks
     from ..render.llm import load_prompt
@@ -155,7 +157,10 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
               *([prompt_spec] if prompt_spec == prompt.source and not prompt.system else [])]
     names = _output_names(prefix, criteria)
     check_outputs([os.path.join(out_dir, name) for name in names], inputs)
+    if cache_path == "-":
+        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
     cache_file = cache_path or os.path.join(out_dir, CACHE_NAME)
+    # (A --cache given is checked against the inputs before the command runs, as every output is.)
     check_outputs([cache_file], inputs)
 
     pooled = read_run(pool)
@@ -175,7 +180,9 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
                 "temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency,
                 "timeout": timeout, "max_retries": max_retries, "retry_wait": retry_wait,
                 "max_requests": max_requests, "price_in": price_in, "price_out": price_out, "prefix": prefix}
-    os.makedirs(os.path.dirname(os.path.abspath(cache_file)), exist_ok=True)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
+    make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
     files, summary = _judge(task_set, prompt, settings, cache_file, already)
     with OutputSet(inputs) as outputs:
         for name, text in files.items():

@@ -360,6 +360,22 @@ def test_usage_errors(cli, inputs, server, tmp_path, keyed):
     assert server.requests == 0
 
 
+def test_output_places_it_will_not_use(cli, inputs, server, tmp_path, keyed):
+    plain = tmp_path / "plain"
+    plain.write_text("not a directory")
+    refused = cli(*judge_args(inputs, server, plain, "--criteria", "relevance"))
+    assert refused.exit_code == 1
+    assert refused.stderr == f"castregin: error: {plain}/judgments.csv: cannot write: a part of the path is not a directory\n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cache = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--cache", fifo))
+    assert cache.stderr == f"castregin: error: {fifo}: is not a regular file; give --cache a file name\n"
+    # The pool as the cache would be written over: refused as an input.
+    clash = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--cache", inputs["pool"]))
+    assert clash.exit_code == 1 and "input" in clash.stderr
+    assert server.requests == 0 and inputs["pool"].read_text().startswith("1_1-1 Q0 Q01 1 0 pool")
+
+
 def test_umbrela_and_a_users_template(cli, inputs, server, tmp_path, keyed):
     result = cli(*judge_args(inputs, server, tmp_path / "u", "--criteria", "relevance", "--prompt", "umbrela",
                              "--turns", str(_turn_file(tmp_path, "1_1-1"))))
@@ -496,3 +512,15 @@ def test_nothing_left_to_judge_writes_empty_outputs(cli, inputs, server, tmp_pat
     assert (tmp_path / "out" / "llm_relevance.qrel").read_text() == ""
     assert (tmp_path / "out" / "judgments.csv").read_text() == "worker_id,turn_id,item_id,relevance\n"
     assert server.requests == 0
+
+
+def test_a_shared_cache_answers_another_directory(cli, inputs, server, tmp_path, reference, keyed):
+    shared = tmp_path / "answers.sqlite"
+    first = cli(*judge_args(inputs, server, tmp_path / "one", "--criteria", "relevance,novelty", "--cache", shared))
+    assert first.exit_code == 0, first.stderr
+    assert server.requests == 32 and not (tmp_path / "one" / "cache.sqlite").exists()
+    second = cli(*judge_args(inputs, server, tmp_path / "two", "--criteria", "relevance,novelty", "--cache", shared))
+    assert second.exit_code == 0, second.stderr
+    assert server.requests == 32
+    assert outputs(tmp_path / "one") == outputs(tmp_path / "two") == reference
+    assert "32 of 32 calls answered (32 from the cache, 0 requests now)" in second.stderr
