@@ -131,9 +131,9 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
           --criteria relevance,novelty,diversity --model gpt-4o-mini --base-url https://api.openai.com/v1 \\
           --price-in 0.15 --price-out 0.60 --max-requests 2000 --out-dir llm/
     """
-    from ..formats import read_run
     from pathlib import Path
 
+    from ..formats import read_run
     from ..formats.output import OutputSet, check_outputs, make_directories
     from ..formats.topics import read_topics
     from ..judging.tasks import build_tasks

@@ -365,7 +365,8 @@ def test_output_places_it_will_not_use(cli, inputs, server, tmp_path, keyed):
     plain.write_text("not a directory")
     refused = cli(*judge_args(inputs, server, plain, "--criteria", "relevance"))
     assert refused.exit_code == 1
-    assert refused.stderr == f"castregin: error: {plain}/judgments.csv: cannot write: a part of the path is not a directory\n"
+    assert refused.stderr == (f"castregin: error: {plain}/judgments.csv: cannot write: a part of the path is not "
+                              "a directory\n")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     cache = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--cache", fifo))
