@@ -19,7 +19,9 @@ from .chat_server import serve
 def test_dawid_skene_over_the_crowd_and_the_model(cli, cast2022, crowd_example, tmp_path):
     aggregation = pytest.importorskip("crowdkit.aggregation")
     crowd = pd.read_csv(crowd_example / "judgments.csv", dtype=str, keep_default_na=False)
+    # The model judges topic 138's pairs (61 of 391, to keep the test quick); the crowd judged them all.
     pairs = crowd[["turn_id", "item_id"]].drop_duplicates()
+    pairs = pairs[pairs["turn_id"].str.startswith("138_")]
     pool = tmp_path / "pool.txt"
     pool.write_text("".join(f"{t} Q0 {i} 1 0 crowd\n" for t, i in pairs.itertuples(index=False)))
     server = serve(faults=False)
