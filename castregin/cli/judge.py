@@ -117,7 +117,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     `castregin tasks` builds it), the item between delimiters as data, and the criterion's 0-3
     rubric; the label is read from the answer's final line ("Label: N") only, anything else is
     counted as unparseable. Every answer is stored in the cache before it counts: a run stopped
-    any way resumes where it stopped, asking nothing twice. Outputs: judgments.csv (the crowd
+    (SIGTERM, Ctrl-C, --max-requests) resumes where it stopped, asking nothing twice. Outputs: judgments.csv (the crowd
     long format `aggregate` reads, one worker per model x prompt (x sample)), labels.csv,
     <prefix>_<criterion>.qrel and run_log.json (requests, failures by kind, tokens, cost, items
     that address the assessor).

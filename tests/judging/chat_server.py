@@ -16,7 +16,8 @@ item holding "RAMBLE").
 
 The server counts what it answered: ``answered[prompt digest]`` (complete answers only) and
 ``requests`` (every request). Run it in a thread of the test (:func:`serve`), or as a process
-(``python chat_server.py PORT_FILE [delay]``) that writes its port and, on exit, its counts.
+(``python chat_server.py URL_FILE [delay]``, for trying ``castregin judge`` by hand) that writes its
+base URL to URL_FILE.
 """
 
 from __future__ import annotations
