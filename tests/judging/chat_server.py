@@ -9,7 +9,7 @@ CONVERSATION``), at most 3, plus the request's ``seed`` (the sample) modulo 2, a
 
 Faults are chosen per prompt by its digest, so two runs meet the same ones, and hit only the first
 request of a prompt (the retry succeeds): 429 with ``Retry-After``, 500, a slow answer (past the
-client's timeout), malformed JSON, truncated JSON; a test may set ``echo_key`` (a 401 whose message
+client's timeout), malformed JSON, truncated JSON, a connection closed without an answer; a test may set ``echo_key`` (a 401 whose message
 holds the request's Authorization header). Answers that are faults of the model rather than
 of the transport are permanent: a refusal (an item holding "REFUSE"), an answer without a label (an
 item holding "RAMBLE").
@@ -33,7 +33,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 WORD = re.compile(r"[a-z]{4,}")
-FAULTS = ("rate_limit", "server_error", "slow", "malformed", "truncated")
+FAULTS = ("rate_limit", "server_error", "slow", "malformed", "truncated", "drop")
 
 
 def prompt_key(body: dict) -> str:
@@ -130,6 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "rate_limit":
             self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit"}}',
                        {"Retry-After": server.retry_after})
+            return
+        if fault == "drop":
+            # The connection closed with no answer at all (a proxy restarting, a crashed worker).
+            self.close_connection = True
             return
         if fault == "echo_key":
             # A careless server that puts the request's credentials into its error message.
