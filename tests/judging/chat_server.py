@@ -10,7 +10,7 @@ CONVERSATION``), at most 3, plus the request's ``seed`` (the sample) modulo 2, a
 Faults are chosen per prompt by its digest, so two runs meet the same ones, and hit only the first
 request of a prompt (the retry succeeds): 429 with ``Retry-After``, 500, a slow answer (past the
 client's timeout), malformed JSON, truncated JSON, a connection closed without an answer; a test
-may set ``echo_key`` (a 401 whose message holds the request's Authorization header). Answers that
+may set ``unavailable`` (a 503 with ``Retry-After``) or ``echo_key`` (a 401 whose message holds the request's Authorization header). Answers that
 are faults of the model rather than of the transport are permanent: a refusal (an item holding
 "REFUSE"), an answer without a label (an item holding "RAMBLE").
 
@@ -139,6 +139,9 @@ class _Handler(BaseHTTPRequestHandler):
             # A careless server that puts the request's credentials into its error message.
             message = json.dumps({"error": {"message": f"bad key {self.headers.get('Authorization')}"}})
             self._send(401, message.encode())
+            return
+        if fault == "unavailable":
+            self._send(503, b'{"error": {"message": "warming up"}}', {"Retry-After": server.retry_after})
             return
         if fault == "server_error":
             self._send(500, b'{"error": {"message": "overloaded"}}')

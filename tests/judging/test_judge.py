@@ -196,9 +196,10 @@ def test_faults_are_retried_and_the_outputs_are_those_of_an_undisturbed_run(cli,
     assert max(faulty.answered.values()) == 1
 
 
-def test_retry_after_is_honoured(cli, inputs, tmp_path, keyed):
+@pytest.mark.parametrize("fault", ["rate_limit", "unavailable"])
+def test_retry_after_is_honoured(cli, inputs, tmp_path, keyed, fault):
     slow_down = serve(faults=True, retry_after="0.4")
-    slow_down.fault_for = lambda key, attempt: "rate_limit" if attempt == 0 else None
+    slow_down.fault_for = lambda key, attempt: fault if attempt == 0 else None
     times: dict[str, list[float]] = {}
     original = slow_down.fault_for
 
