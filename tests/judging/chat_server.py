@@ -10,9 +10,10 @@ CONVERSATION``), at most 3, plus the request's ``seed`` (the sample) modulo 2, a
 Faults are chosen per prompt by its digest, so two runs meet the same ones, and hit only the first
 request of a prompt (the retry succeeds): 429 with ``Retry-After``, 500, a slow answer (past the
 client's timeout), malformed JSON, truncated JSON, a connection closed without an answer; a test
-may set ``unavailable`` (a 503 with ``Retry-After``) or ``echo_key`` (a 401 whose message holds the request's Authorization header). Answers that
-are faults of the model rather than of the transport are permanent: a refusal (an item holding
-"REFUSE"), an answer without a label (an item holding "RAMBLE").
+may set ``unavailable`` (a 503 with ``Retry-After``) or ``echo_key`` (a 401 whose message holds the
+request's Authorization header). Answers that are faults of the model rather than of the transport
+are permanent: a refusal (an item holding "REFUSE"), an answer without a label (an item holding
+"RAMBLE").
 
 The server counts what it answered: ``answered[prompt digest]`` (complete answers only) and
 ``requests`` (every request). Run it in a thread of the test (:func:`serve`), or as a process
