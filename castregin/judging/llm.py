@@ -53,9 +53,10 @@ def parse_label(answer: str | None) -> int | None:
 
 
 _INSTRUCTIONS = [re.compile(pattern, re.IGNORECASE) for pattern in (
-    (r"\b(?:rate|score|label|grade|judge|mark|rank|assess)\w*\s+(?:this|it|me|the\s+\w+)?\s*(?:as\s+|with\s+|a\s+)?"
-     r"(?:(?:label|score|grade)\s*)?[:=]?\s*[0-3]\b"),
-    r"\b(?:label|score|grade|relevance|rating)\s*(?:is|should\s+be|must\s+be|[:=])\s*[0-3]\b",
+    # An imperative ("rate this 3"), not a report ("users who rated this 3.5 stars"): no suffix, no decimals.
+    (r"\b(?:rate|score|label|grade|judge|mark|rank|assess)\s+(?:this|it|me|the\s+\w+)?\s*(?:as\s+|with\s+|a\s+)?"
+     r"(?:(?:label|score|grade)\s*)?[:=]?\s*[0-3](?![.,]?\d)\b"),
+    r"\b(?:label|score|grade|relevance|rating)\s*(?:is|should\s+be|must\s+be|[:=])\s*[0-3](?![.,]?\d)\b",
     r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\b",
     r"\b(?:dear|attention|note\s+to\s+the|to\s+the)\s+(?:assessor|annotator|judge|evaluator|grader|rater)s?\b",
     r"\b(?:you\s+are\s+an?|as\s+an?)\s+(?:ai|language\s+model|llm|assistant|assessor|evaluator)\b",
