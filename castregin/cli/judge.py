@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from urllib.parse import urlsplit, urlunsplit
 
 import click
@@ -199,7 +198,7 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
     from ..data import natural_key
     from ..formats.llm_cache import AnswerCache, call_key
     from ..formats.trec import format_qrels
-    from ..judging.llm import Call, assessor_instructions, mode_label, parse_label
+    from ..judging.llm import Call, assessor_instructions, collect_labels
     from ..render.llm import judgments_csv, labels_csv, prompt_messages, run_log_json, worker_id
 
     model, samples = settings["model"], settings["samples"]
@@ -235,60 +234,20 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
         answers = cache.lookup(unique)
 
     # Every number below comes from the cache alone: a resumed run writes what an undisturbed one does.
-    label_of: dict[tuple[str, str, str, int], int | None] = {}
-    unparseable: Counter = Counter()
-    refusals = 0
-    examples: list[dict] = []
-    prompt_tokens = completion_tokens = 0
-    for (turn, item, criterion, sample), call in calls.items():
-        answer = answers.get(call.key)
-        if answer is None:
-            continue
-        label = parse_label(answer.content)
-        label_of[turn, item, criterion, sample] = label
-        if label is None:
-            unparseable[criterion] += 1
-            refusals += answer.refusal is not None
-            if len(examples) < _EXAMPLES_SHOWN:
-                lines = (answer.content or "").strip().splitlines()
-                last_line = lines[-1] if lines else (answer.refusal or "")
-                examples.append({"turn_id": turn, "item_id": item, "criterion": criterion, "sample": sample,
-                                 "refusal": answer.refusal is not None, "last_line": last_line[:200]})
-    for key in {call.key for call in calls.values()}:
-        answer = answers.get(key)
-        if answer is not None:
-            prompt_tokens += answer.prompt_tokens
-            completion_tokens += answer.completion_tokens
-
+    pairs = [(task.turn_id, task.item_id) for task in tasks]
+    judged = collect_labels(calls, answers, pairs, criteria, samples, examples=_EXAMPLES_SHOWN)
     rows = []
-    for task in tasks:
+    for turn, item in pairs:
         for sample in range(samples):
-            labels = {c: label_of.get((task.turn_id, task.item_id, c, sample)) for c in criteria}
-            if any((task.turn_id, task.item_id, c, sample) in label_of for c in criteria) and any(
-                    v is not None for v in labels.values()):
-                rows.append((worker_id(model, prompt.name, sample, samples), task.turn_id, task.item_id, labels))
-    label_rows = []
-    qrels: dict[str, dict[str, dict[str, int]]] = {c: {} for c in criteria}
-    spread_pairs: Counter = Counter()
-    for task in tasks:
-        for criterion in criteria:
-            keys = [(task.turn_id, task.item_id, criterion, s) for s in range(samples)]
-            if not any(k in label_of for k in keys):
-                continue
-            got = [label_of.get(k) for k in keys]
-            label, spread = mode_label(got)
-            answered = sum(k in label_of for k in keys)
-            shown = " ".join("?" if k not in label_of else ("-" if v is None else str(v))
-                             for k, v in zip(keys, got, strict=True))
-            label_rows.append((task.turn_id, task.item_id, criterion, "" if label is None else label,
-                               "" if spread is None else spread, answered, sum(v is not None for v in got), shown))
-            if label is not None:
-                qrels[criterion].setdefault(task.turn_id, {})[task.item_id] = label
-            if spread:
-                spread_pairs[criterion] += 1
+            labels = {c: judged.by_sample.get((turn, item, c, sample)) for c in criteria}
+            if any(v is not None for v in labels.values()):
+                rows.append((worker_id(model, prompt.name, sample, samples), turn, item, labels))
+    label_rows = [(p.turn_id, p.item_id, p.criterion, "" if p.label is None else p.label,
+                   "" if p.spread is None else p.spread, p.answered, p.parsed, p.answers) for p in judged.pairs]
 
     total_calls = len(calls)
-    answered_calls = len(label_of)
+    answered_calls = len(judged.by_sample)
+    prompt_tokens, completion_tokens = judged.prompt_tokens, judged.completion_tokens
     cost = (prompt_tokens * settings["price_in"] + completion_tokens * settings["price_out"]) / 1e6
     log = {
         "model": model,
@@ -303,10 +262,10 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
         "calls": total_calls,
         "answered": answered_calls,
         "complete": answered_calls == total_calls,
-        "unparseable": {c: unparseable[c] for c in criteria},
-        "refusals": refusals,
-        "unparseable_examples": examples,
-        "pairs_with_spread": {c: spread_pairs[c] for c in criteria} if samples > 1 else None,
+        "unparseable": {c: judged.unparseable[c] for c in criteria},
+        "refusals": judged.refusals,
+        "unparseable_examples": judged.examples,
+        "pairs_with_spread": {c: judged.spread_pairs[c] for c in criteria} if samples > 1 else None,
         "tokens": {"prompt": prompt_tokens, "completion": completion_tokens},
         "cost": {"usd": round(cost, 6), "price_in_per_million": settings["price_in"],
                  "price_out_per_million": settings["price_out"]},
@@ -325,7 +284,7 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
         },
     }
     files = {JUDGMENTS: judgments_csv(rows, criteria), LABELS: labels_csv(label_rows), RUN_LOG: run_log_json(log)}
-    files.update({qrels_name: format_qrels(qrels[c])
+    files.update({qrels_name: format_qrels(judged.qrels[c])
                   for c, qrels_name in zip(criteria, _qrels_names(settings, criteria), strict=True)})
     summary = _summary(log, stats)
     return files, summary

@@ -83,6 +83,88 @@ def mode_label(labels: Iterable[int | None]) -> tuple[int | None, int | None]:
     return min(label for label, n in counts.items() if n == top), max(parsed) - min(parsed)
 
 
+# --- labels from answers ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PairLabel:
+    """One (turn, item, criterion): its label (the mode of the parsed samples), their spread, how many
+    samples were answered and parsed, and each sample's answer (``-`` unparseable, ``?`` not answered yet)."""
+
+    turn_id: str
+    item_id: str
+    criterion: str
+    label: int | None
+    spread: int | None
+    answered: int
+    parsed: int
+    answers: str
+
+
+@dataclass
+class Judged:
+    """What the answers say: each answered sample's label, each pair's, the qrels, and what went wrong."""
+
+    by_sample: dict[tuple[str, str, str, int], int | None]
+    pairs: list[PairLabel]
+    qrels: dict[str, dict[str, dict[str, int]]]
+    spread_pairs: Counter
+    unparseable: Counter
+    refusals: int
+    examples: list[dict]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def collect_labels(calls: Mapping[tuple[str, str, str, int], Call], answers: Mapping[str, CachedAnswer],
+                   pairs: Sequence[tuple[str, str]], criteria: Sequence[str], samples: int,
+                   examples: int = 20) -> Judged:
+    """The labels of ``answers`` to ``calls`` (keyed ``(turn, item, criterion, sample)``), over ``pairs`` in order.
+
+    Calls without an answer are left out (a pair none of whose samples is answered has no
+    :class:`PairLabel`); unparseable answers are counted per criterion, the first ``examples`` kept
+    with their last line. Tokens are counted once per distinct call key.
+    """
+    by_sample: dict[tuple[str, str, str, int], int | None] = {}
+    unparseable: Counter = Counter()
+    refusals = 0
+    shown: list[dict] = []
+    for (turn, item, criterion, sample), call in calls.items():
+        answer = answers.get(call.key)
+        if answer is None:
+            continue
+        label = parse_label(answer.content)
+        by_sample[turn, item, criterion, sample] = label
+        if label is None:
+            unparseable[criterion] += 1
+            refusals += answer.refusal is not None
+            if len(shown) < examples:
+                lines = (answer.content or "").strip().splitlines()
+                last_line = lines[-1] if lines else (answer.refusal or "")
+                shown.append({"turn_id": turn, "item_id": item, "criterion": criterion, "sample": sample,
+                              "refusal": answer.refusal is not None, "last_line": last_line[:200]})
+    counted = [answers[key] for key in {call.key for call in calls.values()} if key in answers]
+    pair_labels = []
+    qrels: dict[str, dict[str, dict[str, int]]] = {c: {} for c in criteria}
+    spread_pairs: Counter = Counter()
+    for turn, item in pairs:
+        for criterion in criteria:
+            keys = [(turn, item, criterion, s) for s in range(samples)]
+            if not any(k in by_sample for k in keys):
+                continue
+            got = [by_sample.get(k) for k in keys]
+            label, spread = mode_label(got)
+            text = " ".join("?" if k not in by_sample else ("-" if v is None else str(v))
+                            for k, v in zip(keys, got, strict=True))
+            pair_labels.append(PairLabel(turn, item, criterion, label, spread, sum(k in by_sample for k in keys),
+                                         sum(v is not None for v in got), text))
+            if label is not None:
+                qrels[criterion].setdefault(turn, {})[item] = label
+            if spread:
+                spread_pairs[criterion] += 1
+    return Judged(by_sample, pair_labels, qrels, spread_pairs, unparseable, refusals, shown,
+                  sum(a.prompt_tokens for a in counted), sum(a.completion_tokens for a in counted))
+
+
 # --- calling -----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
