@@ -540,3 +540,11 @@ def test_no_cast_2022_item_is_flagged(cast2022):
     bank = Bank.read([cast2022 / "regin/question_bank.json", cast2022 / "regin/response_bank.json"]).entries
     assert len(bank) == 7912
     assert [item for item, text in bank.items() if assessor_instructions(text)] == []
+
+
+def test_the_logged_endpoint_has_no_credentials():
+    from castregin.cli.judge import _public_url
+
+    assert _public_url("https://user:sk-KEY@example.org:8443/openai/v1?api-key=sk-KEY#frag") == (
+        "https://example.org:8443/openai/v1")
+    assert _public_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
