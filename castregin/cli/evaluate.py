@@ -17,6 +17,7 @@ from . import main, warnings_as_lines
 from .options import (
     FiniteFloat,
     InputPath,
+    OutputPath,
     format_option,
     measure_option,
     output_option,
@@ -198,6 +199,46 @@ def qrels_combine(qrels_files, how, output):
         click.echo(f"castregin: warning: {left_out} (turn, item) pairs are not judged in every qrels; left out",
                    err=True)
     _write_qrels(output, combined, qrels_files)
+
+
+@qrels.command("merge")
+@click.argument("qrels_files", nargs=-1, required=True, type=InputPath(), metavar="QRELS...")
+@output_option()
+@click.option("--provenance", "provenance_output", required=True, type=OutputPath(), metavar="FILE.json",
+              help="Where to write which QRELS each label came from (with each file's SHA-256).")
+def qrels_merge(qrels_files, output, provenance_output):
+    """Fill the holes of the first QRELS from the next ones (e.g. a model's labels of a new run's top k).
+
+    A (turn, item) takes its label from the first QRELS that labels it (a label below 0, in the pool but
+    unjudged, is a hole); --provenance says, for every label, which file it came from.
+
+    \b
+    Examples:
+      castregin judge pool_new.txt --only-unjudged question_relevance.qrel ... --out-dir llm/
+      castregin qrels merge question_relevance.qrel llm/llm_relevance.qrel -o filled.qrel \\
+          --provenance filled.provenance.json
+    """
+    from ..formats.output import OutputSet
+    from ..formats.provenance import provenance
+
+    merged, source = qrels_tools.merge([formats.read_qrels(p) for p in qrels_files])
+    made = provenance(qrels_files)
+    counts = [0] * len(qrels_files)
+    for position in source.values():
+        counts[position] += 1
+    record = {
+        "castregin": made.version, "command": made.command, "date": made.date,
+        "sources": [{"path": path, "sha256": digest, "labels": n}
+                    for (path, digest), n in zip(made.inputs, counts, strict=True)],
+        "labels": [{"turn_id": turn, "item_id": item, "label": merged.labels[turn][item],
+                    "source": qrels_files[source[turn, item]]}
+                   for turn in sorted(merged.labels) for item in sorted(merged.labels[turn])],
+    }
+    with OutputSet(qrels_files) as outputs:
+        outputs.write_text(output, formats.format_qrels(merged))
+        outputs.write_text(provenance_output, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    click.echo(f"castregin: {len(merged)} labels: " + ", ".join(
+        f"{n} from {path}" for path, n in zip(qrels_files, counts, strict=True)), err=True)
 
 
 @qrels.command("stats")

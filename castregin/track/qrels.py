@@ -75,3 +75,23 @@ def stats(qrels: Qrels, rel_level: int = 2) -> dict:
         "rel_level": rel_level,
         "turns_with_relevant": relevant_turns,
     }
+
+
+def merge(qrels_list: Sequence[Qrels]) -> tuple[Qrels, dict[tuple[str, str], int]]:
+    """Fill the holes of the first qrels from the next ones, in order: the first label >= 0 of a pair wins.
+
+    A label below 0 (in the pool but unjudged) is a hole too, kept only when no qrels labels the pair.
+    Returns the merged qrels and, per (turn, item), the position of the qrels its label came from.
+    """
+    if not qrels_list:
+        raise InputError("no qrels to merge")
+    labels: dict[str, dict[str, int]] = {}
+    source: dict[tuple[str, str], int] = {}
+    for position, qrels in enumerate(qrels_list):
+        for turn, items in qrels.labels.items():
+            for item, label in items.items():
+                known = labels.get(turn, {}).get(item)
+                if known is None or (known < 0 <= label):
+                    labels.setdefault(turn, {})[item] = label
+                    source[turn, item] = position
+    return Qrels(labels, name="+".join(q.name for q in qrels_list), source=None), source

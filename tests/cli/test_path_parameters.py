@@ -42,6 +42,9 @@ NOT_FILES = {
     "num_docs": "trec_eval's -N count (read as C's atol)",
     "rel_level": "trec_eval's -l level (read as C's atol)",
     "max_per_query": "trec_eval's -M count (read as C's atol)",
+    "model": "a model's name at the endpoint",
+    "base_url": "an endpoint's URL",
+    "api_key_env": "an environment variable's name",
 }
 
 

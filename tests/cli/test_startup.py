@@ -20,7 +20,7 @@ from castregin.cli import COMMANDS, main
 #: Libraries that only some commands need (compare, report, convert, aggregate, ope, pytrec_eval), and the
 #: array libraries, which a small run's evaluation does without (each takes a tenth of a second or more).
 HEAVY = ["pandas", "scipy", "statsmodels", "matplotlib", "jsonschema", "tqdm", "pytrec_eval", "sklearn", "numpy",
-         "pyarrow", "jinja2", "ir_measures"]
+         "pyarrow", "jinja2", "ir_measures", "openai"]
 
 
 def _imported_by(args: list[str]) -> tuple[list[str], str]:

@@ -1,0 +1,354 @@
+"""``castregin judge``: a model (any OpenAI-compatible endpoint) as one more assessor of a pool.
+
+Parses the arguments, builds the tasks as ``castregin tasks`` does (:mod:`castregin.judging.tasks`),
+renders one prompt per (turn, item, criterion, sample) (:mod:`castregin.render.llm`), asks the
+endpoint for what the answer cache lacks (:mod:`castregin.judging.llm`, the cache in
+:mod:`castregin.formats.llm_cache`), and writes the crowd CSV, labels, qrels and run log together.
+The ``openai`` SDK, jinja2, tqdm and pandas are imported inside the command: ``castregin --help``
+loads none of them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+
+from . import main
+from .options import FiniteFloat, InputPath, OutputDirectory, OutputPath, criteria_list, turns_option
+
+CACHE_NAME = "cache.sqlite"
+RUN_LOG = "run_log.json"
+JUDGMENTS = "judgments.csv"
+LABELS = "labels.csv"
+_EXAMPLES_SHOWN = 20
+
+
+def _public_url(url: str) -> str:
+    """The endpoint's address without credentials, query or fragment (a key can hide there)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _unjudged(pooled, qrels_paths):
+    """The pool without the (turn, item) pairs any of the qrels labels (a label >= 0)."""
+    import dataclasses
+
+    from ..formats import read_qrels
+
+    judged: set[tuple[str, str]] = set()
+    for path in qrels_paths:
+        labels = read_qrels(path).labels
+        judged.update((turn, item) for turn, items in labels.items() for item, label in items.items() if label >= 0)
+    kept = {turn: {item: score for item, score in items.items() if (turn, item) not in judged}
+            for turn, items in pooled.scores.items()}
+    kept = {turn: items for turn, items in kept.items() if items}
+    ranks = {turn: {item: pooled.ranks.get(turn, {}).get(item, 0) for item in items} for turn, items in kept.items()}
+    left_out = sum(len(i) for i in pooled.scores.values()) - sum(len(i) for i in kept.values())
+    return dataclasses.replace(pooled, scores=kept, ranks=ranks), left_out
+
+
+@main.command()
+@click.argument("pool", type=InputPath(), metavar="POOL")
+@click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
+              help="Item bank (id -> text, or the official list); repeatable, the first given wins on an id.")
+@click.option("--topics", required=True, type=InputPath(), metavar="TOPICS.json",
+              help="The official topics (CAsT 2022's tree or a linear list): each turn's conversation so far.")
+@click.option("--criteria", required=True, callback=criteria_list, metavar="NAME,...",
+              help="Criteria to judge, each on the 0-3 scale of its rubric: relevance, novelty, diversity "
+                   "(questions); relevance, naturalness, conciseness (responses).")
+@click.option("--model", required=True, metavar="NAME", help="The model's name as the endpoint knows it.")
+@click.option("--base-url", required=True, metavar="URL",
+              help="The OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama), "
+                   "http://localhost:8000/v1 (vLLM), https://api.openai.com/v1.")
+@click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
+              help="Where judgments.csv, labels.csv, the qrels and run_log.json go (written together, "
+                   "all or nothing); the answer cache is kept there too unless --cache says otherwise.")
+@click.option("--prompt", "prompt_spec", default="rubric", show_default=True, type=InputPath(),
+              metavar="rubric|umbrela|FILE",
+              help="rubric: the judging pages' 0-3 rubric of each criterion; umbrela: the UMBRELA relevance "
+                   "scale (Thomas et al. 2023); FILE: your Jinja template (rendered in a sandbox).")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, metavar="VAR",
+              help="The environment variable holding the API key (never written anywhere); unset: no key, "
+                   "as local servers need none.")
+@click.option("--samples", type=click.IntRange(min=1, max=100), default=1, show_default=True, metavar="N",
+              help="Ask N times (a worker each); the label is the mode, the spread is reported. N > 1 "
+                   "needs --temperature > 0.")
+@click.option("--temperature", type=FiniteFloat(min=0, max=2), default=0.0, show_default=True, metavar="T",
+              help="Sampling temperature sent with every call (0: the model's most likely answer).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Longest answer asked for (default: the endpoint's own limit).")
+@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, metavar="N",
+              help="Calls in flight at once.")
+@click.option("--timeout", type=FiniteFloat(min=0.001), default=120.0, show_default=True, metavar="SECONDS",
+              help="Longest wait for one answer; then the call is retried.")
+@click.option("--max-retries", type=click.IntRange(min=0, max=100), default=5, show_default=True, metavar="N",
+              help="Retries of a call after a 429, a 5xx, a timeout or a malformed answer; waits as the "
+                   "server's Retry-After says, else 1, 2, 4... seconds (--retry-wait).")
+@click.option("--retry-wait", type=FiniteFloat(min=0), default=1.0, show_default=True, metavar="SECONDS",
+              help="The first backoff wait, doubled at each retry (at most 60 s).")
+@click.option("--max-requests", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Send at most N requests (retries count); what was judged is written and a later run "
+                   "goes on from there.")
+@click.option("--price-in", type=FiniteFloat(min=0), default=0.0, show_default=True, metavar="USD",
+              help="Price of a million prompt tokens, for the cost estimate.")
+@click.option("--price-out", type=FiniteFloat(min=0), default=0.0, show_default=True, metavar="USD",
+              help="Price of a million completion tokens, for the cost estimate.")
+@click.option("--only-unjudged", "unjudged_qrels", multiple=True, type=InputPath(), metavar="QRELS",
+              help="Judge only the pooled pairs QRELS lacks (repeatable); then `castregin qrels merge`.")
+@turns_option("Judge these pooled turns only: one id a line, a qrels or run, or turn-ids JSON.")
+@click.option("--prefix", default="llm", show_default=True,
+              help="The qrels are <prefix>_<criterion>.qrel.")
+@click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
+              help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and directories.")
+def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, api_key_env, samples, temperature,
+          max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
+          unjudged_qrels, turns_file, prefix, cache_path):
+    """Judge a pool with a model: an LLM assessor beside the crowd, cached, resumable.
+
+    \b
+    For every pooled (turn, item) and criterion, the model gets the conversation so far (as
+    `castregin tasks` builds it), the item between delimiters as data, and the criterion's 0-3
+    rubric; the label is read from the answer's final line ("Label: N") only, anything else is
+    counted as unparseable. Every answer is stored in the cache before it counts: a run stopped
+    (SIGTERM, Ctrl-C, --max-requests) resumes where it stopped, asking nothing twice. Outputs: judgments.csv (the crowd
+    long format `aggregate` reads, one worker per model x prompt (x sample)), labels.csv,
+    <prefix>_<criterion>.qrel and run_log.json (requests, failures by kind, tokens, cost, items
+    that address the assessor).
+
+    \b
+    Examples:
+      castregin judge question_pool_depth_1.pool --bank question_bank.json \\
+          --topics 2022_evaluation_topics_tree_v1.0.json --criteria relevance --prompt umbrela \\
+          --model llama3.1:8b --base-url http://localhost:11434/v1 --out-dir llm/
+      OPENAI_API_KEY=... castregin judge pool.txt --bank bank.json --topics topics.json \\
+          --criteria relevance,novelty,diversity --model gpt-4o-mini --base-url https://api.openai.com/v1 \\
+          --price-in 0.15 --price-out 0.60 --max-requests 2000 --out-dir llm/
+    """
+    from pathlib import Path
+
+    from ..formats import read_run
+    from ..formats.output import OutputSet, check_outputs, make_directories
+    from ..formats.topics import read_topics
+    from ..judging.tasks import build_tasks
+    from ..render.llm import load_prompt
+    from ..render.tasks import check_criteria
+    from ..track.convert import Bank
+
+    if samples > 1 and temperature <= 0:
+        raise click.BadParameter("several samples of one prompt need --temperature > 0 (at 0 they would be "
+                                 "the same answer)", param_hint="--temperature")
+    from ..errors import InputError
+    from ..formats.aggregation import check_file_name_part
+
+    try:
+        check_file_name_part(prefix)
+    except InputError as err:
+        raise click.BadParameter(str(err), param_hint="--prefix") from None
+    check_criteria(criteria)
+    prompt = load_prompt(prompt_spec, criteria)
+    inputs = [pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else []),
+              *([prompt_spec] if prompt_spec == prompt.source and not prompt.system else [])]
+    names = _output_names(prefix, criteria)
+    check_outputs([os.path.join(out_dir, name) for name in names], inputs)
+    if cache_path == "-":
+        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
+    cache_file = cache_path or os.path.join(out_dir, CACHE_NAME)
+    # (A --cache given is checked against the inputs before the command runs, as every output is.)
+    check_outputs([cache_file], inputs)
+
+    pooled = read_run(pool)
+    if turns_file is not None:
+        from ..formats import read_turn_list
+        from ..track.pool import keep_run_turns
+
+        pooled, left_out = keep_run_turns(pooled, read_turn_list(turns_file), f"--turns {turns_file}")
+        if left_out:
+            click.echo(f"castregin: warning: {left_out}", err=True)
+    already = 0
+    if unjudged_qrels:
+        pooled, already = _unjudged(pooled, unjudged_qrels)
+    bank = Bank.read(banks).entries
+    task_set = build_tasks(pooled, bank, read_topics(topics), criteria)
+    settings = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "samples": samples,
+                "temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency,
+                "timeout": timeout, "max_retries": max_retries, "retry_wait": retry_wait,
+                "max_requests": max_requests, "price_in": price_in, "price_out": price_out, "prefix": prefix}
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
+    make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
+    files, summary = _judge(task_set, prompt, settings, cache_file, already)
+    with OutputSet(inputs) as outputs:
+        for name, text in files.items():
+            outputs.write_text(os.path.join(out_dir, name), text)
+    for line in summary:
+        click.echo(line, err=True)
+
+
+def _output_names(prefix: str, criteria) -> list[str]:
+    return [JUDGMENTS, LABELS, RUN_LOG, *(f"{prefix}_{c}.qrel" if prefix else f"{c}.qrel" for c in criteria)]
+
+
+def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> tuple[dict[str, str], list[str]]:
+    from ..data import natural_key
+    from ..formats.llm_cache import AnswerCache, call_key
+    from ..formats.trec import format_qrels
+    from ..judging.llm import Call, assessor_instructions, collect_labels
+    from ..render.llm import judgments_csv, labels_csv, prompt_messages, run_log_json, worker_id
+
+    model, samples = settings["model"], settings["samples"]
+    criteria = task_set.criteria
+    parameters: dict[str, object] = {"temperature": settings["temperature"]}
+    if settings["max_tokens"] is not None:
+        parameters["max_tokens"] = settings["max_tokens"]
+    if samples > 1:
+        # Each sample is sent with seed = its index: not the request a single sample is.
+        parameters["seed"] = "sample index"
+    tasks = sorted(task_set.tasks, key=lambda t: (natural_key(t.turn_id), t.item_id))
+    calls: dict[tuple[str, str, str, int], Call] = {}
+    for task in tasks:
+        for criterion in criteria:
+            messages = prompt_messages(prompt, task, criterion)
+            for sample in range(samples):
+                key = call_key(model, messages, parameters, sample)
+                calls[task.turn_id, task.item_id, criterion, sample] = Call(key, messages, sample)
+    flagged = []
+    for task in tasks:
+        phrases = assessor_instructions(task.text)
+        if phrases:
+            flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
+
+    started = time.monotonic()
+    with AnswerCache(cache_file) as cache:
+        unique = {call.key: call for call in calls.values()}
+        cached = cache.lookup(unique)
+        pending = [call for key, call in unique.items() if key not in cached]
+        stats = None
+        if pending:
+            stats = _call(pending, cache, settings, parameters)
+        answers = cache.lookup(unique)
+
+    # Every number below comes from the cache alone: a resumed run writes what an undisturbed one does.
+    pairs = [(task.turn_id, task.item_id) for task in tasks]
+    judged = collect_labels(calls, answers, pairs, criteria, samples, examples=_EXAMPLES_SHOWN)
+    rows = []
+    for turn, item in pairs:
+        for sample in range(samples):
+            labels = {c: judged.by_sample.get((turn, item, c, sample)) for c in criteria}
+            if any(v is not None for v in labels.values()):
+                rows.append((worker_id(model, prompt.name, sample, samples), turn, item, labels))
+    label_rows = [(p.turn_id, p.item_id, p.criterion, "" if p.label is None else p.label,
+                   "" if p.spread is None else p.spread, p.answered, p.parsed, p.answers) for p in judged.pairs]
+
+    total_calls = len(calls)
+    answered_calls = len(judged.by_sample)
+    prompt_tokens, completion_tokens = judged.prompt_tokens, judged.completion_tokens
+    cost = (prompt_tokens * settings["price_in"] + completion_tokens * settings["price_out"]) / 1e6
+    log = {
+        "model": model,
+        "endpoint": _public_url(settings["base_url"]),
+        "api_key_env": settings["api_key_env"],
+        "prompt": {"name": prompt.name, "source": prompt.source, "sha256": prompt.digest},
+        "criteria": criteria,
+        "samples": samples,
+        "parameters": parameters,
+        "pairs": len(tasks),
+        "pairs_already_judged": already,
+        "calls": total_calls,
+        "answered": answered_calls,
+        "complete": answered_calls == total_calls,
+        "unparseable": {c: judged.unparseable[c] for c in criteria},
+        "refusals": judged.refusals,
+        "unparseable_examples": judged.examples,
+        "pairs_with_spread": {c: judged.spread_pairs[c] for c in criteria} if samples > 1 else None,
+        "tokens": {"prompt": prompt_tokens, "completion": completion_tokens},
+        "cost": {"usd": round(cost, 6), "price_in_per_million": settings["price_in"],
+                 "price_out_per_million": settings["price_out"]},
+        "flagged_items": flagged,
+        "this_run": {
+            "requests": stats.requests if stats else 0,
+            "new_answers": stats.answers if stats else 0,
+            "from_cache": len(unique) - len(pending),
+            "failures": dict(sorted(stats.failures.items())) if stats else {},
+            "calls_failed": stats.failed_calls if stats else 0,
+            "calls_not_sent": stats.unsent_calls if stats else 0,
+            "budget_spent": stats.budget_spent if stats else False,
+            "tokens": {"prompt": stats.prompt_tokens if stats else 0,
+                       "completion": stats.completion_tokens if stats else 0},
+            "seconds": round(time.monotonic() - started, 3),
+        },
+    }
+    files = {JUDGMENTS: judgments_csv(rows, criteria), LABELS: labels_csv(label_rows), RUN_LOG: run_log_json(log)}
+    files.update({qrels_name: format_qrels(judged.qrels[c])
+                  for c, qrels_name in zip(criteria, _qrels_names(settings, criteria), strict=True)})
+    summary = _summary(log, stats)
+    return files, summary
+
+
+def _qrels_names(settings: dict, criteria) -> list[str]:
+    return _output_names(settings["prefix"], criteria)[3:]
+
+
+def _call(pending, cache, settings: dict, parameters: dict):
+    from ..judging.llm import judge_calls, openai_caller
+
+    api_key = os.environ.get(settings["api_key_env"]) or None
+    caller = openai_caller(settings["model"], settings["base_url"], api_key, timeout=settings["timeout"],
+                           temperature=settings["temperature"], max_tokens=settings["max_tokens"],
+                           send_seed=settings["samples"] > 1)
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(pending), unit="call", desc="castregin judge", disable=None, dynamic_ncols=True)
+    tokens = {"in": 0, "out": 0}
+
+    def progress(reply):
+        if reply is not None:
+            tokens["in"] += reply.prompt_tokens
+            tokens["out"] += reply.completion_tokens
+            cost = (tokens["in"] * settings["price_in"] + tokens["out"] * settings["price_out"]) / 1e6
+            bar.set_postfix_str(f"tokens {tokens['in']}+{tokens['out']}, ${cost:.4f}", refresh=False)
+        bar.update(1)
+
+    try:
+        return judge_calls(pending, cache, caller, model=settings["model"], parameters=parameters,
+                           concurrency=settings["concurrency"], max_retries=settings["max_retries"],
+                           max_requests=settings["max_requests"], backoff=settings["retry_wait"],
+                           progress=progress)
+    except BaseException:
+        bar.close()
+        click.echo(f"castregin: the answers received so far are kept in {cache.path}; run the same command "
+                   "again to go on", err=True)
+        raise
+    finally:
+        bar.close()
+
+
+def _summary(log: dict, stats) -> list[str]:
+    lines = []
+    this = log["this_run"]
+    missing = log["calls"] - log["answered"]
+    if this["budget_spent"]:
+        lines.append(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not made: "
+                     "run the same command again to go on")
+    elif missing:
+        lines.append(f"castregin: warning: {missing} call(s) failed after every retry "
+                     f"({', '.join(f'{k} {v}' for k, v in this['failures'].items())}); run again to retry them")
+    bad = sum(log["unparseable"].values())
+    if bad:
+        lines.append(f"castregin: warning: {bad} answer(s) have no label on their final line "
+                     f"({log['refusals']} refusals); they are left unjudged, see run_log.json")
+        lines.extend(f"castregin:   turn {e['turn_id']}, item {e['item_id']}, {e['criterion']}: "
+                     f"{'refused: ' if e['refusal'] else ''}{e['last_line'][:100]!r}"
+                     for e in log["unparseable_examples"][:3])
+    if log["flagged_items"]:
+        lines.append(f"castregin: warning: {len(log['flagged_items'])} item(s) address the assessor "
+                     "(e.g. 'rate this 3'); listed in run_log.json")
+    lines.append(f"castregin: {log['answered']} of {log['calls']} calls answered ({this['from_cache']} from the "
+                 f"cache, {this['requests']} requests now); tokens {log['tokens']['prompt']} in, "
+                 f"{log['tokens']['completion']} out; cost ${log['cost']['usd']:.4f}")
+    return lines

@@ -1,0 +1,130 @@
+"""The answers of ``castregin judge``: a SQLite file, one row per completed call, written before it counts.
+
+A call is known by its key (:func:`call_key`): the SHA-256 of the model's name, the prompt's
+messages, the parameters that change an answer (temperature, token limit) and the sample's index.
+An answer is committed (SQLite's own transaction, ``synchronous=FULL``) as soon as it arrives, and
+only then is it counted; a run stopped in any way (SIGTERM, SIGINT, a crash, a full disk) keeps
+every answer it had, and the next run with the same inputs asks for the rest only. The endpoint's
+address and the API key are in no key and no row: the same model answers the same wherever it runs,
+and a cache file can be shared without a secret in it.
+
+SQLite serialises the writers; one connection is shared by the calling threads under a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    messages TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    content TEXT,
+    refusal TEXT,
+    finish_reason TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL
+)
+"""
+_COLUMNS = ("key", "model", "sample", "messages", "parameters", "content", "refusal", "finish_reason",
+            "prompt_tokens", "completion_tokens")
+_READ = "key, content, refusal, finish_reason, prompt_tokens, completion_tokens"
+
+
+def call_key(model: str, messages: Sequence[Mapping[str, str]], parameters: Mapping[str, object],
+             sample: int) -> str:
+    """The cache key of one call: SHA-256 of the model, the messages, the parameters and the sample index."""
+    text = json.dumps({"model": model, "messages": list(messages), "parameters": dict(parameters),
+                       "sample": sample}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """One stored answer: its text (``None`` when the model gave none), refusal, and token counts."""
+
+    key: str
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def _storage_error(err: sqlite3.Error, path: str) -> InputError:
+    return InputError(f"the answer cache cannot be written ({err}); free space or choose another --cache, then "
+                      "run again: the answers stored so far are kept", source=path)
+
+
+class AnswerCache:
+    """The answers of earlier calls, by key; :meth:`store` commits one before returning."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            raise InputError("is not a regular file; give --cache a file name", source=self.path)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise InputError(f"is not an answer cache castregin can use ({err}); give another --cache",
+                             source=self.path) from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> AnswerCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, CachedAnswer]:
+        """The stored answers among ``keys``."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, CachedAnswer] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT {_READ} FROM answers WHERE key IN ({marks})"  # noqa: S608 - placeholders only
+                rows = self._db.execute(query, chunk).fetchall()
+                found.update({row[0]: CachedAnswer(*row) for row in rows})
+        return found
+
+    def store(self, key: str, *, model: str, sample: int, messages: Sequence[Mapping[str, str]],
+              parameters: Mapping[str, object], content: str | None, refusal: str | None,
+              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> None:
+        """Commit one answer (a second answer to a stored key is ignored: the first one counts)."""
+        row = (key, model, sample, json.dumps(list(messages), ensure_ascii=False),
+               json.dumps(dict(parameters), sort_keys=True), content, refusal, finish_reason,
+               int(prompt_tokens), int(completion_tokens))
+        with self._lock:
+            try:
+                self._db.execute(f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) "  # noqa: S608 - constants
+                                 f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
+            except sqlite3.Error as err:
+                raise _storage_error(err, self.path) from None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])

@@ -1,0 +1,414 @@
+"""A model as one more assessor: calls to an OpenAI-compatible endpoint, their answers parsed strictly.
+
+The pieces, each plain:
+
+- :func:`parse_label`: the label of an answer, read from its final non-empty line only (``Label: 2``,
+  ``2``, with markdown emphasis allowed around it); anything else is unparseable (``None``), never
+  guessed from the rest of the text, where an item's own words may be quoted.
+- :func:`assessor_instructions`: the phrases of an item text that address the assessor ("rate this 3",
+  "ignore the previous instructions"): such items are flagged in the run log, never dropped.
+- :func:`mode_label`: several samples of one call to one label (the mode, the lowest on a tie) and
+  their spread (highest minus lowest).
+- :func:`judge_calls`: every call not yet in the cache, made by ``concurrency`` threads, each answer
+  stored (:class:`castregin.formats.llm_cache.AnswerCache`) before it counts; 429 and 5xx answers,
+  timeouts, dropped connections and malformed bodies are retried with exponential backoff, or after
+  the server's ``Retry-After``; a ``max_requests`` budget stops the run cleanly; SIGTERM or SIGINT
+  lets the calls in flight finish and be stored (the next run does not repeat them), starts no new
+  one, and re-raises.
+- :func:`openai_caller`: one call through the ``openai`` SDK (imported here only), its failures
+  sorted into kinds; the API key never appears in a message it raises.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import email.utils
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..formats.llm_cache import AnswerCache, CachedAnswer
+
+SCALE = (0, 1, 2, 3)
+_LABEL_LINE = re.compile(r"(?:(?:final\s+)?(?:label|score)\s*[:=]\s*)?([0-3])", re.IGNORECASE)
+#: Longest wait a Retry-After header may ask for; a longer one is a server saying "not today".
+MAX_RETRY_AFTER = 600.0
+
+
+def parse_label(answer: str | None) -> int | None:
+    """The 0-3 label on the answer's final non-empty line (``Label: N`` or ``N``), else ``None``."""
+    if not answer:
+        return None
+    lines = [line.strip() for line in answer.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    last = lines[-1].strip("*_` \t").rstrip(".").strip("*_` \t")
+    match = _LABEL_LINE.fullmatch(last)
+    return int(match.group(1)) if match else None
+
+
+_INSTRUCTIONS = [re.compile(pattern, re.IGNORECASE) for pattern in (
+    # An imperative ("rate this 3"), not a report ("users who rated this 3.5 stars"): no suffix, no decimals.
+    (r"\b(?:rate|score|label|grade|judge|mark|rank|assess)\s+(?:this|it|me|the\s+\w+)?\s*(?:as\s+|with\s+|a\s+)?"
+     r"(?:(?:label|score|grade)\s*)?[:=]?\s*[0-3](?![.,]?\d)\b"),
+    r"\b(?:label|score|grade|relevance|rating)\s*(?:is|should\s+be|must\s+be|[:=])\s*[0-3](?![.,]?\d)\b",
+    r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\b",
+    r"\b(?:dear|attention|note\s+to\s+the|to\s+the)\s+(?:assessor|annotator|judge|evaluator|grader|rater)s?\b",
+    r"\b(?:you\s+are\s+an?|as\s+an?)\s+(?:ai|language\s+model|llm|assistant|assessor|evaluator)\b",
+    r"\b(?:system\s+prompt|new\s+instructions?)\b",
+    r"\bhighly\s+relevant\b.{0,40}\b(?:label|score|rate)\b",
+)]
+
+
+def assessor_instructions(text: str) -> list[str]:
+    """The phrases of ``text`` that address an assessor (each match as written, in order of pattern)."""
+    found: list[str] = []
+    for pattern in _INSTRUCTIONS:
+        found.extend(match.group(0) for match in pattern.finditer(text))
+    return list(dict.fromkeys(found))
+
+
+def mode_label(labels: Iterable[int | None]) -> tuple[int | None, int | None]:
+    """The mode of the parsed labels (the lowest of tied ones) and their spread; ``(None, None)`` when none."""
+    parsed = [label for label in labels if label is not None]
+    if not parsed:
+        return None, None
+    counts = Counter(parsed)
+    top = max(counts.values())
+    return min(label for label, n in counts.items() if n == top), max(parsed) - min(parsed)
+
+
+# --- labels from answers ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PairLabel:
+    """One (turn, item, criterion): its label (the mode of the parsed samples), their spread, how many
+    samples were answered and parsed, and each sample's answer (``-`` unparseable, ``?`` not answered yet)."""
+
+    turn_id: str
+    item_id: str
+    criterion: str
+    label: int | None
+    spread: int | None
+    answered: int
+    parsed: int
+    answers: str
+
+
+@dataclass
+class Judged:
+    """What the answers say: each answered sample's label, each pair's, the qrels, and what went wrong."""
+
+    by_sample: dict[tuple[str, str, str, int], int | None]
+    pairs: list[PairLabel]
+    qrels: dict[str, dict[str, dict[str, int]]]
+    spread_pairs: Counter
+    unparseable: Counter
+    refusals: int
+    examples: list[dict]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def collect_labels(calls: Mapping[tuple[str, str, str, int], Call], answers: Mapping[str, CachedAnswer],
+                   pairs: Sequence[tuple[str, str]], criteria: Sequence[str], samples: int,
+                   examples: int = 20) -> Judged:
+    """The labels of ``answers`` to ``calls`` (keyed ``(turn, item, criterion, sample)``), over ``pairs`` in order.
+
+    Calls without an answer are left out (a pair none of whose samples is answered has no
+    :class:`PairLabel`); unparseable answers are counted per criterion, the first ``examples`` kept
+    with their last line. Tokens are counted once per distinct call key.
+    """
+    by_sample: dict[tuple[str, str, str, int], int | None] = {}
+    unparseable: Counter = Counter()
+    refusals = 0
+    shown: list[dict] = []
+    for (turn, item, criterion, sample), call in calls.items():
+        answer = answers.get(call.key)
+        if answer is None:
+            continue
+        label = parse_label(answer.content)
+        by_sample[turn, item, criterion, sample] = label
+        if label is None:
+            unparseable[criterion] += 1
+            refusals += answer.refusal is not None
+            if len(shown) < examples:
+                lines = (answer.content or "").strip().splitlines()
+                last_line = lines[-1] if lines else (answer.refusal or "")
+                shown.append({"turn_id": turn, "item_id": item, "criterion": criterion, "sample": sample,
+                              "refusal": answer.refusal is not None, "last_line": last_line[:200]})
+    counted = [answers[key] for key in {call.key for call in calls.values()} if key in answers]
+    pair_labels = []
+    qrels: dict[str, dict[str, dict[str, int]]] = {c: {} for c in criteria}
+    spread_pairs: Counter = Counter()
+    for turn, item in pairs:
+        for criterion in criteria:
+            keys = [(turn, item, criterion, s) for s in range(samples)]
+            if not any(k in by_sample for k in keys):
+                continue
+            got = [by_sample.get(k) for k in keys]
+            label, spread = mode_label(got)
+            text = " ".join("?" if k not in by_sample else ("-" if v is None else str(v))
+                            for k, v in zip(keys, got, strict=True))
+            pair_labels.append(PairLabel(turn, item, criterion, label, spread, sum(k in by_sample for k in keys),
+                                         sum(v is not None for v in got), text))
+            if label is not None:
+                qrels[criterion].setdefault(turn, {})[item] = label
+            if spread:
+                spread_pairs[criterion] += 1
+    return Judged(by_sample, pair_labels, qrels, spread_pairs, unparseable, refusals, shown,
+                  sum(a.prompt_tokens for a in counted), sum(a.completion_tokens for a in counted))
+
+
+# --- calling -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Call:
+    """One call to make: its cache key, the messages, the sample's index (the request's ``seed`` when > 0)."""
+
+    key: str
+    messages: tuple[Mapping[str, str], ...]
+    sample: int
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the endpoint answered to one call."""
+
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class Transient(Exception):
+    """A failure worth retrying: ``kind`` names it; ``retry_after`` is the server's wish in seconds."""
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+class Fatal(Exception):
+    """A failure no retry mends (wrong key, unknown model, a request the server refuses)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class CallStats:
+    """What one :func:`judge_calls` did: requests sent, answers stored, failures by kind, tokens."""
+
+    requests: int = 0
+    answers: int = 0
+    failed_calls: int = 0
+    unsent_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: Counter = field(default_factory=Counter)
+    budget_spent: bool = False
+    seconds: float = 0.0
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header's wait in seconds (a number or an HTTP date), ``None`` when absent or bad."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = moment.timestamp() - time.time()
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+class _Budget:
+    def __init__(self, limit: int | None):
+        self.limit = limit
+        self.used = 0
+        self.lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self.lock:
+            if self.limit is not None and self.used >= self.limit:
+                return False
+            self.used += 1
+            return True
+
+
+def judge_calls(calls: Sequence[Call], cache: AnswerCache, caller: Callable[[Call], Reply], *, model: str,
+                parameters: Mapping[str, object], concurrency: int = 4, max_retries: int = 5,
+                max_requests: int | None = None, backoff: float = 1.0, max_backoff: float = 60.0,
+                progress: Callable[[Reply | None], None] | None = None) -> CallStats:
+    """Make every call of ``calls`` (none of them cached yet), storing each answer before it counts.
+
+    ``caller`` sends one call and returns its :class:`Reply`, or raises :class:`Transient` (retried up
+    to ``max_retries`` times, after ``Retry-After`` when the server gave one, else ``backoff * 2**n``
+    seconds, at most ``max_backoff``) or :class:`Fatal` (ends the run: an :class:`InputError`).
+    ``max_requests`` bounds the requests sent, retries included; when it is spent the calls left are
+    not made (``budget_spent``). ``progress`` is told of every call settled (its reply, or ``None``).
+    """
+    stats = CallStats()
+    budget = _Budget(max_requests)
+    stop = threading.Event()
+    lock = threading.Lock()
+    started = time.monotonic()
+
+    def settle(reply: Reply | None) -> None:
+        if progress is not None:
+            progress(reply)
+
+    def one(call: Call) -> str:
+        attempt = 0
+        while True:
+            if stop.is_set():
+                return "unsent"
+            if not budget.take():
+                with lock:
+                    stats.budget_spent = True
+                return "unsent"
+            with lock:
+                stats.requests += 1
+            try:
+                reply = caller(call)
+            except Transient as failure:
+                with lock:
+                    stats.failures[failure.kind] += 1
+                if attempt >= max_retries:
+                    return "failed"
+                wait = failure.retry_after if failure.retry_after is not None else min(max_backoff,
+                                                                                       backoff * 2 ** attempt)
+                attempt += 1
+                if stop.wait(wait):
+                    return "unsent"
+                continue
+            except Fatal as failure:
+                with lock:
+                    stats.failures[failure.kind] += 1
+                stop.set()
+                raise
+            cache.store(call.key, model=model, sample=call.sample, messages=call.messages, parameters=parameters,
+                        content=reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason,
+                        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+            with lock:
+                stats.answers += 1
+                stats.prompt_tokens += reply.prompt_tokens
+                stats.completion_tokens += reply.completion_tokens
+            settle(reply)
+            return "answered"
+
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, concurrency),
+                                                     thread_name_prefix="castregin-judge")
+    try:
+        futures = [executor.submit(one, call) for call in calls]
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                outcome = future.result()
+            except Fatal as failure:
+                raise InputError(f"the endpoint refused a request ({failure}); check --model, --base-url and "
+                                 "the API key's variable (--api-key-env)") from None
+            if outcome == "failed":
+                stats.failed_calls += 1
+                settle(None)
+            elif outcome == "unsent":
+                stats.unsent_calls += 1
+    except BaseException:
+        # SIGTERM, SIGINT, a fatal answer, a full disk: no new request; the ones in flight end (within the
+        # timeout) and their answers are stored, so that the next run does not ask again.
+        stop.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+    stats.seconds = time.monotonic() - started
+    return stats
+
+
+def cached_replies(cache: AnswerCache, keys: Iterable[str]) -> dict[str, CachedAnswer]:
+    """The answers ``cache`` holds for ``keys``."""
+    return cache.lookup(keys)
+
+
+# --- the openai SDK -----------------------------------------------------------------------------------------------
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
+    return text.replace(secret, "***") if secret else text
+
+
+def _status_message(err, secret: str | None) -> str:
+    status = getattr(err, "status_code", None)
+    return redact(f"HTTP {status}: {str(err)[:200]}", secret)
+
+
+def openai_caller(model: str, base_url: str, api_key: str | None, *, timeout: float, temperature: float,
+                  max_tokens: int | None, send_seed: bool) -> Callable[[Call], Reply]:
+    """A function that sends one :class:`Call` to ``base_url``'s chat completions through the ``openai`` SDK.
+
+    The SDK's own retries are off (:func:`judge_calls` retries, and counts every request). Failures
+    become :class:`Transient` (``rate_limited``, ``server_error``, ``timeout``, ``connection``,
+    ``malformed_response``) or :class:`Fatal` (``refused_request``: any other 4xx); the key is never
+    in their messages.
+    """
+    try:
+        import openai
+    except ImportError:
+        raise InputError("judge needs the openai package: pip install 'castregin[llm]'") from None
+    client = openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout)
+
+    def call(one: Call) -> Reply:
+        options: dict = {"model": model, "messages": [dict(m) for m in one.messages], "temperature": temperature}
+        if max_tokens is not None:
+            options["max_tokens"] = max_tokens
+        if send_seed:
+            options["seed"] = one.sample
+        try:
+            response = client.chat.completions.create(**options)
+        except openai.APITimeoutError:
+            raise Transient("timeout", f"no answer within {timeout:g} s") from None
+        except openai.APIConnectionError as err:
+            raise Transient("connection", redact(f"connection failed: {err}", api_key)) from None
+        except openai.APIStatusError as err:
+            status = err.status_code
+            if status == 429:
+                raise Transient("rate_limited", _status_message(err, api_key),
+                                retry_after_seconds(err.response.headers.get("retry-after"))) from None
+            if status >= 500:
+                raise Transient("server_error", _status_message(err, api_key),
+                                retry_after_seconds(err.response.headers.get("retry-after"))) from None
+            if status in {408, 409}:
+                raise Transient("server_error", _status_message(err, api_key)) from None
+            raise Fatal("refused_request", _status_message(err, api_key)) from None
+        except (ValueError, openai.APIResponseValidationError) as err:
+            # A body that is no JSON, or JSON cut short: a proxy's error page, a dropped connection.
+            raise Transient("malformed_response", redact(f"malformed answer: {str(err)[:120]}", api_key)) from None
+        return _reply(response)
+
+    return call
+
+
+def _reply(response) -> Reply:
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
+        raise Transient("malformed_response", "the answer has no choices[0].message")
+    message = choices[0].message
+    content = message.content if isinstance(message.content, str) else None
+    refusal = getattr(message, "refusal", None)
+    usage = getattr(response, "usage", None)
+    prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+    completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    return Reply(content, refusal if isinstance(refusal, str) else None, choices[0].finish_reason,
+                 int(prompt_tokens), int(completion_tokens))
