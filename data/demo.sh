@@ -20,7 +20,8 @@ step castregin qrels stats "$OUT"/qrels/question_relevance.qrel "$OUT"/qrels/que
 # How far the crowd agrees with itself, and how far mode-mean's labels agree with Dawid-Skene's
 step castregin agreement data/crowd/judgments.csv --criteria relevance --gold data/crowd/gold.csv
 step castregin agreement mode-mean="$OUT/qrels/question_relevance.qrel" dawid-skene=crowd:data/crowd/judgments.csv \
-    --criteria relevance --gold data/crowd/gold.csv --method dawid-skene --show pairs,confusion
+    --criteria relevance --gold data/crowd/gold.csv --method dawid-skene --show pairs,confusion,ranking \
+    --runs "$OUT"/runs --top-k 1
 # 4. Scores with trec_eval's numbers, on all turns and on the filtered turns
 step castregin evaluate "$OUT"/runs/alpha.run "$OUT"/runs/beta.run \
     --qrels all="$OUT/qrels/question_relevance.qrel" --qrels filtered="$OUT/qrels/question_relevance_filtered.qrel"
@@ -30,6 +31,8 @@ step castregin trec_eval -l2 -m official "$OUT/qrels/question_relevance.qrel" "$
 # What each run brought into the pool, and whether the pool would judge a new run fairly
 step castregin pool stats "$OUT"/runs --depth 2
 step castregin analyze loro "$OUT"/runs --qrels "$OUT/qrels/question_relevance.qrel" --depth 2
+# Each run's score as an interval over the unjudged items of its top 5 (none here: the crowd judged them all)
+step castregin analyze holes "$OUT"/runs --qrels "$OUT/qrels/question_relevance.qrel" -m nDCG@5 -m P@5
 # 5. Is beta better than alpha? Paired tests, Holm-corrected
 step castregin compare "$OUT"/runs/alpha.run "$OUT"/runs/beta.run --qrels "$OUT/qrels/question_relevance.qrel" \
     --baseline "$OUT"/runs/alpha.run

@@ -31,9 +31,13 @@ from .options import (
     criteria_list,
     format_option,
     output_option,
+    score_precision_option,
     split_named,
+    top_k_option,
 )
 
+#: The measure ``agreement --runs`` ranks the runs by unless -m says otherwise (CAsT's MI measure).
+DEFAULT_RANKING_MEASURE = "nDCG@3"
 _CRITERION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -323,7 +327,9 @@ def _within_crowd(loaded: list[_Source], crowd: dict, fmt: str) -> str:
 
 #: Options of the comparison between sources, and how they are spelled.
 _BETWEEN_OPTIONS = {"rel_level": "--rel-level", "samples": "--samples", "seed": "--seed",
-                    "confidence": "--confidence", "sections": "--show", "plot": "--plot"}
+                    "confidence": "--confidence", "sections": "--show", "plot": "--plot",
+                    "run_paths": "--runs", "measure": "--measure", "top_k": "--top-k",
+                    "score_precision": "--score-precision", "scatter": "--scatter"}
 
 
 def _refuse_between_options() -> None:
@@ -338,17 +344,74 @@ def _refuse_between_options() -> None:
                          "or --within) has no use for it", argument=given[0])
 
 
-def _render_between(result: dict, fmt: str, sections) -> str:
-    from ..render.agreement import DEFAULT_SECTIONS, agreement_csv, agreement_text
+def _expand_run_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from .options import expand_run_paths
 
+    return tuple(expand_run_paths(value)) if value else ()
+
+
+def _check_ranking_options(run_paths, measure, scatter, per_worker) -> None:
+    """--measure and --scatter only with --runs; --runs not with --per-worker (before anything is read)."""
+    if not run_paths:
+        for given, option in ((measure, "--measure"), (scatter, "--scatter")):
+            if given is not None:
+                raise InputError("scores runs: give them with --runs", argument=option)
+    elif per_worker:
+        raise InputError("--runs ranks the runs under whole sources of labels; a worker's few labels rank "
+                         "nothing: leave out --per-worker", argument="--runs")
+
+
+def _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision) -> list:
+    """With --runs: the ranking agreement of every pair of sources (each source's labels as qrels)."""
+    if not run_paths:
+        return []
+    from ..data import Qrels
+    from ..evaluation.analysis import ranking_agreements
+    from ..formats.trec import read_run
+
+    runs = [read_run(path) for path in run_paths]
+    sources = [Qrels(labels, name) for name, labels in labelled]
+    return ranking_agreements(runs, sources, measure or DEFAULT_RANKING_MEASURE, top_k=top_k, rel_level=rel_level,
+                              score_precision=score_precision)
+
+
+def _scatter_files(scatter, ranking) -> dict:
+    """``--scatter FILE.png``: {path: PNG} of each pair's scatter plot (one pair: FILE.png itself)."""
+    if not scatter:
+        return {}
+    from ..render.analysis import ranking_agreement_plot
+    from ..render.report import slug
+
+    if len(ranking) > MAX_AGREEMENT_PLOT_PAIRS:
+        raise InputError(f"--scatter draws up to {MAX_AGREEMENT_PLOT_PAIRS} pairs, there are {len(ranking)}: "
+                         "compare fewer sources", argument="--scatter")
+    if len(ranking) == 1:
+        return {scatter: ranking_agreement_plot(ranking[0])}
+    stem, suffix = os.path.splitext(os.fspath(scatter))
+    return {f"{stem}-{slug(a.qrels_a)}-{slug(a.qrels_b)}{suffix or '.png'}": ranking_agreement_plot(a)
+            for a in ranking}
+
+
+def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
+    from ..render.agreement import DEFAULT_SECTIONS, agreement_csv, agreement_text
+    from ..render.analysis import ranking_agreement_report
+
+    if sections and "ranking" in sections and not ranking:
+        raise InputError("the section 'ranking' needs runs to rank: give them with --runs", argument="--show")
     if fmt == "json":
         return json_text(result)
     if fmt == "csv":
         if sections is not None and len(sections) != 1:
             raise InputError("csv holds one table: name one section with --show (pairs, overall, labels, "
-                             "topics, confusion)", argument="--show")
+                             "topics, confusion, ranking)", argument="--show")
+        if sections == ("ranking",):
+            return ranking_agreement_report(ranking, "csv")
         return agreement_csv(result, sections[0] if sections else "pairs")
-    return agreement_text(result, fmt, sections or DEFAULT_SECTIONS)
+    chosen = sections or (*DEFAULT_SECTIONS, "ranking")
+    text = agreement_text(result, fmt, [s for s in chosen if s != "ranking"])
+    if ranking and "ranking" in chosen:
+        text = "\n".join(part for part in (text, ranking_agreement_report(ranking, fmt)) if part)
+    return text
 
 
 @main.command()
@@ -370,14 +433,27 @@ def _render_between(result: dict, fmt: str, sections) -> str:
 @click.option("--confidence", default=0.95, show_default=True,
               type=FiniteFloat(0, 1, min_open=True, max_open=True), help="Level of the bootstrap intervals.")
 @click.option("--show", "sections", callback=_sections, metavar="SECTION,...",
-              help="Sections to write: pairs, overall (alpha of 3+ sources), labels, topics, confusion. Default "
-                   "for table, markdown and latex: all but topics; csv holds one (default pairs); json holds all.")
+              help="Sections to write: pairs, overall (alpha of 3+ sources), labels, topics, confusion, ranking "
+                   "(with --runs). Default for table, markdown and latex: all but topics; csv holds one (default "
+                   "pairs); json holds all.")
 @format_option(RECORD_FORMATS)
 @output_option()
 @click.option("--plot", type=OutputPath(), metavar="FILE.png",
               help="A heatmap of each pair's confusion matrix (PNG).")
+@click.option("--runs", "run_paths", multiple=True, type=InputPath(), metavar="RUN", callback=_expand_run_option,
+              help="Runs scored under every source (repeatable; a directory stands for its files): how far the "
+                   "sources agree on the ranking of the runs, the section 'ranking' (Kendall's tau, tau_AP, "
+                   "Spearman's rho, top-k overlap, the runs that move most).")
+@click.option("-m", "--measure", metavar="MEASURE",
+              help=f"With --runs: the measure the runs are ranked by (one; default {DEFAULT_RANKING_MEASURE}).")
+@top_k_option
+@score_precision_option
+@click.option("--scatter", type=OutputPath(), metavar="FILE.png",
+              help="With --runs: each run's score under A against B, a PNG per pair of sources (FILE.png for "
+                   "one pair; FILE-A-B.png for each of several).")
 def agreement(sources, within, per_worker, criteria, gold, input_format, columns, label_map, scale, majority, tie,
-              rounding, method, rel_level, samples, seed, confidence, sections, fmt, output, plot):
+              rounding, method, rel_level, samples, seed, confidence, sections, fmt, output, plot, run_paths,
+              measure, top_k, score_precision, scatter):
     """How far sources of relevance labels agree: qrels, crowd judgments, LLM labels.
 
     \b
@@ -410,16 +486,18 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
       castregin agreement nist.qrel judgments.csv --criteria relevance --per-worker --format csv
       castregin agreement judgments.csv --criteria relevance,novelty --gold gold.csv
       castregin agreement judgments_*.csv --within --criteria relevance --format json -o agreement.json
+      castregin agreement nist=human.qrel gpt4o=llm.qrel --runs runs/ -m nDCG@10 --scatter scores.png
     """
     from ..judging.label_agreement import check_settings, label_agreement
 
     crowd = {"criteria": criteria, "gold": gold, "input_format": input_format, "columns": columns,
              "label_map": label_map, "scale": scale, "majority": majority, "tie": tie, "rounding": rounding,
              "method": method}
-    inputs = [*(split_source(s)[2] for s in sources), *([gold] if gold else [])]
-    ensure_not_input(output, inputs)
-    ensure_not_input(plot, inputs)
+    inputs = [*(split_source(s)[2] for s in sources), *([gold] if gold else []), *run_paths]
+    for path in (output, plot, scatter):
+        ensure_not_input(path, inputs)
     check_settings(rel_level, samples, confidence)
+    _check_ranking_options(run_paths, measure, scatter, per_worker)
     loaded = _load_sources(sources)
     if per_worker and within:
         raise InputError("--per-worker compares each worker with the other sources; --within measures the "
@@ -437,7 +515,11 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
                              "one to compare with", argument="SOURCE")
         result = label_agreement(labelled, groups=groups, rel_level=rel_level, samples=samples, seed=seed,
                                  confidence=confidence)
-    text = _render_between(result, fmt, sections)
+    ranking = _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision)
+    if ranking:
+        result["ranking"] = [a.to_dict() for a in ranking]
+    text = _render_between(result, fmt, sections, ranking)
+    figures = _scatter_files(scatter, ranking)
     figure = None
     if plot:
         from ..render.plots import confusion_plot
@@ -450,3 +532,5 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
         outputs.write_text(output, text)
         if figure is not None:
             outputs.write_bytes(plot, figure)
+        for path, png in figures.items():
+            outputs.write_bytes(path, png)

@@ -14,8 +14,9 @@ from ..judging.label_agreement import STATISTICS as _STATISTICS
 from .numbers import fixed
 from .tables import csv_text, latex_escape, latex_table, markdown_escape, markdown_table, text_table
 
-#: The sections of the result, in the order they are shown.
-SECTIONS = ("pairs", "overall", "labels", "topics", "confusion")
+#: The sections of the result, in the order they are shown (``ranking``, with runs, is rendered by
+#: :func:`castregin.render.analysis.ranking_agreement_report`).
+SECTIONS = ("pairs", "overall", "labels", "topics", "confusion", "ranking")
 #: What people see without --show: the topics are long (one row per topic and pair).
 DEFAULT_SECTIONS = ("pairs", "overall", "labels", "confusion")
 _ALPHAS = ("alpha_nominal", "alpha_ordinal", "alpha_interval")

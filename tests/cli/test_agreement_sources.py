@@ -232,3 +232,102 @@ def test_kinds_are_told_through_compression_and_a_bom(cli, tmp_path):
     within = cli("agreement", crowd, "--criteria", "relevance", "--format", "json")
     assert within.exit_code == 0, within.stderr
     assert set(json.loads(within.stdout)) == {"relevance"}
+
+
+# --- --runs: how far the sources agree on the ranking of systems --------------------------------------------
+
+
+def _random_runs(directory: Path, count: int = 6, seed: int = 7) -> list[Path]:
+    """Runs over the LLMJudge pairs: each ranks a turn's judged passages (and one unjudged) by a random
+    score, with distinct scores as 32-bit floats too (so pytrec_eval, the oracle, ranks as we do)."""
+    import random
+
+    rng = random.Random(seed)
+    labels: dict[str, list[str]] = {}
+    for (turn, item) in table_of(HUMAN):
+        labels.setdefault(turn, []).append(item)
+    paths = []
+    for number in range(count):
+        path = directory / f"sys{number}.run"
+        lines = []
+        for turn, items in sorted(labels.items()):
+            chosen = [*rng.sample(items, min(len(items), 12)), f"unjudged{number}"]
+            scores = rng.sample(range(1, 10_000), len(chosen))
+            ranked = sorted(zip(chosen, scores, strict=True), key=lambda p: -p[1])
+            lines.extend(f"{turn} Q0 {item} {rank} {score / 8} sys{number}"
+                         for rank, (item, score) in enumerate(ranked, 1))
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(path)
+    return paths
+
+
+def _oracle_means(run_paths: list[Path], qrels_path: Path, measure: str) -> list[float]:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels: dict[str, dict[str, int]] = {}
+    for (turn, item), label in table_of(qrels_path).items():
+        qrels.setdefault(turn, {})[item] = label
+    means = []
+    for path in run_paths:
+        run: dict[str, dict[str, float]] = {}
+        for line in path.read_text().splitlines():
+            turn, _, item, _, score, _ = line.split()
+            run.setdefault(turn, {})[item] = float(score)
+        values = pytrec_eval.RelevanceEvaluator(qrels, {measure}, relevance_level=2).evaluate(run)
+        means.append(sum(v[measure] for v in values.values()) / len(values))
+    return means
+
+
+def test_runs_ranked_under_each_source_agree_as_scipy_says(cli, tmp_path):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    runs = _random_runs(tmp_path)
+    out = tmp_path / "a.json"
+    result = cli("agreement", f"human={HUMAN}", f"gpt4o={GPT4O}", "--samples", "0", "--runs", tmp_path,
+                 "-m", "nDCG@10", "--top-k", "3", "--format", "json", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    (ranking,) = json.loads(out.read_text())["ranking"]
+    a, b = _oracle_means(runs, HUMAN, "ndcg_cut_10"), _oracle_means(runs, GPT4O, "ndcg_cut_10")
+    by_run = {row["run"]: row for row in ranking["runs"]}
+    for number, (score_a, score_b) in enumerate(zip(a, b, strict=True)):
+        assert by_run[f"sys{number}"]["score_a"] == pytest.approx(score_a, abs=1e-12)
+        assert by_run[f"sys{number}"]["score_b"] == pytest.approx(score_b, abs=1e-12)
+    statistics = ranking["statistics"]
+    assert statistics["kendall_tau"] == pytest.approx(scipy_stats.kendalltau(a, b).statistic, abs=1e-12)
+    assert statistics["spearman_rho"] == pytest.approx(scipy_stats.spearmanr(a, b).statistic, abs=1e-12)
+    best_a = {f"sys{i}" for i in sorted(range(len(a)), key=lambda i: -a[i])[:3]}
+    best_b = {f"sys{i}" for i in sorted(range(len(b)), key=lambda i: -b[i])[:3]}
+    assert statistics["top_k_overlap"] == pytest.approx(len(best_a & best_b) / 3)
+    assert (ranking["qrels_a"], ranking["qrels_b"], ranking["measure"]) == ("human", "gpt4o", "nDCG@10")
+
+
+def test_runs_section_in_text_and_csv_and_a_scatter_per_pair(cli, tmp_path):
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    _random_runs(runs_dir, count=4)
+    args = ("agreement", f"human={HUMAN}", f"gpt4o={GPT4O}", f"umbrela={UMBRELA}", "--samples", "0",
+            "--runs", runs_dir)
+    table = cli(*args, "--scatter", tmp_path / "scores.png").stdout
+    assert "Ranking agreement, nDCG@3 of 4 runs: A = human, B = gpt4o" in table
+    assert "Ranking agreement, nDCG@3 of 4 runs: A = gpt4o, B = umbrela" in table
+    pictures = sorted(p.name for p in tmp_path.glob("scores-*.png"))
+    assert pictures == ["scores-gpt4o-umbrela.png", "scores-human-gpt4o.png", "scores-human-umbrela.png"]
+    assert all((tmp_path / name).read_bytes().startswith(PNG) for name in pictures)
+    rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv", "--show", "ranking").stdout)))
+    assert len(rows) == 3 * 4 and {r["qrels_a"] for r in rows} == {"human", "gpt4o"}
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("-m", "AP"), "--measure: scores runs: give them with --runs"),
+    (("--show", "ranking"), "--show: the section 'ranking' needs runs to rank"),
+    (("--runs", "RUNS", "--per-worker"), "--runs: --runs ranks the runs under whole sources of labels"),
+    (("--runs", "RUNS", "-m", "P.1,3"), "P.1,3 stands for several measures: give one"),
+])
+def test_runs_refusals_are_one_line(cli, tmp_path, extra, message):
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    _random_runs(runs_dir, count=2)
+    extra = tuple(runs_dir if part == "RUNS" else part for part in extra)
+    sources = (f"human={HUMAN}", f"crowd={CROWD / 'judgments.csv'}", "--criteria", "relevance") \
+        if "--per-worker" in extra else (f"human={HUMAN}", f"gpt4o={GPT4O}")
+    result = cli("agreement", *sources, "--samples", "0", *extra)
+    assert result.exit_code == 1
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -55,3 +55,44 @@ def test_dawid_skene_over_the_crowd_and_the_model(cli, cast2022, crowd_example, 
     workers = {w["worker_id"]: w["labels"] for w in audit["workers"]}
     assert workers["llm:rule-1:rubric"] == len(pairs)
     assert len(workers) == crowd["worker_id"].nunique() + 1
+
+
+def test_agreement_of_the_model_with_the_crowd(cli, cast2022, crowd_example, tmp_path):
+    """The model's qrels against the crowd's (aggregated by `agreement` with the gold filter): the crowd's
+    labels are the SPEC's expected qrels of the example, the kappas scikit-learn's on the pairs both judged."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    crowd = pd.read_csv(crowd_example / "judgments.csv", dtype=str, keep_default_na=False)
+    pairs = crowd[["turn_id", "item_id"]].drop_duplicates()
+    pairs = pairs[pairs["turn_id"].str.startswith("140_")]
+    pool = tmp_path / "pool.txt"
+    pool.write_text("".join(f"{t} Q0 {i} 1 0 crowd\n" for t, i in pairs.itertuples(index=False)))
+    server = serve(faults=False)
+    try:
+        judged = cli("judge", pool, "--bank", cast2022 / "regin/question_bank.json",
+                     "--bank", cast2022 / "topics/2022_mixed_initiative_question_pool.json",
+                     "--topics", cast2022 / "topics/2022_evaluation_topics_tree_v1.0.json", "--criteria", "relevance",
+                     "--model", "rule-1", "--base-url", server.base_url, "--out-dir", tmp_path / "llm",
+                     "--concurrency", "8")
+    finally:
+        server.shutdown()
+    assert judged.exit_code == 0, judged.stderr
+    out = tmp_path / "agreement.json"
+    model_qrels = tmp_path / "llm" / "llm_relevance.qrel"
+    result = cli("agreement", f"crowd=crowd:{crowd_example / 'judgments.csv'}", f"model={model_qrels}",
+                 "--criteria", "relevance", "--gold", crowd_example / "gold.csv", "--samples", "0",
+                 "--format", "json", "-o", out)
+    assert result.exit_code == 0, result.stderr
+
+    def labels(path):
+        with open(path) as handle:
+            return {(t, i): int(label) for t, _, i, label in (line.split() for line in handle)}
+
+    expected, model = labels(crowd_example / "expected" / "relevance.qrel"), labels(model_qrels)
+    shared = sorted(expected.keys() & model.keys())
+    (pair,) = json.loads(out.read_text())["pairs"]
+    assert (pair["both"], pair["only_a"], pair["only_b"]) == (len(shared), len(expected.keys() - model.keys()),
+                                                              len(model.keys() - expected.keys()))
+    assert pair["both"] > 20
+    x, y = [expected[k] for k in shared], [model[k] for k in shared]
+    for name, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
+        assert pair["statistics"][name] == pytest.approx(metrics.cohen_kappa_score(x, y, weights=weights), abs=1e-12)
