@@ -282,7 +282,7 @@ class QrelsIndex:
             self._all = None
         self._lines_of_run_turns: dict[tuple, _LinesOfRunTurns] = {}
         self._lock = threading.Lock()
-        self._num_rel: dict[int, np.ndarray] = {}
+        self._num_rel: dict[int | tuple, np.ndarray] = {}
         self._ideal: dict[int | None, np.ndarray] = {}
         self._turn_code: dict[str, int] | None = None
 
@@ -412,6 +412,17 @@ class QrelsIndex:
             self._num_rel[rel] = out
         return self._num_rel[rel]
 
+    def count_labels(self, low: int, high: int) -> np.ndarray:
+        """Per qrels turn, the lines labelled ``low`` or more and below ``high`` (bpref's judged non-relevant
+        items: 0 up to the level), from every line."""
+        key = ("labels", low, high)
+        if key not in self._num_rel:
+            lines = self.lines(positive_only=False)
+            keep = (lines.labels >= low) & (lines.labels < high)
+            kept_before = np.r_[0, np.cumsum(keep)]
+            self._num_rel[key] = np.diff(kept_before[lines.turn_starts]).astype(np.int64)
+        return self._num_rel[key]
+
     def ideal_dcg(self, cutoff: int | None) -> np.ndarray:
         """Per qrels turn, the DCG of the ideal ranking (positive labels descending) at ``cutoff``."""
         if cutoff not in self._ideal:
@@ -524,6 +535,7 @@ class RankedTurns:
         self.turn_of_segment = turn_of_segment
         self.index = index
         self.unseen_on_top = unseen_on_top
+        self._ideal_gains: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def turn_count(self) -> int:
@@ -549,6 +561,27 @@ class RankedTurns:
         """Per turn, the ideal ranking's DCG at ``cutoff``."""
         return self.index.ideal_dcg(cutoff)[self.turn_of_segment]
 
+    def first(self, depth: int) -> RankedTurns:
+        """The turns cut to their first ``depth`` items (trec_eval's ``-M``)."""
+        keep = self.position < depth
+        return RankedTurns(self.segment[keep], self.position[keep], self.labels[keep],
+                           np.minimum(self.lengths, depth), self.turn_of_segment, self.index)
+
+    def ideal_gains(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per turn, the ideal ranking of its positive labels (largest first): ``(segment, position, label)``
+        of each, turn after turn; computed once and kept (the gain measures share it)."""
+        if self._ideal_gains is None:
+            lines = self.index.lines(positive_only=True)
+            begin = lines.turn_starts[self.turn_of_segment]
+            count = lines.turn_starts[self.turn_of_segment + 1] - begin
+            offsets = np.r_[0, np.cumsum(count)]
+            rows = np.repeat(begin - offsets[:-1], count) + np.arange(int(offsets[-1]))
+            labels = lines.labels[rows].astype(np.int64)
+            segment = np.repeat(np.arange(len(count), dtype=np.int64), count)
+            order = np.lexsort((-labels, segment))
+            self._ideal_gains = (segment, segment_positions(segment), labels[order])
+        return self._ideal_gains
+
 
 #: The orders of the rankings measures read, as (bits of the scores, ties by item id descending): trec_eval's
 #: at the evaluation's precision (None here), ir_measures' judged provider's (Judged@k).
@@ -570,8 +603,12 @@ def evaluate_run(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure
 
 
 def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[Measure],
-                        threads: int = THREADS, score_bits: int = DEFAULT_BITS) -> tuple[list[str], list[np.ndarray]]:
-    """:func:`evaluate_run` as ``(turns, [values of each measure, one per turn]``): no Python object per value."""
+                        threads: int = THREADS, score_bits: int = DEFAULT_BITS,
+                        max_docs: int | None = None) -> tuple[list[str], list[np.ndarray]]:
+    """:func:`evaluate_run` as ``(turns, [values of each measure, one per turn]``): no Python object per value.
+
+    ``max_docs`` (trec_eval's ``-M``) cuts each turn's ranking in trec_eval's order to its first items.
+    """
     results = [np.zeros(0) for _ in measures]
     for measure in measures:
         if not measure.in_engine:
@@ -646,6 +683,8 @@ def evaluate_run_arrays(run: ColumnarRun, index: QrelsIndex, measures: Sequence[
         turns, positions, labels = (_concatenate([a for part in parts for a in part[order][i]]) for i in range(3))
         ranked = RankedTurns(segment_of_turn[turns], positions, labels, lengths, turn_of_segment, index,
                              unseen_on_top if order == trec_order else None)
+        if max_docs is not None and order == trec_order:
+            ranked = ranked.first(max_docs)
         for i, measure in enumerate(measures):
             if order_of[i] == order:
                 vectorised = measure.definition.vectorised
@@ -663,3 +702,58 @@ def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator as doubles, 0 where the denominator is 0 (trec_eval's guard)."""
     numerator = numerator.astype(np.float64)
     return np.divide(numerator, denominator.astype(np.float64), out=np.zeros_like(numerator), where=denominator > 0)
+
+
+# --- what trec_eval's other measures share: prefix sums, maxima and the C library's functions per segment ---
+
+
+def sequential_prefix_sums(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """Each value's running sum within its segment, added strictly left to right as a C loop does.
+
+    ``segments`` is non-decreasing; as :func:`sequential_sums`, step j adds the j-th value of every
+    segment that has one.
+    """
+    out = np.empty(len(values))
+    if len(values) == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
+    lengths = np.diff(np.r_[starts, len(values)])
+    by_length = np.argsort(-lengths, kind="stable")
+    starts, lengths = starts[by_length], lengths[by_length]
+    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
+    acc = np.zeros(len(starts))
+    for j, count in enumerate(running.tolist()):
+        if count == 1:
+            begin, end = starts[0] + j, starts[0] + lengths[0]
+            out[begin:end] = np.cumsum(np.r_[acc[0], values[begin:end]])[1:]
+            break
+        at = starts[:count] + j
+        acc[:count] += values[at]
+        out[at] = acc[:count]
+    return out
+
+
+def segment_suffix_max(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """Each value's maximum with the values after it in its segment (``segments`` non-decreasing), exactly:
+    on the ranks of the distinct values, so that no arithmetic touches them."""
+    if len(values) == 0:
+        return values.copy()
+    distinct, inverse = np.unique(values, return_inverse=True)
+    block = (int(segments[-1]) - segments[::-1]).astype(np.int64) * len(distinct)
+    # Reversed, the segments come in decreasing order: each one's keys lie above the one's before.
+    best = np.maximum.accumulate(block + inverse[::-1]) - block
+    return distinct[best[::-1]]
+
+
+def libm(function, values: np.ndarray) -> np.ndarray:
+    """``function`` (``math.log``, ``math.log2``: the C library's, as trec_eval calls it) of each value,
+    computed once per distinct value (numpy's own versions may differ in the last bit)."""
+    if len(values) == 0:
+        return np.zeros(0)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return np.array([function(value) for value in distinct.tolist()], dtype=np.float64)[inverse]
+
+
+def segment_starts(segments: np.ndarray, n: int) -> np.ndarray:
+    """Where each of ``n`` segments begins among ``segments`` (non-decreasing; an empty one where the next begins)."""
+    return np.searchsorted(segments, np.arange(n + 1))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from ...limits import MAX_TREC_LABEL
 from ..trec_rules import MIN_GEO_MEAN, UNJUDGED, Ranking, TrecEvalRefusal, c_div
-from .definition import CUT_DOUBLE, CUT_LONG, GEOMETRIC, P_DOUBLE, Definition, IrName, bounded, register
+from .definition import ALL_LINES, CUT_DOUBLE, CUT_LONG, GEOMETRIC, P_DOUBLE, Definition, IrName, bounded, register
 from .precision import CUTOFFS
 
 INFAP_EPSILON = 0.00001
@@ -161,13 +161,162 @@ def _11pt_avg(rr, s, percents):
     return [total[0] / float(len(percents))]
 
 
+# The same over the streaming engine's per-turn arrays (numpy is imported when they run): the walks
+# above become passes over each turn's judged lines in ranking order, sums added left to right.
+
+
+def _geometric(values):
+    """``log(max(MIN_GEO_MEAN, value))`` as the rules take it, with the C library's log."""
+    import numpy as np
+
+    from ..engine import libm
+
+    return libm(math.log, np.where(values > MIN_GEO_MEAN, values, MIN_GEO_MEAN))
+
+
+def _gm_map_arrays(ranked, measure):
+    return _geometric(_map_arrays(ranked, measure))
+
+
+def _map_cut_arrays(ranked, measure):
+    import numpy as np
+
+    from ..engine import ratio, segment_positions, sequential_sums
+
+    where = np.flatnonzero(ranked.relevant(measure.rel) & (ranked.position < measure.param))
+    segment = ranked.segment[where]
+    precision = (segment_positions(segment) + 1) / (ranked.position[where] + 1).astype(np.float64)
+    return ratio(sequential_sums(precision, segment, ranked.turn_count), ranked.num_rel(measure.rel))
+
+
+def _before_in_segment(flags, segment):
+    """For each line, how many lines of its segment before it have ``flags`` set."""
+    import numpy as np
+
+    from ..engine import segment_starts
+
+    before = np.cumsum(flags) - flags
+    starts = segment_starts(segment, int(segment[-1]) + 1 if len(segment) else 0)
+    return before - before[starts[:-1]][segment] if len(segment) else before
+
+
+def _bpref_arrays(ranked, measure):
+    import numpy as np
+
+    from ..engine import sequential_sums
+
+    level = measure.rel
+    if level > MAX_TREC_LABEL + 1:
+        _bpref_sum(None, level)  # the rule's refusal
+    judged = np.flatnonzero(ranked.labels >= 0)
+    segment, labels = ranked.segment[judged], ranked.labels[judged]
+    nonrel = labels < level
+    nonrel_before = _before_in_segment(nonrel.astype(np.int64), segment)
+    relevant = ~nonrel
+    segment, nonrel_before = segment[relevant], nonrel_before[relevant]
+    num_rel = ranked.num_rel(level)
+    num_nonrel = ranked.index.count_labels(0, level)[ranked.turn_of_segment]
+    cap = num_rel[segment]
+    penalty = np.divide(np.minimum(nonrel_before, cap).astype(float), np.minimum(num_nonrel[segment], cap).astype(float),
+                        out=np.zeros(len(segment)), where=nonrel_before > 0)
+    values = np.where(nonrel_before > 0, 1.0 - penalty, 1.0)
+    total = sequential_sums(values, segment, ranked.turn_count)
+    return np.divide(total, num_rel.astype(float), out=total.copy(), where=num_rel > 0)
+
+
+def _gm_bpref_arrays(ranked, measure):
+    return _geometric(_bpref_arrays(ranked, measure))
+
+
+def _infap_arrays(ranked, measure):
+    import numpy as np
+
+    from ..engine import sequential_sums
+
+    level = measure.rel
+    segment, labels = ranked.segment, ranked.labels
+    unjudged = (labels < 0).astype(np.int64)
+    nonrel = ((labels >= 0) & (labels < level)).astype(np.int64)
+    relevant = labels >= level
+    rel_before = _before_in_segment(relevant.astype(np.int64), segment)
+    nonrel_before = _before_in_segment(nonrel, segment)
+    unjudged_before = _before_in_segment(unjudged, segment)
+    where = np.flatnonzero(relevant)
+    j = ranked.position[where].astype(float)
+    rel_so_far_less_1 = rel_before[where]
+    nonrel_so_far, unjudged_so_far = nonrel_before[where], unjudged_before[where]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # As the rule: 1/(j+1) + (j/(j+1)) * (counts / j) * ((r-1+eps) / (r-1+n+2eps)), left to right.
+        above = (rel_so_far_less_1 + nonrel_so_far + unjudged_so_far) / j
+        share = (rel_so_far_less_1 + INFAP_EPSILON) / ((rel_so_far_less_1 + nonrel_so_far) + 2 * INFAP_EPSILON)
+        values = 1.0 / (j + 1.0) + (j / (j + 1.0)) * above * share
+    values = np.where(j == 0, 1.0, values)
+    total = sequential_sums(values, segment[where], ranked.turn_count)
+    num_rel = ranked.num_rel(level)
+    return np.divide(total, num_rel.astype(float), out=total.copy(), where=num_rel > 0)
+
+
+def _interpolated_arrays(ranked, rel, percents):
+    """iprec_at_recall at each of ``percents`` (ascending), per turn: a (turns x percents) array.
+
+    The rule's reverse walk gives the cutoff of ``c`` relevant items (1 <= c <= relevant retrieved) the
+    best of the precision over everything retrieved and the precisions at the c-th relevant item and
+    below; a cutoff of 0 or less the best of all, one beyond the relevant retrieved 0.
+    """
+    import numpy as np
+
+    from ..engine import segment_positions, segment_starts, segment_suffix_max
+
+    num_rel = ranked.num_rel(rel).astype(float)
+    where = np.flatnonzero(ranked.relevant(rel))
+    segment = ranked.segment[where]
+    found = segment_positions(segment) + 1
+    precision = found / (ranked.position[where] + 1).astype(np.float64)
+    num_rel_ret = np.bincount(segment, minlength=ranked.turn_count)
+    # The walk's first best: everything retrieved (no turn retrieves nothing here).
+    best = np.maximum(segment_suffix_max(precision, segment), (num_rel_ret / ranked.lengths.astype(float))[segment])
+    first = segment_starts(segment, ranked.turn_count)[:-1]
+    overall = np.where(num_rel_ret > 0, best[np.minimum(first, max(len(best) - 1, 0))] if len(best) else 0.0,
+                       num_rel_ret / ranked.lengths.astype(float))
+    out = np.zeros((ranked.turn_count, len(percents)))
+    for column, percent in enumerate(percents):
+        cutoff = (percent * num_rel + 0.9).astype(np.int64)
+        inside = (cutoff >= 1) & (cutoff <= num_rel_ret)
+        values = np.where(cutoff <= 0, overall, 0.0)
+        turns = np.flatnonzero(inside)
+        values[turns] = best[first[turns] + cutoff[turns] - 1]
+        out[:, column] = values
+    return out
+
+
+def _iprec_at_recall_arrays(ranked, measure):
+    return _interpolated_arrays(ranked, measure.rel, (measure.param,))[:, 0]
+
+
+def _11pt_avg_arrays(ranked, measure):
+    import numpy as np
+
+    percents = measure.params
+    values = _interpolated_arrays(ranked, measure.rel, percents)
+    # The rule adds the cutoffs' values from the last to the first (a value never added is 0 here).
+    total = np.zeros(ranked.turn_count)
+    for column in reversed(range(len(percents))):
+        total += values[:, column]
+    return total / float(len(percents))
+
+
 register(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays))
-register(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False))
-register(Definition("bpref", _bpref, ir_measures=(IrName("Bpref", "Bpref"),)))
+register(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_map_arrays))
+register(Definition("bpref", _bpref, ir_measures=(IrName("Bpref", "Bpref"),), vectorised=_bpref_arrays,
+                    judged_lines=ALL_LINES))
 register(Definition("iprec_at_recall", _iprec_at_recall, CUT_DOUBLE, TENTHS,
                     ir_measures=(IrName("IPrec", "IPrec@k", param="recall"),),
-                    check=lambda value: None if 0 <= value <= 1 else "a recall level is between 0 and 1"))
-register(Definition("infAP", _infap, ir_measures=(IrName("infAP", "infAP"),)))
-register(Definition("gm_bpref", _gm_bpref, aggregate=GEOMETRIC, per_turn=False))
-register(Definition("11pt_avg", _11pt_avg, P_DOUBLE, TENTHS, check_marked=bounded))
-register(Definition("map_cut", _map_cut, CUT_LONG, CUTOFFS, ir_measures=(IrName("AP", "AP@k", cutoff=True),)))
+                    check=lambda value: None if 0 <= value <= 1 else "a recall level is between 0 and 1",
+                    vectorised=_iprec_at_recall_arrays))
+register(Definition("infAP", _infap, ir_measures=(IrName("infAP", "infAP"),), vectorised=_infap_arrays,
+                    judged_lines=ALL_LINES))
+register(Definition("gm_bpref", _gm_bpref, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_bpref_arrays,
+                    judged_lines=ALL_LINES))
+register(Definition("11pt_avg", _11pt_avg, P_DOUBLE, TENTHS, check_marked=bounded, vectorised=_11pt_avg_arrays))
+register(Definition("map_cut", _map_cut, CUT_LONG, CUTOFFS, ir_measures=(IrName("AP", "AP@k", cutoff=True),),
+                    vectorised=_map_cut_arrays))

@@ -4,7 +4,7 @@ and its two lines of text, runid and relstring."""
 from __future__ import annotations
 
 from ..trec_rules import NONPOOL, UNJUDGED, Ranking
-from .definition import COUNT_TURNS, NUM_REL, P_DOUBLE, SUM, TEXT, Definition, IrName, bounded, register
+from .definition import ALL_LINES, COUNT_TURNS, NUM_REL, P_DOUBLE, SUM, TEXT, Definition, IrName, bounded, register
 
 # Each rule takes a turn's ranking, the settings and the parameters, and returns the turn's values.
 
@@ -43,17 +43,63 @@ def relstring(rr: Ranking, length: float) -> str:
     return "".join(chars)
 
 
+# The same counts over the streaming engine's per-turn arrays (numpy is imported when they run).
+
+
+def _num_q_arrays(ranked, measure):
+    import numpy as np
+
+    return np.ones(ranked.turn_count)
+
+
+def _num_ret_arrays(ranked, measure):
+    return ranked.lengths.astype(float)
+
+
+def _num_rel_arrays(ranked, measure):
+    return ranked.num_rel(measure.rel).astype(float)
+
+
+def _num_rel_ret_arrays(ranked, measure):
+    return ranked.count(ranked.relevant(measure.rel)).astype(float)
+
+
+def _num_nonrel_judged_ret_arrays(ranked, measure):
+    return ranked.count((ranked.labels >= 0) & (ranked.labels < measure.rel)).astype(float)
+
+
+def _relstring_arrays(ranked, measure):
+    """Each turn's relstring (an object array of str): a row of characters per turn, '-' where no line is judged."""
+    import numpy as np
+
+    length = max(0, int(measure.params[0]))
+    shown = np.minimum(ranked.lengths, length)
+    rows = np.full((ranked.turn_count, length), ord("-"), dtype=np.uint8)
+    top = np.flatnonzero(ranked.position < length)
+    labels = ranked.labels[top]
+    chars = np.where(labels > 9, ord(">"), np.where(labels < 0, ord("."), ord("0") + np.clip(labels, 0, 9)))
+    rows[ranked.segment[top], ranked.position[top]] = chars
+    out = np.empty(ranked.turn_count, dtype=object)
+    for turn, (row, size) in enumerate(zip(rows, shown.tolist(), strict=True)):
+        out[turn] = row[:size].tobytes().decode("ascii")
+    return out
+
+
 register(Definition("runid", None, TEXT, numeric=False, per_turn=False, uses_level=False,
                     note="text, not a number"))
 register(Definition("num_q", _num_q, aggregate=COUNT_TURNS, integer=True, per_turn=False, uses_level=False,
-                    ir_measures=(IrName("NumQ", "NumQ"),)))
+                    ir_measures=(IrName("NumQ", "NumQ"),), vectorised=_num_q_arrays))
 register(Definition("num_ret", _num_ret, aggregate=SUM, integer=True, uses_level=False,
-                    ir_measures=(IrName("NumRet", "NumRet", when=lambda params: "rel" not in params),)))
+                    ir_measures=(IrName("NumRet", "NumRet", when=lambda params: "rel" not in params),),
+                    vectorised=_num_ret_arrays))
 register(Definition("num_rel", _num_rel, aggregate=NUM_REL, integer=True,
-                    ir_measures=(IrName("NumRel", "NumRel"),)))
+                    ir_measures=(IrName("NumRel", "NumRel"),), vectorised=_num_rel_arrays))
 register(Definition("num_rel_ret", _num_rel_ret, aggregate=SUM, integer=True,
                     # ir_measures: NumRet counts what was retrieved; NumRet(rel=...) (NumRelRet) the relevant part.
-                    ir_measures=(IrName("NumRet", "NumRelRet", when=lambda params: "rel" in params),)))
+                    ir_measures=(IrName("NumRet", "NumRelRet", when=lambda params: "rel" in params),),
+                    vectorised=_num_rel_ret_arrays))
 register(Definition("relstring", lambda rr, s, params: relstring(rr, params[0]), P_DOUBLE, (10.0,), numeric=False,
-                    check_marked=bounded, note="text, not a number"))
-register(Definition("num_nonrel_judged_ret", _num_nonrel_judged_ret, aggregate=SUM, integer=True))
+                    check_marked=bounded, note="text, not a number", vectorised=_relstring_arrays,
+                    judged_lines=ALL_LINES))
+register(Definition("num_nonrel_judged_ret", _num_nonrel_judged_ret, aggregate=SUM, integer=True,
+                    vectorised=_num_nonrel_judged_ret_arrays, judged_lines=ALL_LINES))

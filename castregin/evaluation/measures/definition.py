@@ -167,6 +167,10 @@ class Measure:
     rel: int = 1
     judged_only: bool = False
     gains: tuple | None = None
+    #: The parameters as ``trec_eval -m`` gives a family that takes several (``utility.2,-1,0,0``), and
+    #: trec_eval's ``-N`` (utility's collection size): what the trec_eval command's streaming path passes.
+    given: tuple | None = None
+    num_docs: int = 0
 
     def __str__(self) -> str:
         return self.name
@@ -174,6 +178,8 @@ class Measure:
     @property
     def params(self) -> tuple:
         """The parameters its rule takes."""
+        if self.given is not None:
+            return self.given
         if self.param is not None:
             return (self.param,)
         return self.definition.defaults if self.definition.params == P_DOUBLE else ()

@@ -253,16 +253,150 @@ def _ndcg_arrays(ranked, measure):
     return np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
 
 
+# trec_eval's other gain measures over the engine's per-turn arrays, without label=gain pairs (gains are the
+# labels, as in all_trec; the trec_eval command computes pairs by the rules): the positive labels retrieved
+# in ranking order, and each turn's ideal ranking (its positive labels, largest first).
+
+
+def _binG_arrays(ranked, measure):
+    import numpy as np
+
+    from ..engine import log2_table, ratio, segment_positions, sequential_sums
+
+    where = np.flatnonzero(ranked.relevant(measure.rel))
+    segment = ranked.segment[where]
+    argument = 3 + ranked.position[where] - (segment_positions(segment) + 1)
+    table = log2_table(int(argument.max()) + 1 if len(argument) else 4)
+    total = sequential_sums(1.0 / table[argument], segment, ranked.turn_count)
+    return ratio(total, ranked.num_rel(measure.rel)) if len(where) else total
+
+
+def _gained(ranked):
+    """The retrieved items with a gain (label above 0), in ranking order: ``(segment, position, gain, DCG so far)``."""
+    import numpy as np
+
+    from ..engine import log2_table, sequential_prefix_sums
+
+    where = np.flatnonzero(ranked.labels > 0)
+    segment, position = ranked.segment[where], ranked.position[where]
+    gain = ranked.labels[where].astype(float)
+    discount = log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
+    return segment, position, gain, sequential_prefix_sums(gain / discount, segment)
+
+
+def _ideal(ranked):
+    """Each turn's ideal ranking: ``(segment, position, gain, ideal DCG so far, first line of each turn,
+    number of positive labels of each turn)``."""
+    import numpy as np
+
+    from ..engine import log2_table, segment_starts, sequential_prefix_sums
+
+    segment, position, labels = ranked.ideal_gains()
+    gain = labels.astype(float)
+    discount = log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
+    starts = segment_starts(segment, ranked.turn_count)
+    return segment, position, gain, sequential_prefix_sums(gain / discount, segment), starts[:-1], np.diff(starts)
+
+
+def _G_arrays(ranked, measure):
+    import numpy as np
+
+    from ..engine import libm, sequential_prefix_sums, sequential_sums
+
+    i_segment, _, i_gain, _, i_first, n_ideal = _ideal(ranked)
+    costs = sequential_prefix_sums(np.maximum(i_gain, 1.0), i_segment)
+    sum_cost = np.zeros(ranked.turn_count)
+    has_ideal = n_ideal > 0
+    sum_cost[has_ideal] = costs[i_first[has_ideal] + n_ideal[has_ideal] - 1]
+    segment, position, gain, _ = _gained(ranked)
+    sum_results = sequential_prefix_sums(gain, segment)
+    walked = n_ideal[segment]
+    inside = position < walked
+    cost = np.where(inside, costs[np.where(inside, i_first[segment] + position, 0)] if len(costs) else 0.0,
+                    sum_cost[segment] + (position + 1 - walked).astype(float))
+    # The rule adds 1.0 position by position beyond the ideal ranking: the same sums while they stay exact.
+    inexact = np.flatnonzero(~inside & (sum_cost[segment] + ranked.lengths[segment] >= 2.0 ** 53))
+    for line in inexact.tolist():
+        total = sum_cost[segment[line]]
+        for _ in range(int(position[line]) + 1 - int(walked[line])):
+            total += 1.0
+        cost[line] = total
+    terms = gain / libm(math.log2, 2 + cost - sum_results)
+    results = sequential_sums(terms, segment, ranked.turn_count)
+    sum_ideal = sequential_sums(i_gain, i_segment, ranked.turn_count)
+    return np.divide(results, sum_ideal, out=np.zeros(ranked.turn_count), where=sum_ideal > 0.0)
+
+
+def _ndcg_rel_arrays(ranked, measure):
+    import numpy as np
+
+    from ..engine import sequential_sums
+
+    _, _, _, ideal_dcg, i_first, n_ideal = _ideal(ranked)
+    segment, position, _, dcg = _gained(ranked)
+    # A retrieved gain implies a positive label, so the turn's ideal ranking is not empty.
+    at = i_first[segment] + np.minimum(position, n_ideal[segment] - 1)
+    total = sequential_sums(dcg / ideal_dcg[at] if len(at) else dcg, segment, ranked.turn_count)
+    found = np.bincount(segment, minlength=ranked.turn_count)
+    results_dcg = np.zeros(ranked.turn_count)
+    last = np.flatnonzero(np.r_[segment[1:] != segment[:-1], True]) if len(segment) else np.zeros(0, dtype=np.int64)
+    results_dcg[segment[last]] = dcg[last]
+    full = np.zeros(ranked.turn_count)
+    has_ideal = n_ideal > 0
+    full[has_ideal] = ideal_dcg[i_first[has_ideal] + n_ideal[has_ideal] - 1]
+    # Without an ideal ranking, the rule's last term is 0/0 (NaN): the turn scores 0.
+    total = total + np.divide((n_ideal - found).astype(float) * results_dcg, full, out=np.zeros(ranked.turn_count),
+                              where=has_ideal)
+    return np.divide(total, n_ideal.astype(float), out=np.zeros(ranked.turn_count), where=has_ideal & (total > 0.0))
+
+
+def _rndcg_arrays(ranked, measure):
+    """Rndcg: where the ideal gain changes (and where it ends), the run's DCG over the ideal's so far; averaged."""
+    import numpy as np
+
+    from ..engine import sequential_sums
+
+    i_segment, i_position, i_gain, ideal_dcg, i_first, n_ideal = _ideal(ranked)
+    segment, position, _, dcg = _gained(ranked)
+    # The last ideal position before each change of gain, and the ideal ranking's last.
+    change = np.r_[(i_segment[1:] != i_segment[:-1]) | (i_gain[1:] != i_gain[:-1]), True] if len(i_gain) else \
+        np.zeros(0, dtype=bool)
+    boundary = np.flatnonzero(change)
+    b_segment = i_segment[boundary]
+    seen = np.minimum(i_position[boundary], ranked.lengths[b_segment] - 1)
+    # The run's DCG through `seen`: that of its last gain at or above it (0 before its first).
+    stride = int(max(ranked.lengths.max(initial=0), 1)) + 1
+    keys = segment * stride + position
+    at = np.searchsorted(keys, b_segment * stride + seen, side="right") - 1
+    valid = at >= 0
+    valid[valid] = segment[at[valid]] == b_segment[valid]
+    run_dcg = np.where(valid, dcg[np.maximum(at, 0)] if len(dcg) else 0.0, 0.0)
+    total = sequential_sums(run_dcg / ideal_dcg[boundary], b_segment, ranked.turn_count)
+    changes = np.bincount(b_segment, minlength=ranked.turn_count).astype(np.int64)
+    # A ranking longer than the ideal one by two or more closes once more, with the whole run's DCG.
+    results_dcg = np.zeros(ranked.turn_count)
+    last = np.flatnonzero(np.r_[segment[1:] != segment[:-1], True]) if len(segment) else np.zeros(0, dtype=np.int64)
+    results_dcg[segment[last]] = dcg[last]
+    has_ideal = n_ideal > 0
+    full = np.ones(ranked.turn_count)
+    full[has_ideal] = ideal_dcg[i_first[has_ideal] + n_ideal[has_ideal] - 1]
+    longer = has_ideal & (ranked.lengths > n_ideal + 1)
+    total = np.where(longer, total + results_dcg / full, total)
+    changes = changes + longer
+    active = (ranked.num_rel(measure.rel) > 0) & has_ideal
+    return np.divide(total, changes.astype(float), out=np.zeros(ranked.turn_count), where=active)
+
+
 def _graded(cutoff: bool) -> tuple[IrName, ...]:
     # ir_measures' nDCG with trec_eval's discount; its other dcg options are other providers'.
     return (IrName("nDCG", "nDCG@k" if cutoff else "nDCG", cutoff=cutoff,
                    when=lambda params: params.get("dcg", "log2") == "log2", gains=True),)
 
 
-register(Definition("binG", _binG))
-register(Definition("G", _G, P_PAIR))
+register(Definition("binG", _binG, vectorised=_binG_arrays))
+register(Definition("G", _G, P_PAIR, vectorised=_G_arrays))
 register(Definition("ndcg", _ndcg, P_PAIR, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays))
-register(Definition("ndcg_rel", _ndcg_rel, P_PAIR))
-register(Definition("Rndcg", _rndcg, P_PAIR))
+register(Definition("ndcg_rel", _ndcg_rel, P_PAIR, vectorised=_ndcg_rel_arrays))
+register(Definition("Rndcg", _rndcg, P_PAIR, vectorised=_rndcg_arrays))
 register(Definition("ndcg_cut", _ndcg_cut, CUT_LONG, CUTOFFS, uses_level=False, ir_measures=_graded(True),
                     vectorised=_ndcg_arrays))

@@ -80,6 +80,30 @@ def _rprec_mult(rr, s, percents):
     return values
 
 
+def _rprec_mult_arrays(ranked, measure):
+    import numpy as np
+
+    num_rel = ranked.num_rel(measure.rel)
+    relevant = ranked.relevant(measure.rel)
+    num_rel_ret = ranked.count(relevant).astype(float)
+    # int(percent * num_rel + 0.9): a double product and sum, truncated toward zero.
+    cutoff = (measure.param * num_rel.astype(float) + 0.9).astype(np.int64)
+    found = ranked.count(relevant & (ranked.position < cutoff[ranked.segment]))
+    beyond = cutoff > ranked.lengths
+    denominator = cutoff.astype(float)
+    within = np.divide(found.astype(float), denominator, out=np.zeros(len(found)), where=(cutoff >= 1) & (found > 0))
+    return np.where(beyond, np.divide(num_rel_ret, denominator, out=np.zeros(len(found)), where=beyond), within)
+
+
+def _relative_P_arrays(ranked, measure):
+    import numpy as np
+
+    num_rel = ranked.num_rel(measure.rel)
+    found = ranked.found(measure.rel, measure.param).astype(float)
+    return np.divide(found, np.minimum(measure.param, num_rel).astype(float), out=np.zeros(len(found)),
+                     where=num_rel > 0)
+
+
 def _recip_rank(rr, s, p):
     return [1.0 / float(rr.relevant[0] + 1)] if rr.relevant else [0.0]
 
@@ -102,8 +126,9 @@ register(Definition("P", _P, CUT_LONG, CUTOFFS, ir_measures=(IrName("P", "P@k", 
 register(Definition("recall", _recall, CUT_LONG, CUTOFFS, ir_measures=(IrName("R", "R@k", cutoff=True),),
                     vectorised=_recall_arrays))
 register(Definition("Rprec_mult", _rprec_mult, CUT_DOUBLE, MULTIPLES_OF_R,
-                    check=lambda value: None if value > 0 else "a multiple of R must be positive"))
-register(Definition("relative_P", _relative_P, CUT_LONG, CUTOFFS))
+                    check=lambda value: None if value > 0 else "a multiple of R must be positive",
+                    vectorised=_rprec_mult_arrays))
+register(Definition("relative_P", _relative_P, CUT_LONG, CUTOFFS, vectorised=_relative_P_arrays))
 register(Definition("success", _success, CUT_LONG, (1, 5, 10),
                     ir_measures=(IrName("Success", "Success@k", cutoff=True),),
                     vectorised=_success_arrays))

@@ -44,19 +44,83 @@ def _set_F(rr, s, params):
     return [c_div((beta + 1.0) * precision * recall, beta * precision + recall)]
 
 
+# The same over the streaming engine's per-turn arrays (numpy is imported when they run): each from the
+# turn's counts, in the rules' double arithmetic.
+
+
+def _set_counts(ranked, measure):
+    """Per turn: items retrieved, relevant, relevant retrieved, as doubles."""
+    return (ranked.lengths.astype(float), ranked.num_rel(measure.rel).astype(float),
+            ranked.count(ranked.relevant(measure.rel)).astype(float))
+
+
+def _divided(numerator, denominator, where):
+    import numpy as np
+
+    return np.divide(numerator, denominator, out=np.zeros(len(numerator)), where=where)
+
+
+def _utility_arrays(ranked, measure):
+    a, b, c, d = measure.params
+    num_ret, num_rel, num_rel_ret = (ranked.lengths, ranked.num_rel(measure.rel),
+                                     ranked.count(ranked.relevant(measure.rel)))
+    # The counts are whole numbers (the rule adds them as integers), each product a double, added left to right.
+    return (a * num_rel_ret + b * (num_ret - num_rel_ret) + c * (num_rel - num_rel_ret)
+            + d * (measure.num_docs + num_rel_ret - num_ret - num_rel))
+
+
+def _set_P_arrays(ranked, measure):
+    num_ret, _, num_rel_ret = _set_counts(ranked, measure)
+    return _divided(num_rel_ret, num_ret, num_ret > 0)
+
+
+def _set_relative_P_arrays(ranked, measure):
+    import numpy as np
+
+    num_ret, num_rel, num_rel_ret = _set_counts(ranked, measure)
+    return _divided(num_rel_ret, np.minimum(num_ret, num_rel), (num_ret > 0) & (num_rel > 0))
+
+
+def _set_recall_arrays(ranked, measure):
+    _, num_rel, num_rel_ret = _set_counts(ranked, measure)
+    return _divided(num_rel_ret, num_rel, num_rel > 0)
+
+
+def _set_map_arrays(ranked, measure):
+    num_ret, num_rel, num_rel_ret = _set_counts(ranked, measure)
+    return _divided(num_rel_ret * num_rel_ret, num_ret * num_rel, (num_ret > 0) & (num_rel > 0))
+
+
+def _set_F_arrays(ranked, measure):
+    import numpy as np
+
+    num_ret, num_rel, num_rel_ret = _set_counts(ranked, measure)
+    found = num_rel_ret > 0
+    precision = _divided(num_rel_ret, num_ret, found)
+    recall = _divided(num_rel_ret, num_rel, found)
+    beta = measure.params[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # beta > 0 (evaluate checks it; trec_eval's command streams only then): no 0/0 where found.
+        value = ((beta + 1.0) * precision * recall) / (beta * precision + recall)
+    return np.where(found, value, 0.0)
+
+
 def _positive_beta(beta: float) -> str | None:
     return None if math.isfinite(beta) and beta > 0 else "beta must be a positive number"
 
 
 register(Definition("utility", _utility, P_DOUBLE, (1.0, -1.0, 0.0, 0.0),
                     check_marked=lambda params: None if len(params) == 4 else
-                    "utility takes 4 coefficients (trec_eval: improper number of coefficients)"))
+                    "utility takes 4 coefficients (trec_eval: improper number of coefficients)",
+                    vectorised=_utility_arrays))
 register(Definition("set_P", _set_P,
-                    ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),)))
+                    ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),),
+                    vectorised=_set_P_arrays))
 register(Definition("set_relative_P", _set_relative_P,
                     ir_measures=(IrName("SetP", "SetP(relative=True)",
-                                        when=lambda params: bool(params.get("relative"))),)))
-register(Definition("set_recall", _set_recall, ir_measures=(IrName("SetR", "SetR"),)))
-register(Definition("set_map", _set_map, ir_measures=(IrName("SetAP", "SetAP"),)))
+                                        when=lambda params: bool(params.get("relative"))),),
+                    vectorised=_set_relative_P_arrays))
+register(Definition("set_recall", _set_recall, ir_measures=(IrName("SetR", "SetR"),), vectorised=_set_recall_arrays))
+register(Definition("set_map", _set_map, ir_measures=(IrName("SetAP", "SetAP"),), vectorised=_set_map_arrays))
 register(Definition("set_F", _set_F, P_DOUBLE, (1.0,), ir_measures=(IrName("SetF", "SetF", param="beta"),),
-                    check=_positive_beta))
+                    check=_positive_beta, vectorised=_set_F_arrays))
