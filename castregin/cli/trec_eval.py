@@ -8,7 +8,7 @@ import click
 
 from .. import formats
 from ..errors import InputError
-from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_judgment_lines, trec_eval_lines
+from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_file_lines, trec_eval_judgment_lines, trec_eval_lines
 from ..evaluation.trec_rules import c_long
 from ..evaluation.zscores import ZScores
 from ..formats import preferences
@@ -136,6 +136,13 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
         options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
                                   depth, judged_only, score_precision=score_precision)
         lines = trec_eval_judgment_lines(judgments, run, rel_info_format, options, runid=run.last_tag)
+        formats.write_text(output, trec_eval_text(lines))
+        return
+    if not zscore_file:
+        options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
+                                  depth, judged_only, collection, None, score_precision)
+        with warnings_as_lines():
+            lines = trec_eval_file_lines(qrels_file, run_file, options)
         formats.write_text(output, trec_eval_text(lines))
         return
     qrels = formats.read_qrels(qrels_file)

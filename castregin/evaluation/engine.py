@@ -536,6 +536,8 @@ class RankedTurns:
         self.index = index
         self.unseen_on_top = unseen_on_top
         self._ideal_gains: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: What several measures derive alike from these lines (the gain measures' prefix sums).
+        self.cache: dict = {}
 
     @property
     def turn_count(self) -> int:

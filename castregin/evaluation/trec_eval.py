@@ -16,13 +16,15 @@ every numeric line is a z-score, printed with four decimals and a ``Z`` before i
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
 from ..errors import InputError
+from ..limits import MAX_TREC_LABEL
 from . import trec_rules
 from .evaluate import warn_few_judged
-from .measures import Marked, mark_measures
+from .measures import P_PAIR, Marked, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
 from .trec_rules import LONG_MAX, Settings
 from .zscores import ZScores
@@ -95,6 +97,76 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
 def _number(m: Marked, value: float, as_z: bool) -> int | float:
     # trec_eval prints counts with %ld of a (long) cast, truncating toward zero; z-scores with %6.4f.
     return int(value) if m.definition.integer and not as_z else value
+
+
+# --- large inputs: streamed through the engine ----------------------------------------------------------------
+
+#: ``castregin trec_eval`` streams the run through the engine (:mod:`castregin.evaluation.trec_eval_stream`)
+#: when its files (plain or compressed, not standard input) take more than this many bytes together;
+#: smaller ones are read into dicts and evaluated by the rules, which import neither numpy nor pyarrow.
+#: Tests set it to 0 to put small inputs through the streaming path.
+STREAM_BYTES = 1 << 20
+
+
+def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None:
+    """Why the streaming path leaves these options or measures to the rules (None: it computes them all).
+
+    The engine computes every measure of ``all_trec`` as ``-m`` names it; what it leaves to the
+    rules: ``-Z``, ``-J``, ``-l`` below 1 (unjudged and unpooled items become "relevant" in trec_eval's
+    comparisons) or above 1,001, ``-M 0``, gain pairs (``ndcg.1=3,2=9``), 11pt_avg's levels out of
+    order and set_F with a beta of 0 or less.
+    """
+    if options.zscores is not None:
+        return "-Z"
+    if options.judged_only:
+        return "-J"
+    if not 1 <= options.rel_level <= MAX_TREC_LABEL + 1:
+        return f"-l {options.rel_level}"
+    if options.max_per_query == 0:
+        return "-M 0"
+    for m in marked:
+        definition = m.definition
+        if definition.vectorised is None and definition.name != "runid":
+            return definition.name
+        if definition.params == P_PAIR and m.params:
+            return f"{definition.name}'s gain pairs"
+        if definition.name == "11pt_avg" and list(m.params) != sorted(m.params):
+            return "11pt_avg's levels out of order"
+        if definition.name == "set_F" and not (m.params and 0 < m.params[0] < math.inf):
+            return "set_F's beta"
+    return None
+
+
+def trec_eval_file_lines(qrels_path, run_path, options: TrecEvalOptions = TrecEvalOptions()) -> list[TrecEvalLine]:
+    """:func:`trec_eval_lines` of two files: large inputs streamed through the engine where
+    :func:`stream_refusal` allows (see :data:`STREAM_BYTES`), else both read whole and evaluated by the rules."""
+    from .. import formats
+
+    try:
+        marked = mark_measures(options.measures)
+    except InputError:
+        marked = None  # said by the rules' path, after the files' own errors, as before
+    if marked is not None and _large([qrels_path, run_path]) and stream_refusal(options, marked) is None:
+        from .trec_eval_stream import Unstreamed, stream_lines
+
+        try:
+            return stream_lines(qrels_path, run_path, marked, options)
+        except Unstreamed:
+            pass  # read whole below: the rules give the lines, or the refusal in their words
+    qrels = formats.read_qrels(qrels_path)
+    run = formats.read_run(run_path, extra_columns=True)
+    return trec_eval_lines(qrels, run, options, runid=run.last_tag)
+
+
+def _large(paths) -> bool:
+    import os
+
+    total = 0
+    for path in paths:
+        if str(path) == "-" or not os.path.isfile(path):
+            return False
+        total += os.path.getsize(path)
+    return total > STREAM_BYTES
 
 
 # --- -R prefs, qrels_prefs and qrels_jg ---------------------------------------------------------------------

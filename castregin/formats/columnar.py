@@ -838,6 +838,8 @@ class TurnStream:
     def __init__(self, path: str | os.PathLike, layout: _Layout = _RUN_LAYOUT, number_first=None):
         self.source = display_name(path)
         self.tag: str | None = None
+        #: The last line's tag so far (the whole run's once the iteration is over).
+        self.last_tag: str | None = None
         self.turns: list[str] = []
         self._path = path
         self._layout = layout
@@ -983,6 +985,8 @@ class TurnStream:
         values = self._layout.values_of(columns)
         if self.tag is None and "tag" in columns:
             self.tag = columns["tag"][0].as_py().decode()
+        if "tag" in columns:
+            self.last_tag = columns["tag"][len(columns["tag"]) - 1].as_py().decode()  # trec_eval's runid
         turn = columns["turn"]
         size = len(turn)
         # Turns begin where a line's turn differs from the line before's: no hashing of every line's turn.

@@ -277,11 +277,14 @@ def _gained(ranked):
 
     from ..engine import log2_table, sequential_prefix_sums
 
+    if "gained" in ranked.cache:
+        return ranked.cache["gained"]
     where = np.flatnonzero(ranked.labels > 0)
     segment, position = ranked.segment[where], ranked.position[where]
     gain = ranked.labels[where].astype(float)
     discount = log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
-    return segment, position, gain, sequential_prefix_sums(gain / discount, segment)
+    ranked.cache["gained"] = segment, position, gain, sequential_prefix_sums(gain / discount, segment)
+    return ranked.cache["gained"]
 
 
 def _ideal(ranked):
@@ -291,11 +294,15 @@ def _ideal(ranked):
 
     from ..engine import log2_table, segment_starts, sequential_prefix_sums
 
+    if "ideal" in ranked.cache:
+        return ranked.cache["ideal"]
     segment, position, labels = ranked.ideal_gains()
     gain = labels.astype(float)
     discount = log2_table(int(position.max()) + 3 if len(position) else 3)[position + 2]
     starts = segment_starts(segment, ranked.turn_count)
-    return segment, position, gain, sequential_prefix_sums(gain / discount, segment), starts[:-1], np.diff(starts)
+    ranked.cache["ideal"] = (segment, position, gain, sequential_prefix_sums(gain / discount, segment), starts[:-1],
+                             np.diff(starts))
+    return ranked.cache["ideal"]
 
 
 def _G_arrays(ranked, measure):

@@ -1,0 +1,133 @@
+"""``castregin trec_eval`` on large inputs: the run streamed through the engine, every measure by its vectorised form.
+
+The same lines as :func:`castregin.evaluation.trec_eval.trec_eval_lines`, byte for byte, without
+reading the run into Python's dicts: the qrels are read into columns (:func:`castregin.formats.columnar.read_qrels`),
+the run is streamed in pieces of whole turns (:class:`castregin.formats.columnar.TurnStream`, a thread
+parsing while this one scores), and each marked measure's values come from its definition's
+vectorised computation (:mod:`castregin.evaluation.measures`) over the engine's per-turn arrays, every
+judged line kept (bpref, infAP and relstring read those labelled 0 or less too). Only the per-turn
+values stay; the ``all`` values add them in the topics' byte order, as trec_eval does.
+
+:func:`stream_lines` raises :class:`Unstreamed` where this path does not give trec_eval's lines
+itself (:func:`castregin.evaluation.trec_eval.stream_refusal` says beforehand which options and
+measures it leaves to the rules): a run the stream cannot vouch for or whose turns come back, a
+topic on which trec_eval fails (the rules' path refuses it, naming the item), no topic shared. The
+caller then reads both files whole and evaluates by the rules, as before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..limits import MAX_TREC_LABEL
+from .measures import CUT_DOUBLE, CUT_LONG, P_DOUBLE, P_PAIR, TEXT, Marked, Measure
+
+
+class Unstreamed(Exception):
+    """Why the streaming path leaves this evaluation to the rules (which then report any error themselves)."""
+
+
+def slot_measures(marked: Sequence[Marked], level: int, num_docs: int) -> list[list[Measure]]:
+    """Per marked measure, a :class:`Measure` per value trec_eval prints (one per cutoff; none for runid)."""
+    out: list[list[Measure]] = []
+    for m in marked:
+        definition = m.definition
+        if definition.params == TEXT:
+            out.append([])
+        elif definition.params in (CUT_LONG, CUT_DOUBLE):
+            out.append([Measure(name, definition, param, level, num_docs=num_docs)
+                        for name, param in zip(m.names, m.params, strict=True)])
+        elif definition.params in (P_DOUBLE, P_PAIR):
+            out.append([Measure(m.slot_names[0] if m.slot_names else definition.name, definition, None, level,
+                                given=m.params, num_docs=num_docs)])
+        else:
+            out.append([Measure(definition.name, definition, None, level, num_docs=num_docs)])
+    return out
+
+
+def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, marked: Sequence[Marked], options):
+    """The lines ``trec_eval [options] QRELS RUN`` prints (see :func:`~castregin.evaluation.trec_eval.trec_eval_lines`),
+    the run streamed; ``options`` a :class:`~castregin.evaluation.trec_eval.TrecEvalOptions` that
+    :func:`~castregin.evaluation.trec_eval.stream_refusal` accepts. :class:`Unstreamed` where the rules must do it."""
+    from ..formats import columnar
+    from .engine import QrelsIndex, evaluate_run_arrays
+    from .evaluate import _JUDGED_KEY, _JUDGED_SHARE, QrelsFacts, TurnValues, _warn_judged
+    from .ranking import score_bits
+
+    bits = score_bits(options.score_precision)
+    qrels = columnar.read_qrels(qrels_path)
+    index = QrelsIndex(qrels)
+    slots = slot_measures(marked, options.rel_level, options.num_docs)
+    flat = [measure for group in slots for measure in group]
+    asked = [*flat, _JUDGED_SHARE]
+    turns: list[str] = []
+    parts: list[list[np.ndarray]] = [[] for _ in asked]
+    try:
+        with columnar.stream_run(run_path, index.items_to_number_first(False)) as stream:
+            for piece in stream:
+                run = columnar.piece_as_run(stream, piece)
+                piece_turns, values = evaluate_run_arrays(run, index, asked, 1, bits, options.max_per_query)
+                turns.extend(piece_turns)
+                for part, value in zip(parts, values, strict=True):
+                    part.append(value)
+            tag, runid = stream.tag, stream.last_tag
+    except columnar.NotStreamable as why:
+        raise Unstreamed(why.reason) from None
+    if not turns:
+        raise Unstreamed("no topic shared")  # the rules' path says so, in its words
+    _check_labels(index, turns)
+    values = [np.concatenate(part) for part in parts]
+    facts = QrelsFacts(qrels.name, tuple(qrels.turns.tolist()), int((qrels.labels > 0).sum()))
+    _warn_judged(tag or "run", facts, {_JUDGED_KEY: TurnValues(turns, values[-1])})
+    order = sorted(range(len(turns)), key=turns.__getitem__)  # byte order, as trec_eval adds the topics
+    topics = [turns[i] for i in order]
+    by_slot = iter(values)
+    per_marked = [[next(by_slot)[order] for _ in group] for group in slots]
+    return _lines(marked, per_marked, topics, options, facts, runid)
+
+
+def _check_labels(index, turns: list[str]) -> None:
+    """Leave to the rules (which refuse it, naming the item) a topic trec_eval cannot evaluate: labels
+    above MAX_TREC_LABEL, or none of 0 or more."""
+    lines = index.lines(positive_only=False)
+    codes = index.turn_codes(np.array(turns, dtype=object))
+    codes = codes[codes >= 0]
+    starts = lines.turn_starts
+    ok_before = np.r_[0, np.cumsum(lines.labels >= 0)]
+    high_before = np.r_[0, np.cumsum(lines.labels > MAX_TREC_LABEL)]
+    if np.any(ok_before[starts[codes + 1]] == ok_before[starts[codes]]) or \
+            np.any(high_before[starts[codes + 1]] != high_before[starts[codes]]):
+        raise Unstreamed("a topic trec_eval cannot evaluate")
+
+
+def _lines(marked: Sequence[Marked], per_marked: list[list[np.ndarray]], topics: list[str], options, facts,
+           runid: str | None) -> list:
+    lines: list = []
+    if options.per_query:
+        columns = []
+        for m, group in zip(marked, per_marked, strict=True):
+            if not group:
+                continue
+            if not m.definition.numeric:
+                columns.append([(m.names[0], [f"'{text}'" for text in group[0].tolist()])])
+            elif m.definition.per_turn:
+                columns.append([(name, column.astype(np.int64).tolist() if m.definition.integer else column.tolist())
+                                for name, column in zip(m.slot_names, group, strict=True)])
+        named = [pair for column in columns for pair in column]
+        for t, topic in enumerate(topics):
+            lines.extend((name, topic, values[t]) for name, values in named)
+    if options.summary:
+        averaged = len(facts.turns) if options.complete else len(topics)
+        for m, group in zip(marked, per_marked, strict=True):
+            if m.definition.name == "runid":
+                lines.append(("runid", "all", runid))
+            elif m.definition.numeric:
+                for name, column in zip(m.slot_names, group, strict=True):
+                    total = float(np.cumsum(np.r_[0.0, column])[-1])  # added one after the other
+                    value = m.definition.summary(total, averaged, len(topics), options.complete,
+                                                 lambda: facts.positive_lines)
+                    lines.append((name, "all", int(value) if m.definition.integer else value))
+    return lines
