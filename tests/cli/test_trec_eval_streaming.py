@@ -1,0 +1,138 @@
+"""`castregin trec_eval` on its streaming path prints what trec_eval 9.0.8 prints, byte for byte.
+
+Inputs over ``trec_eval.STREAM_BYTES`` (1 MB) stream through the engine, every measure by its
+vectorised form; here the threshold is 0 and the pieces a few lines, so that the kept outputs of the
+trec_eval binary (tests/cli/data: all_trec on random runs with ties, negative labels, -q, -c, -l2,
+-M; the CAsT 2022 baselines; trec_eval's own quicktest) go through that path. Options the engine
+leaves to the rules (-Z, -J, -l below 1, -M 0, gain pairs) fall back to them, as a run that cannot be
+streamed and a topic trec_eval cannot evaluate do: the same bytes, or the same refusal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trec_eval_oracle import GOLDEN, kept_output, label_cases, random_pair, run_binary
+
+from castregin.evaluation import trec_eval as trec_eval_module
+from castregin.evaluation import trec_eval_stream
+from castregin.evaluation.measures import mark_measures
+from castregin.evaluation.trec_eval import TrecEvalOptions, stream_refusal
+from castregin.formats import columnar
+
+from .test_trec_eval import OPTION_SETS, cast_cases, random_cases  # noqa: F401 (fixtures)
+from .test_trec_eval_quicktest import DATA, QUICKTEST, _arguments
+
+
+@contextlib.contextmanager
+def streaming():
+    """Every input through the streaming path, in pieces of a few lines; yields the streamed calls (a list)."""
+    calls = []
+    stream_lines = trec_eval_stream.stream_lines
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return stream_lines(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trec_eval_module, "STREAM_BYTES", 0)
+        patch.setattr(columnar, "STREAM_BLOCK", 512)
+        patch.setattr(columnar, "CHECK_BATCHES", 2)
+        patch.setattr(columnar, "PIECE_LINES", 7)
+        patch.setattr(columnar, "BATCH_LINES", 7)
+        patch.setattr(trec_eval_stream, "stream_lines", spy)
+        yield calls
+
+
+def _streamed(cli, options: str, qrels: Path, run: Path) -> tuple[bytes, bool]:
+    """The command's output through the streaming path, and whether that path gave it."""
+    with streaming() as calls:
+        result = cli("trec_eval", *options.split(), qrels, run)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout_bytes, bool(calls)
+
+
+def _streamable(options: str) -> bool:
+    words = options.split()
+    measures = tuple(words[i + 1] for i, word in enumerate(words) if word == "-m") or ("official",)
+    level = int(next((w[2:] or words[i + 1] for i, w in enumerate(words) if w.startswith("-l")), "1"))
+    depth = next((int(w[2:] or words[i + 1]) for i, w in enumerate(words) if w.startswith("-M")), None)
+    options_read = TrecEvalOptions(measures, level, max_per_query=depth, judged_only="-J" in words)
+    return stream_refusal(options_read, mark_measures(measures)) is None
+
+
+def test_the_kept_all_trec_outputs_are_streamed_byte_for_byte(random_cases, cli):  # noqa: F811
+    """all_trec on random runs with ties, unjudged items, labels above 9: -q, -c, -l2, -M; -J falls back."""
+    streamed = 0
+    for name, options, qrels, run in random_cases:
+        out, was_streamed = _streamed(cli, options, qrels, run)
+        assert out == gzip.decompress((GOLDEN / name).read_bytes()), (name, options)
+        assert was_streamed == _streamable(options), options
+        streamed += was_streamed
+    assert streamed >= 12
+
+
+def test_the_cast_baselines_are_streamed_byte_for_byte(cast_cases, cli):  # noqa: F811
+    for name, options, qrels, run in cast_cases:
+        out, was_streamed = _streamed(cli, options, qrels, run)
+        assert out == gzip.decompress((GOLDEN / name).read_bytes()) and was_streamed, (name, options)
+
+
+def test_negative_labels_are_streamed_byte_for_byte(tmp_path, cli):
+    """Labels below 0 (trec_eval's "in the pool but unjudged"): '.' in relstring, apart in bpref and infAP."""
+    streamed = 0
+    for name, options, qrels, run in label_cases(tmp_path):
+        if name.startswith("negative"):
+            out, was_streamed = _streamed(cli, options, qrels, run)
+            assert out == kept_output(name), (name, options)
+            streamed += was_streamed
+    assert streamed >= 12
+
+
+@pytest.mark.parametrize("expected, command", QUICKTEST)
+def test_trec_evals_quicktest_through_the_streaming_path(expected, command, cli):
+    with streaming() as calls:
+        result = cli("trec_eval", *_arguments(command))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout_bytes == (DATA / expected).read_bytes()
+    # -R formats are the preference code's; -Z and ndcg's gain pairs are left to the rules.
+    assert bool(calls) == (" -R " not in command and "-Z" not in command and "=" not in command), command
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_runs_streamed_equal_the_binary(seed, tmp_path, cli, trec_eval_binary):
+    qrels, run = random_pair(300 + seed, tmp_path)
+    for options in OPTION_SETS:
+        out, was_streamed = _streamed(cli, options, qrels, run)
+        assert out == run_binary(trec_eval_binary, options, qrels, run), options
+        assert was_streamed == _streamable(options), options
+
+
+def test_a_run_whose_turns_come_back_falls_back_to_the_rules(tmp_path, cli):
+    qrels, run = tmp_path / "q.qrel", tmp_path / "r.run"
+    qrels.write_text("t1 0 a 2\nt1 0 b 0\nt2 0 c 1\n")
+    run.write_text("t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\nt1 Q0 b 2 0.5 last\n")
+    with streaming() as calls:
+        streamed = cli("trec_eval", "-q", "-m", "all_trec", qrels, run)
+    assert calls and streamed.exit_code == 0
+    assert streamed.stdout_bytes == cli("trec_eval", "-q", "-m", "all_trec", qrels, run).stdout_bytes
+    assert b"runid                 \tall\tlast\n" in streamed.stdout_bytes
+
+
+def test_what_trec_eval_cannot_evaluate_is_refused_on_the_streaming_path_too(tmp_path, cli):
+    qrels, run = tmp_path / "q.qrel", tmp_path / "r.run"
+    qrels.write_text("t1 0 a -1\nt1 0 b -2\nt2 0 c 1\n")
+    run.write_text("t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\n")
+    with streaming() as calls:
+        result = cli("trec_eval", "-m", "all_trec", qrels, run)
+    assert calls and result.exit_code == 1 and "every label is negative" in result.stderr
+    run.write_text("t9 Q0 a 1 0.9 x\n")
+    with streaming():
+        result = cli("trec_eval", "-m", "all_trec", qrels, run)
+    assert result.exit_code == 1 and "no query has both results" in result.stderr
