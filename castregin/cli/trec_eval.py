@@ -8,7 +8,12 @@ import click
 
 from .. import formats
 from ..errors import InputError
-from ..evaluation.trec_eval import TrecEvalOptions, trec_eval_file_lines, trec_eval_judgment_lines, trec_eval_lines
+from ..evaluation.trec_eval import (
+    TrecEvalOptions,
+    trec_eval_file_lines,
+    trec_eval_judgment_lines,
+    trec_eval_lines,
+)
 from ..evaluation.trec_rules import c_long
 from ..evaluation.zscores import ZScores
 from ..formats import preferences

@@ -270,6 +270,8 @@ class QrelsIndex:
 
     def __init__(self, qrels: ColumnarQrels, keep_all: bool = True):
         self.turns = qrels.turns
+        #: The qrels' file as refusals name it.
+        self.source = qrels.source
         self._positive_only = qrels.positive_only
         self._all: _QrelsLines | None = _QrelsLines.of(qrels)
         self._positive: _QrelsLines | None = self._all if qrels.positive_only else None
@@ -324,6 +326,29 @@ class QrelsIndex:
         lines = self._lines_of(run.turns, positive_only, qrels_turn_of)
         numbered = run.numbered_first
         return _JudgedLines(run, lines, numbered[1] if numbered is not None and numbered[0] is lines else None)
+
+    def refuse_unevaluable(self, turns: Sequence[str]) -> None:
+        """Refuse what trec_eval cannot evaluate among ``turns`` (qrels turns), in the rules' words
+        (:func:`castregin.evaluation.trec_rules.refuse_unevaluable`): labels above
+        :data:`~castregin.limits.MAX_TREC_LABEL`, a turn labelled only below 0. Needs every line."""
+        from ..limits import MAX_TREC_LABEL
+        from .trec_rules import refuse_unevaluable
+
+        lines = self.lines(positive_only=False)
+        codes = self.turn_codes(np.array(list(turns), dtype=object))
+        codes = codes[codes >= 0]
+        begin, end = lines.turn_starts[codes], lines.turn_starts[codes + 1]
+        judged_before = np.r_[0, np.cumsum(lines.labels >= 0)]
+        high_before = np.r_[0, np.cumsum(lines.labels > MAX_TREC_LABEL)]
+        bad = (judged_before[end] == judged_before[begin]) | (high_before[end] != high_before[begin])
+        if not bad.any():
+            return
+        offending = {}
+        for code, first, last in zip(codes[bad].tolist(), begin[bad].tolist(), end[bad].tolist(), strict=True):
+            items = [item.decode() if isinstance(item, bytes) else item
+                     for item in as_strings(lines.strings.slice(first, last - first)).to_pylist()]
+            offending[self.turns[code]] = dict(zip(items, lines.labels[first:last].tolist(), strict=True))
+        refuse_unevaluable(offending, list(offending), self.source)
 
     def labelled_nonpositive(self, qrels_turns: np.ndarray, items) -> np.ndarray:
         """Whether each (qrels turn code, item id) pair is a line of these qrels labelled 0 or less.

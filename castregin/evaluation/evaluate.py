@@ -315,7 +315,7 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
                   turns: Iterable[str] | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> list[tuple]:
     """:func:`evaluate` as plain ``(run, qrels, measure, turn, value)`` tuples, in the same order."""
     from ..formats import columnar
-    from . import plain
+    from . import plain, trec_rules
     from .engine import QrelsIndex
 
     bits = score_bits(score_precision)
@@ -337,6 +337,10 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         index = QrelsIndex(columnar.qrels_from_dict(qrels_item)) if columnar_runs is not None else None
         for position, (run, name) in enumerate(zip(runs, run_names(runs), strict=True)):
             scores: dict[str, Mapping[str, float]] = {}
+            if any(m.in_engine and not m.any_label for m in parsed):
+                # The rules refuse what trec_eval cannot evaluate; the engine computes those measures as they do.
+                trec_rules.refuse_unevaluable(qrels_item.labels, [t for t in run.scores if t in qrels_item.labels],
+                                              qrels_item.source)
             if index is not None and columnar_runs is not None:
                 scores.update(_engine_scores(columnar_runs[position], index, parsed, score_bits=bits))
             scores.update(zip((m.name for m in by_rules),
@@ -449,7 +453,7 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     for path in run_paths:
         run = formats.read_run(path)
         scores: list[dict[str, Mapping[str, float]]] = [
-            dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits),
+            dict(zip([m.name for m in measures], plain.evaluate_run(run.scores, q.labels, measures, bits, q.source),
                      strict=True))
             for q in qrels_list]
         results.append(_RunInfo(run.tag, run.source, scores, _shared(run.turns, facts)))
@@ -563,6 +567,7 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
             scores: list[dict[str, Mapping[str, float]]] = [
                 {name: TurnValues(turns[q], np.concatenate(parts)) for name, parts in values[q].items()}
                 for q in range(len(indexes))]
+            _refuse_unevaluable(parsed, indexes, turns)
             if stream.tag is None:
                 raise ValueError(f"{stream.source}: a run streamed whole without its tag")
             return _RunInfo(stream.tag, stream.source, scores, _shared(stream.turns, facts))
@@ -575,13 +580,21 @@ def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits
                     + (f"; {why.advice}" if why.advice else ""))
         whole: list[dict[str, Mapping[str, float]]] = [dict(_engine_scores(run, index, parsed, threads, bits))
                                                       for index in indexes]
+        _refuse_unevaluable(parsed, indexes, [run.turns.tolist()] * len(indexes))
         return _RunInfo(run.tag, run.source, whole, _shared(run.turns.tolist(), facts), note)
 
 
 def _positive_only(parsed: Sequence[Measure]) -> bool:
-    """Unless a measure reads every judged line (Judged@k), none looks at a qrels line labelled 0 or less: such
-    lines need not be kept."""
-    return not any(m.definition.judged_lines == ALL_LINES for m in parsed)
+    """Unless a measure reads every judged line (Judged@k, bpref...) or refuses what trec_eval cannot evaluate (a turn
+    labelled only below 0), none looks at a qrels line labelled 0 or less: such lines need not be kept."""
+    return not any(m.definition.judged_lines == ALL_LINES or not m.any_label for m in parsed)
+
+
+def _refuse_unevaluable(parsed: Sequence[Measure], indexes, turns: Sequence[Sequence[str]]) -> None:
+    """Each qrels' refusal of what trec_eval cannot evaluate among the turns scored, where a measure asks for it."""
+    if any(not m.any_label for m in parsed):
+        for index, scored in zip(indexes, turns, strict=True):
+            index.refuse_unevaluable(scored)
 
 
 def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:

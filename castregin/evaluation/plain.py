@@ -8,9 +8,10 @@ them here: importing numpy and pyarrow alone takes a quarter of a second, more t
 thousands of lines in Python. The numbers are those of the engine (:mod:`castregin.evaluation.engine`),
 rule for rule: the tests check both against trec_eval's C code.
 
-Measures the engine computes take any label, and score a turn labelled only below 0 as one without
-a relevant item; with any other measure, what trec_eval cannot evaluate is refused in one line
-(labels above :data:`~castregin.limits.MAX_TREC_LABEL`, a turn labelled only below 0).
+Measures that take any label (:attr:`~castregin.evaluation.measures.Definition.any_label`) score a
+turn labelled only below 0 as one without a relevant item; with any other measure, what trec_eval
+cannot evaluate is refused in one line (labels above :data:`~castregin.limits.MAX_TREC_LABEL`, a turn
+labelled only below 0), as the engine's path refuses it (:func:`castregin.evaluation.trec_rules.refuse_unevaluable`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
             mapping = dict(gains)
             labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
         settings = trec_rules.Settings(rel, judged_only, score_bits=score_bits)
-        strict = not all(measures[i].in_engine for i in members)
+        strict = not all(measures[i].any_label for i in members)
         evaluation = trec_rules.evaluate(labels, run, [measures[i].marked() for i in members], settings,
                                          source=source, strict=strict)
         for index, position in enumerate(members):

@@ -236,6 +236,19 @@ def check_labels(qrels: Mapping[str, Mapping[str, int]], topics: Sequence[str], 
                 f"a label of 100,000 takes it seconds a topic, 2^30 crashes it); map the labels to a smaller scale")
 
 
+def refuse_unevaluable(qrels: Mapping[str, Mapping[str, int]], topics: Sequence[str], source: str | None) -> None:
+    """Refuse, as :func:`evaluate` does with ``strict``, what trec_eval cannot evaluate among ``topics``: labels above
+    :data:`~castregin.limits.MAX_TREC_LABEL`, then (in byte order) a topic labelled only below 0."""
+    topics = sorted(topics)
+    check_labels(qrels, topics, source)
+    for topic in topics:
+        if not any(label >= 0 for label in qrels[topic].values()):
+            try:
+                rank_topic(topic, {}, qrels[topic], Settings())
+            except TrecEvalRefusal as refusal:
+                raise TrecEvalRefusal(f"{source}: {refusal}" if source else str(refusal)) from None
+
+
 def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], marked: Sequence[Marked],
              settings: Settings, complete: bool = False, zscores: ZScores | None = None,
              source: str | None = None, strict: bool = True) -> Evaluation:

@@ -23,6 +23,7 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from castregin.errors import InputError
 from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation import trec_eval as trec_eval_module
 from castregin.evaluation import trec_eval_stream
@@ -134,7 +135,8 @@ def test_trec_eval_streamed_equals_pytrec_eval(tmp_path_factory, qrels, run, rel
     for name in names:
         if name not in GEOMETRIC and name != "num_q":
             for turn in shared:
-                assert _close(got[name, turn], expected[turn][name]), (name, turn, got[name, turn], expected[turn][name])
+                assert _close(got[name, turn], expected[turn][name]), (name, turn, got[name, turn],
+                                                                       expected[turn][name])
         want = _mean(name, [expected[turn][name] for turn in shared], averaged, qrels, complete)
         assert _close(got[name, "all"], want), (name, got[name, "all"], want)
     # Every numeric measure of all_trec was compared.
@@ -191,3 +193,29 @@ def test_long_rankings_and_many_relevant_items(tmp_path):
         for name, turn, value in lines:
             if turn != "all" and name not in ("relstring", "runid"):
                 assert value == pytest.approx(expected[turn][name], abs=1e-12, rel=1e-12), (name, turn, rel_level)
+
+
+@pytest.mark.parametrize("qrels_text, message", [
+    ("t1 0 a -1\nt1 0 b -2\nt2 0 c 1\n", "topic t1: every label is negative"),
+    ("t1 0 a 1001\nt1 0 b 0\nt2 0 c 1\n", "topic t1, item a: label 1001 is above 1000"),
+])
+def test_evaluate_streamed_refuses_what_trec_eval_cannot_evaluate_as_the_rules_do(tmp_path, qrels_text, message):
+    """A turn labelled only below 0, or above 1,000: refused for the measures that refuse it, in the rules' words,
+    whether the files are streamed or read whole; the measures that take any label compute it."""
+    qrels_path, run_path = tmp_path / "q.qrel", tmp_path / "r.run"
+    qrels_path.write_text(qrels_text)
+    run_path.write_text("t1 Q0 a 1 0.9 x\nt1 Q0 z 2 0.8 x\nt2 Q0 c 1 0.7 x\n")
+    errors, computed = [], []
+    for streamed in (True, False):
+        with (streaming() if streamed else contextlib.nullcontext()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(InputError) as refusal:
+                evaluate_file_rows([run_path], [(None, qrels_path)], measures=["bpref"], rel_level=1)
+            rows = evaluate_file_rows([run_path], [(None, qrels_path)], measures=["P@1", "AP"], rel_level=1)
+        assert message in str(refusal.value) and str(qrels_path) in str(refusal.value)
+        errors.append(str(refusal.value))
+        computed.append(rows)
+    assert errors[0] == errors[1]
+    # t1's item a is relevant at label 1001 and not at -1.
+    assert computed[0] == computed[1] and ("t", "q", "P@1", "all", 1.0 if "1001" in qrels_text else 0.5) in [
+        ("t", "q", m, t, v) for _, _, m, t, v in computed[0]]

@@ -11,7 +11,17 @@ from collections.abc import Callable, Sequence
 
 from ...limits import MAX_TREC_LABEL
 from ..trec_rules import MIN_GEO_MEAN, UNJUDGED, Ranking, TrecEvalRefusal, c_div
-from .definition import ALL_LINES, CUT_DOUBLE, CUT_LONG, GEOMETRIC, P_DOUBLE, Definition, IrName, bounded, register
+from .definition import (
+    ALL_LINES,
+    CUT_DOUBLE,
+    CUT_LONG,
+    GEOMETRIC,
+    P_DOUBLE,
+    Definition,
+    IrName,
+    bounded,
+    register,
+)
 from .precision import CUTOFFS
 
 INFAP_EPSILON = 0.00001
@@ -56,13 +66,7 @@ def _map_cut(rr, s, cutoffs):
 
 
 def _bpref_sum(rr: Ranking, level: int) -> float:
-    if level > MAX_TREC_LABEL + 1:
-        # trec_eval reads a count for every label below the level, past the end of its table from the
-        # topic's largest label on: harmless a few entries far, a crash (seen from 20,000 on) further.
-        raise TrecEvalRefusal(
-            f"relevance level {level} (-l): with bpref or gm_bpref, trec_eval reads a count for every label "
-            f"below the level, past the end of its table (it crashes on levels this high); use a level of at "
-            f"most {MAX_TREC_LABEL + 1}, above every label castregin evaluates with trec_eval's rules")
+    _check_bpref_level(level)
     if "bpref" in rr.cache:
         return rr.cache["bpref"]
     num_nonrel = sum(count for label, count in rr.rel_levels.items() if label < level)
@@ -79,6 +83,16 @@ def _bpref_sum(rr: Ranking, level: int) -> float:
             total += 1.0
     rr.cache["bpref"] = total / rr.num_rel if rr.num_rel else total
     return rr.cache["bpref"]
+
+
+def _check_bpref_level(level: int) -> None:
+    if level > MAX_TREC_LABEL + 1:
+        # trec_eval reads a count for every label below the level, past the end of its table from the
+        # topic's largest label on: harmless a few entries far, a crash (seen from 20,000 on) further.
+        raise TrecEvalRefusal(
+            f"relevance level {level} (-l): with bpref or gm_bpref, trec_eval reads a count for every label "
+            f"below the level, past the end of its table (it crashes on levels this high); use a level of at "
+            f"most {MAX_TREC_LABEL + 1}, above every label castregin evaluates with trec_eval's rules")
 
 
 def _bpref(rr, s, p):
@@ -206,8 +220,7 @@ def _bpref_arrays(ranked, measure):
     from ..engine import sequential_sums
 
     level = measure.rel
-    if level > MAX_TREC_LABEL + 1:
-        _bpref_sum(None, level)  # the rule's refusal
+    _check_bpref_level(level)
     judged = np.flatnonzero(ranked.labels >= 0)
     segment, labels = ranked.segment[judged], ranked.labels[judged]
     nonrel = labels < level
@@ -217,8 +230,9 @@ def _bpref_arrays(ranked, measure):
     num_rel = ranked.num_rel(level)
     num_nonrel = ranked.index.count_labels(0, level)[ranked.turn_of_segment]
     cap = num_rel[segment]
-    penalty = np.divide(np.minimum(nonrel_before, cap).astype(float), np.minimum(num_nonrel[segment], cap).astype(float),
-                        out=np.zeros(len(segment)), where=nonrel_before > 0)
+    penalty = np.divide(np.minimum(nonrel_before, cap).astype(float),
+                        np.minimum(num_nonrel[segment], cap).astype(float), out=np.zeros(len(segment)),
+                        where=nonrel_before > 0)
     values = np.where(nonrel_before > 0, 1.0 - penalty, 1.0)
     total = sequential_sums(values, segment, ranked.turn_count)
     return np.divide(total, num_rel.astype(float), out=total.copy(), where=num_rel > 0)
@@ -305,7 +319,7 @@ def _11pt_avg_arrays(ranked, measure):
     return total / float(len(percents))
 
 
-register(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays))
+register(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays, any_label=True))
 register(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_map_arrays))
 register(Definition("bpref", _bpref, ir_measures=(IrName("Bpref", "Bpref"),), vectorised=_bpref_arrays,
                     judged_lines=ALL_LINES))

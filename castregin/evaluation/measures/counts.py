@@ -4,7 +4,18 @@ and its two lines of text, runid and relstring."""
 from __future__ import annotations
 
 from ..trec_rules import NONPOOL, UNJUDGED, Ranking
-from .definition import ALL_LINES, COUNT_TURNS, NUM_REL, P_DOUBLE, SUM, TEXT, Definition, IrName, bounded, register
+from .definition import (
+    ALL_LINES,
+    COUNT_TURNS,
+    NUM_REL,
+    P_DOUBLE,
+    SUM,
+    TEXT,
+    Definition,
+    IrName,
+    bounded,
+    register,
+)
 
 # Each rule takes a turn's ranking, the settings and the parameters, and returns the turn's values.
 

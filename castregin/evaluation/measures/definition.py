@@ -101,6 +101,10 @@ class Definition(NamedTuple):
     #: itself takes more than evaluate does (``-m iprec_at_recall.1.5``).
     check_marked: Callable[[tuple], str | None] | None = None
     vectorised: Callable | None = None
+    #: Its value is trec_eval's on any label and on a turn labelled only below 0 (nothing relevant):
+    #: computed there, where the other measures refuse what trec_eval cannot evaluate (such a turn,
+    #: labels above :data:`~castregin.limits.MAX_TREC_LABEL`), whichever path computes them.
+    any_label: bool = False
     #: The ranking ``vectorised`` reads, and which judged lines (see the constants above).
     order: str = TREC_EVAL_ORDER
     judged_lines: str = POSITIVE_LINES
@@ -188,6 +192,12 @@ class Measure:
     def in_engine(self) -> bool:
         """The streaming engine computes it (else only its rule does, with trec_eval's refusals)."""
         return self.definition.vectorised is not None and not self.judged_only and self.gains is None
+
+    @property
+    def any_label(self) -> bool:
+        """Computed on any label (see :attr:`Definition.any_label`), where the others refuse what trec_eval cannot
+        evaluate."""
+        return self.in_engine and self.definition.any_label
 
     @property
     def aggregate(self) -> str:

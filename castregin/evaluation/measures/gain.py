@@ -328,7 +328,9 @@ def _G_arrays(ranked, measure):
         for _ in range(int(position[line]) + 1 - int(walked[line])):
             total += 1.0
         cost[line] = total
-    terms = gain / libm(math.log2, 2 + cost - sum_results)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # c_log2 and C's division: what the rule gives where huge labels round the costs below the results.
+        terms = gain / libm(c_log2, 2 + cost - sum_results)
     results = sequential_sums(terms, segment, ranked.turn_count)
     sum_ideal = sequential_sums(i_gain, i_segment, ranked.turn_count)
     return np.divide(results, sum_ideal, out=np.zeros(ranked.turn_count), where=sum_ideal > 0.0)
@@ -402,8 +404,9 @@ def _graded(cutoff: bool) -> tuple[IrName, ...]:
 
 register(Definition("binG", _binG, vectorised=_binG_arrays))
 register(Definition("G", _G, P_PAIR, vectorised=_G_arrays))
-register(Definition("ndcg", _ndcg, P_PAIR, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays))
+register(Definition("ndcg", _ndcg, P_PAIR, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays,
+                    any_label=True))
 register(Definition("ndcg_rel", _ndcg_rel, P_PAIR, vectorised=_ndcg_rel_arrays))
 register(Definition("Rndcg", _rndcg, P_PAIR, vectorised=_rndcg_arrays))
 register(Definition("ndcg_cut", _ndcg_cut, CUT_LONG, CUTOFFS, uses_level=False, ir_measures=_graded(True),
-                    vectorised=_ndcg_arrays))
+                    vectorised=_ndcg_arrays, any_label=True))

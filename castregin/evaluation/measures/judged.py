@@ -57,9 +57,9 @@ def _judged_share_arrays(ranked, measure):
 
 register(Definition("Judged", _judged, CUT_LONG, aggregate=MEAN, uses_level=False, trec_name=False,
                     ir_measures=(IrName("Judged", "Judged@k", cutoff=None),),
-                    vectorised=_judged_arrays, order=IR_MEASURES_ORDER, judged_lines=ALL_LINES,
+                    vectorised=_judged_arrays, order=IR_MEASURES_ORDER, judged_lines=ALL_LINES, any_label=True,
                     note="ir_measures' definition (share of the top k that is judged), checked against ir_measures"))
 
 #: The judged share (any label) among a turn's top ``param`` items in trec_eval's order.
 JUDGED_SHARE = Definition("judged share", _judged_share, CUT_LONG, uses_level=False, trec_name=False,
-                          vectorised=_judged_share_arrays, judged_lines=POSITIVE_LINES_AND_TOP)
+                          vectorised=_judged_share_arrays, judged_lines=POSITIVE_LINES_AND_TOP, any_label=True)

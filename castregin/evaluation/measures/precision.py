@@ -120,15 +120,17 @@ def _recip_rank_arrays(ranked, measure):
     return out
 
 
-register(Definition("Rprec", _rprec, ir_measures=(IrName("Rprec", "Rprec"),), vectorised=_rprec_arrays))
-register(Definition("recip_rank", _recip_rank, ir_measures=(IrName("RR", "RR"),), vectorised=_recip_rank_arrays))
-register(Definition("P", _P, CUT_LONG, CUTOFFS, ir_measures=(IrName("P", "P@k", cutoff=True),), vectorised=_P_arrays))
+register(Definition("Rprec", _rprec, ir_measures=(IrName("Rprec", "Rprec"),), vectorised=_rprec_arrays, any_label=True))
+register(Definition("recip_rank", _recip_rank, ir_measures=(IrName("RR", "RR"),), vectorised=_recip_rank_arrays,
+                    any_label=True))
+register(Definition("P", _P, CUT_LONG, CUTOFFS, ir_measures=(IrName("P", "P@k", cutoff=True),), vectorised=_P_arrays,
+                    any_label=True))
 register(Definition("recall", _recall, CUT_LONG, CUTOFFS, ir_measures=(IrName("R", "R@k", cutoff=True),),
-                    vectorised=_recall_arrays))
+                    vectorised=_recall_arrays, any_label=True))
 register(Definition("Rprec_mult", _rprec_mult, CUT_DOUBLE, MULTIPLES_OF_R,
                     check=lambda value: None if value > 0 else "a multiple of R must be positive",
                     vectorised=_rprec_mult_arrays))
 register(Definition("relative_P", _relative_P, CUT_LONG, CUTOFFS, vectorised=_relative_P_arrays))
 register(Definition("success", _success, CUT_LONG, (1, 5, 10),
                     ir_measures=(IrName("Success", "Success@k", cutoff=True),),
-                    vectorised=_success_arrays))
+                    vectorised=_success_arrays, any_label=True))
