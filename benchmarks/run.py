@@ -15,9 +15,12 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
 3. converting a 467 MB JSON MI run (``castregin convert questions``), when that command exists;
 4. aggregating 1,000,000 and 5,000,000 crowd judgments (``castregin aggregate``, ``benchmarks/bench_aggregate.py``;
    100,000 with ``--quick``);
-5. the HTML report of 30 simulated runs of 205 turns (``castregin report``, ``benchmarks/bench_report.py``;
+5. ``castregin trec_eval -m all_trec`` on the single run beside the trec_eval 9.0.8 binary
+   (``CASTREGIN_TREC_EVAL``, as the tests take it; said when absent), alternating, outputs compared
+   (``benchmarks/bench_trec_eval.py``);
+6. the HTML report of 30 simulated runs of 205 turns (``castregin report``, ``benchmarks/bench_report.py``;
    the same workload with ``--quick``);
-6. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
+7. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
    ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
    needs (the floor); the table goes into the documentation's Speed page, docs/speed.md
    (``bench_evaluate.scaling_section``).
@@ -44,6 +47,7 @@ sys.path.insert(0, str(HERE))
 from bench_aggregate import bench_aggregate
 from bench_evaluate import Timing, many_runs, markdown, measure, scaling_section, single_run
 from bench_report import bench_report
+from bench_trec_eval import bench_trec_eval
 from generate import make_qrels_and_runs
 
 PEER_VENV = REPO / ".venv-bench"
@@ -186,6 +190,11 @@ def main() -> None:
     print("many runs ...", file=sys.stderr)
     timings += many_runs(data, args.repeat, peer, multi)
     notes = []
+    # castregin trec_eval -m all_trec beside the trec_eval binary (C) on the single run.
+    print("trec_eval -m all_trec ...", file=sys.stderr)
+    rows, lines = bench_trec_eval(data["qrels"], data["run"], args.repeat, f"{single}, trec_eval -m all_trec")
+    timings += rows
+    notes += lines
     for name, outcome in (("convert", bench_convert(out, args.repeat, args.quick)),
                           ("aggregate", bench_aggregate(out, args.repeat, args.quick)),
                           ("report", bench_report(out, args.repeat))):

@@ -781,6 +781,18 @@ def libm(function, values: np.ndarray) -> np.ndarray:
     return np.array([function(value) for value in distinct.tolist()], dtype=np.float64)[inverse]
 
 
+def prefix_before(prefix: np.ndarray, segment: np.ndarray, position: np.ndarray, depth: int | None,
+                  n: int) -> np.ndarray:
+    """Per segment, the running sum ``prefix`` (of lines in (segment, position) order) over its lines ranked above
+    ``depth`` (all with None): the sum a loop stopping there gives, to the bit; 0 where no line is."""
+    counts = np.bincount(segment if depth is None else segment[position < depth], minlength=n)
+    first = segment_starts(segment, n)[:-1]
+    out = np.zeros(n)
+    some = counts > 0
+    out[some] = prefix[first[some] + counts[some] - 1]
+    return out
+
+
 def segment_starts(segments: np.ndarray, n: int) -> np.ndarray:
     """Where each of ``n`` segments begins among ``segments`` (non-decreasing; an empty one where the next begins)."""
     return np.searchsorted(segments, np.arange(n + 1))

@@ -195,12 +195,17 @@ def _gm_map_arrays(ranked, measure):
 def _map_cut_arrays(ranked, measure):
     import numpy as np
 
-    from ..engine import ratio, segment_positions, sequential_sums
+    from ..engine import prefix_before, ratio, segment_positions, sequential_prefix_sums
 
-    where = np.flatnonzero(ranked.relevant(measure.rel) & (ranked.position < measure.param))
-    segment = ranked.segment[where]
-    precision = (segment_positions(segment) + 1) / (ranked.position[where] + 1).astype(np.float64)
-    return ratio(sequential_sums(precision, segment, ranked.turn_count), ranked.num_rel(measure.rel))
+    key = ("precision sums", measure.rel)
+    if key not in ranked.cache:
+        # The sums of precisions at the relevant items so far, once for every cutoff.
+        where = np.flatnonzero(ranked.relevant(measure.rel))
+        segment, position = ranked.segment[where], ranked.position[where]
+        precision = (segment_positions(segment) + 1) / (position + 1).astype(np.float64)
+        ranked.cache[key] = segment, position, sequential_prefix_sums(precision, segment)
+    segment, position, sums = ranked.cache[key]
+    return ratio(prefix_before(sums, segment, position, measure.param, ranked.turn_count), ranked.num_rel(measure.rel))
 
 
 def _before_in_segment(flags, segment):
@@ -281,6 +286,9 @@ def _interpolated_arrays(ranked, rel, percents):
 
     from ..engine import segment_positions, segment_starts, segment_suffix_max
 
+    key = ("interpolated", rel)
+    if key in ranked.cache:
+        return _at_recall(ranked.cache[key], percents, ranked.turn_count)
     num_rel = ranked.num_rel(rel).astype(float)
     where = np.flatnonzero(ranked.relevant(rel))
     segment = ranked.segment[where]
@@ -292,7 +300,15 @@ def _interpolated_arrays(ranked, rel, percents):
     first = segment_starts(segment, ranked.turn_count)[:-1]
     overall = np.where(num_rel_ret > 0, best[np.minimum(first, max(len(best) - 1, 0))] if len(best) else 0.0,
                        num_rel_ret / ranked.lengths.astype(float))
-    out = np.zeros((ranked.turn_count, len(percents)))
+    ranked.cache[key] = num_rel, num_rel_ret, best, first, overall
+    return _at_recall(ranked.cache[key], percents, ranked.turn_count)
+
+
+def _at_recall(walk, percents, turn_count: int):
+    import numpy as np
+
+    num_rel, num_rel_ret, best, first, overall = walk
+    out = np.zeros((turn_count, len(percents)))
     for column, percent in enumerate(percents):
         cutoff = (percent * num_rel + 0.9).astype(np.int64)
         inside = (cutoff >= 1) & (cutoff <= num_rel_ret)

@@ -240,15 +240,11 @@ def _ndcg_arrays(ranked, measure):
     """nDCG and nDCG@k: the turn's DCG over the ideal ranking's (0 where that is 0)."""
     import numpy as np
 
-    from ..engine import log2_table, sequential_sums
+    from ..engine import prefix_before
 
-    gain = ranked.labels > 0
-    if measure.param is not None:
-        gain &= ranked.position < measure.param
-    where = np.flatnonzero(gain)
-    discount = log2_table(int(ranked.position[where].max()) + 3 if len(where) else 3)
-    dcg = sequential_sums(ranked.labels[where] / discount[ranked.position[where] + 2], ranked.segment[where],
-                          ranked.turn_count)
+    # The DCG so far at each gain, once for every cutoff: at a cutoff, the last one above it.
+    segment, position, _, dcg_so_far = _gained(ranked)
+    dcg = prefix_before(dcg_so_far, segment, position, measure.param, ranked.turn_count)
     ideal = ranked.ideal_dcg(measure.param)
     return np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
 
