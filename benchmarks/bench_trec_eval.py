@@ -61,15 +61,17 @@ def bench_trec_eval(qrels: Path, run: Path, repeat: int, label: str) -> tuple[li
     timings = [Timing(label, tool, statistics.median(s for s, _ in values), statistics.median(p for _, p in values),
                       repeat) for tool, values in runs.items()]
     if binary is None:
-        return timings, ["- trec_eval -m all_trec: the trec_eval binary is absent (set CASTREGIN_TREC_EVAL to its "
-                         "path, as for the tests): castregin alone is measured"]
+        absent = ("- trec_eval -m all_trec: the trec_eval binary is absent (set CASTREGIN_TREC_EVAL to its path, as "
+                  "for the tests): castregin alone is measured")
+        return timings, [absent]
     ours, theirs = timings
     identical = same_output(qrels, run, binary)
     time_ratio, memory_ratio = ours.seconds / theirs.seconds, ours.peak_mb / theirs.peak_mb
     verdict = "met" if time_ratio <= 1 and memory_ratio <= 1 and identical else "NOT met"
-    return timings, [f"- {label}: `castregin trec_eval -m all_trec` takes {time_ratio:.2f}x trec_eval 9.0.8's time "
-                     f"and {memory_ratio:.2f}x its peak memory; output {'byte-identical' if identical else 'DIFFERS'} "
-                     f"(target: at most 1x both, identical: {verdict})"]
+    said = (f"- {label}: `castregin trec_eval -m all_trec` takes {time_ratio:.2f}x trec_eval 9.0.8's time and "
+            f"{memory_ratio:.2f}x its peak memory; output {'byte-identical' if identical else 'DIFFERS'} "
+            f"(target: at most 1x both, identical: {verdict})")
+    return timings, [said]
 
 
 def main() -> None:
