@@ -24,9 +24,10 @@ floating-point details that decide the last bits:
 
 Turns are the run's turns that the qrels judge; means and ``--complete`` are the caller's job
 (:mod:`castregin.evaluation.evaluate`). The engine ranks and matches; what a measure computes from
-the ranking is its definition's (:mod:`castregin.evaluation.measures`: P@k, R@k, AP, RR, nDCG@k,
-nDCG, Rprec, Success@k, Judged@k, and the judged share evaluate warns about), over the
-:class:`RankedTurns` of the order it asks for.
+the ranking is its definition's (:mod:`castregin.evaluation.measures`: every measure of trec_eval's
+``all_trec``, Judged@k, and the judged share evaluate warns about), over the :class:`RankedTurns` of
+the order it asks for; the helpers at the end of this module (running sums, maxima and the C
+library's functions per turn) serve the walks of trec_eval's other measures.
 """
 
 from __future__ import annotations

@@ -3,15 +3,16 @@
 Measures are :class:`~castregin.evaluation.measures.Measure` objects, or names parsed once into them
 here (:func:`~castregin.evaluation.measures.parse_measures`). Each measure's per-turn values come from
 its definition: its vectorised computation in castregin's streaming engine
-(:mod:`castregin.evaluation.engine`) where it has one (P@k, R@k, AP, RR, nDCG@k, nDCG, Rprec,
-Success@k, Judged@k), which reproduces trec_eval 9's numbers (pytrec_eval's, to the last bit on the
+(:mod:`castregin.evaluation.engine`) where it has one (every measure of ``all_trec``, and
+Judged@k), which reproduces trec_eval 9's numbers (pytrec_eval's, to the last bit on the
 CAsT data), else its rule, trec_eval's rule in castregin's Python (:mod:`castregin.evaluation.plain`,
 checked against trec_eval's binary and pytrec_eval); small inputs are scored by the rules alone. No
 C code sees the input: where trec_eval crashes or hangs (a turn labelled only below 0, labels from
-2^30 on), castregin refuses in one line. Items are ranked on scores compared as doubles, as
-castregin's reference trec_eval-9.0.8 compares them, or with ``score_precision="float"`` as 32-bit
-floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 do
-(:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged, because that is
+2^30 on), castregin refuses in one line, for the measures whose value there trec_eval does not
+define (those without :attr:`~castregin.evaluation.measures.Definition.any_label`), on every path.
+Items are ranked on scores compared as doubles, as castregin's reference trec_eval-9.0.8 compares
+them, or with ``score_precision="float"`` as 32-bit floats, as pytrec_eval, ir_measures and
+trec_eval up to v9.0.8 do (:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged, because that is
 where tools differ:
 
 - default (``trec_eval -l2``): the turns present in both the qrels and the run;

@@ -1,4 +1,4 @@
-"""Per-turn values by each measure's rule, in plain Python: small inputs, and the measures the engine lacks.
+"""Per-turn values by each measure's rule, in plain Python: small inputs (and any measure without a vectorised form).
 
 Every measure's rule is trec_eval's rule for it on one turn's ranking
 (:mod:`castregin.evaluation.measures`); this runs them through trec_eval's evaluation loop
