@@ -12,8 +12,8 @@ C code sees the input: where trec_eval crashes or hangs (a turn labelled only be
 define (those without :attr:`~castregin.evaluation.measures.Definition.any_label`), on every path.
 Items are ranked on scores compared as doubles, as castregin's reference trec_eval-9.0.8 compares
 them, or with ``score_precision="float"`` as 32-bit floats, as pytrec_eval, ir_measures and
-trec_eval up to v9.0.8 do (:mod:`castregin.evaluation.ranking`). castregin decides which turns are averaged, because that is
-where tools differ:
+trec_eval up to v9.0.8 do (:mod:`castregin.evaluation.ranking`). castregin decides which turns are
+averaged, because that is where tools differ:
 
 - default (``trec_eval -l2``): the turns present in both the qrels and the run;
 - ``complete=True`` (``trec_eval -l2 -c``): every qrels turn, a turn the run lacks scoring 0.
