@@ -104,8 +104,10 @@ def _number(m: Marked, value: float, as_z: bool) -> int | float:
 #: ``castregin trec_eval`` streams the run through the engine (:mod:`castregin.evaluation.trec_eval_stream`)
 #: when its files (plain or compressed, not standard input) take more than this many bytes together;
 #: smaller ones are read into dicts and evaluated by the rules, which import neither numpy nor pyarrow.
+#: Measured with -m all_trec (benchmarks/generate.py's data): at 2 MB the rules take 0.19 s and 37 MB,
+#: streaming 0.24 s and 152 MB; at 8 MB the rules 0.51 s and 90 MB, streaming 0.28 s and 189 MB.
 #: Tests set it to 0 to put small inputs through the streaming path.
-STREAM_BYTES = 1 << 20
+STREAM_BYTES = 4 << 20
 
 
 def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None:
