@@ -144,11 +144,14 @@ def trec_eval_file_lines(qrels_path, run_path, options: TrecEvalOptions = TrecEv
     :func:`stream_refusal` allows (see :data:`STREAM_BYTES`), else both read whole and evaluated by the rules."""
     from .. import formats
 
+    large = _large([qrels_path, run_path])
     try:
         marked = mark_measures(options.measures)
     except InputError:
+        if large:
+            raise  # rather than after reading gigabytes
         marked = None  # said by the rules' path, after the files' own errors, as before
-    if marked is not None and _large([qrels_path, run_path]) and stream_refusal(options, marked) is None:
+    if marked is not None and large and stream_refusal(options, marked) is None:
         from .trec_eval_stream import Unstreamed, stream_lines
 
         try:

@@ -10,9 +10,9 @@ values stay; the ``all`` values add them in the topics' byte order, as trec_eval
 
 :func:`stream_lines` raises :class:`Unstreamed` where this path does not give trec_eval's lines
 itself (:func:`castregin.evaluation.trec_eval.stream_refusal` says beforehand which options and
-measures it leaves to the rules): a run the stream cannot vouch for or whose turns come back, a
-topic on which trec_eval fails (the rules' path refuses it, naming the item), no topic shared. The
-caller then reads both files whole and evaluates by the rules, as before.
+measures it leaves to the rules): a run the stream cannot vouch for, or whose turns come back; the
+caller then reads both files whole and evaluates by the rules, as before. What the rules refuse (no
+topic shared, a topic on which trec_eval fails) it refuses in their words.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..limits import MAX_TREC_LABEL
+from ..errors import InputError
 from .measures import CUT_DOUBLE, CUT_LONG, P_DOUBLE, P_PAIR, TEXT, Marked, Measure
 
 
@@ -73,12 +73,13 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
                 turns.extend(piece_turns)
                 for part, value in zip(parts, values, strict=True):
                     part.append(value)
-            tag, runid = stream.tag, stream.last_tag
+            tag, runid, run_source = stream.tag, stream.last_tag, stream.source
     except columnar.NotStreamable as why:
         raise Unstreamed(why.reason) from None
     if not turns:
-        raise Unstreamed("no topic shared")  # the rules' path says so, in its words
-    _check_labels(index, turns)
+        raise InputError(f"no query has both results ({run_source}) and relevance information "
+                         f"({qrels.source or 'qrels'}); check the query ids")
+    index.refuse_unevaluable(turns)  # in the rules' words
     values = [np.concatenate(part) for part in parts]
     facts = QrelsFacts(qrels.name, tuple(qrels.turns.tolist()), int((qrels.labels > 0).sum()))
     _warn_judged(tag or "run", facts, {_JUDGED_KEY: TurnValues(turns, values[-1])})
@@ -87,20 +88,6 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
     by_slot = iter(values)
     per_marked = [[next(by_slot)[order] for _ in group] for group in slots]
     return _lines(marked, per_marked, topics, options, facts, runid)
-
-
-def _check_labels(index, turns: list[str]) -> None:
-    """Leave to the rules (which refuse it, naming the item) a topic trec_eval cannot evaluate: labels
-    above MAX_TREC_LABEL, or none of 0 or more."""
-    lines = index.lines(positive_only=False)
-    codes = index.turn_codes(np.array(turns, dtype=object))
-    codes = codes[codes >= 0]
-    starts = lines.turn_starts
-    ok_before = np.r_[0, np.cumsum(lines.labels >= 0)]
-    high_before = np.r_[0, np.cumsum(lines.labels > MAX_TREC_LABEL)]
-    if np.any(ok_before[starts[codes + 1]] == ok_before[starts[codes]]) or \
-            np.any(high_before[starts[codes + 1]] != high_before[starts[codes]]):
-        raise Unstreamed("a topic trec_eval cannot evaluate")
 
 
 def _lines(marked: Sequence[Marked], per_marked: list[list[np.ndarray]], topics: list[str], options, facts,

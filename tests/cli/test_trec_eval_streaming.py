@@ -126,14 +126,27 @@ def test_a_run_whose_turns_come_back_falls_back_to_the_rules(tmp_path, cli):
     assert b"runid                 \tall\tlast\n" in streamed.stdout_bytes
 
 
-def test_what_trec_eval_cannot_evaluate_is_refused_on_the_streaming_path_too(tmp_path, cli):
+@pytest.mark.parametrize("qrels_text, run_text, message", [
+    ("t1 0 a -1\nt1 0 b -2\nt2 0 c 1\n", "t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\n", "topic t1: every label is negative"),
+    ("t1 0 a 1\nt1 0 b 1001\nt2 0 c 1\n", "t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\n", "item b: label 1001 is above 1000"),
+    ("t1 0 a 1\n", "t9 Q0 a 1 0.9 x\n", "no query has both results"),
+])
+def test_what_the_rules_refuse_the_streaming_path_refuses_in_their_words(tmp_path, cli, qrels_text, run_text,
+                                                                         message):
     qrels, run = tmp_path / "q.qrel", tmp_path / "r.run"
-    qrels.write_text("t1 0 a -1\nt1 0 b -2\nt2 0 c 1\n")
-    run.write_text("t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\n")
-    with streaming() as calls:
-        result = cli("trec_eval", "-m", "all_trec", qrels, run)
-    assert calls and result.exit_code == 1 and "every label is negative" in result.stderr
-    run.write_text("t9 Q0 a 1 0.9 x\n")
-    with streaming():
-        result = cli("trec_eval", "-m", "all_trec", qrels, run)
-    assert result.exit_code == 1 and "no query has both results" in result.stderr
+    qrels.write_text(qrels_text)
+    run.write_text(run_text)
+    read_whole = []
+    read_run = trec_eval_module.trec_eval_lines
+
+    def spy(*args, **kwargs):
+        read_whole.append(args)
+        return read_run(*args, **kwargs)
+
+    with streaming() as calls, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trec_eval_module, "trec_eval_lines", spy)
+        streamed = cli("trec_eval", "-m", "all_trec", qrels, run)
+    assert calls and not read_whole
+    by_rules = cli("trec_eval", "-m", "all_trec", qrels, run)
+    assert streamed.exit_code == by_rules.exit_code == 1 and message in streamed.stderr
+    assert streamed.stderr == by_rules.stderr
