@@ -283,6 +283,7 @@ class QrelsIndex:
             self._positive, self._nonpositive = self._all.where(self._all.labels > 0), \
                 self._all.where(self._all.labels <= 0)
             self._all = None
+        self._positive_labels: tuple[np.ndarray, np.ndarray] | None = None
         self._lines_of_run_turns: dict[tuple, _LinesOfRunTurns] = {}
         self._lock = threading.Lock()
         self._num_rel: dict[int | tuple, np.ndarray] = {}
@@ -417,8 +418,7 @@ class QrelsIndex:
         Per-turn tables are built chunk by chunk, so that their temporary arrays stay small whatever
         the size of the qrels (millions of lines in a large benchmark).
         """
-        lines = self.lines(positive_only=True)
-        starts = lines.turn_starts
+        labels_of_lines, starts = self.positive_labels()
         n_turns = len(starts) - 1
         first = 0
         while first < n_turns:
@@ -426,8 +426,21 @@ class QrelsIndex:
             end = min(max(end, first + 1), n_turns)
             counts = np.diff(starts[first:end + 1])
             turns = np.repeat(np.arange(end - first), counts)
-            yield first, end - first, turns, lines.labels[starts[first]:starts[end]].astype(np.int64)
+            yield first, end - first, turns, labels_of_lines[starts[first]:starts[end]].astype(np.int64)
             first = end
+
+    def positive_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """The labels of the lines labelled 1 or more, in turn order, and where each turn's begin: what the per-turn
+        tables read, without the lines' item ids (a copy of those would cost a large qrels tens of MB)."""
+        with self._lock:
+            if self._positive is not None:
+                return self._positive.labels, self._positive.turn_starts
+            if self._positive_labels is None:
+                lines = self._every_line()
+                keep = lines.labels > 0
+                kept_before = np.r_[0, np.cumsum(keep, dtype=np.int64)]
+                self._positive_labels = lines.labels[keep], kept_before[lines.turn_starts]
+            return self._positive_labels
 
     def num_rel(self, rel: int) -> np.ndarray:
         """Per qrels turn, the number of items judged >= ``rel`` (trec_eval's num_rel; ``rel`` is 1 or more)."""
@@ -599,12 +612,12 @@ class RankedTurns:
         """Per turn, the ideal ranking of its positive labels (largest first): ``(segment, position, label)``
         of each, turn after turn; computed once and kept (the gain measures share it)."""
         if self._ideal_gains is None:
-            lines = self.index.lines(positive_only=True)
-            begin = lines.turn_starts[self.turn_of_segment]
-            count = lines.turn_starts[self.turn_of_segment + 1] - begin
+            positive, turn_starts = self.index.positive_labels()
+            begin = turn_starts[self.turn_of_segment]
+            count = turn_starts[self.turn_of_segment + 1] - begin
             offsets = np.r_[0, np.cumsum(count)]
             rows = np.repeat(begin - offsets[:-1], count) + np.arange(int(offsets[-1]))
-            labels = lines.labels[rows].astype(np.int64)
+            labels = positive[rows].astype(np.int64)
             segment = np.repeat(np.arange(len(count), dtype=np.int64), count)
             order = np.lexsort((-labels, segment))
             self._ideal_gains = (segment, segment_positions(segment), labels[order])
