@@ -150,3 +150,18 @@ def test_what_the_rules_refuse_the_streaming_path_refuses_in_their_words(tmp_pat
     by_rules = cli("trec_eval", "-m", "all_trec", qrels, run)
     assert streamed.exit_code == by_rules.exit_code == 1 and message in streamed.stderr
     assert streamed.stderr == by_rules.stderr
+
+
+def test_quicktests_measure_parameters_streamed_without_the_gain_pairs(cli):
+    """trec_eval's meas_params test (cutoffs out of order, decimal cutoffs, utility's coefficients, Rprec_mult's
+    multiples, 11pt_avg's levels) on the streaming path: its expected output less the ndcg line, which gain pairs
+    leave to the rules."""
+    expected, command = next((e, c) for e, c in QUICKTEST if e == "out.test.meas_params")
+    arguments = [word for word in _arguments(command) if not word.startswith("-mndcg.")]
+    assert len(arguments) == len(_arguments(command)) - 1
+    with streaming() as calls:
+        result = cli("trec_eval", *arguments)
+    assert calls and result.exit_code == 0, result.stderr
+    kept = [line for line in (DATA / expected).read_bytes().splitlines(keepends=True)
+            if not line.startswith(b"ndcg_1=3,2=9,4=4.5")]
+    assert result.stdout_bytes == b"".join(kept)
