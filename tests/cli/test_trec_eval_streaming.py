@@ -165,3 +165,21 @@ def test_quicktests_measure_parameters_streamed_without_the_gain_pairs(cli):
     kept = [line for line in (DATA / expected).read_bytes().splitlines(keepends=True)
             if not line.startswith(b"ndcg_1=3,2=9,4=4.5")]
     assert result.stdout_bytes == b"".join(kept)
+
+
+@pytest.mark.parametrize("precision", ["double", "float"])
+def test_scores_tied_as_floats_only_streamed_as_each_binary_prints_them(tmp_path, cli, precision):
+    """The kept outputs of trec_eval-9.0.8 (doubles) and v9.0.8 (floats) on runs whose scores tie as floats only."""
+    from trec_eval_precision_oracle import cases
+    from trec_eval_precision_oracle import kept_output as kept_precision_output
+
+    streamed = 0
+    for name, rel_format, options, qrels, run in cases(tmp_path):
+        if rel_format != "qrels":
+            continue
+        with streaming() as calls:
+            result = cli("trec_eval", *options.split(), "--score-precision", precision, qrels, run)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout_bytes == kept_precision_output(precision, name), (precision, name)
+        streamed += bool(calls)
+    assert streamed >= 8
