@@ -1,0 +1,132 @@
+"""gdeval.pl and ndeval.c as oracles, and the random cases fed to them.
+
+The originals are those of the TREC Web track 2014 repository: github.com/trec-web/trec-web-2014,
+commit eb769d1ae81f29e34672f4a6914a8f399aafe083, ``src/eval/gdeval.pl`` (version 1.3) and
+``src/eval/ndeval.c`` (version 4.5, built as its ``src/eval/Makefile`` says: ``gcc -o ndeval
+ndeval.c -lm``; gcc 12.2, glibc, x86-64), run with perl 5.36.
+
+Their outputs on the cases below are kept in ``data/gdeval_ndeval/outputs.json.xz`` (``{case: text}``),
+so that the tests need neither perl, a compiler nor the network. ``$CASTREGIN_GDEVAL`` (the path of
+gdeval.pl) and ``$CASTREGIN_NDEVAL`` (an ndeval binary) make the tests run the live originals too;
+``python tests/cli/gdeval_ndeval_oracle.py`` with both set writes the kept outputs again.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+KEPT = Path(__file__).resolve().parent / "data" / "gdeval_ndeval" / "outputs.json.xz"
+GDEVAL_CASES = 160
+NDEVAL_CASES = 140
+
+
+def gdeval_case(seed: int) -> tuple[str, str, list[str]]:
+    """(qrels text, run text, gdeval options): graded -1..4, ties, unjudged items, topics without a positive label,
+    topics on one side only."""
+    rng = random.Random(seed)
+    qrels, run = [], []
+    for topic in rng.sample(range(1, 400), rng.randint(1, 9)):
+        items = [f"d{n}" for n in rng.sample(range(60), rng.randint(1, 30))]
+        judged = items[:rng.randint(0, len(items))] + [f"x{n}" for n in range(rng.randint(0, 4))]
+        no_relevant = rng.random() < 0.15
+        if rng.random() < 0.9:
+            for item in judged:
+                label = rng.choice([0, 0, -1]) if no_relevant else rng.choice([-1, 0, 0, 0, 1, 1, 2, 3, 4])
+                qrels.append(f"{topic} 0 {item} {label}")
+        if rng.random() < 0.9:
+            for rank, item in enumerate(items, start=1):
+                score = rng.choice([round(rng.random(), 3), 0.5, 1, 2.25, -1.5, 1e-3])
+                run.append(f"{topic} Q0 {item} {rank} {score} run{seed}")
+    if not run:
+        run.append(f"1 Q0 d1 1 1.0 run{seed}")
+    if not qrels:
+        qrels.append("1 0 d1 1")
+    rng.shuffle(qrels)
+    rng.shuffle(run)
+    options = rng.choice([[], [], ["-c"], ["-k", "5"], ["-k", "1"], ["-c", "-k", "10"]])
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n", options
+
+
+def ndeval_case(seed: int) -> tuple[str, str, list[str]]:
+    """(qrels text, run text, ndeval options): 1-8 subtopics a topic (numbers with gaps), labels 0-2, ties of
+    scores, unjudged items, topics with no relevant item, topics on one side only."""
+    rng = random.Random(10_000 + seed)
+    qrels, run = [], []
+    for topic in rng.sample(range(1, 300), rng.randint(1, 6)):
+        subtopics = rng.sample(range(0, 12), rng.randint(1, 8))
+        items = [f"d{n}" for n in rng.sample(range(50), rng.randint(1, 28))]
+        no_relevant = rng.random() < 0.12
+        if rng.random() < 0.9:
+            for item in items[:rng.randint(0, len(items))] + [f"x{n}" for n in range(rng.randint(0, 3))]:
+                for subtopic in subtopics:
+                    if rng.random() < 0.6:
+                        label = 0 if no_relevant else rng.choice([0, 0, 1, 2])
+                        qrels.append(f"{topic} {subtopic} {item} {label}")
+        if rng.random() < 0.9:
+            ranks = rng.sample(range(1, 3 * len(items) + 1), len(items))
+            for rank, item in zip(ranks, items):
+                score = rng.choice([round(rng.random(), 3), 0.5, 1, 2.25])
+                run.append(f"{topic} Q0 {item} {rank} {score} nrun{seed}")
+    if not run:
+        run.append(f"1 Q0 d1 1 1.0 nrun{seed}")
+    if not qrels:
+        qrels.append("1 1 d1 1")
+    rng.shuffle(qrels)
+    rng.shuffle(run)
+    options = rng.choice([[], [], ["-traditional"], ["-c"], ["-alpha", "0.3"], ["-beta", "0.8", "-traditional"],
+                          ["-M", "7"], ["-alpha", "1", "-c"], ["-alpha", "0"]])
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n", options
+
+
+def cases() -> dict[str, tuple[str, str, str, list[str]]]:
+    """Every case: ``{name: (tool, qrels text, run text, options)}``."""
+    out = {f"gdeval{seed}": ("gdeval", *gdeval_case(seed)) for seed in range(GDEVAL_CASES)}
+    out.update({f"ndeval{seed}": ("ndeval", *ndeval_case(seed)) for seed in range(NDEVAL_CASES)})
+    return out
+
+
+def live_command(tool: str) -> list[str] | None:
+    """The original's command from ``$CASTREGIN_GDEVAL`` / ``$CASTREGIN_NDEVAL``, or None."""
+    path = os.environ.get("CASTREGIN_GDEVAL" if tool == "gdeval" else "CASTREGIN_NDEVAL")
+    if not path:
+        return None
+    return ["perl", path] if tool == "gdeval" else [path]
+
+
+def run_original(tool: str, qrels: Path, run: Path, options: list[str]) -> str:
+    """The original's standard output on the files (it must be configured)."""
+    command = live_command(tool)
+    assert command is not None
+    return subprocess.run([*command, *options, str(qrels), str(run)], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def kept_outputs() -> dict[str, str]:
+    """The kept outputs of the originals, by case."""
+    return json.loads(lzma.decompress(KEPT.read_bytes()).decode())
+
+
+def write_kept(directory: Path) -> None:
+    """Run both originals on every case and keep their outputs."""
+    outputs = {}
+    for name, (tool, qrels_text, run_text, options) in cases().items():
+        qrels, run = directory / f"{name}.qrels", directory / f"{name}.run"
+        qrels.write_text(qrels_text)
+        run.write_text(run_text)
+        outputs[name] = run_original(tool, qrels, run, options)
+    KEPT.parent.mkdir(parents=True, exist_ok=True)
+    KEPT.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as work:
+        write_kept(Path(work))
+    sys.stdout.write(f"{KEPT} ({KEPT.stat().st_size} bytes)\n")
