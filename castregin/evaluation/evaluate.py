@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .. import formats
+from ..formats.diversity import read_diversity_qrels
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
@@ -384,7 +385,10 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
     if not all(m.in_engine for m in parsed):
-        qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
+        # ndeval's measures read each item's label per subtopic: a diversity qrels (an ordinary one is one subtopic).
+        diversity = any(m.definition.diversity for m in parsed)
+        read = read_diversity_qrels if diversity else formats.read_qrels
+        qrels_list = [read(path, name) for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
                              **{**options, "measures": parsed})
     complete = options.get("complete", False)

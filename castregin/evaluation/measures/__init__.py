@@ -37,7 +37,7 @@ counts the lines labelled above 0 of every qrels turn (whatever the level: its o
 from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
-from . import average_precision, counts, gain, judged, precision, sets
+from . import average_precision, counts, gain, judged, novelty, precision, sets
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,

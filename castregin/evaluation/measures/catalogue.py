@@ -7,9 +7,7 @@ from .names import TREC_SETS
 
 #: Well-known ir_measures measures that castregin refuses, and why (the catalogue lists them).
 _REFUSED_EXAMPLES = {
-    "ERR@k, nDCG(dcg='exp-log2')@k": "gdeval rewrites CAsT turn ids (every turn scores 0)",
-    "RBP, NRBP, nNRBP": "trectools/ndeval only, not trec_eval",
-    "alpha_nDCG, ERR_IA, nERR_IA, P_IA, AP_IA, StRecall": "diversity measures of ndeval (pyndeval), not trec_eval",
+    "RBP": "trectools only, not trec_eval",
     "INST, INSQ, SDCG, BPM, NERR8..11": "cwl_eval only, not trec_eval",
     "RR@k": "trec_eval's recip_rank has no cutoff",
     "Accuracy, Compat": "not trec_eval measures",

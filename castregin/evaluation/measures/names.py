@@ -10,6 +10,7 @@ as trec_eval reads them.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import re
@@ -239,8 +240,60 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
             # The labels are mapped before the rule sees them, and trec_eval's nDCG reads whole-number labels.
             raise _refuse(name, "gains must map whole-number labels to whole-number gains")
         gains = tuple(sorted(gains.items()))
-    return _with_level(definition, name, param, params.get("rel", rel_level),
-                       bool(params.get("judged_only", False)), gains)
+    measure = _with_level(definition, name, param, params.get("rel", rel_level),
+                          bool(params.get("judged_only", False)), gains)
+    return replace(measure, options=_options(name, kind, definition, params)) if definition.options else measure
+
+
+def _options(name: str, kind: str, definition: Definition, params: Mapping) -> tuple:
+    """The values of a definition's options from a name's parameters (defaults where not given)."""
+    if params.get("judged_only"):
+        raise _refuse(name, f"{kind} takes no judged_only (unjudged items count as not relevant)")
+    values = []
+    for key, default in definition.options:
+        value = params.get(key, default)
+        if isinstance(default, str):
+            if value != default:
+                raise _refuse(name, f"{kind}'s {key} must be {default!r}")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise _refuse(name, f"{kind}'s {key} must be a number, not {value!r}")
+        values.append(value)
+    why = definition.check(tuple(values)) if definition.check is not None else None
+    if why is not None:
+        raise _refuse(name, why)
+    return tuple(values)
+
+
+#: A name with parameters of a measure that takes options (``alpha_nDCG(alpha=0.3)@20``, ``ERR(max_grade=5)@20``):
+#: read here, as ir_measures does not know every such parameter (ERR's max_grade) and would set ``rel`` itself.
+_OPTIONS_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cutoff>[0-9]{1,10}))?")
+
+
+def _options_measure(name: str, rel_level: int) -> Measure | None:
+    """A measure that takes options, named with parameters, or None for any other name."""
+    match = _OPTIONS_NAME.fullmatch(name.replace(" ", ""))
+    if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
+        return None
+    params: dict = {}
+    for part in filter(None, match["args"].split(",")):
+        key, equals, text = part.partition("=")
+        try:
+            if not equals:
+                raise ValueError
+            params[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise _refuse(name, f"parameters are key=value pairs, not {part!r}") from None
+    if match["cutoff"] is not None:
+        params["cutoff"] = int(match["cutoff"])
+    found = _match(match["kind"], params)
+    if found is None or not found[0].options:
+        return None
+    allowed = {key for key, _ in found[0].options} | {"cutoff"}
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise _refuse(name, f"{match['kind']} takes {', '.join(sorted(allowed))}, not {', '.join(unknown)} (labels "
+                            "are read as the original reads them)")
+    return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
 
 #: The ir_measures names most evaluations ask for (the default measures among them), ``NAME`` or
@@ -265,6 +318,9 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
     plain = _plain_ir_measure(name, rel_level)
     if plain is not None:
         return plain
+    with_options = _options_measure(name, rel_level)
+    if with_options is not None:
+        return with_options
     import ir_measures
 
     try:
