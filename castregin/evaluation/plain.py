@@ -50,7 +50,8 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
             mapping = dict(gains)
             labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
         settings = trec_rules.Settings(rel, judged_only, score_bits=score_bits)
-        strict = not all(measures[i].in_engine for i in members)
+        # trec_eval's limits bind its own measures only (gdeval's and ndeval's take a turn labelled only below 0).
+        strict = not all(measures[i].in_engine or not measures[i].definition.trec_name for i in members)
         evaluation = trec_rules.evaluate(labels, run, [measures[i].marked() for i in members], settings,
                                          source=source, strict=strict)
         for index, position in enumerate(members):

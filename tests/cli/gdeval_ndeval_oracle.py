@@ -130,3 +130,59 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as work:
         write_kept(Path(work))
     sys.stdout.write(f"{KEPT} ({KEPT.stat().st_size} bytes)\n")
+
+
+# --- castregin's measures against the kept outputs -------------------------------------------------------------
+
+#: The original's column of each registered measure (by definition name) at cutoff k.
+COLUMN = {"gdeval_nDCG": "ndcg@{k}", "ERR": "err@{k}", "alpha_nDCG": "alpha-nDCG@{k}", "alpha_DCG": "alpha-DCG@{k}",
+          "ERR_IA": "ERR-IA@{k}", "nERR_IA": "nERR-IA@{k}", "P_IA": "P-IA@{k}", "StRecall": "strec@{k}",
+          "NRBP": "NRBP", "nNRBP": "nNRBP", "AP_IA": "MAP-IA"}
+
+
+def _table(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    lines = [line.split(",") for line in text.splitlines()]
+    return lines[0][2:], {line[1]: line[2:] for line in lines[1:]}
+
+
+def _option(options: list[str], flag: str, default: str) -> str:
+    return options[options.index(flag) + 1] if flag in options else default
+
+
+def measure_cases(definition_name: str):
+    """For a registered measure: ``(measure name, qrels text, run text as castregin must rank it, {topic: value},
+    mean or None)`` for each kept case of its original. ndeval orders by rank unless -traditional: the run's scores
+    become minus the ranks then; -M keeps the top of that order."""
+    gdeval = definition_name in ("gdeval_nDCG", "ERR")
+    for name, (tool, qrels_text, run_text, options) in cases().items():
+        if tool != ("gdeval" if gdeval else "ndeval"):
+            continue
+        columns, rows = _table(kept_outputs()[name])
+        if gdeval:
+            k = int(_option(options, "-k", "20"))
+            measure = f"nDCG(dcg='exp-log2')@{k}" if definition_name == "gdeval_nDCG" else f"ERR@{k}"
+            ks = [k]
+        else:
+            alpha, beta = _option(options, "-alpha", "0.5"), _option(options, "-beta", "0.5")
+            ks = [5, 10, 20] if "{k}" in COLUMN[definition_name] else [None]
+            lines = [line.split() for line in run_text.splitlines()]
+            if "-traditional" not in options:
+                lines = [[*line[:4], str(-int(line[3])), *line[5:]] for line in lines]
+            if "-M" in options:
+                depth = int(_option(options, "-M", "0"))
+                by_topic: dict[str, list] = {}
+                for line in lines:
+                    by_topic.setdefault(line[0], []).append(line)
+                lines = [line for group in by_topic.values()
+                         for line in sorted(group, key=lambda line: (-float(line[4]), line[2]))[:depth]]
+            run_text = "".join(" ".join(line) + "\n" for line in lines)
+        for k in ks:
+            column = columns.index(COLUMN[definition_name].format(k=k))
+            values = {topic: float(row[column]) for topic, row in rows.items() if topic != "amean"}
+            mean = float(rows["amean"][column]) if "-c" not in options else None
+            if not gdeval:
+                cut = f"@{k}" if k else ""
+                measure = (f"NRBP(alpha={alpha},beta={beta})" if definition_name in ("NRBP", "nNRBP") else
+                           "AP_IA" if definition_name == "AP_IA" else f"{definition_name}(alpha={alpha}){cut}")
+                measure = measure.replace("NRBP(", f"{definition_name}(", 1) if "NRBP" in definition_name else measure
+            yield measure, qrels_text, run_text, values, mean

@@ -1,0 +1,113 @@
+"""gdeval's and ndeval's measures in castregin's registry against the originals' kept outputs, and on CAsT 2022.
+
+The oracles are gdeval.pl's and ndeval.c's outputs on the random cases of tests/cli/gdeval_ndeval_oracle.py
+(printed to 5 and 6 decimals: castregin's values must round to them), and on CAsT 2022 the live
+originals (``$CASTREGIN_GDEVAL``, ``$CASTREGIN_NDEVAL``) on the turns mapped to numbers, else the kept
+digests' drop-in outputs (tests/cli/test_gdeval_ndeval.py proves them the originals').
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from gdeval_ndeval_oracle import COLUMN, measure_cases
+
+from castregin.data import Run
+from castregin.evaluation.evaluate import evaluate_rows
+from castregin.formats import read_run
+from castregin.formats.diversity import read_diversity_qrels
+
+
+def check_against_originals(definition_name: str, tmp_path: Path) -> int:
+    """Every kept case of the measure's original: per topic, and the mean where the original averages the same turns.
+
+    Returns the number of values compared."""
+    gdeval = definition_name in ("gdeval_nDCG", "ERR")
+    places = 5 if gdeval else 6
+    compared = 0
+    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name):
+        (tmp_path / "q").write_text(qrels_text)
+        (tmp_path / "r").write_text(run_text)
+        qrels, run = read_diversity_qrels(tmp_path / "q"), read_run(tmp_path / "r")
+        rows = evaluate_rows(run, qrels, [measure], per_turn=True)
+        got = {turn: value for *_, turn, value in rows if turn != "all"}
+        for topic, want in values.items():
+            if topic not in got:  # ndeval prints 0s for a run topic the qrels lack; castregin leaves it out
+                assert want == 0.0 and topic not in qrels.labels, (measure, topic)
+                continue
+            if math.isnan(want):  # ndeval's nNRBP where nothing is relevant; castregin's is 0
+                assert got[topic] == 0.0
+                continue
+            assert f"{got[topic]:.{places}f}" == f"{want:.{places}f}", (measure, topic, got[topic], want)
+            compared += 1
+        # gdeval prints only turns with a positive label; castregin gives the others 0.
+        assert all(got[t] == 0.0 for t in set(got) - set(values)), measure
+        if mean is not None and not math.isnan(mean):
+            shown = [got[t] for t in values if t in got]
+            assert f"{sum(shown) / len(shown) if shown else 0.0:.{places}f}" == f"{mean:.{places}f}", measure
+    return compared
+
+
+@pytest.mark.parametrize("definition_name", sorted(COLUMN))
+def test_measure_equals_the_original(definition_name, tmp_path):
+    assert check_against_originals(definition_name, tmp_path) > 100
+
+
+def test_rank_order_and_options_change_the_numbers(tmp_path):
+    """The cases differ where they should: alpha changes alpha-nDCG (else the comparisons above prove little)."""
+    (tmp_path / "q").write_text("1 1 a 1\n1 2 a 1\n1 2 b 1\n1 3 c 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n")
+    qrels, run = read_diversity_qrels(tmp_path / "q"), read_run(tmp_path / "r")
+    half, third = (evaluate_rows(run, qrels, [name])[-1][-1] for name in ("alpha_nDCG@2", "alpha_nDCG(alpha=0.3)@2"))
+    assert half != third
+
+
+def _cast_values(tool: str, text: str) -> dict[str, list[str]]:
+    lines = [line.split(",") for line in text.splitlines()]
+    return {line[1]: line[2:] for line in lines[1:]}
+
+
+def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
+    """`evaluate -m ERR@20 -m alpha_nDCG@20` on CAsT's own turn ids equals gdeval and ndeval -traditional on the
+    turns mapped to numbers."""
+    from test_gdeval_ndeval import cast_files
+
+    from gdeval_ndeval_oracle import live_command, run_original
+
+    for run_path in run_paths:
+        files = cast_files(cast2022, run_path, tmp_path)
+        number = files["numbers"]
+        for qrels_name in ("graded", "diversity"):
+            result = cli("evaluate", files["run"], "--qrels", files[qrels_name], "-m", "ERR@20", "-m",
+                         "alpha_nDCG@20", "--per-turn", "--format", "json", "-q")
+            assert result.exit_code == 0, result.stderr
+            import json
+
+            rows = json.loads(result.stdout)
+            mapped_qrels = files[f"mapped_{qrels_name}"]
+            outputs = {}
+            for tool, options in (("gdeval", []), ("ndeval", ["-traditional"])):
+                if live_command(tool) is not None:
+                    outputs[tool] = run_original(tool, mapped_qrels, files["mapped_run"], options)
+                else:  # the drop-in, byte-identical to the original on these files (test_gdeval_ndeval)
+                    outputs[tool] = cli(tool, *options, mapped_qrels, files["mapped_run"]).stdout
+            gdeval, ndeval = _cast_values("gdeval", outputs["gdeval"]), _cast_values("ndeval", outputs["ndeval"])
+            column = ndeval.pop("runid", None) or outputs["ndeval"].splitlines()[0].split(",")[2:]
+            at20 = outputs["ndeval"].splitlines()[0].split(",")[2:].index("alpha-nDCG@20")
+            err = {r["turn"]: r["value"] for r in rows if r["measure"] == "ERR@20" and r["turn"] != "all"}
+            alpha = {r["turn"]: r["value"] for r in rows if r["measure"] == "alpha_nDCG@20" and r["turn"] != "all"}
+            assert err and column
+            for turn, value in alpha.items():
+                assert f"{value:.6f}" == ndeval[number[turn]][at20], (turn, qrels_name)
+            assert f"{sum(alpha.values()) / len(alpha):.6f}" == ndeval["amean"][at20]
+            if qrels_name == "graded":
+                printed = {turn: value for turn, value in err.items() if number[turn] in gdeval}
+                for turn, value in printed.items():
+                    assert f"{value:.5f}" == gdeval[number[turn]][1], turn
+                assert all(err[t] == 0.0 for t in set(err) - set(printed))  # no relevant item: gdeval skips it
+                assert f"{sum(printed.values()) / len(printed):.5f}" == gdeval["amean"][1]
