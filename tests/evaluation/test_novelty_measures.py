@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gdeval_ndeval_oracle import COLUMN, measure_cases
 
 from castregin.data import Run
@@ -111,3 +112,42 @@ def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
                     assert f"{value:.5f}" == gdeval[number[turn]][1], turn
                 assert all(err[t] == 0.0 for t in set(err) - set(printed))  # no relevant item: gdeval skips it
                 assert f"{sum(printed.values()) / len(printed):.5f}" == gdeval["amean"][1]
+
+
+def check_rbp(definition_name: str, tmp_path: Path) -> int:
+    """RBP and its residual against trectools' kept values (tests/evaluation/rbp_oracle.py); returns the count."""
+    import json
+    import lzma
+
+    from rbp_oracle import KEPT, rbp_case
+
+    kept = json.loads(lzma.decompress(KEPT.read_bytes()))
+    compared = 0
+    for seed, values in kept.items():
+        qrels_text, run_text, k, p = rbp_case(int(seed))
+        (tmp_path / "q").write_text(qrels_text)
+        (tmp_path / "r").write_text(run_text)
+        measure = f"{definition_name}(p={p},rel=1)@{k}"
+        rows = evaluate_rows(read_run(tmp_path / "r"), read_diversity_qrels(tmp_path / "q"), [measure], per_turn=True)
+        got = {turn: value for *_, turn, value in rows if turn != "all"}
+        for topic, (rbp, residual) in values.items():
+            want = rbp if definition_name == "RBP" else residual
+            if want is not None:
+                assert got[topic] == pytest.approx(want, abs=1e-12), (seed, topic)
+                compared += 1
+    return compared
+
+
+@pytest.mark.parametrize("definition_name", ["RBP", "RBP_residual"])
+def test_rbp_equals_trectools(definition_name, tmp_path):
+    assert check_rbp(definition_name, tmp_path) > 100
+
+
+def test_rbp_counts_labels_below_0_as_unjudged_and_ranks_ties_as_trec_eval(tmp_path):
+    """castregin's rules where trectools' differ (hence not in its cases): a label below 0 is unjudged (residual),
+    tied scores rank by item id descending."""
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b -1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 0.5 r\n1 Q0 b 2 0.5 r\n")
+    qrels, run = read_diversity_qrels(tmp_path / "q"), read_run(tmp_path / "r")
+    rbp, residual = (evaluate_rows(run, qrels, [name])[-1][-1] for name in ("RBP(p=0.5,rel=1)", "RBP_residual(p=0.5)"))
+    assert (rbp, residual) == (0.25, 0.5 + 0.25)  # b first (ties: ids descending), unjudged: 0.5; past 2: 0.25

@@ -7,7 +7,6 @@ from .names import TREC_SETS
 
 #: Well-known ir_measures measures that castregin refuses, and why (the catalogue lists them).
 _REFUSED_EXAMPLES = {
-    "RBP": "trectools only, not trec_eval",
     "INST, INSQ, SDCG, BPM, NERR8..11": "cwl_eval only, not trec_eval",
     "RR@k": "trec_eval's recip_rank has no cutoff",
     "Accuracy, Compat": "not trec_eval measures",

@@ -288,7 +288,7 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
     found = _match(match["kind"], params)
     if found is None or not found[0].options:
         return None
-    allowed = {key for key, _ in found[0].options} | {"cutoff"}
+    allowed = {key for key, _ in found[0].options} | {"cutoff"} | ({"rel"} if found[0].uses_level else set())
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise _refuse(name, f"{match['kind']} takes {', '.join(sorted(allowed))}, not {', '.join(unknown)} (labels "

@@ -125,3 +125,50 @@ register(Definition("nNRBP", _nrbp(True), uses_level=False, trec_name=False,
                     note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)"))
 register(Definition("AP_IA", _ap_ia, uses_level=False, trec_name=False, ir_measures=(IrName("AP_IA", "AP_IA"),),
                     diversity=True, note=_NDEVAL + " (MAP-IA)"))
+
+
+# --- RBP (Moffat and Zobel 2008) -------------------------------------------------------------------------------
+
+
+def _check_persistence(options: tuple) -> str | None:
+    return None if 0.0 < options[0] < 1.0 else "p (persistence) must be between 0 and 1"
+
+
+def _rbp_parts(rr, params) -> tuple[float, float]:
+    """RBP, and its residual: what the unjudged items of the ranking and the ranks past it could add."""
+    cutoff, p = params
+    key = ("rbp", cutoff, p)
+    if key not in rr.cache:
+        labels, level = rr.labels, rr.cache.get("level")
+        order = gdeval.ranked(rr.scores)[:cutoff]
+        rbp = unjudged = 0.0
+        weight = 1.0 - p
+        for item in order:
+            label = labels.get(item)
+            if label is None or label < 0:
+                unjudged += weight
+            elif label >= level:
+                rbp += weight
+            weight *= p
+        rr.cache[key] = (rbp, unjudged + p ** len(order))
+    return rr.cache[key]
+
+
+def _rbp(residual: bool):
+    def rule(rr, s, params):
+        rr.cache["level"] = s.level
+        parts = _rbp_parts(rr, params)
+        return [parts[1] if residual else parts[0]]
+    return rule
+
+
+_RBP_NOTE = ("Moffat and Zobel's rank-biased precision, binary at the relevance level; checked against trectools "
+             "0.0.50")
+register(Definition("RBP", _rbp(False), CUT_LONG, trec_name=False,
+                    ir_measures=(IrName("RBP", "RBP(p=0.8)@k", cutoff=None),), options=(("p", 0.8),),
+                    check=_check_persistence, note=_RBP_NOTE))
+register(Definition("RBP_residual", _rbp(True), CUT_LONG, trec_name=False,
+                    ir_measures=(IrName("RBP_residual", "RBP_residual(p=0.8)@k", cutoff=None),), options=(("p", 0.8),),
+                    check=_check_persistence,
+                    note="RBP's residual: the weight of the unjudged items ranked and of the ranks past the ranking "
+                         "(p^items), RBP's largest gain were they relevant; checked against trectools 0.0.50"))
