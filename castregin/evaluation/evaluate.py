@@ -341,7 +341,8 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
             if index is not None and columnar_runs is not None:
                 scores.update(_engine_scores(columnar_runs[position], index, parsed, score_bits=bits))
             scores.update(zip((m.name for m in by_rules),
-                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source),
+                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source,
+                                                 ranks=run.ranks),
                               strict=True))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)

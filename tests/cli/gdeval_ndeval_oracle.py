@@ -149,10 +149,11 @@ def _option(options: list[str], flag: str, default: str) -> str:
     return options[options.index(flag) + 1] if flag in options else default
 
 
-def measure_cases(definition_name: str):
+def measure_cases(definition_name: str, by_rank: bool = False):
     """For a registered measure: ``(measure name, qrels text, run text as castregin must rank it, {topic: value},
     mean or None)`` for each kept case of its original. ndeval orders by rank unless -traditional: the run's scores
-    become minus the ranks then; -M keeps the top of that order."""
+    become minus the ranks then, or with ``by_rank`` the measure is asked for ``order='rank'``; -M keeps the top of
+    that order."""
     gdeval = definition_name in ("gdeval_nDCG", "ERR")
     for name, (tool, qrels_text, run_text, options) in cases().items():
         if tool != ("gdeval" if gdeval else "ndeval"):
@@ -166,6 +167,7 @@ def measure_cases(definition_name: str):
             alpha, beta = _option(options, "-alpha", "0.5"), _option(options, "-beta", "0.5")
             ks = [5, 10, 20] if "{k}" in COLUMN[definition_name] else [None]
             lines = [line.split() for line in run_text.splitlines()]
+            rank_order = by_rank and "-traditional" not in options
             if "-traditional" not in options:
                 lines = [[*line[:4], str(-int(line[3])), *line[5:]] for line in lines]
             if "-M" in options:
@@ -175,14 +177,20 @@ def measure_cases(definition_name: str):
                     by_topic.setdefault(line[0], []).append(line)
                 lines = [line for group in by_topic.values()
                          for line in sorted(group, key=lambda line: (-float(line[4]), line[2]))[:depth]]
-            run_text = "".join(" ".join(line) + "\n" for line in lines)
+            if rank_order:  # the original run's lines (its scores), ranked by their rank column
+                original = {(line.split()[0], line.split()[2]): line for line in run_text.splitlines()}
+                run_text = "".join(original[line[0], line[2]] + "\n" for line in lines)
+            else:
+                run_text = "".join(" ".join(line) + "\n" for line in lines)
         for k in ks:
             column = columns.index(COLUMN[definition_name].format(k=k))
             values = {topic: float(row[column]) for topic, row in rows.items() if topic != "amean"}
             mean = float(rows["amean"][column]) if "-c" not in options else None
             if not gdeval:
                 cut = f"@{k}" if k else ""
-                measure = (f"NRBP(alpha={alpha},beta={beta})" if definition_name in ("NRBP", "nNRBP") else
-                           "AP_IA" if definition_name == "AP_IA" else f"{definition_name}(alpha={alpha}){cut}")
+                order = ",order='rank'" if rank_order else ""
+                measure = (f"NRBP(alpha={alpha},beta={beta}{order})" if definition_name in ("NRBP", "nNRBP") else
+                           f"AP_IA({order[1:]})" if definition_name == "AP_IA" else
+                           f"{definition_name}(alpha={alpha}{order}){cut}")
                 measure = measure.replace("NRBP(", f"{definition_name}(", 1) if "NRBP" in definition_name else measure
             yield measure, qrels_text, run_text, values, mean

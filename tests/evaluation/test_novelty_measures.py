@@ -24,14 +24,14 @@ from castregin.formats import read_run
 from castregin.formats.diversity import read_diversity_qrels
 
 
-def check_against_originals(definition_name: str, tmp_path: Path) -> int:
+def check_against_originals(definition_name: str, tmp_path: Path, by_rank: bool = False) -> int:
     """Every kept case of the measure's original: per topic, and the mean where the original averages the same turns.
 
     Returns the number of values compared."""
     gdeval = definition_name in ("gdeval_nDCG", "ERR")
     places = 5 if gdeval else 6
     compared = 0
-    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name):
+    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name, by_rank):
         (tmp_path / "q").write_text(qrels_text)
         (tmp_path / "r").write_text(run_text)
         qrels, run = read_diversity_qrels(tmp_path / "q"), read_run(tmp_path / "r")
@@ -57,6 +57,12 @@ def check_against_originals(definition_name: str, tmp_path: Path) -> int:
 @pytest.mark.parametrize("definition_name", sorted(COLUMN))
 def test_measure_equals_the_original(definition_name, tmp_path):
     assert check_against_originals(definition_name, tmp_path) > 100
+
+
+@pytest.mark.parametrize("definition_name", sorted(set(COLUMN) - {"gdeval_nDCG", "ERR"}))
+def test_ndeval_measure_in_ndevals_rank_order(definition_name, tmp_path):
+    """order='rank' ranks by the run's rank column, as ndeval does by default (the runs' scores are random)."""
+    assert check_against_originals(definition_name, tmp_path, by_rank=True) > 100
 
 
 def test_rank_order_and_options_change_the_numbers(tmp_path):

@@ -178,6 +178,11 @@ class Measure:
     def __str__(self) -> str:
         return self.name
 
+    def option(self, name: str, default=None):
+        """The value of the definition's option ``name`` (``alpha``, ``order``), or ``default`` if it has none."""
+        names = [key for key, _ in self.definition.options]
+        return self.params[1 + names.index(name)] if name in names else default
+
     @property
     def params(self) -> tuple:
         """The parameters its rule takes."""

@@ -253,8 +253,8 @@ def _options(name: str, kind: str, definition: Definition, params: Mapping) -> t
     for key, default in definition.options:
         value = params.get(key, default)
         if isinstance(default, str):
-            if value != default:
-                raise _refuse(name, f"{kind}'s {key} must be {default!r}")
+            if not isinstance(value, str):
+                raise _refuse(name, f"{kind}'s {key} must be a text, not {value!r}")
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise _refuse(name, f"{kind}'s {key} must be a number, not {value!r}")
         values.append(value)

@@ -28,6 +28,8 @@ from .definition import CUT_LONG, Definition, IrName, register
 
 
 def _check_grade(options: tuple) -> str | None:
+    if options[0] != "exp-log2" and len(options) == 2:
+        return "dcg must be 'exp-log2' (gdeval's gains; nDCG@k is trec_eval's)"
     grade = options[-1]
     return None if isinstance(grade, int) and 1 <= grade <= 30 else "max_grade must be a whole number from 1 to 30"
 
@@ -53,7 +55,10 @@ def _gdeval_err(rr, s, params):
 
 
 def _alpha_beta(options: tuple) -> str | None:
-    return None if all(0.0 <= value <= 1.0 for value in options) else "alpha and beta must be from 0 to 1"
+    *numbers, order = options
+    if order not in ("score", "rank"):
+        return f"order must be 'score' (trec_eval's, ndeval -traditional) or 'rank' (ndeval's), not {order!r}"
+    return None if all(0.0 <= value <= 1.0 for value in numbers) else "alpha and beta must be from 0 to 1"
 
 
 def _normalised(rr, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
@@ -71,14 +76,14 @@ def _normalised(rr, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
 def _cut(value):
     """A rule reading ``value(normalised, k)`` at the cutoff, with alpha (beta 0.5: no cutoff measure reads it)."""
     def rule(rr, s, params):
-        cutoff, alpha = params
+        cutoff, alpha, _ = params  # the order is the ranking's (castregin.evaluation.plain ranks by rank)
         return [value(_normalised(rr, cutoff, alpha, 0.5), cutoff)]
     return rule
 
 
 def _nrbp(normalise: bool):
     def rule(rr, s, params):
-        _, alpha, beta = params
+        _, alpha, beta, _ = params
         found = _normalised(rr, None, alpha, beta)
         value = found.nnrbp if normalise else found.run.nrbp
         return [0.0 if math.isnan(value) else value]
@@ -91,7 +96,10 @@ def _ap_ia(rr, s, params):
 
 _GDEVAL = "gdeval.pl's (TREC Web track), checked against it"
 _NDEVAL = "ndeval.c's (TREC Web track), checked against it; diversity qrels, labels binarised"
-_ALPHA = (("alpha", 0.5),)
+#: ``order``: ``'score'`` ranks by score (trec_eval's order, ndeval's ``-traditional``), ``'rank'`` by the run's
+#: rank column (ndeval's default).
+_ORDER = ("order", "score")
+_ALPHA = (("alpha", 0.5), _ORDER)
 
 
 def _at(name: str, shown: str) -> tuple[IrName, ...]:
@@ -118,13 +126,13 @@ for _name, _value in (
                         diversity=True, note=_NDEVAL))
 register(Definition("NRBP", _nrbp(False), uses_level=False, trec_name=False,
                     ir_measures=(IrName("NRBP", "NRBP(alpha=0.5,beta=0.5)"),),
-                    options=(("alpha", 0.5), ("beta", 0.5)), check=_alpha_beta, diversity=True, note=_NDEVAL))
+                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check=_alpha_beta, diversity=True, note=_NDEVAL))
 register(Definition("nNRBP", _nrbp(True), uses_level=False, trec_name=False,
                     ir_measures=(IrName("nNRBP", "nNRBP(alpha=0.5,beta=0.5)"),),
-                    options=(("alpha", 0.5), ("beta", 0.5)), check=_alpha_beta, diversity=True,
+                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check=_alpha_beta, diversity=True,
                     note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)"))
 register(Definition("AP_IA", _ap_ia, uses_level=False, trec_name=False, ir_measures=(IrName("AP_IA", "AP_IA"),),
-                    diversity=True, note=_NDEVAL + " (MAP-IA)"))
+                    options=(_ORDER,), check=lambda options: _alpha_beta(options), diversity=True, note=_NDEVAL + " (MAP-IA)"))
 
 
 # --- RBP (Moffat and Zobel 2008) -------------------------------------------------------------------------------
