@@ -157,3 +157,24 @@ def test_rbp_counts_labels_below_0_as_unjudged_and_ranks_ties_as_trec_eval(tmp_p
     qrels, run = read_diversity_qrels(tmp_path / "q"), read_run(tmp_path / "r")
     rbp, residual = (evaluate_rows(run, qrels, [name])[-1][-1] for name in ("RBP(p=0.5,rel=1)", "RBP_residual(p=0.5)"))
     assert (rbp, residual) == (0.25, 0.5 + 0.25)  # b first (ties: ids descending), unjudged: 0.5; past 2: 0.25
+
+
+def test_report_and_compare_read_diversity_qrels(cli, tmp_path):
+    """report's leaderboard shows alpha_nDCG@20 as ndeval -traditional's amean (a kept case with several subtopics
+    per item, which the ordinary qrels reader refuses)."""
+    from gdeval_ndeval_oracle import cases, kept_outputs
+
+    name = next(n for n, case in cases().items() if case[0] == "ndeval" and case[3] == ["-traditional"]
+                and not math.isnan(float(kept_outputs()[n].splitlines()[-1].split(",")[13])))
+    _, qrels_text, run_text, _ = cases()[name]
+    (tmp_path / "q").write_text(qrels_text)
+    (tmp_path / "r").write_text(run_text)
+    amean = float(kept_outputs()[name].splitlines()[-1].split(",")[2 + 11])  # alpha-nDCG@20
+    result = cli("report", tmp_path / "r", "--qrels", tmp_path / "q", "--out", tmp_path / "rep", "-m", "alpha_nDCG@20",
+                 "--ci-samples", "10", "--permutations", "10")
+    assert result.exit_code == 0, result.stderr
+    page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    board = page[page.index('id="leaderboard"'):page.index('id="significance"')]
+    assert f">{amean:.4f}<" in board or f"<strong>{amean:.4f}</strong>" in board
+    compared = cli("compare", tmp_path / "r", tmp_path / "r", "--qrels", tmp_path / "q", "-m", "alpha_nDCG@20")
+    assert "judged twice" not in compared.stderr
