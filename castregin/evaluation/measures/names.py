@@ -141,10 +141,7 @@ def _family_measures(definition: Definition, params, rel_level: int) -> list[Mea
 # --- ir_measures names ---------------------------------------------------------------------------------------
 
 #: Why ir_measures' other providers are not used, for the refusal line.
-_PROVIDER_NOTES = {
-    "gdeval": "ir_measures computes it with gdeval, which rewrites turn ids such as 132_1-1 and gives 0 "
-              "for every CAsT turn",
-}
+_PROVIDER_NOTES: dict[str, str] = {}
 
 
 def _providers_of(measure) -> list[str]:
@@ -177,7 +174,8 @@ def _not_trec_eval(name: str, measure) -> MeasureRefused:
     verb = "provider computes" if len(providers) == 1 else "providers compute"
     why = notes[0] if notes else f"only ir_measures' {' and '.join(providers)} {verb} it"
     return _refuse(name, f"not a trec_eval measure: {why}{_install_hint(providers)}; castregin reports only "
-                         "measures it checks against trec_eval's C code (`castregin measures` lists them); use "
+                         "measures it checks against an oracle (trec_eval's C code, gdeval.pl, ndeval.c...: `castregin measures` "
+                         "lists them); use "
                          "ir_measures for this one")
 
 
@@ -227,7 +225,7 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
         aliases = _aliases(kind)
         has_cutoff = params.get("cutoff") is not None
         if aliases and not has_cutoff and all(alias.cutoff for _, alias in aliases):
-            raise _refuse(name, f"trec_eval has {kind} only at a cutoff; write {kind}@10")
+            raise _refuse(name, f"castregin has {kind} only at a cutoff; write {kind}@10")
         if aliases and has_cutoff and all(alias.cutoff is False for _, alias in aliases):
             raise _refuse(name, f"trec_eval's {aliases[0][0].name} has no cutoff; use {kind}")
         raise _not_trec_eval(name, measure)
@@ -274,15 +272,13 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
     match = _OPTIONS_NAME.fullmatch(name.replace(" ", ""))
     if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
         return None
-    params: dict = {}
-    for part in filter(None, match["args"].split(",")):
-        key, equals, text = part.partition("=")
-        try:
-            if not equals:
-                raise ValueError
-            params[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            raise _refuse(name, f"parameters are key=value pairs, not {part!r}") from None
+    try:
+        call = ast.parse(f"f({match['args']})", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            return None
+        params: dict = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+    except (ValueError, SyntaxError, TypeError):
+        return None  # ir_measures says what is wrong
     if match["cutoff"] is not None:
         params["cutoff"] = int(match["cutoff"])
     found = _match(match["kind"], params)
