@@ -23,9 +23,10 @@ def _castregin_options(args: tuple[str, ...]) -> tuple[list[str], bool, str]:
         if arg == "--rewrite-ids":
             rewrite = True
         elif arg == "--output":
-            output = next(items, None)
-            if output is None:
+            given = next(items, None)
+            if given is None:
                 raise click.UsageError("--output needs a file")
+            output = given
         elif arg.startswith("--output="):
             output = arg.partition("=")[2]
         else:

@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .. import formats
-from ..formats.diversity import read_diversity_qrels
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
+from ..formats.diversity import read_diversity_qrels
 from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 

@@ -96,10 +96,10 @@ def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False,
         items[line.item] = line.label
     scores: dict[str, dict[str, float]] = {}
     for line in run:
-        items = scores.setdefault(line.topic, {})
-        if line.item in items:
+        ranked_items = scores.setdefault(line.topic, {})
+        if line.item in ranked_items:
             raise InputError(f"gdeval run: item {line.item} is listed twice for topic {line.topic}")
-        items[line.item] = line.score
+        ranked_items[line.item] = line.score
     seen = [topic for topic, items in labels.items() if any(label > 0 for label in items.values())]
     rows = []
     for topic in sorted(scores, key=topic_key):

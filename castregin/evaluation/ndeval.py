@@ -20,8 +20,9 @@ to 20 are ndeval's).
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 #: ndeval's depth (its ``DEPTH``): the deepest cutoff it computes, and its columns' last.
@@ -205,7 +206,7 @@ def evaluate_topic(ranked_items: Sequence[str], topic: Judgments, alpha: float, 
 
 
 #: ndeval's columns: the name, and the value of a :class:`Normalised` at ndeval's cutoffs.
-COLUMNS: tuple[tuple[str, object], ...] = (
+COLUMNS: tuple[tuple[str, Callable[[Normalised], float]], ...] = (
     *((f"ERR-IA@{k}", lambda n, k=k: n.run.err[k - 1]) for k in NDEVAL_CUTOFFS),
     *((f"nERR-IA@{k}", lambda n, k=k: n.nerr[k - 1]) for k in NDEVAL_CUTOFFS),
     *((f"alpha-DCG@{k}", lambda n, k=k: n.run.dcg[k - 1]) for k in NDEVAL_CUTOFFS),
@@ -252,7 +253,7 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
             entries = sorted(entries, key=lambda line: (line.score, line.item), reverse=True)
         else:
             entries = sorted(entries, key=lambda line: line.rank)
-            for before, after in zip(entries, entries[1:]):
+            for before, after in itertools.pairwise(entries):
                 if before.rank == after.rank:
                     raise InputError(f"ndeval run: duplicate rank ({after.rank}) for topic {topic}")
         if depth > 0:

@@ -45,6 +45,7 @@ def read_diversity_qrels(path: str | os.PathLike, name: str | None = None) -> Qr
     text = read_text(path)
     refuse_nul(text, source)
     seen = False
+    by_turn: dict[str, SubtopicLabels] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if not fields:
@@ -57,7 +58,7 @@ def read_diversity_qrels(path: str | os.PathLike, name: str | None = None) -> Qr
         if not re.fullmatch(r"[+-]?[0-9]+", label_text):
             raise InputError(f"label {label_text!r} is not an integer", source=source, line=number)
         label = int(label_text)
-        labels = qrels.labels.setdefault(turn, SubtopicLabels())
+        labels = by_turn.setdefault(turn, SubtopicLabels())
         judged = labels.subtopics.setdefault(item, {})
         if subtopic in judged:
             raise InputError(f"item {item} is judged twice for subtopic {subtopic} of turn {turn}",
@@ -66,6 +67,7 @@ def read_diversity_qrels(path: str | os.PathLike, name: str | None = None) -> Qr
         labels[item] = max(label, labels.get(item, label))
     if not seen:
         raise InputError(f"the file is empty, expected a {DIVERSITY_WHAT}", source=source)
+    qrels.labels.update(by_turn)
     return qrels
 
 

@@ -59,7 +59,7 @@ def ndeval_case(seed: int) -> tuple[str, str, list[str]]:
     rng = random.Random(10_000 + seed)
     qrels, run = [], []
     for topic in rng.sample(range(1, 300), rng.randint(1, 6)):
-        subtopics = rng.sample(range(0, 12), rng.randint(1, 8))
+        subtopics = rng.sample(range(12), rng.randint(1, 8))
         items = [f"d{n}" for n in rng.sample(range(50), rng.randint(1, 28))]
         no_relevant = rng.random() < 0.12
         if rng.random() < 0.9:
@@ -70,7 +70,7 @@ def ndeval_case(seed: int) -> tuple[str, str, list[str]]:
                         qrels.append(f"{topic} {subtopic} {item} {label}")
         if rng.random() < 0.9:
             ranks = rng.sample(range(1, 3 * len(items) + 1), len(items))
-            for rank, item in zip(ranks, items):
+            for rank, item in zip(ranks, items, strict=True):
                 score = rng.choice([round(rng.random(), 3), 0.5, 1, 2.25])
                 run.append(f"{topic} Q0 {item} {rank} {score} nrun{seed}")
     if not run:
@@ -179,9 +179,9 @@ def measure_cases(definition_name: str, by_rank: bool = False):
                          for line in sorted(group, key=lambda line: (-float(line[4]), line[2]))[:depth]]
             if rank_order:  # the original run's lines (its scores), ranked by their rank column
                 original = {(line.split()[0], line.split()[2]): line for line in run_text.splitlines()}
-                run_text = "".join(original[line[0], line[2]] + "\n" for line in lines)
+                ranked_text = "".join(original[line[0], line[2]] + "\n" for line in lines)
             else:
-                run_text = "".join(" ".join(line) + "\n" for line in lines)
+                ranked_text = "".join(" ".join(line) + "\n" for line in lines)
         for k in ks:
             column = columns.index(COLUMN[definition_name].format(k=k))
             values = {topic: float(row[column]) for topic, row in rows.items() if topic != "amean"}
@@ -193,4 +193,4 @@ def measure_cases(definition_name: str, by_rank: bool = False):
                            f"AP_IA({order[1:]})" if definition_name == "AP_IA" else
                            f"{definition_name}(alpha={alpha}{order}){cut}")
                 measure = measure.replace("NRBP(", f"{definition_name}(", 1) if "NRBP" in definition_name else measure
-            yield measure, qrels_text, run_text, values, mean
+            yield measure, qrels_text, run_text if gdeval else ranked_text, values, mean

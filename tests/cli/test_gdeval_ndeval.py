@@ -64,7 +64,7 @@ def test_ids_of_any_shape_and_the_rewrite(cli, tmp_path):
     assert refused.exit_code == 1 and "syntax error" in refused.stderr
 
 
-def KEPT_LIKE(cli, qrels, run) -> str:  # noqa: N802 - reads as the oracle's output
+def KEPT_LIKE(cli, qrels, run) -> str:
     """gdeval's output on numeric ids: the live original when configured, else castregin's (checked above)."""
     if live_command("gdeval") is not None:
         return run_original("gdeval", qrels, run, [])
@@ -111,7 +111,7 @@ def cast_files(cast2022: Path, run_path: Path, directory: Path) -> dict[str, Pat
         files[name] = directory / name
         files[name].write_text(text)
         files[f"mapped_{name}"] = directory / f"mapped_{name}"
-        files[f"mapped_{name}"].write_text(re.sub(r"^(\S+)", lambda m: number[m[1]], text, flags=re.M))
+        files[f"mapped_{name}"].write_text(re.sub(r"^(\S+)", lambda m: number[m[1]], text, flags=re.MULTILINE))
     files["numbers"] = number  # type: ignore[assignment]
     return files
 
@@ -131,6 +131,6 @@ def test_cast2022_runs(tool, cast2022, run_paths, cli, tmp_path):
         # Unmapped: the same lines with the turn ids, in castregin's topic order (byte order of the turns here).
         unmapped = cli(tool, *options, qrels, files["run"]).stdout.splitlines()
         turn_of = {n: t for t, n in files["numbers"].items()}
-        back = [re.sub(r"^([^,]*),(\d+),", lambda m: f"{m[1]},{turn_of[m[2]]},", line)
+        back = [re.sub(r"^([^,]*),(\d+),", lambda m, turn_of=turn_of: f"{m[1]},{turn_of[m[2]]},", line)
                 for line in mapped.stdout.splitlines()]
         assert unmapped == back

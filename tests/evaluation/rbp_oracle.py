@@ -29,10 +29,9 @@ def rbp_case(seed: int) -> tuple[str, str, int, float]:
         items = rng.sample(range(80), rng.randint(5, 30))
         sizes.append(len(items))
         scores = rng.sample(range(1, 1000), len(items))
-        for item in items[:rng.randint(0, len(items))]:
-            qrels.append(f"{topic} 0 d{item} {rng.choice([0, 0, 1, 2, 3])}")
+        qrels.extend(f"{topic} 0 d{item} {rng.choice([0, 0, 1, 2, 3])}" for item in items[:rng.randint(0, len(items))])
         qrels.append(f"{topic} 0 x{seed} 1")  # never retrieved
-        for rank, (item, score) in enumerate(zip(items, scores), start=1):
+        for rank, (item, score) in enumerate(zip(items, scores, strict=True), start=1):
             run.append(f"{topic} Q0 d{item} {rank} {score / 1000} rbp{seed}")
     k = rng.randint(1, min(sizes))
     p = rng.choice([0.5, 0.8, 0.95])

@@ -197,9 +197,9 @@ def test_ir_measures_options_that_trec_eval_has(run_paths, cast2022):
 def test_plain_names_read_without_ir_measures_as_ir_measures_reads_them(rel_level):
     # P@5, nDCG@3, AP... are read by castregin's own pattern (a small evaluation does not import
     # ir_measures); each must give what ir_measures' parse gives, refusals included.
-    from castregin.evaluation.measures import names as measures
-
     import ir_measures
+
+    from castregin.evaluation.measures import names as measures
 
     # RBP_residual is castregin's own name, which ir_measures cannot parse.
     kinds = sorted({alias.name for definition in registered() for alias in definition.ir_measures

@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gdeval_ndeval_oracle import COLUMN, measure_cases
 
-from castregin.data import Run
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.formats import read_run
 from castregin.formats.diversity import read_diversity_qrels
@@ -82,9 +81,8 @@ def _cast_values(tool: str, text: str) -> dict[str, list[str]]:
 def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
     """`evaluate -m ERR@20 -m alpha_nDCG@20` on CAsT's own turn ids equals gdeval and ndeval -traditional on the
     turns mapped to numbers."""
-    from test_gdeval_ndeval import cast_files
-
     from gdeval_ndeval_oracle import live_command, run_original
+    from test_gdeval_ndeval import cast_files
 
     for run_path in run_paths:
         files = cast_files(cast2022, run_path, tmp_path)

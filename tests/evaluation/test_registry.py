@@ -153,18 +153,19 @@ def _gdeval_ndeval_case(definition: Definition, directory: Path) -> None:
     assert check_against_originals(definition.name, directory) > 100
 
 
-#: The oracle case of each registered measure, by name.
-ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case,
-           **dict.fromkeys(("gdeval_nDCG", "ERR", "alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall",
-                            "NRBP", "nNRBP", "AP_IA"), _gdeval_ndeval_case),
-           **dict.fromkeys(("RBP", "RBP_residual"), lambda definition, directory: _rbp_case(definition, directory))}
-
-
 def _rbp_case(definition: Definition, directory: Path) -> None:
     # trectools' kept values (tests/evaluation/rbp_oracle.py).
     from test_novelty_measures import check_rbp
 
     assert check_rbp(definition.name, directory) > 100
+
+
+#: The oracle case of each registered measure, by name.
+ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case,
+           **dict.fromkeys(("gdeval_nDCG", "ERR", "alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall",
+                            "NRBP", "nNRBP", "AP_IA"), _gdeval_ndeval_case),
+           **dict.fromkeys(("RBP", "RBP_residual"), _rbp_case)}
+
 
 
 @pytest.mark.parametrize("definition", registered(), ids=lambda definition: definition.name)

@@ -107,8 +107,11 @@ class Definition(NamedTuple):
     #: For ``castregin measures``.
     note: str = ""
     #: Parameters besides the cutoff, as ``(name, default)`` in the order the rule takes them after the
-    #: cutoff (alpha_nDCG's ``alpha``, ERR's ``max_grade``): named as ir_measures names them (``alpha_nDCG(alpha=0.3)@20``).
+    #: cutoff (alpha_nDCG's ``alpha``, ERR's ``max_grade``), named as ir_measures names them
+    #: (``alpha_nDCG(alpha=0.3)@20``).
     options: tuple = ()
+    #: Why a name's option values (in :attr:`options`' order) are refused, or None.
+    check_options: Callable[[tuple], str | None] | None = None
     #: Reads each item's label per subtopic (a diversity qrels, ``topic subtopic item label``).
     diversity: bool = False
 

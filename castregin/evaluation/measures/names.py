@@ -174,8 +174,8 @@ def _not_trec_eval(name: str, measure) -> MeasureRefused:
     verb = "provider computes" if len(providers) == 1 else "providers compute"
     why = notes[0] if notes else f"only ir_measures' {' and '.join(providers)} {verb} it"
     return _refuse(name, f"not a trec_eval measure: {why}{_install_hint(providers)}; castregin reports only "
-                         "measures it checks against an oracle (trec_eval's C code, gdeval.pl, ndeval.c...: `castregin measures` "
-                         "lists them); use "
+                         "measures it checks against an oracle (trec_eval's C code, gdeval.pl, ndeval.c...: "
+                         "`castregin measures` lists them); use "
                          "ir_measures for this one")
 
 
@@ -256,7 +256,7 @@ def _options(name: str, kind: str, definition: Definition, params: Mapping) -> t
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise _refuse(name, f"{kind}'s {key} must be a number, not {value!r}")
         values.append(value)
-    why = definition.check(tuple(values)) if definition.check is not None else None
+    why = definition.check_options(tuple(values)) if definition.check_options is not None else None
     if why is not None:
         raise _refuse(name, why)
     return tuple(values)

@@ -109,11 +109,11 @@ def _at(name: str, shown: str) -> tuple[IrName, ...]:
 register(Definition("gdeval_nDCG", _gdeval_ndcg, CUT_LONG, uses_level=False, trec_name=False,
                     ir_measures=(IrName("nDCG", "nDCG(dcg='exp-log2')@k", cutoff=True,
                                         when=lambda params: params.get("dcg") == "exp-log2"),),
-                    options=(("dcg", "exp-log2"), ("max_grade", gdeval.GDEVAL_MAX_GRADE)), check=_check_grade,
+                    options=(("dcg", "exp-log2"), ("max_grade", gdeval.GDEVAL_MAX_GRADE)), check_options=_check_grade,
                     note=_GDEVAL + "; gains 2^label-1"))
 register(Definition("ERR", _gdeval_err, CUT_LONG, uses_level=False, trec_name=False,
                     ir_measures=_at("ERR", "ERR(max_grade=4)@k"),
-                    options=(("max_grade", gdeval.GDEVAL_MAX_GRADE),), check=_check_grade, note=_GDEVAL))
+                    options=(("max_grade", gdeval.GDEVAL_MAX_GRADE),), check_options=_check_grade, note=_GDEVAL))
 for _name, _value in (
         ("alpha_nDCG", lambda n, k: n.ndcg[k - 1]),
         ("alpha_DCG", lambda n, k: n.run.dcg[k - 1]),
@@ -122,17 +122,18 @@ for _name, _value in (
         ("P_IA", lambda n, k: n.run.precision[k - 1]),
         ("StRecall", lambda n, k: n.run.strec[k - 1])):
     register(Definition(_name, _cut(_value), CUT_LONG, uses_level=False, trec_name=False,
-                        ir_measures=_at(_name, f"{_name}(alpha=0.5)@k"), options=_ALPHA, check=_alpha_beta,
+                        ir_measures=_at(_name, f"{_name}(alpha=0.5)@k"), options=_ALPHA, check_options=_alpha_beta,
                         diversity=True, note=_NDEVAL))
 register(Definition("NRBP", _nrbp(False), uses_level=False, trec_name=False,
                     ir_measures=(IrName("NRBP", "NRBP(alpha=0.5,beta=0.5)"),),
-                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check=_alpha_beta, diversity=True, note=_NDEVAL))
+                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check_options=_alpha_beta, diversity=True,
+                    note=_NDEVAL))
 register(Definition("nNRBP", _nrbp(True), uses_level=False, trec_name=False,
                     ir_measures=(IrName("nNRBP", "nNRBP(alpha=0.5,beta=0.5)"),),
-                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check=_alpha_beta, diversity=True,
+                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check_options=_alpha_beta, diversity=True,
                     note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)"))
 register(Definition("AP_IA", _ap_ia, uses_level=False, trec_name=False, ir_measures=(IrName("AP_IA", "AP_IA"),),
-                    options=(_ORDER,), check=lambda options: _alpha_beta(options), diversity=True, note=_NDEVAL + " (MAP-IA)"))
+                    options=(_ORDER,), check_options=_alpha_beta, diversity=True, note=_NDEVAL + " (MAP-IA)"))
 
 
 # --- RBP (Moffat and Zobel 2008) -------------------------------------------------------------------------------
@@ -174,9 +175,9 @@ _RBP_NOTE = ("Moffat and Zobel's rank-biased precision, binary at the relevance 
              "0.0.50")
 register(Definition("RBP", _rbp(False), CUT_LONG, trec_name=False,
                     ir_measures=(IrName("RBP", "RBP(p=0.8)@k", cutoff=None),), options=(("p", 0.8),),
-                    check=_check_persistence, note=_RBP_NOTE))
+                    check_options=_check_persistence, note=_RBP_NOTE))
 register(Definition("RBP_residual", _rbp(True), CUT_LONG, trec_name=False,
                     ir_measures=(IrName("RBP_residual", "RBP_residual(p=0.8)@k", cutoff=None),), options=(("p", 0.8),),
-                    check=_check_persistence,
+                    check_options=_check_persistence,
                     note="RBP's residual: the weight of the unjudged items ranked and of the ranks past the ranking "
                          "(p^items), RBP's largest gain were they relevant; checked against trectools 0.0.50"))
