@@ -40,9 +40,12 @@ def read_diversity_qrels(path: str | os.PathLike, name: str | None = None) -> Qr
     An item judged twice for one subtopic of a turn is an error (ndeval would count it twice in the
     subtopic's number of relevant items).
     """
-    source = display_name(path)
-    qrels = Qrels(name=name or stem(path), source=source)
-    text = read_text(path)
+    return parse_diversity_qrels(read_text(path), display_name(path), name or stem(path))
+
+
+def parse_diversity_qrels(text: str, source: str, name: str) -> Qrels:
+    """:func:`read_diversity_qrels` on a file's text, which ``source`` names in messages."""
+    qrels = Qrels(name=name, source=source)
     refuse_nul(text, source)
     seen = False
     by_turn: dict[str, SubtopicLabels] = {}

@@ -13,6 +13,7 @@ gdeval.pl) and ``$CASTREGIN_NDEVAL`` (an ndeval binary) make the tests run the l
 
 from __future__ import annotations
 
+import functools
 import json
 import lzma
 import os
@@ -84,6 +85,7 @@ def ndeval_case(seed: int) -> tuple[str, str, list[str]]:
     return "\n".join(qrels) + "\n", "\n".join(run) + "\n", options
 
 
+@functools.cache
 def cases() -> dict[str, tuple[str, str, str, list[str]]]:
     """Every case: ``{name: (tool, qrels text, run text, options)}``."""
     out = {f"gdeval{seed}": ("gdeval", *gdeval_case(seed)) for seed in range(GDEVAL_CASES)}
@@ -107,6 +109,7 @@ def run_original(tool: str, qrels: Path, run: Path, options: list[str]) -> str:
                           text=True).stdout
 
 
+@functools.cache
 def kept_outputs() -> dict[str, str]:
     """The kept outputs of the originals, by case."""
     return json.loads(lzma.decompress(KEPT.read_bytes()).decode())
@@ -149,15 +152,15 @@ def _option(options: list[str], flag: str, default: str) -> str:
     return options[options.index(flag) + 1] if flag in options else default
 
 
-def measure_cases(definition_name: str, by_rank: bool = False):
+def measure_cases(definition_name: str, by_rank: bool = False, limit: int | None = None):
     """For a registered measure: ``(measure name, qrels text, run text as castregin must rank it, {topic: value},
     mean or None)`` for each kept case of its original. ndeval orders by rank unless -traditional: the run's scores
     become minus the ranks then, or with ``by_rank`` the measure is asked for ``order='rank'``; -M keeps the top of
     that order."""
     gdeval = definition_name in ("gdeval_nDCG", "ERR")
-    for name, (tool, qrels_text, run_text, options) in cases().items():
-        if tool != ("gdeval" if gdeval else "ndeval"):
-            continue
+    chosen = [name for name, case in cases().items() if case[0] == ("gdeval" if gdeval else "ndeval")][:limit]
+    for name in chosen:
+        _, qrels_text, run_text, options = cases()[name]
         columns, rows = _table(kept_outputs()[name])
         if gdeval:
             k = int(_option(options, "-k", "20"))

@@ -20,48 +20,50 @@ from gdeval_ndeval_oracle import COLUMN, measure_cases
 
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.formats import read_run
-from castregin.formats.diversity import read_diversity_qrels
+from castregin.formats.diversity import parse_diversity_qrels, read_diversity_qrels
+from castregin.formats.trec import parse_run
 
 
-def check_against_originals(definition_name: str, tmp_path: Path, by_rank: bool = False) -> int:
-    """Every kept case of the measure's original: per topic, and the mean where the original averages the same turns.
-
-    Returns the number of values compared."""
+def check_against_originals(definition_name: str, by_rank: bool = False, limit: int | None = None) -> int:
+    """Every kept case of the measure's original (or the first ``limit``): per topic, and the mean where the
+    original averages the same turns. Returns the number of values compared."""
     gdeval = definition_name in ("gdeval_nDCG", "ERR")
     places = 5 if gdeval else 6
+    by_case: dict[tuple[str, str], list] = {}
+    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name, by_rank, limit):
+        by_case.setdefault((qrels_text, run_text), []).append((measure, values, mean))
     compared = 0
-    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name, by_rank):
-        (tmp_path / "q").write_text(qrels_text)
-        (tmp_path / "r").write_text(run_text)
-        qrels, run = read_diversity_qrels(tmp_path / "q"), read_run(tmp_path / "r")
-        rows = evaluate_rows(run, qrels, [measure], per_turn=True)
-        got = {turn: value for *_, turn, value in rows if turn != "all"}
-        for topic, want in values.items():
-            if topic not in got:  # ndeval prints 0s for a run topic the qrels lack; castregin leaves it out
-                assert want == 0.0 and topic not in qrels.labels, (measure, topic)
-                continue
-            if math.isnan(want):  # ndeval's nNRBP where nothing is relevant; castregin's is 0
-                assert got[topic] == 0.0
-                continue
-            assert f"{got[topic]:.{places}f}" == f"{want:.{places}f}", (measure, topic, got[topic], want)
-            compared += 1
-        # gdeval prints only turns with a positive label; castregin gives the others 0.
-        assert all(got[t] == 0.0 for t in set(got) - set(values)), measure
-        if mean is not None and not math.isnan(mean):
-            shown = [got[t] for t in values if t in got]
-            assert f"{sum(shown) / len(shown) if shown else 0.0:.{places}f}" == f"{mean:.{places}f}", measure
+    for (qrels_text, run_text), wanted in by_case.items():
+        qrels = parse_diversity_qrels(qrels_text, "q", "q")
+        rows = evaluate_rows(parse_run(run_text.encode(), "r"), qrels, [m for m, _, _ in wanted], per_turn=True)
+        for measure, values, mean in wanted:
+            got = {turn: value for _, _, name, turn, value in rows if name == measure and turn != "all"}
+            for topic, want in values.items():
+                if topic not in got:  # ndeval prints 0s for a run topic the qrels lack; castregin leaves it out
+                    assert want == 0.0 and topic not in qrels.labels, (measure, topic)
+                    continue
+                if math.isnan(want):  # ndeval's nNRBP where nothing is relevant; castregin's is 0
+                    assert got[topic] == 0.0
+                    continue
+                assert f"{got[topic]:.{places}f}" == f"{want:.{places}f}", (measure, topic, got[topic], want)
+                compared += 1
+            # gdeval prints only turns with a positive label; castregin gives the others 0.
+            assert all(got[t] == 0.0 for t in set(got) - set(values)), measure
+            if mean is not None and not math.isnan(mean):
+                shown = [got[t] for t in values if t in got]
+                assert f"{sum(shown) / len(shown) if shown else 0.0:.{places}f}" == f"{mean:.{places}f}", measure
     return compared
 
 
 @pytest.mark.parametrize("definition_name", sorted(COLUMN))
-def test_measure_equals_the_original(definition_name, tmp_path):
-    assert check_against_originals(definition_name, tmp_path) > 100
+def test_measure_equals_the_original(definition_name):
+    assert check_against_originals(definition_name) > 100
 
 
 @pytest.mark.parametrize("definition_name", sorted(set(COLUMN) - {"gdeval_nDCG", "ERR"}))
-def test_ndeval_measure_in_ndevals_rank_order(definition_name, tmp_path):
+def test_ndeval_measure_in_ndevals_rank_order(definition_name):
     """order='rank' ranks by the run's rank column, as ndeval does by default (the runs' scores are random)."""
-    assert check_against_originals(definition_name, tmp_path, by_rank=True) > 100
+    assert check_against_originals(definition_name, by_rank=True) > 100
 
 
 def test_rank_order_and_options_change_the_numbers(tmp_path):
@@ -118,7 +120,7 @@ def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
                 assert f"{sum(printed.values()) / len(printed):.5f}" == gdeval["amean"][1]
 
 
-def check_rbp(definition_name: str, tmp_path: Path) -> int:
+def check_rbp(definition_name: str) -> int:
     """RBP and its residual against trectools' kept values (tests/evaluation/rbp_oracle.py); returns the count."""
     import json
     import lzma
@@ -129,10 +131,9 @@ def check_rbp(definition_name: str, tmp_path: Path) -> int:
     compared = 0
     for seed, values in kept.items():
         qrels_text, run_text, k, p = rbp_case(int(seed))
-        (tmp_path / "q").write_text(qrels_text)
-        (tmp_path / "r").write_text(run_text)
         measure = f"{definition_name}(p={p},rel=1)@{k}"
-        rows = evaluate_rows(read_run(tmp_path / "r"), read_diversity_qrels(tmp_path / "q"), [measure], per_turn=True)
+        rows = evaluate_rows(parse_run(run_text.encode(), "r"), parse_diversity_qrels(qrels_text, "q", "q"), [measure],
+                             per_turn=True)
         got = {turn: value for *_, turn, value in rows if turn != "all"}
         for topic, (rbp, residual) in values.items():
             want = rbp if definition_name == "RBP" else residual
@@ -143,8 +144,8 @@ def check_rbp(definition_name: str, tmp_path: Path) -> int:
 
 
 @pytest.mark.parametrize("definition_name", ["RBP", "RBP_residual"])
-def test_rbp_equals_trectools(definition_name, tmp_path):
-    assert check_rbp(definition_name, tmp_path) > 100
+def test_rbp_equals_trectools(definition_name):
+    assert check_rbp(definition_name) > 100
 
 
 def test_rbp_counts_labels_below_0_as_unjudged_and_ranks_ties_as_trec_eval(tmp_path):

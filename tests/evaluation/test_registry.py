@@ -150,14 +150,15 @@ def _gdeval_ndeval_case(definition: Definition, directory: Path) -> None:
     # gdeval.pl's and ndeval.c's kept outputs (tests/cli/gdeval_ndeval_oracle.py).
     from test_novelty_measures import check_against_originals
 
-    assert check_against_originals(definition.name, directory) > 100
+    # The first 30 cases (test_novelty_measures.py compares all of them, in both of ndeval's orders).
+    assert check_against_originals(definition.name, limit=30) > 30
 
 
 def _rbp_case(definition: Definition, directory: Path) -> None:
     # trectools' kept values (tests/evaluation/rbp_oracle.py).
     from test_novelty_measures import check_rbp
 
-    assert check_rbp(definition.name, directory) > 100
+    assert check_rbp(definition.name) > 100
 
 
 #: The oracle case of each registered measure, by name.
