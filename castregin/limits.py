@@ -68,3 +68,7 @@ RATIO_CHECKED_FROM = 16 << 20
 #: Levels of nesting of a JSON value checked against a schema (or read from a crowd CSV's cell): castregin's
 #: formats nest a few, and deeper values would reach Python's recursion limit in the checks and messages.
 MAX_JSON_DEPTH = 100
+#: (Subtopic sets) x (relevant items) of one topic for ndeval's greedy ideal ranking: the greedy loop
+#: looks at every set for every item it places (10^8 steps: about a minute in Python; CAsT's turns
+#: take under 10^4, the TREC Web track's topics under 10^6).
+MAX_IDEAL_STEPS = 100_000_000

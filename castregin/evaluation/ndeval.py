@@ -25,6 +25,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from ..errors import InputError
+from ..limits import MAX_IDEAL_STEPS
+
 #: ndeval's depth (its ``DEPTH``): the deepest cutoff it computes, and its columns' last.
 NDEVAL_DEPTH = 20
 #: The cutoffs of its columns.
@@ -84,23 +87,40 @@ def gains(ranking: Sequence[tuple[int, ...] | None], size: int, alpha: float) ->
 
 
 def ideal_ranking(topic: Judgments, alpha: float) -> list[tuple[int, ...]]:
-    """ndeval's greedy ideal ranking, as far as it gains anything (the rest gains 0 and adds nothing)."""
+    """ndeval's greedy ideal ranking, as far as it gains anything (the rest gains 0 and adds nothing).
+
+    At each rank the item of largest gain, ties to the largest item id, as ndeval's quadratic loop
+    picks it. Items relevant to the same subtopics always gain alike, so the loop runs over those
+    groups (each gain added in subtopic order, as ndeval adds it), each group's items taken from the
+    largest id down.
+    """
     left = [1.0] * len(topic.per_subtopic)
-    remaining = sorted((item, found) for item, found in topic.relevant.items() if found)
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for item, found in sorted(topic.relevant.items()):
+        if found:
+            groups.setdefault(found, []).append(item)
+    relevant = sum(len(items) for items in groups.values())
+    if relevant * len(groups) > MAX_IDEAL_STEPS:
+        raise InputError(f"{relevant} items relevant to {len(groups)} different sets of subtopics in one topic: "
+                         f"ndeval's greedy ideal ranking would take over {MAX_IDEAL_STEPS:,} steps "
+                         "(castregin.limits.MAX_IDEAL_STEPS); split the topic or merge subtopics")
     order = []
-    while remaining:
-        best, best_score = -1, 0.0
-        for index, (item, found) in enumerate(remaining):
+    while groups:
+        best: tuple[int, ...] | None = None
+        best_score, best_item = 0.0, ""
+        for found, items in groups.items():
             score = 0.0
             for j in found:
                 score += left[j]
-            if best == -1 or score > best_score or (score == best_score and item > remaining[best][0]):
-                best, best_score = index, score
-        if best_score == 0.0:
+            if best is None or score > best_score or (score == best_score and items[-1] > best_item):
+                best, best_score, best_item = found, score, items[-1]
+        if best is None or best_score == 0.0:
             break  # every item left (judged non-relevant ones too) gains 0
-        _, found = remaining.pop(best)
-        order.append(found)
-        for j in found:
+        groups[best].pop()
+        if not groups[best]:
+            del groups[best]
+        order.append(best)
+        for j in best:
             left[j] *= 1.0 - alpha
     return order
 

@@ -177,3 +177,15 @@ def test_report_and_compare_read_diversity_qrels(cli, tmp_path):
     assert f">{amean:.4f}<" in board or f"<strong>{amean:.4f}</strong>" in board
     compared = cli("compare", tmp_path / "r", tmp_path / "r", "--qrels", tmp_path / "q", "-m", "alpha_nDCG@20")
     assert "judged twice" not in compared.stderr
+
+
+def test_a_topic_too_large_for_the_greedy_ideal_is_refused(monkeypatch):
+    from castregin.errors import InputError
+    from castregin.evaluation import ndeval
+
+    monkeypatch.setattr(ndeval, "MAX_IDEAL_STEPS", 5)
+    topic = ndeval.judgments({"a": {"1": 1}, "b": {"2": 1}, "c": {"1": 1, "2": 1}})
+    with pytest.raises(InputError, match="MAX_IDEAL_STEPS"):
+        ndeval.ideal_ranking(topic, 0.5)
+    monkeypatch.setattr(ndeval, "MAX_IDEAL_STEPS", 9)
+    assert ndeval.ideal_ranking(topic, 0.5) == [(0, 1), (1,), (0,)]  # c, then b before a (ties: larger id)
