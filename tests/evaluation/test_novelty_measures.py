@@ -8,6 +8,7 @@ digests' drop-in outputs (tests/cli/test_gdeval_ndeval.py proves them the origin
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -75,7 +76,7 @@ def test_rank_order_and_options_change_the_numbers(tmp_path):
     assert half != third
 
 
-def _cast_values(tool: str, text: str) -> dict[str, list[str]]:
+def _cast_values(text: str) -> dict[str, list[str]]:
     lines = [line.split(",") for line in text.splitlines()]
     return {line[1]: line[2:] for line in lines[1:]}
 
@@ -93,30 +94,33 @@ def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
             result = cli("evaluate", files["run"], "--qrels", files[qrels_name], "-m", "ERR@20", "-m",
                          "alpha_nDCG@20", "--per-turn", "--format", "json", "-q")
             assert result.exit_code == 0, result.stderr
-            import json
-
             rows = json.loads(result.stdout)
             mapped_qrels = files[f"mapped_{qrels_name}"]
-            outputs = {}
-            for tool, options in (("gdeval", []), ("ndeval", ["-traditional"])):
+            tools = (("gdeval", []), ("ndeval", ["-traditional"])) if qrels_name == "graded" else \
+                (("ndeval", ["-traditional"]),)  # gdeval reads no subtopics
+            outputs = {"gdeval": ""}
+            for tool, options in tools:
                 if live_command(tool) is not None:
                     outputs[tool] = run_original(tool, mapped_qrels, files["mapped_run"], options)
                 else:  # the drop-in, byte-identical to the original on these files (test_gdeval_ndeval)
                     outputs[tool] = cli(tool, *options, mapped_qrels, files["mapped_run"]).stdout
-            gdeval, ndeval = _cast_values("gdeval", outputs["gdeval"]), _cast_values("ndeval", outputs["ndeval"])
-            column = ndeval.pop("runid", None) or outputs["ndeval"].splitlines()[0].split(",")[2:]
+            gdeval, ndeval = _cast_values(outputs["gdeval"]), _cast_values(outputs["ndeval"])
             at20 = outputs["ndeval"].splitlines()[0].split(",")[2:].index("alpha-nDCG@20")
             err = {r["turn"]: r["value"] for r in rows if r["measure"] == "ERR@20" and r["turn"] != "all"}
             alpha = {r["turn"]: r["value"] for r in rows if r["measure"] == "alpha_nDCG@20" and r["turn"] != "all"}
-            assert err and column
+            assert len(err) == len(alpha) == 205 or run_path.stem.startswith("T5")  # T5 runs leave turns out
             for turn, value in alpha.items():
                 assert f"{value:.6f}" == ndeval[number[turn]][at20], (turn, qrels_name)
-            assert f"{sum(alpha.values()) / len(alpha):.6f}" == ndeval["amean"][at20]
+            mean = next(r["value"] for r in rows if r["measure"] == "alpha_nDCG@20" and r["turn"] == "all")
+            assert f"{mean:.6f}" == ndeval["amean"][at20]
             if qrels_name == "graded":
                 printed = {turn: value for turn, value in err.items() if number[turn] in gdeval}
                 for turn, value in printed.items():
                     assert f"{value:.5f}" == gdeval[number[turn]][1], turn
-                assert all(err[t] == 0.0 for t in set(err) - set(printed))  # no relevant item: gdeval skips it
+                # CAsT has 2 turns without a relevant item: gdeval skips them, castregin gives them 0 (and its mean
+                # over every turn is then not gdeval's amean).
+                assert 0 < len(err) - len(printed) <= 2
+                assert all(err[t] == 0.0 for t in set(err) - set(printed))
                 assert f"{sum(printed.values()) / len(printed):.5f}" == gdeval["amean"][1]
 
 
