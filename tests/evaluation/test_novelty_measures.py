@@ -193,3 +193,27 @@ def test_a_topic_too_large_for_the_greedy_ideal_is_refused(monkeypatch):
         ndeval.ideal_ranking(topic, 0.5)
     monkeypatch.setattr(ndeval, "MAX_IDEAL_STEPS", 9)
     assert ndeval.ideal_ranking(topic, 0.5) == [(0, 1), (1,), (0,)]  # c, then b before a (ties: larger id)
+
+
+def test_turns_keep_the_subtopics(cli, tmp_path):
+    """evaluate --turns keeps a diversity qrels' labels per subtopic (a subset that dropped them would read each
+    item's largest label as one subtopic): alpha-nDCG@20 of the kept turn is still ndeval's."""
+    from gdeval_ndeval_oracle import cases, kept_outputs
+
+    for name, case in cases().items():
+        tool, qrels_text, _, options = case
+        rows = _cast_values(kept_outputs()[name])
+        qrels = parse_diversity_qrels(qrels_text, "q", "q")
+        several = [t for t, items in qrels.labels.items() if t in rows
+                   and any(sum(label > 0 for label in per.values()) > 1 for per in items.subtopics.values())]
+        if tool == "ndeval" and options == ["-traditional"] and several:
+            break
+    (tmp_path / "q").write_text(qrels_text)
+    (tmp_path / "r").write_text(case[2])
+    (tmp_path / "t").write_text(several[0] + "\n")
+    result = cli("evaluate", tmp_path / "r", "--qrels", tmp_path / "q", "--turns", tmp_path / "t", "-m",
+                 "alpha_nDCG@20", "--format", "json", "-q")
+    assert result.exit_code == 0, result.stderr
+    value = next(row["value"] for row in json.loads(result.stdout)
+                 if row["turn"] == "all" and row["measure"] == "alpha_nDCG@20")
+    assert f"{value:.6f}" == rows[several[0]][11]  # alpha-nDCG@20
