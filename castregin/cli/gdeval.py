@@ -47,7 +47,8 @@ def _refuse_risk(flag: str) -> None:
 
 
 @main.command("gdeval", context_settings=_DROP_IN, add_help_option=True)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[-c] [-k K] QRELS RUN")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED,
+                metavar="[-c] [-k K] [-baseline BASELINE_RUN] [-riskAlpha A] QRELS RUN")
 def gdeval_command(args):
     """gdeval.pl's command line and output: nDCG@k and ERR@k as the TREC Web track printed them.
 
@@ -55,21 +56,24 @@ def gdeval_command(args):
     the Perl script): `runid,topic,ndcg@K,err@K`, a line per topic the run ranks and the qrels give a
     positive label, in topic order, five decimals, then `runid,amean,...`. Gains are 2^label-1, the
     run is ranked by score then item id, both descending; the run id is the last line's. -k is the
-    depth (default 20); -c averages over every qrels topic with a positive label.
+    depth (default 20); -c averages over every qrels topic with a positive label. -baseline RUN and
+    -riskAlpha A (default 0): risk-sensitive values, each the difference from the baseline's, losses
+    weighted by 1+A, as gdeval prints them.
 
     Ids of any shape are kept as they are (CAsT's 132_1-3); --rewrite-ids reads them as gdeval does,
     keeping the digits after the last '-' (132_1-3 becomes 3: every turn of a CAsT topic mixed into
     one), which must leave a number. Labels above 4 (gdeval's maximum grade) are refused, as gdeval
-    refuses them. -baseline and -riskAlpha (risk-sensitive evaluation) are refused in one line.
-    castregin's own options: --rewrite-ids, --output FILE (default: standard output).
+    refuses them. castregin's own options: --rewrite-ids, --output FILE (default: standard output).
 
     \b
     Examples:
       castregin gdeval question_relevance_all.qrel bm25.run
       castregin gdeval -c -k 10 question_relevance_all.qrel bm25.run
+      castregin gdeval -baseline bm25.run -riskAlpha 1 question_relevance_all.qrel miniLM.run
     """
     rest, rewrite, output = _castregin_options(args)
     k, complete = gd.GDEVAL_DEPTH, False
+    baseline_file, risk_alpha = None, "0"
     while len(rest) > 2:
         flag = rest.pop(0)
         if flag == "-c":
@@ -78,19 +82,25 @@ def gdeval_command(args):
             k = int(_number(rest.pop(0), "-k"))
             if k < 1:
                 raise click.UsageError("-k: the depth must be 1 or more")
-        elif flag in ("-baseline", "-riskAlpha"):
-            _refuse_risk(flag)
+        elif flag == "-baseline" and len(rest) >= 3:
+            baseline_file = rest.pop(0)
+        elif flag == "-riskAlpha" and len(rest) >= 3:
+            risk_alpha = rest.pop(0)
+            if _number(risk_alpha, "-riskAlpha") < 0:
+                raise click.UsageError("-riskAlpha: must be 0 or more")
         else:
-            raise click.UsageError(f"unknown option {flag} (gdeval: [-c] [-k K] QRELS RUN)")
+            raise click.UsageError(f"unknown option {flag} (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS "
+                                   "RUN)")
     if len(rest) != 2:
-        raise click.UsageError("expected QRELS RUN (gdeval: [-c] [-k K] QRELS RUN)")
+        raise click.UsageError("expected QRELS RUN (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN)")
     qrels_file, run_file = rest
-    formats.ensure_not_input(output, [qrels_file, run_file])
+    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
     qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
     run = diversity.gdeval_run(run_file, rewrite)
+    baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
     if rewrite:
-        gd.check_numeric_ids({line.topic for line in qrels} | {line.topic for line in run}, "gdeval --rewrite-ids")
-    runid, rows, mean = gd.gdeval_report(qrels, run, k, complete)
+        gd.check_numeric_ids({line.topic for line in (*qrels, *run, *(baseline or ()))}, "gdeval --rewrite-ids")
+    runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha)
     formats.write_text(output, gdeval_text(runid, k, rows, mean))
 
 
@@ -112,7 +122,8 @@ def ndeval_command(args):
     Ids of any shape are kept as they are (CAsT's 132_1-3); --rewrite-ids reads them as ndeval does
     (natural numbers; a run's id not starting with a digit loses what precedes its first '-'). ndeval
     computes to depth 20: its columns stop there; castregin's measures (alpha_nDCG@k ...) take any k.
-    -baseline and -riskAlpha (risk-sensitive evaluation) are refused in one line. castregin's own
+    -baseline and -riskAlpha (risk-sensitive evaluation) are refused in one line (castregin gdeval
+    takes them). castregin's own
     options: --rewrite-ids, --output FILE (default: standard output).
 
     \b

@@ -76,15 +76,58 @@ def check_numeric_ids(topics, what: str) -> None:
                                  "mix them; write each topic's number one way")
 
 
-def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False,
-                  max_grade: int = GDEVAL_MAX_GRADE) -> tuple[str, list[tuple[str, float, float]], tuple[float, float]]:
+def _risk(value: float, base: float, alpha: float) -> float:
+    """gdeval's ``riskWeighted``: the difference from the baseline, losses weighted by ``1 + alpha``."""
+    return (1 + alpha) * (value - base) if value < base else value - base
+
+
+def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max_grade: int = GDEVAL_MAX_GRADE,
+                  baseline=None, risk_alpha: str = "0"
+                  ) -> tuple[str, list[tuple[str, float, float]], tuple[float, float]]:
     """What gdeval.pl prints: the run id, ``(topic, nDCG@k, ERR@k)`` per topic, and the mean (``amean``).
 
     ``qrels`` and ``run`` are the lines of :func:`castregin.formats.diversity.gdeval_qrels` and
     :func:`~castregin.formats.diversity.gdeval_run`. A topic is printed when the run ranks it and the qrels
     give it a positive label; the mean is over those topics, or with ``complete`` over every qrels topic
-    with a positive label.
+    with a positive label. With ``baseline`` (a run's lines: ``-baseline``), each value is the difference
+    from the baseline's (0 where it lacks the topic), losses weighted by ``1 + risk_alpha`` (``-riskAlpha``,
+    as given), and with ``complete`` the qrels topics the run lacks follow, scored 0 less the baseline.
     """
+    labels, scores = _gdeval_tables(qrels, run)
+    seen = [topic for topic, items in labels.items() if any(label > 0 for label in items.values())]
+    rows = _gdeval_rows(labels, scores, k, max_grade)
+    runid = run[-1].runid if run else "?????"
+    count = len(seen) if complete else len(rows)
+    if baseline is not None:
+        from ..formats.diversity import perl_number
+
+        alpha = perl_number(risk_alpha)
+        base = {topic: (ndcg, err) for topic, ndcg, err in _gdeval_rows(labels, _gdeval_tables([], baseline)[1], k,
+                                                                         max_grade)}
+        done = {topic for topic, _, _ in rows}
+        if complete:
+            rows += [(topic, 0.0, 0.0) for topic in sorted(set(seen) - done, key=topic_key)]
+        rows = [(topic, _risk(ndcg, base.get(topic, (0.0, 0.0))[0], alpha),
+                 _risk(err, base.get(topic, (0.0, 0.0))[1], alpha)) for topic, ndcg, err in rows]
+        runid = f"{runid} (rel to. {baseline[-1].runid}; rs=1+a; a={risk_alpha})"
+    ndcg_total = err_total = 0.0
+    for _, ndcg_value, err_value in rows:
+        ndcg_total += ndcg_value
+        err_total += err_value
+    mean = (ndcg_total / count, err_total / count) if count else (ndcg_total, err_total)
+    return runid, rows, mean
+
+
+def _gdeval_rows(labels, scores, k: int, max_grade: int) -> list[tuple[str, float, float]]:
+    rows = []
+    for topic in sorted(scores, key=topic_key):
+        values = topic_values(scores[topic], labels.get(topic, {}), k, max_grade)
+        if values is not None:
+            rows.append((topic, *values))
+    return rows
+
+
+def _gdeval_tables(qrels, run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     from ..errors import InputError
 
     labels: dict[str, dict[str, int]] = {}
@@ -100,16 +143,4 @@ def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False,
         if line.item in ranked_items:
             raise InputError(f"gdeval run: item {line.item} is listed twice for topic {line.topic}")
         ranked_items[line.item] = line.score
-    seen = [topic for topic, items in labels.items() if any(label > 0 for label in items.values())]
-    rows = []
-    for topic in sorted(scores, key=topic_key):
-        values = topic_values(scores[topic], labels.get(topic, {}), k, max_grade)
-        if values is not None:
-            rows.append((topic, *values))
-    ndcg_total = err_total = 0.0
-    for _, ndcg_value, err_value in rows:
-        ndcg_total += ndcg_value
-        err_total += err_value
-    count = len(seen) if complete else len(rows)
-    mean = (ndcg_total / count, err_total / count) if count else (ndcg_total, err_total)
-    return (run[-1].runid if run else "?????"), rows, mean
+    return labels, scores

@@ -85,6 +85,29 @@ def ndeval_case(seed: int) -> tuple[str, str, list[str]]:
     return "\n".join(qrels) + "\n", "\n".join(run) + "\n", options
 
 
+RISK_CASES = 40
+
+
+def risk_case(seed: int) -> tuple[str, str, str, list[str]]:
+    """(qrels text, run text, baseline run text, gdeval options with ``BASELINE`` for the baseline's path)."""
+    qrels, run, _ = gdeval_case(1000 + seed)
+    rng = random.Random(3000 + seed)
+    # The baseline ranks the run's items of most of its topics otherwise (and may rank a topic the run lacks).
+    dropped = {line.split()[0] for line in run.splitlines() if rng.random() < 0.2}
+    baseline = "".join(f"{topic} Q0 {item} {rank} {rng.choice([round(rng.random(), 3), 0.5])} base{seed}\n"
+                       for topic, _, item, rank, *_ in (line.split() for line in run.splitlines())
+                       if topic not in dropped) + f"{rng.randint(400, 500)} Q0 d1 1 1 base{seed}\n"
+    options = ["-baseline", "BASELINE", *rng.choice([[], ["-riskAlpha", "1"], ["-riskAlpha", "0.5"], ["-c"],
+                                                     ["-c", "-riskAlpha", "2"], ["-k", "5", "-riskAlpha", "1.0"]])]
+    return qrels, run, baseline, options
+
+
+@functools.cache
+def risk_cases() -> dict[str, tuple[str, str, str, list[str]]]:
+    """gdeval's risk-sensitive cases: ``{name: risk_case(seed)}``."""
+    return {f"gdevalrisk{seed}": risk_case(seed) for seed in range(RISK_CASES)}
+
+
 @functools.cache
 def cases() -> dict[str, tuple[str, str, str, list[str]]]:
     """Every case: ``{name: (tool, qrels text, run text, options)}``."""
@@ -123,6 +146,12 @@ def write_kept(directory: Path) -> None:
         qrels.write_text(qrels_text)
         run.write_text(run_text)
         outputs[name] = run_original(tool, qrels, run, options)
+    for name, (qrels_text, run_text, baseline_text, options) in risk_cases().items():
+        qrels, run, baseline = directory / f"{name}.qrels", directory / f"{name}.run", directory / f"{name}.base"
+        qrels.write_text(qrels_text)
+        run.write_text(run_text)
+        baseline.write_text(baseline_text)
+        outputs[name] = run_original("gdeval", qrels, run, [str(baseline) if o == "BASELINE" else o for o in options])
     KEPT.parent.mkdir(parents=True, exist_ok=True)
     KEPT.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
 
