@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from .. import formats
-from ..errors import InputError
 from ..evaluation import gdeval as gd
 from ..evaluation import ndeval as nd
 from ..formats import diversity
@@ -39,11 +38,6 @@ def _number(text: str, flag: str, kind=float):
         return kind(text)
     except ValueError:
         raise click.UsageError(f"{flag} {text}: not a number") from None
-
-
-def _refuse_risk(flag: str) -> None:
-    raise InputError(f"{flag}: risk-sensitive evaluation (-baseline, -riskAlpha) is not supported by castregin's "
-                     "drop-in; evaluate the two runs and compare them (castregin compare)")
 
 
 @main.command("gdeval", context_settings=_DROP_IN, add_help_option=True)
@@ -106,7 +100,7 @@ def gdeval_command(args):
 
 @main.command("ndeval", context_settings=_DROP_IN, add_help_option=True)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED,
-                metavar="[-alpha A] [-beta B] [-traditional] [-M DEPTH] [-c] QRELS RUN")
+                metavar="[-alpha A] [-beta B] [-traditional] [-M DEPTH] [-c] [-baseline RUN] [-riskAlpha A] QRELS RUN")
 def ndeval_command(args):
     """ndeval's command line and output: the TREC Web track's diversity measures (alpha-nDCG, ERR-IA ...).
 
@@ -122,8 +116,8 @@ def ndeval_command(args):
     Ids of any shape are kept as they are (CAsT's 132_1-3); --rewrite-ids reads them as ndeval does
     (natural numbers; a run's id not starting with a digit loses what precedes its first '-'). ndeval
     computes to depth 20: its columns stop there; castregin's measures (alpha_nDCG@k ...) take any k.
-    -baseline and -riskAlpha (risk-sensitive evaluation) are refused in one line (castregin gdeval
-    takes them). castregin's own
+    -baseline RUN and -riskAlpha A (default 0): risk-sensitive values, each the difference from the
+    baseline's, losses weighted by 1+A, as ndeval prints them. castregin's own
     options: --rewrite-ids, --output FILE (default: standard output).
 
     \b
@@ -134,6 +128,7 @@ def ndeval_command(args):
     rest, rewrite, output = _castregin_options(args)
     alpha = beta = 0.5
     traditional, complete, depth = False, False, 0
+    baseline_file, risk_alpha = None, "0"
     while len(rest) > 2:
         flag = rest.pop(0)
         if flag in ("-alpha", "-beta") and len(rest) >= 3:
@@ -145,8 +140,12 @@ def ndeval_command(args):
             depth = int(_number(rest.pop(0), "-M", int))
             if depth <= 0:
                 raise click.UsageError("-M: the depth must be 1 or more")
-        elif flag in ("-baseline", "-riskAlpha"):
-            _refuse_risk(flag)
+        elif flag == "-baseline" and len(rest) >= 3:
+            baseline_file = rest.pop(0)
+        elif flag == "-riskAlpha" and len(rest) >= 3:
+            risk_alpha = rest.pop(0)
+            if _number(risk_alpha, "-riskAlpha") < 0:
+                raise click.UsageError("-riskAlpha: must be 0 or more")
         elif flag == "-traditional":
             traditional = True
         elif flag.startswith("-") and len(flag) > 1 and set(flag[1:]) <= {"c", "a"}:
@@ -157,8 +156,9 @@ def ndeval_command(args):
     if len(rest) != 2:
         raise click.UsageError("expected QRELS RUN")
     qrels_file, run_file = rest
-    formats.ensure_not_input(output, [qrels_file, run_file])
+    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
     qrels = diversity.ndeval_qrels(qrels_file, rewrite)
     run = diversity.ndeval_run(run_file, rewrite)
-    runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete)
+    baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
+    runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline, risk_alpha)
     formats.write_text(output, ndeval_text(runid, [name for name, _ in nd.COLUMNS], rows, mean))

@@ -243,7 +243,8 @@ COLUMNS: tuple[tuple[str, Callable[[Normalised], float]], ...] = (
 
 
 def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional: bool = False,
-                  depth: int = 0, complete: bool = False) -> tuple[str, list[tuple[str, list[float]]], list[float]]:
+                  depth: int = 0, complete: bool = False, baseline=None, risk_alpha: str = "0"
+                  ) -> tuple[str, list[tuple[str, list[float]]], list[float]]:
     """What ndeval prints: the run id, each run topic's values (:data:`COLUMNS`), and their mean (``amean``).
 
     ``qrels`` and ``run`` are the lines of :func:`castregin.formats.diversity.ndeval_qrels` and
@@ -251,10 +252,12 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
     ranks are an error) or, ``traditional``, by score descending then item id descending; ``depth``
     (``-M``) keeps each topic's first items. Every run topic is printed (0 where the qrels lack it);
     the mean divides by the topics of both (``complete``: of the qrels). A topic without a relevant
-    item has nNRBP nan, as ndeval's 0/0, which its mean carries.
+    item has nNRBP nan, as ndeval's 0/0, which its mean carries. With ``baseline`` (a run's lines,
+    ``-baseline``), each value is the difference from the baseline's, losses weighted by
+    ``1 + risk_alpha`` (``-riskAlpha``, as given), over the run's topics and, with ``complete``, the
+    baseline's too; the mean divides by at least the topics printed.
     """
     from ..errors import InputError
-    from .gdeval import topic_key
 
     labels: dict[str, dict[str, dict[str, int]]] = {}
     for line in qrels:
@@ -263,6 +266,66 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
             raise InputError(f"ndeval qrels: item {line.item} is judged twice for subtopic {line.subtopic} of topic "
                              f"{line.topic} (ndeval would count it twice)")
         per_subtopic[line.subtopic] = min(line.label, 1)
+    rows = _ndeval_rows(labels, run, alpha, beta, traditional, depth)
+    count = len(labels) if complete else sum(1 for *_, matched in rows if matched)
+    runid = run[0].runid
+    printed = [(topic, row) for topic, row, _ in rows]
+    if baseline is not None:
+        from ..formats.diversity import perl_number
+
+        base = [(topic, row) for topic, row, _ in _ndeval_rows(labels, baseline, alpha, beta, traditional, depth)]
+        printed = _with_baseline(printed, base, perl_number(risk_alpha), complete)
+        count = max(count, len(printed))
+        runid = f"{runid} (rel to. {baseline[0].runid}; rs=1+a; a={risk_alpha})"
+    totals = [0.0] * len(COLUMNS)
+    for _, row in printed:
+        for index, value in enumerate(row):
+            totals[index] += value
+    mean = [total / count if count else math.nan for total in totals]
+    return runid, printed, mean
+
+
+def _risk(value: float, base: float, alpha: float) -> float:
+    """ndeval's ``RiskBased``: the difference from the baseline, losses weighted by ``1 + alpha``."""
+    return value - base if value >= base else (alpha + 1) * (value - base)
+
+
+def _with_baseline(run_rows, base_rows, alpha: float, complete: bool) -> list[tuple[str, list[float]]]:
+    """ndeval's walk over the run's and the baseline's topics side by side (``outputMeasures``)."""
+    from .gdeval import topic_key
+
+    zeros = [0.0] * len(COLUMNS)
+    out = []
+    i = j = 0
+    while i < len(run_rows) or (j < len(base_rows) and complete):
+        if i < len(run_rows) and j < len(base_rows):
+            run_key, base_key = topic_key(run_rows[i][0]), topic_key(base_rows[j][0])
+            if run_key == base_key:
+                topic, mine, theirs = run_rows[i][0], run_rows[i][1], base_rows[j][1]
+                i, j = i + 1, j + 1
+            elif run_key > base_key:
+                topic, mine, theirs = base_rows[j][0], zeros, base_rows[j][1]
+                j += 1
+                if not complete:
+                    continue
+            else:
+                topic, mine, theirs = run_rows[i][0], run_rows[i][1], zeros
+                i += 1
+        elif i >= len(run_rows):
+            topic, mine, theirs = base_rows[j][0], zeros, base_rows[j][1]
+            j += 1
+        else:
+            topic, mine, theirs = run_rows[i][0], run_rows[i][1], zeros
+            i += 1
+        out.append((topic, [_risk(value, base, alpha) for value, base in zip(mine, theirs, strict=True)]))
+    return out
+
+
+def _ndeval_rows(labels, run, alpha: float, beta: float, traditional: bool, depth: int) -> list:
+    """Each run topic's values, ``(topic, values, whether the qrels hold it)``, in topic order."""
+    from ..errors import InputError
+    from .gdeval import topic_key
+
     lines: dict[str, list] = {}
     for line in run:
         lines.setdefault(line.topic, []).append(line)
@@ -286,10 +349,4 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
             rows.append((topic, [value(normal) for _, value in COLUMNS], True))
         else:
             rows.append((topic, [0.0] * len(COLUMNS), False))
-    totals = [0.0] * len(COLUMNS)
-    for _, row, _ in rows:
-        for index, value in enumerate(row):
-            totals[index] += value
-    count = len(labels) if complete else sum(1 for *_, matched in rows if matched)
-    mean = [total / count if count else math.nan for total in totals]
-    return run[0].runid, [(topic, row) for topic, row, _ in rows], mean
+    return rows

@@ -102,10 +102,28 @@ def risk_case(seed: int) -> tuple[str, str, str, list[str]]:
     return qrels, run, baseline, options
 
 
+def ndeval_risk_case(seed: int) -> tuple[str, str, str, list[str]]:
+    """ndeval's: (qrels text, run text, baseline run text, options with ``BASELINE``)."""
+    qrels, run, _ = ndeval_case(1000 + seed)
+    rng = random.Random(4000 + seed)
+    lines = [line.split() for line in run.splitlines()]
+    dropped = {line[0] for line in lines if rng.random() < 0.2}
+    kept = [line for line in lines if line[0] not in dropped]
+    ranks = rng.sample(range(1, 4 * len(kept) + 2), len(kept) + 1)
+    baseline = "".join(f"{line[0]} Q0 {line[2]} {rank} {rng.choice([round(rng.random(), 3), 0.5])} nbase{seed}\n"
+                       for line, rank in zip(kept, ranks, strict=False)) + f"{rng.randint(300, 400)} Q0 d1 1 1 b\n"
+    options = ["-baseline", "BASELINE", *rng.choice([[], ["-riskAlpha", "1"], ["-riskAlpha", "0.5", "-traditional"],
+                                                     ["-c"], ["-c", "-riskAlpha", "2"],
+                                                     ["-M", "5", "-riskAlpha", "1.0"]])]
+    return qrels, run, baseline, options
+
+
 @functools.cache
 def risk_cases() -> dict[str, tuple[str, str, str, list[str]]]:
-    """gdeval's risk-sensitive cases: ``{name: risk_case(seed)}``."""
-    return {f"gdevalrisk{seed}": risk_case(seed) for seed in range(RISK_CASES)}
+    """The risk-sensitive cases (``-baseline``): ``{name: (qrels, run, baseline, options)}``."""
+    out = {f"gdevalrisk{seed}": risk_case(seed) for seed in range(RISK_CASES)}
+    out.update({f"ndevalrisk{seed}": ndeval_risk_case(seed) for seed in range(RISK_CASES)})
+    return out
 
 
 @functools.cache
@@ -151,7 +169,7 @@ def write_kept(directory: Path) -> None:
         qrels.write_text(qrels_text)
         run.write_text(run_text)
         baseline.write_text(baseline_text)
-        outputs[name] = run_original("gdeval", qrels, run, [str(baseline) if o == "BASELINE" else o for o in options])
+        outputs[name] = run_original(name[:6], qrels, run, [str(baseline) if o == "BASELINE" else o for o in options])
     KEPT.parent.mkdir(parents=True, exist_ok=True)
     KEPT.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
 
