@@ -40,6 +40,15 @@ def _number(text: str, flag: str, kind=float):
         raise click.UsageError(f"{flag} {text}: not a number") from None
 
 
+def _risk_option(flag: str, value: str, baseline_file: str | None, risk_alpha: str) -> tuple[str | None, str]:
+    """``-baseline RUN`` or ``-riskAlpha A`` (both programs read them alike): the new (baseline, alpha)."""
+    if flag == "-baseline":
+        return value, risk_alpha
+    if _number(value, "-riskAlpha") < 0:
+        raise click.UsageError("-riskAlpha: must be 0 or more")
+    return baseline_file, value
+
+
 @main.command("gdeval", context_settings=_DROP_IN, add_help_option=True)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED,
                 metavar="[-c] [-k K] [-baseline BASELINE_RUN] [-riskAlpha A] QRELS RUN")
@@ -76,12 +85,8 @@ def gdeval_command(args):
             k = int(_number(rest.pop(0), "-k"))
             if k < 1:
                 raise click.UsageError("-k: the depth must be 1 or more")
-        elif flag == "-baseline" and len(rest) >= 3:
-            baseline_file = rest.pop(0)
-        elif flag == "-riskAlpha" and len(rest) >= 3:
-            risk_alpha = rest.pop(0)
-            if _number(risk_alpha, "-riskAlpha") < 0:
-                raise click.UsageError("-riskAlpha: must be 0 or more")
+        elif flag in ("-baseline", "-riskAlpha") and len(rest) >= 3:
+            baseline_file, risk_alpha = _risk_option(flag, rest.pop(0), baseline_file, risk_alpha)
         else:
             raise click.UsageError(f"unknown option {flag} (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS "
                                    "RUN)")
@@ -140,12 +145,8 @@ def ndeval_command(args):
             depth = int(_number(rest.pop(0), "-M", int))
             if depth <= 0:
                 raise click.UsageError("-M: the depth must be 1 or more")
-        elif flag == "-baseline" and len(rest) >= 3:
-            baseline_file = rest.pop(0)
-        elif flag == "-riskAlpha" and len(rest) >= 3:
-            risk_alpha = rest.pop(0)
-            if _number(risk_alpha, "-riskAlpha") < 0:
-                raise click.UsageError("-riskAlpha: must be 0 or more")
+        elif flag in ("-baseline", "-riskAlpha") and len(rest) >= 3:
+            baseline_file, risk_alpha = _risk_option(flag, rest.pop(0), baseline_file, risk_alpha)
         elif flag == "-traditional":
             traditional = True
         elif flag.startswith("-") and len(flag) > 1 and set(flag[1:]) <= {"c", "a"}:

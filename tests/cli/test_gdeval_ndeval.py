@@ -144,3 +144,13 @@ def test_cast2022_runs(tool, cast2022, run_paths, cli, tmp_path):
         back = [re.sub(r"^([^,]*),(\d+),", lambda m, turn_of=turn_of: f"{m[1]},{turn_of[m[2]]},", line)
                 for line in mapped.stdout.splitlines()]
         assert unmapped == back
+
+
+@pytest.mark.parametrize("tool", ["gdeval", "ndeval"])
+def test_a_negative_risk_alpha_is_a_usage_error(tool, cli, tmp_path):
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("1 0 d1 1\n" if tool == "gdeval" else "1 1 d1 1\n")
+    run.write_text("1 Q0 d1 1 1.0 x\n")
+    result = cli(tool, "-baseline", run, "-riskAlpha", "-1", qrels, run)
+    assert result.exit_code == 2
+    assert "-riskAlpha: must be 0 or more" in result.stderr
