@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 
@@ -69,4 +70,5 @@ class Qrels:
     def subset(self, turns) -> Qrels:
         """The qrels of the given turns only (in this qrels' order)."""
         keep = set(turns)
-        return Qrels({t: dict(i) for t, i in self.labels.items() if t in keep}, self.name, self.source)
+        # copy.copy keeps a diversity qrels' per-subtopic labels (castregin.formats.diversity.SubtopicLabels).
+        return Qrels({t: copy.copy(i) for t, i in self.labels.items() if t in keep}, self.name, self.source)

@@ -77,3 +77,7 @@ MAX_JSON_DEPTH = 100
 MAX_AGREEMENT_SAMPLES = 1_000_000
 #: Confusion matrices in one ``agreement --plot`` figure (a grid of them: more would be unreadable).
 MAX_AGREEMENT_PLOT_PAIRS = 36
+#: (Subtopic sets) x (relevant items) of one topic for ndeval's greedy ideal ranking: the greedy loop
+#: looks at every set for every item it places (10^8 steps: about a minute in Python; CAsT's turns
+#: take under 10^4, the TREC Web track's topics under 10^6).
+MAX_IDEAL_STEPS = 100_000_000

@@ -120,7 +120,7 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
     formats.ensure_not_input(output, input_paths(runs, qrels_specs))
     shown = _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
     sort = _sort_measure(sort, shown, rel_level)
-    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
     base = resolve_baseline(baseline, runs, run_list)
     with warnings_as_lines():
         results = evaluate_runs(run_list, qrels_list, shown, rel_level=rel_level,
@@ -181,7 +181,7 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     inputs = input_paths(runs, qrels_specs)
     check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
     shown = _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
-    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
+    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
     base = resolve_baseline(baseline, runs, run_list)
     settings = ReportSettings(measures=tuple(shown), baseline=base, rel_level=rel_level,
                               score_precision=score_precision, depth=depth, test=test, correction=correction,

@@ -193,10 +193,14 @@ def input_paths(run_paths, qrels_specs) -> list[str]:
     return [*run_paths, *(split_named(spec)[1] for spec in qrels_specs)]
 
 
-def read_runs_and_qrels(run_paths, qrels_specs) -> tuple[list, list]:
-    """A command's ``RUN...`` and ``--qrels [NAME=]QRELS``, read: the runs, then the qrels (named)."""
+def read_runs_and_qrels(run_paths, qrels_specs, measures=()) -> tuple[list, list]:
+    """A command's ``RUN...`` and ``--qrels [NAME=]QRELS``, read: the runs, then the qrels (named); as diversity
+    qrels (``topic subtopic item label``) when one of the parsed ``measures`` is ndeval's."""
+    read = read_qrels
+    if any(getattr(getattr(measure, "definition", None), "diversity", False) for measure in measures):
+        from ..formats.diversity import read_diversity_qrels as read
     return ([read_run(path) for path in run_paths],
-            [read_qrels(path, name) for name, path in map(split_named, qrels_specs)])
+            [read(path, name) for name, path in map(split_named, qrels_specs)])
 
 
 def criteria_list(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:

@@ -43,6 +43,7 @@ from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
+from ..formats.diversity import read_diversity_qrels
 from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 
@@ -345,7 +346,8 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
             if index is not None and columnar_runs is not None:
                 scores.update(_engine_scores(columnar_runs[position], index, parsed, score_bits=bits))
             scores.update(zip((m.name for m in by_rules),
-                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source),
+                              plain.evaluate_run(run.scores, qrels_item.labels, by_rules, bits, qrels_item.source,
+                                                 ranks=run.ranks),
                               strict=True))
             shared = sum(1 for turn in run.scores if turn in qrels_item.labels)
             _warn_coverage(name, facts, shared, complete)
@@ -389,7 +391,10 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
     if not all(m.in_engine for m in parsed):
-        qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
+        # ndeval's measures read each item's label per subtopic: a diversity qrels (an ordinary one is one subtopic).
+        diversity = any(m.definition.diversity for m in parsed)
+        read = read_diversity_qrels if diversity else formats.read_qrels
+        qrels_list = [read(path, name) for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
                              **{**options, "measures": parsed})
     complete = options.get("complete", False)

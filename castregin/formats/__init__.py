@@ -17,6 +17,7 @@ from .common import (
     read_text,
     stem,
 )
+from .diversity import read_diversity_qrels
 from .output import ensure_not_input, write_text
 from .trec import (
     format_pool,

@@ -26,6 +26,7 @@ import pytest
 import pytrec_eval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trec_eval_oracle import kept_output, negative_pair, random_pair
 
 from castregin import formats
@@ -146,8 +147,27 @@ def _judged_case(definition: Definition, directory: Path) -> None:
         _check_paths(definition, 1, qrels, run, {"Judged@3": oracle})
 
 
+def _gdeval_ndeval_case(definition: Definition, directory: Path) -> None:
+    # gdeval.pl's and ndeval.c's kept outputs (tests/cli/gdeval_ndeval_oracle.py).
+    from test_novelty_measures import check_against_originals
+
+    # The first 30 cases (test_novelty_measures.py compares all of them, in both of ndeval's orders).
+    assert check_against_originals(definition.name, limit=30) > 30
+
+
+def _rbp_case(definition: Definition, directory: Path) -> None:
+    # trectools' kept values (tests/evaluation/rbp_oracle.py).
+    from test_novelty_measures import check_rbp
+
+    assert check_rbp(definition.name) > 100
+
+
 #: The oracle case of each registered measure, by name.
-ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case}
+ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case,
+           **dict.fromkeys(("gdeval_nDCG", "ERR", "alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall",
+                            "NRBP", "nNRBP", "AP_IA"), _gdeval_ndeval_case),
+           **dict.fromkeys(("RBP", "RBP_residual"), _rbp_case)}
+
 
 
 @pytest.mark.parametrize("definition", registered(), ids=lambda definition: definition.name)

@@ -16,26 +16,33 @@ import pytest
 from .chat_server import serve
 
 
-def test_dawid_skene_over_the_crowd_and_the_model(cli, cast2022, crowd_example, tmp_path):
-    aggregation = pytest.importorskip("crowdkit.aggregation")
-    crowd = pd.read_csv(crowd_example / "judgments.csv", dtype=str, keep_default_na=False)
-    # The model judges topic 138's pairs (61 of 391, to keep the test quick); the crowd judged them all.
+def judge_topic(cli, cast2022, crowd: pd.DataFrame, topic: str, out_dir) -> tuple[pd.DataFrame, int]:
+    """The model (the test server's word-overlap rule) judges the crowd's pairs of one topic into
+    ``out_dir``; (those pairs, the requests the server answered)."""
     pairs = crowd[["turn_id", "item_id"]].drop_duplicates()
-    pairs = pairs[pairs["turn_id"].str.startswith("138_")]
-    pool = tmp_path / "pool.txt"
+    pairs = pairs[pairs["turn_id"].str.startswith(f"{topic}_")]
+    pool = out_dir.parent / f"pool-{topic}.txt"
     pool.write_text("".join(f"{t} Q0 {i} 1 0 crowd\n" for t, i in pairs.itertuples(index=False)))
     server = serve(faults=False)
     try:
         judged = cli("judge", pool, "--bank", cast2022 / "regin/question_bank.json",
                      "--bank", cast2022 / "topics/2022_mixed_initiative_question_pool.json",
                      "--topics", cast2022 / "topics/2022_evaluation_topics_tree_v1.0.json", "--criteria", "relevance",
-                     "--model", "rule-1", "--base-url", server.base_url, "--out-dir", tmp_path / "llm",
+                     "--model", "rule-1", "--base-url", server.base_url, "--out-dir", out_dir,
                      "--concurrency", "8")
     finally:
         server.shutdown()
     assert judged.exit_code == 0, judged.stderr
+    return pairs, server.requests
+
+
+def test_dawid_skene_over_the_crowd_and_the_model(cli, cast2022, crowd_example, tmp_path):
+    aggregation = pytest.importorskip("crowdkit.aggregation")
+    crowd = pd.read_csv(crowd_example / "judgments.csv", dtype=str, keep_default_na=False)
+    # The model judges topic 138's pairs (61 of 391, to keep the test quick); the crowd judged them all.
+    pairs, requests = judge_topic(cli, cast2022, crowd, "138", tmp_path / "llm")
     model = pd.read_csv(tmp_path / "llm" / "judgments.csv", dtype=str, keep_default_na=False)
-    assert len(model) == len(pairs) == server.requests
+    assert len(model) == len(pairs) == requests
     result = cli("aggregate", crowd_example / "judgments.csv", tmp_path / "llm" / "judgments.csv",
                  "--criteria", "relevance", "--method", "dawid-skene", "--prefix", "", "--out-dir", tmp_path / "qrels")
     assert result.exit_code == 0, result.stderr
@@ -62,20 +69,7 @@ def test_agreement_of_the_model_with_the_crowd(cli, cast2022, crowd_example, tmp
     labels are the SPEC's expected qrels of the example, the kappas scikit-learn's on the pairs both judged."""
     metrics = pytest.importorskip("sklearn.metrics")
     crowd = pd.read_csv(crowd_example / "judgments.csv", dtype=str, keep_default_na=False)
-    pairs = crowd[["turn_id", "item_id"]].drop_duplicates()
-    pairs = pairs[pairs["turn_id"].str.startswith("140_")]
-    pool = tmp_path / "pool.txt"
-    pool.write_text("".join(f"{t} Q0 {i} 1 0 crowd\n" for t, i in pairs.itertuples(index=False)))
-    server = serve(faults=False)
-    try:
-        judged = cli("judge", pool, "--bank", cast2022 / "regin/question_bank.json",
-                     "--bank", cast2022 / "topics/2022_mixed_initiative_question_pool.json",
-                     "--topics", cast2022 / "topics/2022_evaluation_topics_tree_v1.0.json", "--criteria", "relevance",
-                     "--model", "rule-1", "--base-url", server.base_url, "--out-dir", tmp_path / "llm",
-                     "--concurrency", "8")
-    finally:
-        server.shutdown()
-    assert judged.exit_code == 0, judged.stderr
+    judge_topic(cli, cast2022, crowd, "140", tmp_path / "llm")
     out = tmp_path / "agreement.json"
     model_qrels = tmp_path / "llm" / "llm_relevance.qrel"
     result = cli("agreement", f"crowd=crowd:{crowd_example / 'judgments.csv'}", f"model={model_qrels}",

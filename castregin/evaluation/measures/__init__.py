@@ -16,13 +16,13 @@ its default or given cutoffs (as ``trec_eval -m P.1,3,5``).
 
 castregin gives a number only where it can check it against an independent oracle: every registered
 measure is one of trec_eval's (computed by castregin's engine where it can, else by its rule alone;
-both checked against trec_eval's binary and pytrec_eval), or ``Judged@k`` (ir_measures' definition,
+both checked against trec_eval's binary and pytrec_eval), ``Judged@k`` (ir_measures' definition,
 checked against ir_measures, except that an item labelled below 0 counts as unjudged, as trec_eval has
-it); a test walks the registry and fails for a measure without an oracle. Everything else ir_measures
-can parse is refused with a line saying why: measures that only its other providers compute
-(``ERR@10`` by gdeval, which renames CAsT turn ids and gives 0 for every turn; ``RBP`` by trectools;
-``alpha_nDCG`` by ndeval ...), options trec_eval lacks (``RR@10``, ``nDCG(dcg='exp-log2')``),
-parameters that are not numbers trec_eval takes.
+it), gdeval's and ndeval's measures (``ERR@k``, ``nDCG(dcg='exp-log2')@k``, ``alpha_nDCG@k``...,
+checked against gdeval.pl and ndeval.c: :mod:`.novelty`) or RBP (checked against trectools); a test
+walks the registry and fails for a measure without an oracle. Everything else ir_measures can parse
+is refused with a line saying why: measures that only its other providers compute (``INST`` by
+cwl_eval ...), options trec_eval lacks (``RR@10``), parameters that are not numbers trec_eval takes.
 
 The relevance level (``trec_eval -l``) applies to every binary measure unless an ir_measures name
 sets ``rel`` itself; nDCG uses the graded labels and ignores it, as trec_eval does. How the ``all``
@@ -37,7 +37,7 @@ counts the lines labelled above 0 of every qrels turn (whatever the level: its o
 from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
-from . import average_precision, counts, gain, judged, precision, sets
+from . import average_precision, counts, gain, judged, novelty, precision, sets
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,

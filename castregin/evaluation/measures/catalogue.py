@@ -7,9 +7,6 @@ from .names import TREC_SETS
 
 #: Well-known ir_measures measures that castregin refuses, and why (the catalogue lists them).
 _REFUSED_EXAMPLES = {
-    "ERR@k, nDCG(dcg='exp-log2')@k": "gdeval rewrites CAsT turn ids (every turn scores 0)",
-    "RBP, NRBP, nNRBP": "trectools/ndeval only, not trec_eval",
-    "alpha_nDCG, ERR_IA, nERR_IA, P_IA, AP_IA, StRecall": "diversity measures of ndeval (pyndeval), not trec_eval",
     "INST, INSQ, SDCG, BPM, NERR8..11": "cwl_eval only, not trec_eval",
     "RR@k": "trec_eval's recip_rank has no cutoff",
     "Accuracy, Compat": "not trec_eval measures",
@@ -39,7 +36,8 @@ def _row(definition: Definition) -> dict:
     return {
         "trec_eval": definition.name + ("_k" if definition.cutoffs else "") if definition.trec_name else None,
         "ir_measures": ", ".join(alias.shown for alias in definition.ir_measures) or None,
-        "backend": "engine" if definition.vectorised else "trec_eval",
+        # Measures with options (gdeval's, ndeval's, RBP) are other originals' rules, not trec_eval's.
+        "backend": "engine" if definition.vectorised else "rule" if definition.options else "trec_eval",
         "aggregate": definition.aggregate,
         "note": "; ".join(notes),
     }
@@ -50,7 +48,8 @@ def measure_catalogue() -> list[dict]:
 
     Rows ``{"trec_eval", "ir_measures", "backend", "aggregate", "note"}``; ``backend`` is ``engine``
     (castregin's vectorised engine), ``trec_eval`` (trec_eval's rules in castregin's Python, the
-    measure's rule alone), both checked against trec_eval, or ``refused``.
+    measure's rule alone), both checked against trec_eval, ``rule`` (another original's rule in
+    castregin's Python: gdeval's, ndeval's, RBP's, each checked against it), or ``refused``.
     """
     rows = [_row(definition) for definition in _in_order()]
     for name, why in _REFUSED_EXAMPLES.items():

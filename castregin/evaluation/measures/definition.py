@@ -110,6 +110,14 @@ class Definition(NamedTuple):
     judged_lines: str = POSITIVE_LINES
     #: For ``castregin measures``.
     note: str = ""
+    #: Parameters besides the cutoff, as ``(name, default)`` in the order the rule takes them after the
+    #: cutoff (alpha_nDCG's ``alpha``, ERR's ``max_grade``), named as ir_measures names them
+    #: (``alpha_nDCG(alpha=0.3)@20``).
+    options: tuple = ()
+    #: Why a name's option values (in :attr:`options`' order) are refused, or None.
+    check_options: Callable[[tuple], str | None] | None = None
+    #: Reads each item's label per subtopic (a diversity qrels, ``topic subtopic item label``).
+    diversity: bool = False
 
     @property
     def cutoffs(self) -> bool:
@@ -171,6 +179,8 @@ class Measure:
     rel: int = 1
     judged_only: bool = False
     gains: tuple | None = None
+    #: The values of the definition's :attr:`~Definition.options`, in their order.
+    options: tuple = ()
     #: The parameters as ``trec_eval -m`` gives a family that takes several (``utility.2,-1,0,0``), and
     #: trec_eval's ``-N`` (utility's collection size): what the trec_eval command's streaming path passes.
     given: tuple | None = None
@@ -179,11 +189,18 @@ class Measure:
     def __str__(self) -> str:
         return self.name
 
+    def option(self, name: str, default=None):
+        """The value of the definition's option ``name`` (``alpha``, ``order``), or ``default`` if it has none."""
+        names = [key for key, _ in self.definition.options]
+        return self.params[1 + names.index(name)] if name in names else default
+
     @property
     def params(self) -> tuple:
         """The parameters its rule takes."""
         if self.given is not None:
             return self.given
+        if self.definition.options:
+            return (self.param, *(self.options or (default for _, default in self.definition.options)))
         if self.param is not None:
             return (self.param,)
         return self.definition.defaults if self.definition.params == P_DOUBLE else ()

@@ -10,6 +10,7 @@ as trec_eval reads them.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import re
@@ -140,10 +141,7 @@ def _family_measures(definition: Definition, params, rel_level: int) -> list[Mea
 # --- ir_measures names ---------------------------------------------------------------------------------------
 
 #: Why ir_measures' other providers are not used, for the refusal line.
-_PROVIDER_NOTES = {
-    "gdeval": "ir_measures computes it with gdeval, which rewrites turn ids such as 132_1-1 and gives 0 "
-              "for every CAsT turn",
-}
+_PROVIDER_NOTES: dict[str, str] = {}
 
 
 def _providers_of(measure) -> list[str]:
@@ -176,7 +174,8 @@ def _not_trec_eval(name: str, measure) -> MeasureRefused:
     verb = "provider computes" if len(providers) == 1 else "providers compute"
     why = notes[0] if notes else f"only ir_measures' {' and '.join(providers)} {verb} it"
     return _refuse(name, f"not a trec_eval measure: {why}{_install_hint(providers)}; castregin reports only "
-                         "measures it checks against trec_eval's C code (`castregin measures` lists them); use "
+                         "measures it checks against an oracle (trec_eval's C code, gdeval.pl, ndeval.c...: "
+                         "`castregin measures` lists them); use "
                          "ir_measures for this one")
 
 
@@ -226,7 +225,7 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
         aliases = _aliases(kind)
         has_cutoff = params.get("cutoff") is not None
         if aliases and not has_cutoff and all(alias.cutoff for _, alias in aliases):
-            raise _refuse(name, f"trec_eval has {kind} only at a cutoff; write {kind}@10")
+            raise _refuse(name, f"castregin has {kind} only at a cutoff; write {kind}@10")
         if aliases and has_cutoff and all(alias.cutoff is False for _, alias in aliases):
             raise _refuse(name, f"trec_eval's {aliases[0][0].name} has no cutoff; use {kind}")
         raise _not_trec_eval(name, measure)
@@ -239,8 +238,58 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
             # The labels are mapped before the rule sees them, and trec_eval's nDCG reads whole-number labels.
             raise _refuse(name, "gains must map whole-number labels to whole-number gains")
         gains = tuple(sorted(gains.items()))
-    return _with_level(definition, name, param, params.get("rel", rel_level),
-                       bool(params.get("judged_only", False)), gains)
+    measure = _with_level(definition, name, param, params.get("rel", rel_level),
+                          bool(params.get("judged_only", False)), gains)
+    return replace(measure, options=_options(name, kind, definition, params)) if definition.options else measure
+
+
+def _options(name: str, kind: str, definition: Definition, params: Mapping) -> tuple:
+    """The values of a definition's options from a name's parameters (defaults where not given)."""
+    if params.get("judged_only"):
+        raise _refuse(name, f"{kind} takes no judged_only (unjudged items count as not relevant)")
+    values = []
+    for key, default in definition.options:
+        value = params.get(key, default)
+        if isinstance(default, str):
+            if not isinstance(value, str):
+                raise _refuse(name, f"{kind}'s {key} must be a text, not {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise _refuse(name, f"{kind}'s {key} must be a number, not {value!r}")
+        values.append(value)
+    why = definition.check_options(tuple(values)) if definition.check_options is not None else None
+    if why is not None:
+        raise _refuse(name, why)
+    return tuple(values)
+
+
+#: A name with parameters of a measure that takes options (``alpha_nDCG(alpha=0.3)@20``, ``ERR(max_grade=5)@20``):
+#: read here, as ir_measures does not know every such parameter (ERR's max_grade) and would set ``rel`` itself.
+_OPTIONS_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cutoff>[0-9]{1,10}))?")
+
+
+def _options_measure(name: str, rel_level: int) -> Measure | None:
+    """A measure that takes options, named with parameters, or None for any other name."""
+    match = _OPTIONS_NAME.fullmatch(name.replace(" ", ""))
+    if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
+        return None
+    try:
+        call = ast.parse(f"f({match['args']})", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            return None
+        params: dict = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+    except (ValueError, SyntaxError, TypeError):
+        return None  # ir_measures says what is wrong
+    if match["cutoff"] is not None:
+        params["cutoff"] = int(match["cutoff"])
+    found = _match(match["kind"], params)
+    if found is None or not found[0].options:
+        return None
+    allowed = {key for key, _ in found[0].options} | {"cutoff"} | ({"rel"} if found[0].uses_level else set())
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise _refuse(name, f"{match['kind']} takes {', '.join(sorted(allowed))}, not {', '.join(unknown)} (labels "
+                            "are read as the original reads them)")
+    return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
 
 #: The ir_measures names most evaluations ask for (the default measures among them), ``NAME`` or
@@ -265,6 +314,9 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
     plain = _plain_ir_measure(name, rel_level)
     if plain is not None:
         return plain
+    with_options = _options_measure(name, rel_level)
+    if with_options is not None:
+        return with_options
     import ir_measures
 
     try:

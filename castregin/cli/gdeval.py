@@ -1,0 +1,165 @@
+"""Commands ``gdeval`` and ``ndeval``: the command lines and outputs of gdeval.pl and ndeval.c, for scripts."""
+
+from __future__ import annotations
+
+import click
+
+from .. import formats
+from ..evaluation import gdeval as gd
+from ..evaluation import ndeval as nd
+from ..formats import diversity
+from ..render.gdeval_ndeval import gdeval_text, ndeval_text
+from . import main
+
+_DROP_IN = {"help_option_names": ["--help"], "ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+def _castregin_options(args: tuple[str, ...]) -> tuple[list[str], bool, str]:
+    """castregin's own options (``--rewrite-ids``, ``--output FILE``) out of the original's arguments."""
+    rest, rewrite, output = [], False, "-"
+    items = iter(args)
+    for arg in items:
+        if arg == "--rewrite-ids":
+            rewrite = True
+        elif arg == "--output":
+            given = next(items, None)
+            if given is None:
+                raise click.UsageError("--output needs a file")
+            output = given
+        elif arg.startswith("--output="):
+            output = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    return rest, rewrite, output
+
+
+def _number(text: str, flag: str, kind=float):
+    try:
+        return kind(text)
+    except ValueError:
+        raise click.UsageError(f"{flag} {text}: not a number") from None
+
+
+def _risk_option(flag: str, value: str, baseline_file: str | None, risk_alpha: str) -> tuple[str | None, str]:
+    """``-baseline RUN`` or ``-riskAlpha A`` (both programs read them alike): the new (baseline, alpha)."""
+    if flag == "-baseline":
+        return value, risk_alpha
+    if _number(value, "-riskAlpha") < 0:
+        raise click.UsageError("-riskAlpha: must be 0 or more")
+    return baseline_file, value
+
+
+@main.command("gdeval", context_settings=_DROP_IN, add_help_option=True)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED,
+                metavar="[-c] [-k K] [-baseline BASELINE_RUN] [-riskAlpha A] QRELS RUN")
+def gdeval_command(args):
+    """gdeval.pl's command line and output: nDCG@k and ERR@k as the TREC Web track printed them.
+
+    Prints what `gdeval.pl [-c] [-k K] QRELS RUN` (version 1.3) prints, byte for byte (tested against
+    the Perl script): `runid,topic,ndcg@K,err@K`, a line per topic the run ranks and the qrels give a
+    positive label, in topic order, five decimals, then `runid,amean,...`. Gains are 2^label-1, the
+    run is ranked by score then item id, both descending; the run id is the last line's. -k is the
+    depth (default 20); -c averages over every qrels topic with a positive label. -baseline RUN and
+    -riskAlpha A (default 0): risk-sensitive values, each the difference from the baseline's, losses
+    weighted by 1+A, as gdeval prints them.
+
+    Ids of any shape are kept as they are (CAsT's 132_1-3); --rewrite-ids reads them as gdeval does,
+    keeping the digits after the last '-' (132_1-3 becomes 3: every turn of a CAsT topic mixed into
+    one), which must leave a number. Labels above 4 (gdeval's maximum grade) are refused, as gdeval
+    refuses them. castregin's own options: --rewrite-ids, --output FILE (default: standard output).
+
+    \b
+    Examples:
+      castregin gdeval question_relevance_all.qrel bm25.run
+      castregin gdeval -c -k 10 question_relevance_all.qrel bm25.run
+      castregin gdeval -baseline bm25.run -riskAlpha 1 question_relevance_all.qrel miniLM.run
+    """
+    rest, rewrite, output = _castregin_options(args)
+    k, complete = gd.GDEVAL_DEPTH, False
+    baseline_file, risk_alpha = None, "0"
+    while len(rest) > 2:
+        flag = rest.pop(0)
+        if flag == "-c":
+            complete = True
+        elif flag == "-k" and len(rest) >= 3:
+            k = int(_number(rest.pop(0), "-k"))
+            if k < 1:
+                raise click.UsageError("-k: the depth must be 1 or more")
+        elif flag in ("-baseline", "-riskAlpha") and len(rest) >= 3:
+            baseline_file, risk_alpha = _risk_option(flag, rest.pop(0), baseline_file, risk_alpha)
+        else:
+            raise click.UsageError(f"unknown option {flag} (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS "
+                                   "RUN)")
+    if len(rest) != 2:
+        raise click.UsageError("expected QRELS RUN (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN)")
+    qrels_file, run_file = rest
+    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
+    run = diversity.gdeval_run(run_file, rewrite)
+    baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
+    if rewrite:
+        gd.check_numeric_ids({line.topic for line in (*qrels, *run, *(baseline or ()))}, "gdeval --rewrite-ids")
+    runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha)
+    formats.write_text(output, gdeval_text(runid, k, rows, mean))
+
+
+@main.command("ndeval", context_settings=_DROP_IN, add_help_option=True)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED,
+                metavar="[-alpha A] [-beta B] [-traditional] [-M DEPTH] [-c] [-baseline RUN] [-riskAlpha A] QRELS RUN")
+def ndeval_command(args):
+    """ndeval's command line and output: the TREC Web track's diversity measures (alpha-nDCG, ERR-IA ...).
+
+    Prints what `ndeval [options] QRELS RUN` (version 4.5) prints, byte for byte (tested against the C
+    program): a header, a line per run topic (in topic order; 0s for a topic the qrels lack) and the
+    `amean` line (over the topics of both, or of the qrels with -c), six decimals: ERR-IA@5,10,20,
+    nERR-IA, alpha-DCG, alpha-nDCG, NRBP, nNRBP, MAP-IA, P-IA and strec at 5,10,20. QRELS lines are
+    `topic subtopic item label`; labels 1 or more count as relevant (ndeval binarises them). The run
+    is ordered by its rank column, as ndeval does, unless -traditional (score, then item id,
+    descending); -M keeps each topic's first DEPTH items; -alpha and -beta (default 0.5) as ndeval.
+    The run id is the first line's. A topic with no relevant item gets nNRBP -nan (ndeval's 0/0).
+
+    Ids of any shape are kept as they are (CAsT's 132_1-3); --rewrite-ids reads them as ndeval does
+    (natural numbers; a run's id not starting with a digit loses what precedes its first '-'). ndeval
+    computes to depth 20: its columns stop there; castregin's measures (alpha_nDCG@k ...) take any k.
+    -baseline RUN and -riskAlpha A (default 0): risk-sensitive values, each the difference from the
+    baseline's, losses weighted by 1+A, as ndeval prints them. castregin's own
+    options: --rewrite-ids, --output FILE (default: standard output).
+
+    \b
+    Examples:
+      castregin ndeval diversity.qrels bm25.run
+      castregin ndeval -traditional -alpha 0.3 diversity.qrels bm25.run
+    """
+    rest, rewrite, output = _castregin_options(args)
+    alpha = beta = 0.5
+    traditional, complete, depth = False, False, 0
+    baseline_file, risk_alpha = None, "0"
+    while len(rest) > 2:
+        flag = rest.pop(0)
+        if flag in ("-alpha", "-beta") and len(rest) >= 3:
+            value = _number(rest.pop(0), flag)
+            if not 0.0 <= value <= 1.0:
+                raise click.UsageError(f"{flag}: must be from 0 to 1")
+            alpha, beta = (value, beta) if flag == "-alpha" else (alpha, value)
+        elif flag == "-M" and len(rest) >= 3:
+            depth = int(_number(rest.pop(0), "-M", int))
+            if depth <= 0:
+                raise click.UsageError("-M: the depth must be 1 or more")
+        elif flag in ("-baseline", "-riskAlpha") and len(rest) >= 3:
+            baseline_file, risk_alpha = _risk_option(flag, rest.pop(0), baseline_file, risk_alpha)
+        elif flag == "-traditional":
+            traditional = True
+        elif flag.startswith("-") and len(flag) > 1 and set(flag[1:]) <= {"c", "a"}:
+            complete = complete or "c" in flag
+        else:
+            raise click.UsageError(f"unknown option {flag} (ndeval: [-alpha A] [-beta B] [-traditional] [-M DEPTH] "
+                                   "[-c] QRELS RUN)")
+    if len(rest) != 2:
+        raise click.UsageError("expected QRELS RUN")
+    qrels_file, run_file = rest
+    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    qrels = diversity.ndeval_qrels(qrels_file, rewrite)
+    run = diversity.ndeval_run(run_file, rewrite)
+    baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
+    runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline, risk_alpha)
+    formats.write_text(output, ndeval_text(runid, [name for name, _ in nd.COLUMNS], rows, mean))
