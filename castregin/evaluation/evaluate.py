@@ -34,7 +34,6 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -440,6 +439,8 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
 
     Sizes are the qrels' numbers of turns before ``turns`` keeps some. See :func:`evaluate_files`.
     """
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, which small inputs never need
+
     from ..formats import columnar
     from .engine import QrelsIndex
 
