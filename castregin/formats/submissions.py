@@ -127,8 +127,8 @@ def _mi_columns(turn) -> tuple[list[str], list[float]] | None:
     if questions is None:
         return None
     try:
-        texts = list(map(_get, questions, repeat("question")))
-        scores = list(map(_get, questions, repeat("score")))
+        texts: list = list(map(_get, questions, repeat("question")))
+        scores: list = list(map(_get, questions, repeat("score")))
     except TypeError:  # a question that is not an object
         return None
     if not set(map(type, texts)) <= _STR:
@@ -279,7 +279,7 @@ class SpooledTurns:
     def items(self, index: int) -> list[tuple]:
         """The items of ``turns[index]``."""
         record = self._record(index)
-        return list(zip(*record)) if type(record) is tuple else record
+        return list(zip(*record, strict=True)) if type(record) is tuple else record
 
     def columns(self, index: int) -> tuple[list, list]:
         """A mixed-initiative turn's questions and scores: two lists, as kept."""

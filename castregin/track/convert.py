@@ -20,7 +20,8 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from itertools import compress, count
+from itertools import compress
+from itertools import count as counting
 from operator import itemgetter, ne
 from typing import TYPE_CHECKING, Literal
 
@@ -272,7 +273,7 @@ def _questions(submission: Submission, bank: Bank, official: set[str] | None, de
 
 
 def _turn_by_columns(submission: Submission, bank: Bank, turn_id: str, indices: list[int],
-                     warnings: Warnings) -> list[tuple[str, float]] | None | Literal[False]:
+                     warnings: Warnings) -> list[tuple[str, float]] | Literal[False] | None:
     """:func:`_turn_by_items` for a turn listed once, in passes over whole columns (in C) rather than a
     Python loop per question: the way of a large run, millions of questions mostly known to the bank.
 
@@ -283,7 +284,7 @@ def _turn_by_columns(submission: Submission, bank: Bank, turn_id: str, indices: 
     texts, scores = submission.turns.columns(index)
     if not texts:
         return None
-    items = list(map(bank._resolved.get, texts))
+    items: list = list(map(bank._resolved.get, texts))  # str, or None for a text not seen yet
     if None in items:
         # Texts seen for the first time: each resolved in order (new ids in order of appearance), as the
         # loop would; a warning among them (an unknown id, an empty question) leaves the turn to the loop.
@@ -292,19 +293,20 @@ def _turn_by_columns(submission: Submission, bank: Bank, turn_id: str, indices: 
             items[position] = _question_id(bank, texts[position], "", turn_id, quiet)
         if quiet:
             return False
-    best = dict(zip(items, scores))  # each question once, in order of first appearance (with its last score)
+    # Each question once, in order of first appearance (with its last score).
+    best = dict(zip(items, scores, strict=True))
     if len(best) < len(items):
         # Repeated questions: each appearance but the first is a warning, and the highest score is kept (the
         # first of equal ones: 0.0 before -0.0). Python looks at those appearances only.
-        first = dict(zip(reversed(items), range(len(items) - 1, -1, -1)))
+        first = dict(zip(reversed(items), range(len(items) - 1, -1, -1), strict=True))
         source = submission.source
         highest: dict[str, float] = {}
-        for position in compress(count(), map(ne, map(first.__getitem__, items), count())):
+        for position in compress(counting(), map(ne, map(first.__getitem__, items), counting())):
             item, score = items[position], scores[position]
             warnings.add(DUPLICATE_QUESTION, f"{source}: turns[{index}].questions[{position}]: {item} is "
                                              f"repeated in turn {turn_id}; its highest score is kept")
             kept = highest.get(item, scores[first[item]])
-            highest[item] = score if score > kept else kept
+            highest[item] = max(kept, score)
         best.update(highest)
     return sorted(best.items(), key=_SCORE, reverse=True)  # stable: ties stay in input order
 

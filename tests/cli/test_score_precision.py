@@ -37,8 +37,8 @@ from trec_eval_precision_oracle import (
 import castregin
 from castregin import formats
 from castregin.evaluation import evaluate as evaluate_module
-from castregin.evaluation import small as small_module
 from castregin.evaluation import plain
+from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate_file_rows, evaluate_rows
 from castregin.evaluation.measures import parse_measures
 from castregin.render.trec import trec_eval_value

@@ -33,9 +33,8 @@ from trec_eval_oracle import (
 
 from castregin import formats
 from castregin.errors import InputError
-from castregin.evaluation import evaluate as evaluate_module
-from castregin.evaluation import small as small_module
 from castregin.evaluation import plain
+from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate_file_rows, evaluate_rows
 from castregin.evaluation.measures import parse_measures
 from castregin.render.trec import trec_eval_value

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from castregin import InputError, Qrels, Run, formats
 from castregin.errors import InputWarning
 from castregin.evaluation import evaluate as evaluate_module
-from castregin.evaluation import small as small_module
 from castregin.evaluation import plain
+from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.evaluation.measures import parse_measures
 from castregin.evaluation.ranking import score_bits

@@ -15,7 +15,6 @@ import re
 import pytest
 
 import castregin
-from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation import small as small_module
 from castregin.evaluation.measures import CUT_LONG, Definition, IrName, parse_measure, register, unregister
 

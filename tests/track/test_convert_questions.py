@@ -102,8 +102,8 @@ def test_q2173_needs_the_official_pool(cast2022, cli):
     # Without --verbose: the first three, and how many more.
     short = cli("convert", "questions", source, "--bank", cast2022 / "regin/question_bank.json", "-o", "-")
     assert short.stdout == regin_only.stdout
-    assert short.stderr.splitlines()[:4] == [*warnings[:3], "castregin: warning: 11 more unknown id warnings like "
-                                                            "these; --verbose shows every one"]
+    assert short.stderr.splitlines()[:4] == [*warnings[:3], ("castregin: warning: 11 more unknown id warnings like "
+                                                             "these; --verbose shows every one")]
     assert short.stderr.splitlines()[4:] == regin_only.stderr.splitlines()[14:]  # the summary line
     assert regin_only.stderr.splitlines()[-1] == "castregin: 14 warnings: 14 unknown id"
     # The items below Q2173 move up one rank.

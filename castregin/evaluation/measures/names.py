@@ -372,7 +372,9 @@ def _parse_pairs(name: str, text: str) -> tuple[tuple[int, float], ...]:
 
 def _preference_name(name: str) -> bool:
     """Whether ``name`` is one of trec_eval's preference or judgment-group measures."""
-    from ..preferences import PREFERENCE_NAMES  # here: only a name outside trec_eval's qrels measures needs it
+    from ..preferences import (
+        PREFERENCE_NAMES,  # here: only a name outside trec_eval's qrels measures needs it
+    )
 
     return name in PREFERENCE_NAMES
 
