@@ -36,7 +36,9 @@ def small_inputs(run_paths: Iterable[str | os.PathLike], qrels_paths: Iterable[s
 
     The runs' sizes are added up against :data:`SMALL_RUN_BYTES`, the qrels' against
     :data:`SMALL_QRELS_BYTES`: the size of a plain file on disk, and of a compressed one what it
-    decompresses to (read up to the bound, so a large one costs no more than that). Standard input
+    decompresses to (read up to the bound, so a large one costs no more than that; one beyond the bounds on
+    a compressed file held whole, :func:`castregin.formats.common.decompression_bounds`, is streamed
+    instead). Standard input
     and pipes are not small: their size is unknown until read, and what is read of them is gone. A
     file that cannot be opened counts as small: reading it then reports the error, in the usual order.
     """
@@ -73,4 +75,10 @@ def _size(path: str | os.PathLike, room: int) -> int:
             if not piece:
                 break
             size += len(piece)
+        try:
+            # The line reader holds a compressed file whole, within the bounds against decompression bombs;
+            # beyond them the file is streamed, which those bounds do not concern.
+            opened.holding(size)
+        except InputError:
+            return room + 1
         return size

@@ -65,3 +65,11 @@ def test_both_paths_print_the_same(tmp_path, cli, monkeypatch, measure):
     engine = cli(*args)
     assert plain.exit_code == engine.exit_code == 0, (plain.stderr, engine.stderr)
     assert plain.stdout == engine.stdout
+
+
+def test_a_compressed_file_beyond_the_bomb_bounds_is_streamed(tmp_path, monkeypatch):
+    # The line reader would hold it whole and refuse it; the streaming reader is not bounded.
+    run = _file(tmp_path, "r.gz", 800, compressed=True)
+    assert small.small_inputs([run], [])
+    monkeypatch.setenv("CASTREGIN_MAX_DECOMPRESSED", "500")
+    assert not small.small_inputs([run], [])
