@@ -90,38 +90,15 @@ def _turn_items(turn, items_key: str):
     return items
 
 
-def _mi_items(turn) -> list[tuple] | None:
-    """The fast test of an MI turn, and its ``(question, score)`` pairs when it passes (None if not).
-
-    Scores are floats (an integer score is converted), as the conversions use them.
-    """
-    questions = _turn_items(turn, "questions")
-    if questions is None:
-        return None
-    pairs: list[tuple[str, float]] = []
-    append = pairs.append
-    for question in questions:  # millions of times in a large run: the test is inlined
-        if type(question) is not dict:
-            return None
-        text, score = question.get("question"), question.get("score")
-        if type(score) is not float or not _isfinite(score):
-            if type(score) is not int:
-                return None
-            score = float(score)
-        if type(text) is not str:
-            return None
-        append((text, score))
-    return pairs
-
-
 _get = dict.get
 
 
 def _mi_columns(turn) -> tuple[list[str], list[float]] | None:
-    """:func:`_mi_items` as two columns, ``(questions, scores)``, each pass over the questions in C.
+    """The fast test of an MI turn, and its questions and scores as two columns when it passes (None if not).
 
-    What a large run's conversion spends its time on: a Python loop over millions of questions cost
-    three times these passes (map, set and all run in C; only a turn they refuse is looked at again).
+    Scores are floats (an integer score is converted), as the conversions use them. Each check is a pass
+    over the questions in C (map, set, all): a Python loop over a large run's millions of questions cost
+    three times as much. Only a turn the test refuses goes to the schema, whose verdict and message decide.
     """
     questions = _turn_items(turn, "questions")
     if questions is None:
