@@ -169,7 +169,8 @@ def markdown(timings: list[Timing]) -> str:
         ratio_time = f"{t.seconds / ref.seconds:.2f}x" if ref else ""
         ratio_mem = f"{t.peak_mb / ref.peak_mb:.2f}x" if ref else ""
         note = f" ({t.note})" if t.note else ""
-        lines.append(f"| {t.workload} | {t.tool}{note} | {t.seconds:.2f} | {t.peak_mb:.0f} | {ratio_time} "
+        seconds = f"{t.seconds:.3f}" if t.seconds < 0.1 else f"{t.seconds:.2f}"  # a start-up's milliseconds
+        lines.append(f"| {t.workload} | {t.tool}{note} | {seconds} | {t.peak_mb:.0f} | {ratio_time} "
                      f"| {ratio_mem} |")
     return "\n".join(lines) + "\n"
 

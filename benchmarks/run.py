@@ -12,7 +12,7 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
    same run with tied scores (castregin and pytrec_eval);
 2. 20 runs of 5,000 turns x 100 items against the same qrels: castregin in one call, pytrec_eval
    in a loop over the runs in one process;
-3. converting a 467 MB JSON MI run (``castregin convert questions``), when that command exists;
+3. converting a 467 MB JSON MI run (``castregin convert questions``), beside ``json.load`` of the same file;
 4. aggregating 1,000,000 and 5,000,000 crowd judgments (``castregin aggregate``, ``benchmarks/bench_aggregate.py``;
    100,000 with ``--quick``);
 5. ``castregin trec_eval -m all_trec`` on the single run beside the trec_eval 9.0.8 binary
@@ -20,10 +20,15 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
    (``benchmarks/bench_trec_eval.py``);
 6. the HTML report of 30 simulated runs of 205 turns (``castregin report``, ``benchmarks/bench_report.py``;
    the same workload with ``--quick``);
-7. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
+7. the small case (``benchmarks/bench_startup.py``): ``castregin trec_eval`` and ``evaluate`` on a 10-line run,
+   beside the C trec_eval 9.0.8 binary (``$CASTREGIN_TREC_EVAL``, as the tests take it) and the
+   interpreter alone; medians of at least 10 runs;
+8. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
    ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
    needs (the floor); the table goes into the documentation's Speed page, docs/speed.md
    (``bench_evaluate.scaling_section``).
+
+``--only small,convert`` measures those workloads alone.
 
 Data goes to ``bench-out/`` (``bench-out/quick`` with ``--quick``) and is reused while its
 parameters are unchanged. The peers are installed, pinned, into their own virtualenv
@@ -47,6 +52,7 @@ sys.path.insert(0, str(HERE))
 from bench_aggregate import bench_aggregate
 from bench_evaluate import Timing, many_runs, markdown, measure, scaling_section, single_run
 from bench_report import bench_report
+from bench_startup import bench_small
 from bench_trec_eval import bench_trec_eval
 from generate import make_qrels_and_runs
 
@@ -133,12 +139,19 @@ def bench_convert(out: Path, repeat: int, quick: bool) -> list[Timing] | str:
         write_json_run(run, bank, turns, per_turn)
     size = run.stat().st_size / 1e6
     command = [str(CASTREGIN), "convert", "questions", str(run), "--bank", str(bank), "-o", str(out / "converted.run")]
+    # json.load of the same file, the floor of any tool that reads it with Python's json (and holds it whole).
+    floor = [str(REPO / ".venv" / "bin" / "python"), "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))",
+             str(run)]
+    workload = f"convert a {size:.0f} MB JSON run ({turns:,} turns x {per_turn} questions)"
+    timings = []
     try:
-        seconds, peak = measure(command, repeat)
+        # Alternately, so that a change in the machine's load touches both alike.
+        for tool, argv in (("castregin convert questions", command), ("json.load (Python)", floor)):
+            seconds, peak = measure(argv, repeat)
+            timings.append(Timing(workload, tool, seconds, peak, repeat))
     except RuntimeError as err:
         return f"failed: {err}"
-    return [Timing(f"convert a {size:.0f} MB JSON run ({turns:,} turns x {per_turn} questions)",
-                   "castregin convert questions", seconds, peak, repeat)]
+    return timings
 
 
 def target_lines(timings: list[Timing], single: str, multi: str) -> list[str]:
@@ -165,13 +178,51 @@ def target_lines(timings: list[Timing], single: str, multi: str) -> list[str]:
     return lines
 
 
+def only_parts(args: argparse.Namespace) -> None:
+    """``--only small,convert``: those workloads alone, one table (the others take most of the ten minutes)."""
+    compile_castregin()
+    out = Path(args.out) / "quick" if args.quick else Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    timings, notes = [], []
+    for part in args.only.split(","):
+        if part == "small":
+            rows, said = bench_small(out / "small", max(args.repeat, 10))
+            timings += rows
+            notes += said
+        elif part == "convert":
+            outcome = bench_convert(out, args.repeat, args.quick)
+            if isinstance(outcome, str):
+                notes.append(f"- convert: {outcome}")
+            else:
+                timings += outcome
+        else:
+            raise SystemExit(f"--only: unknown part {part!r} (small, convert)")
+    print(f"\nMachine: {machine()}; load average before: {load_average()}; medians of {args.repeat} runs "
+          "(the small case: of at least 10); peak memory is the process's maximum resident set size.\n")
+    print(markdown(timings))
+    print("\n".join(notes))
+
+
+def load_average() -> str:
+    """The machine's 1, 5 and 15-minute load averages, said beside the numbers measured under them."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(REPO / "bench-out"), help="Where the data goes.")
     parser.add_argument("--repeat", type=int, default=3, help="Runs of each command (medians).")
     parser.add_argument("--quick", action="store_true", help="Scaled-down workloads for a smoke run.")
     parser.add_argument("--no-peers", action="store_true", help="Measure castregin only.")
+    parser.add_argument("--only", metavar="PARTS",
+                        help="Only these workloads, comma-separated: small (the 10-line trec_eval), convert.")
     args = parser.parse_args()
+    if args.only:
+        only_parts(args)
+        return
 
     compile_castregin()
     out = Path(args.out) / "quick" if args.quick else Path(args.out)
@@ -195,6 +246,9 @@ def main() -> None:
     rows, lines = bench_trec_eval(data["qrels"], data["run"], args.repeat, f"{single}, trec_eval -m all_trec")
     timings += rows
     notes += lines
+    small_rows, small_notes = bench_small(out / "small", max(args.repeat, 10))
+    timings += small_rows
+    notes += small_notes
     for name, outcome in (("convert", bench_convert(out, args.repeat, args.quick)),
                           ("aggregate", bench_aggregate(out, args.repeat, args.quick)),
                           ("report", bench_report(out, args.repeat))):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -154,6 +153,8 @@ def in_threads(function, count: int, threads: int) -> list:
     For work on batches that releases the GIL (pyarrow's kernels, numpy's big loops); with one
     part (one batch, or ``threads=1``) the function runs in the calling thread.
     """
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, which small inputs never need
+
     parts = max(1, min(threads, count))
     bounds = [count * p // parts for p in range(parts + 1)]
     ranges = [range(begin, end) for begin, end in pairwise(bounds)]

@@ -61,10 +61,29 @@ def _targets(runs: tuple[str, ...], output: str | None, out_dir: str | None, oth
     return targets
 
 
-def _report(warnings: Warnings) -> None:
-    # A write per thousand lines: a run may have a hundred thousand warnings, click.echo costs
-    # microseconds a call, and one string of them all would cost memory.
-    lines = warnings.lines()
+#: Warnings of one kind shown per run without --verbose; the others are counted in one line.
+SHOWN_PER_KIND = 3
+
+
+def _report(warnings: Warnings, verbose: bool = False) -> None:
+    """Each warning of a run with ``verbose``; else the first :data:`SHOWN_PER_KIND` of each kind and a count
+    of the others (a large run has a hundred thousand duplicate questions, which nobody reads)."""
+    if verbose:
+        lines = warnings.lines()
+    else:
+        shown: dict[str, int] = {}
+        lines = []
+        for message, kind in warnings.events():
+            shown[kind] = shown.get(kind, 0) + 1
+            if shown[kind] <= SHOWN_PER_KIND:
+                lines.append(message)
+        for kind, messages in warnings.messages.items():
+            if len(messages) > SHOWN_PER_KIND:
+                more = len(messages) - SHOWN_PER_KIND
+                lines.append(f"{more:,} more {kind} warning{'s' if more != 1 else ''} like these; --verbose "
+                             "shows every one")
+    # A write per thousand lines: click.echo costs microseconds a call, and one string of them all
+    # would cost memory.
     for start in range(0, len(lines), 1000):
         click.echo("\n".join(f"castregin: warning: {line}" for line in lines[start:start + 1000]), err=True)
 
@@ -77,7 +96,8 @@ def _finish(total: Warnings, strict: bool) -> None:
             raise InputError(f"{refused} warning{'s' if refused != 1 else ''} and --strict: nothing written")
 
 
-def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None) -> None:
+def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None,
+                 verbose: bool = False) -> None:
     """Convert each run into its target, one at a time; the outputs (and ``--bank-out``) are committed
     together, and only if every run converts (and, with ``--strict``, without a warning)."""
     from ..track.convert import Warnings, write_ranked
@@ -88,7 +108,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
             warnings = Warnings()
             with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
                 written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
-            _report(warnings)
+            _report(warnings, verbose)
             total.extend(warnings)
             if not written:
                 # An empty run evaluates to zeros everywhere without a word: nothing is written instead.
@@ -118,6 +138,9 @@ def _turns_option(function):
 
 
 def _strict_option(function):
+    function = click.option("-v", "--verbose", is_flag=True,
+                            help=f"Print every warning (default: the first {SHOWN_PER_KIND} of each kind per run, "
+                                 "and how many more).")(function)
     return click.option("--strict", is_flag=True,
                         help="Treat every warning as an error: exit 1 and write nothing.")(function)
 
@@ -145,7 +168,7 @@ def convert():
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Keep the top N per turn (default: all).")
 @_strict_option
 @_output_options
-def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, output, out_dir):
+def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, verbose, output, out_dir):
     """Mixed-initiative runs to TREC runs over a question bank.
 
     A `question` that is a bank id is kept; an id absent from the banks is dropped (warning). Free
@@ -171,7 +194,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
         return iter_questions(submission, bank, official_turns=official, depth=depth, warnings=warnings,
                               progress=_progress(submission.source))
 
-    _convert_all(runs, targets, read_mi_run, convert_one, strict, [*runs, *inputs], bank, bank_out)
+    _convert_all(runs, targets, read_mi_run, convert_one, strict, [*runs, *inputs], bank, bank_out, verbose)
 
 
 @convert.command("responses")
@@ -192,7 +215,7 @@ def convert_questions_command(runs, banks, bank_out, turns_file, depth, strict, 
 @_strict_option
 @_output_options
 def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, depth, bank_out, turns_file, strict,
-                              output, out_dir):
+                              verbose, output, out_dir):
     """Main-task runs to the response runs CAsT-ReGIn judged.
 
     Per turn: the first --depth responses by rank (ties in input order); with --passage-qrels only
@@ -229,7 +252,7 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
         return iter_responses(submission, bank, depth=depth, passage_qrels=qrels, rel_level=level,
                               official_turns=official, warnings=warnings, progress=_progress(submission.source))
 
-    _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs], bank, bank_out)
+    _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs], bank, bank_out, verbose)
 
 
 @convert.command("passages")
@@ -237,7 +260,7 @@ def convert_responses_command(runs, banks, passage_qrels, passage_rel_level, dep
 @_turns_option
 @_strict_option
 @_output_options
-def convert_passages_command(runs, turns_file, strict, output, out_dir):
+def convert_passages_command(runs, turns_file, strict, verbose, output, out_dir):
     """Main-task runs to the passage rankings NIST judged.
 
     Per turn, as the official CAsT tools did: the provenance passages of the responses in rank order,
@@ -258,7 +281,7 @@ def convert_passages_command(runs, turns_file, strict, output, out_dir):
         return iter_passages(submission, official_turns=official, warnings=warnings,
                              progress=_progress(submission.source))
 
-    _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs])
+    _convert_all(runs, targets, read_main_run, convert_one, strict, [*runs, *inputs], verbose=verbose)
 
 
 class _PoolGroup(CastreginSubgroup):

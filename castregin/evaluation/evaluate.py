@@ -35,7 +35,6 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -46,6 +45,7 @@ from ..errors import CoverageWarning, InputError, InputWarning
 from ..formats.diversity import read_diversity_qrels
 from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
+from .small import small_inputs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -366,10 +366,10 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
     only the per-turn values, so memory does not grow with the run; several runs are scored side
     by side. A run whose turns are not contiguous, or that the fast parser cannot vouch for, is
     read whole instead; from :data:`WHOLE_RUN_NOTE_LINES` lines on, an
-    :class:`~castregin.errors.InputWarning` says so. Inputs of :data:`SMALL_INPUT_BYTES` or less in
-    all are read by the line reader and scored in plain Python (:mod:`castregin.evaluation.plain`),
-    which loads neither pyarrow nor pandas. With a measure the engine lacks, runs are read as
-    dicts for trec_eval's rules instead.
+    :class:`~castregin.errors.InputWarning` says so. Small inputs
+    (:func:`castregin.evaluation.small.small_inputs`) are read by the line reader and scored in plain
+    Python (:mod:`castregin.evaluation.plain`), whatever the measures, loading neither numpy, pyarrow
+    nor pandas. Larger ones with a measure the engine lacks are read as dicts for trec_eval's rules.
     """
     import pandas as pd  # only here: the command line renders rows without it
 
@@ -390,15 +390,16 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
-    if not all(m.in_engine for m in parsed):
-        # ndeval's measures read each item's label per subtopic: a diversity qrels (an ordinary one is one subtopic).
-        diversity = any(m.definition.diversity for m in parsed)
+    small = small_inputs(run_paths, [path for _, path in qrels_paths])  # before anything heavy is imported
+    # ndeval's measures read each item's label per subtopic: a diversity qrels (an ordinary one is one subtopic).
+    diversity = any(m.definition.diversity for m in parsed)
+    if diversity or (not small and not all(m.in_engine for m in parsed)):
         read = read_diversity_qrels if diversity else formats.read_qrels
         qrels_list = [read(path, name) for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
                              **{**options, "measures": parsed})
     complete = options.get("complete", False)
-    score = _score_small_files if _small_inputs([*run_paths, *(path for _, path in qrels_paths)]) else _score_files
+    score = _score_small_files if small else _score_files
     results, qrels_facts, sizes = score(run_paths, qrels_paths, parsed, options.get("turns"), bits)
     for info in results:
         if info.note:
@@ -417,31 +418,6 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
 
 #: A run that cannot be streamed is read whole; from this many lines on (some 150 MB held), that is said.
 WHOLE_RUN_NOTE_LINES = 2_000_000
-#: Runs and qrels of at most this many bytes in all (plain files) are read by the line reader and
-#: scored in plain Python: numpy and pyarrow would take longer to import (a quarter of a second)
-#: than Python takes to score them (some 40,000 lines).
-SMALL_INPUT_BYTES = 1 << 20
-
-
-def _small_inputs(paths) -> bool:
-    """Whether the files are plain (neither compressed nor a pipe) and small together.
-
-    A file that cannot be opened counts as small: reading it reports the error, in the usual order.
-    """
-    total = 0
-    for path in paths:
-        if str(path) == formats.STDIO:
-            return False  # its size is unknown, and what is read of it is gone
-        try:
-            with formats.open_input(path) as opened:
-                if not opened.in_place:
-                    return False
-            total += os.path.getsize(path)
-        except (InputError, OSError):
-            continue
-        if total > SMALL_INPUT_BYTES:
-            return False
-    return True
 
 
 def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
@@ -473,6 +449,8 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
 
     Sizes are the qrels' numbers of turns before ``turns`` keeps some. See :func:`evaluate_files`.
     """
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, which small inputs never need
+
     from ..formats import columnar
     from .engine import QrelsIndex
 

@@ -3,7 +3,7 @@
 Every measure's rule is trec_eval's rule for it on one turn's ranking
 (:mod:`castregin.evaluation.measures`); this runs them through trec_eval's evaluation loop
 (:func:`castregin.evaluation.trec_rules.evaluate`). ``castregin evaluate`` on small files
-(:data:`castregin.evaluation.evaluate.SMALL_INPUT_BYTES`) reads them with the line reader and scores
+(:func:`castregin.evaluation.small.small_inputs`) reads them with the line reader and scores
 them here: importing numpy and pyarrow alone takes a quarter of a second, more than scoring tens of
 thousands of lines in Python. The numbers are those of the engine (:mod:`castregin.evaluation.engine`),
 rule for rule: the tests check both against trec_eval's C code.

@@ -101,13 +101,10 @@ def _number(m: Marked, value: float, as_z: bool) -> int | float:
 
 # --- large inputs: streamed through the engine ----------------------------------------------------------------
 
-#: ``castregin trec_eval`` streams the run through the engine (:mod:`castregin.evaluation.trec_eval_stream`)
-#: when its files (plain or compressed, not standard input) take more than this many bytes together;
-#: smaller ones are read into dicts and evaluated by the rules, which import neither numpy nor pyarrow.
-#: Measured with -m all_trec (benchmarks/generate.py's data): at 2 MB the rules take 0.19 s and 37 MB,
-#: streaming 0.24 s and 152 MB; at 8 MB the rules 0.51 s and 90 MB, streaming 0.28 s and 189 MB.
-#: Tests set it to 0 to put small inputs through the streaming path.
-STREAM_BYTES = 4 << 20
+# Which inputs are large is decided in one place for every command, castregin.evaluation.small.small_inputs
+# (runs above 1 MiB or qrels above 4 MiB, compressed files by what they decompress to). Measured with
+# -m all_trec (benchmarks/generate.py's data): at 2 MB the rules take 0.19 s and 37 MB, streaming 0.24 s
+# and 152 MB; at 8 MB the rules 0.51 s and 90 MB, streaming 0.28 s and 189 MB.
 
 
 def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None:
@@ -141,10 +138,11 @@ def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None
 
 def trec_eval_file_lines(qrels_path, run_path, options: TrecEvalOptions = TrecEvalOptions()) -> list[TrecEvalLine]:
     """:func:`trec_eval_lines` of two files: large inputs streamed through the engine where
-    :func:`stream_refusal` allows (see :data:`STREAM_BYTES`), else both read whole and evaluated by the rules."""
+    :func:`stream_refusal` allows (large: :func:`castregin.evaluation.small.small_inputs`), else both read whole
+    and evaluated by the rules."""
     from .. import formats
 
-    large = _large([qrels_path, run_path])
+    large = _large(qrels_path, run_path)
     try:
         marked = mark_measures(options.measures)
     except InputError:
@@ -163,15 +161,14 @@ def trec_eval_file_lines(qrels_path, run_path, options: TrecEvalOptions = TrecEv
     return trec_eval_lines(qrels, run, options, runid=run.last_tag)
 
 
-def _large(paths) -> bool:
-    import os
+def _large(qrels_path, run_path) -> bool:
+    """Whether to stream: the inputs are not small (:func:`castregin.evaluation.small.small_inputs`) and
+    neither is standard input (trec_eval reads it whole, and so does castregin: the rules read it once)."""
+    from .small import small_inputs
 
-    total = 0
-    for path in paths:
-        if str(path) == "-" or not os.path.isfile(path):
-            return False
-        total += os.path.getsize(path)
-    return total > STREAM_BYTES
+    if "-" in (str(qrels_path), str(run_path)):
+        return False
+    return not small_inputs([run_path], [qrels_path])
 
 
 # --- -R prefs, qrels_prefs and qrels_jg ---------------------------------------------------------------------

@@ -7,12 +7,10 @@ means standard input. Writing is :mod:`castregin.formats.output`'s (atomic, safe
 """
 from __future__ import annotations
 
-import bz2
 import contextlib
 import gzip
 import io
 import json
-import lzma
 import math
 import os
 import re
@@ -129,8 +127,12 @@ def _decompressing(raw, compression: str, source: str):
     if compression == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bzip2":
+        import bz2  # here: the plain inputs of a short call need neither
+
         return bz2.BZ2File(raw, "rb")
     if compression == "xz":
+        import lzma
+
         return lzma.LZMAFile(raw, "rb")
     return _zstd_reader(raw, source)
 

@@ -28,14 +28,12 @@ Every file castregin writes goes through here. The rules:
 
 from __future__ import annotations
 
-import bz2
 import contextlib
 import contextvars
 import errno
 import gzip
 import io
 import json
-import lzma
 import os
 import shutil
 import stat
@@ -236,8 +234,12 @@ def _compressor(file: IO[bytes], given: str) -> io.BufferedIOBase | None:
         # No name and no time in the header: the same content gives the same bytes. Level 6 is gzip's own.
         return gzip.GzipFile(filename="", mode="wb", fileobj=file, compresslevel=6, mtime=0)
     if suffix == ".bz2":
+        import bz2  # here: an uncompressed output needs neither
+
         return bz2.BZ2File(file, "wb")
     if suffix == ".xz":
+        import lzma
+
         return lzma.LZMAFile(file, "wb")
     return None
 

@@ -31,6 +31,7 @@ import struct
 import tempfile
 from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import NoReturn
 
 from ..errors import InputError
@@ -89,28 +90,42 @@ def _turn_items(turn, items_key: str):
     return items
 
 
-def _mi_items(turn) -> list[tuple] | None:
-    """The fast test of an MI turn, and its ``(question, score)`` pairs when it passes (None if not).
+_get = dict.get
 
-    Scores are floats (an integer score is converted), as the conversions use them.
+
+def _mi_columns(turn) -> tuple[list[str], list[float]] | None:
+    """The fast test of an MI turn, and its questions and scores as two columns when it passes (None if not).
+
+    Scores are floats (an integer score is converted), as the conversions use them. Each check is a pass
+    over the questions in C (map, set, all): a Python loop over a large run's millions of questions cost
+    three times as much. Only a turn the test refuses goes to the schema, whose verdict and message decide.
     """
     questions = _turn_items(turn, "questions")
     if questions is None:
         return None
-    pairs: list[tuple[str, float]] = []
-    append = pairs.append
-    for question in questions:  # millions of times in a large run: the test is inlined
-        if type(question) is not dict:
+    try:
+        texts: list = list(map(_get, questions, repeat("question")))
+        scores: list = list(map(_get, questions, repeat("score")))
+    except TypeError:  # a question that is not an object
+        return None
+    if not set(map(type, texts)) <= _STR:
+        return None
+    kinds = set(map(type, scores))
+    if not kinds <= _FLOAT:
+        if not kinds <= _FLOAT_OR_INT:
             return None
-        text, score = question.get("question"), question.get("score")
-        if type(score) is not float or not _isfinite(score):
-            if type(score) is not int:
-                return None
-            score = float(score)
-        if type(text) is not str:
-            return None
-        append((text, score))
-    return pairs
+        scores = list(map(float, scores))  # an integer score is a float to the conversions
+    if not all(map(_isfinite, scores)):
+        return None
+    return texts, scores
+
+
+_STR, _FLOAT, _FLOAT_OR_INT = frozenset({str}), frozenset({float}), frozenset({float, int})
+
+
+def _question_columns(turn: dict) -> tuple[list[str], list[float]]:
+    return [question["question"] for question in turn["questions"]], \
+        [float(question["score"]) for question in turn["questions"]]
 
 
 def _main_items(turn) -> list[tuple] | None:
@@ -132,11 +147,14 @@ def _responses(turn: dict) -> list[tuple]:
 
 #: Per kind of turn, a fast test at least as strict as its schema (tested) that also gives the turn's
 #: items: only a turn it refuses is handed to jsonschema, whose verdict and message decide.
-_FAST_ITEMS = {"mi": _mi_items, "main": _main_items}
+_FAST_ITEMS = {"mi": _mi_columns, "main": _main_items}
 _TURN_OK = {kind: (lambda turn, items=items: items(turn) is not None) for kind, items in _FAST_ITEMS.items()}
 #: Per kind of turn, what the conversions use of a valid turn: ``(question, float score)`` of each
 #: question; ``(text, rank, provenance ids)`` of each response.
 _ITEMS = {"mi": _questions, "main": _responses}
+#: What the spool keeps of a turn, by the fast test, else after the schema: two columns ``(questions,
+#: scores)`` of a mixed-initiative turn, the items of a main-task turn.
+_SPOOLED = {"mi": (_mi_columns, _question_columns), "main": (_main_items, _responses)}
 
 
 def validate_run(data, kind: str, source: str) -> None:
@@ -188,6 +206,10 @@ class ParsedTurns:
         """What the conversions use of ``turns[index]`` (see :class:`SpooledTurns`)."""
         return self._items(self.turns[index])
 
+    def columns(self, index: int) -> tuple[list, list]:
+        """A mixed-initiative turn's questions and scores (see :class:`SpooledTurns`)."""
+        return _question_columns(self.turns[index])
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -206,7 +228,8 @@ class SpooledTurns:
 
     ``ids[i]`` is the id of the run's ``turns[i]`` and :meth:`items` its items: ``(question, score)``
     pairs of a mixed-initiative turn, ``(text, rank, provenance ids)`` of a main-task turn, in file
-    order. Each turn is one marshal record; reading them in order costs no seek.
+    order; :meth:`columns` gives a mixed-initiative turn's questions and scores as two lists, as they
+    are kept. Each turn is one marshal record; reading them in order costs no seek.
     """
 
     def __init__(self):
@@ -217,7 +240,7 @@ class SpooledTurns:
         self._size = 0
         self._next = -1  # the offset a read starts at without a seek (-1: after a write)
 
-    def append(self, turn_id: str, items: list[tuple]) -> None:
+    def append(self, turn_id: str, items: list[tuple] | tuple[list, list]) -> None:
         """Keep one more turn."""
         data = marshal.dumps(items)
         try:
@@ -232,6 +255,17 @@ class SpooledTurns:
 
     def items(self, index: int) -> list[tuple]:
         """The items of ``turns[index]``."""
+        record = self._record(index)
+        return list(zip(*record, strict=True)) if type(record) is tuple else record
+
+    def columns(self, index: int) -> tuple[list, list]:
+        """A mixed-initiative turn's questions and scores: two lists, as kept."""
+        record = self._record(index)
+        if type(record) is tuple:
+            return record
+        return [item[0] for item in record], [item[1] for item in record]
+
+    def _record(self, index: int):
         offset = self._offsets[index]
         if offset != self._next:
             self._file.seek(offset)
@@ -316,7 +350,7 @@ def read_submission(path: str | os.PathLike, kind: str) -> Submission:
     run_schema, turn_schema, _ = _KINDS[kind]
     spool = SpooledTurns()
     try:
-        reader = _TurnReader(_FAST_ITEMS[kind], _ITEMS[kind], schema.validator(turn_schema), spool)
+        reader = _TurnReader(*_SPOOLED[kind], schema.validator(turn_schema), spool)
         with open_input(path) as opened:
             stream = _Stream(opened, source, CHUNK_SIZE)
             members = _walk_run(stream, reader)

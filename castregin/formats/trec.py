@@ -9,7 +9,6 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from . import schema
 from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
@@ -163,6 +162,8 @@ def read_turn_list(path: str | os.PathLike) -> list[str]:
 
 def turn_ids_from_json(data, source: str) -> list[str]:
     """Flatten the official turn-ids JSON ``{"132": ["1-1", ...]}`` into ``["132_1-1", ...]``."""
+    from . import schema  # jsonschema's tables: only for this file kind
+
     schema.validate(data, "turn-ids", source)
     return [f"{topic}_{number}" for topic, numbers in data.items() for number in numbers]
 

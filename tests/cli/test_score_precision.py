@@ -38,6 +38,7 @@ import castregin
 from castregin import formats
 from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation import plain
+from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate_file_rows, evaluate_rows
 from castregin.evaluation.measures import parse_measures
 from castregin.render.trec import trec_eval_value
@@ -131,7 +132,7 @@ def test_evaluate_engine_paths_print_the_binarys_numbers(kept_cases, monkeypatch
                                    per_turn=True, **_keyword(precision))
         assert _values(small) == expected, (name, "small files")
         with monkeypatch.context() as patch:
-            patch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and the engine
+            patch.setattr(small_module, "SMALL_RUN_BYTES", 0)  # the streaming reader and the engine
             streamed = evaluate_file_rows([run_path], [(None, qrels_path)], measures=ENGINE_MEASURES,
                                           rel_level=level, per_turn=True, **_keyword(precision))
         assert _values(streamed) == expected, (name, "streamed")

@@ -7,6 +7,7 @@ call. Checked in a fresh interpreter, since this test session has imported every
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -25,15 +26,59 @@ HEAVY = ["pandas", "scipy", "statsmodels", "matplotlib", "jsonschema", "tqdm", "
 
 def _imported_by(args: list[str]) -> tuple[list[str], str]:
     """The HEAVY modules loaded by running ``castregin ARGS`` in a new interpreter, and its output."""
+    imported, _, text = _imports_of(args)
+    return [m for m in HEAVY if m in imported], text
+
+
+def _imports_of(args: list[str]) -> tuple[set[str], set[str], str]:
+    """Running ``castregin ARGS`` in a new interpreter: the modules it loaded, the packages among them
+    that are neither Python's own nor click nor castregin, and its output."""
     code = (
         "import json, sys\n"
+        "before = set(sys.modules)\n"
         "from castregin.cli import main\n"
-        f"try:\n    main({args!r}, prog_name='castregin')\n"
+        f"try:\n    main({[str(a) for a in args]!r}, prog_name='castregin')\n"
         "except SystemExit as exit:\n    assert not exit.code, exit.code\n"
-        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)\n"
+        "print(json.dumps([sorted(sys.modules), sorted(set(sys.modules) - before)]), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(result.stderr.strip().splitlines()[-1]), result.stdout
+    loaded, new = json.loads(result.stderr.strip().splitlines()[-1])
+    own = set(sys.stdlib_module_names) | {"click", "castregin"}
+    return set(loaded), {name.split(".")[0] for name in new} - own, result.stdout
+
+
+def _ten_line_run(tmp_path, compressed: bool = False):
+    """A 10-line run (two turns of five items) and small qrels for it, as a script calls trec_eval on."""
+    text = "".join(f"t{t}\tQ0\td{i}\t{i + 1}\t{10 - i}.25\tr\n" for t in range(2) for i in range(5))
+    run = tmp_path / ("r.run.gz" if compressed else "r.run")
+    run.write_bytes(gzip.compress(text.encode())) if compressed else run.write_text(text)
+    qrels = tmp_path / "q.qrel"
+    qrels.write_text("".join(f"t{t} 0 d{i} {i % 3}\n" for t in range(2) for i in range(4)))
+    return run, qrels
+
+
+@pytest.mark.parametrize("args", [
+    ["trec_eval", "{qrels}", "{run}"],
+    ["trec_eval", "-q", "-m", "all_trec", "{qrels}", "{run}"],
+    ["trec_eval", "-c", "-l2", "-m", "P.1,3", "-m", "ndcg_cut.3", "{qrels}", "{run_gz}"],
+    ["trec_eval", "{large_qrels}", "{run}"],
+    ["evaluate", "{run}", "--qrels", "{qrels}", "-m", "all_trec", "-q"],
+    ["evaluate", "{run_gz}", "--qrels", "{qrels}", "--format", "trec"],
+    ["evaluate", "{run}", "--qrels", "{large_qrels}", "-m", "bpref", "-m", "P@3"],
+])
+def test_a_ten_line_call_imports_python_click_and_castregin_only(tmp_path, args):
+    # What a script calling `castregin trec_eval` once per run pays for: the interpreter, click and the
+    # pure-Python rules. numpy, pyarrow or pandas alone would take ten times trec_eval's whole time.
+    run, qrels = _ten_line_run(tmp_path)
+    run_gz, _ = _ten_line_run(tmp_path, compressed=True)
+    # Qrels of 1.4 MB, as CAsT's passage qrels: beyond the byte count that used to send a run to pyarrow.
+    large_qrels = tmp_path / "large.qrel"
+    large_qrels.write_text("".join(f"t{t % 2 if t < 4 else t} 0 doc{t:07d} {t % 4}\n" for t in range(50_000)))
+    paths = {"run": run, "qrels": qrels, "run_gz": run_gz, "large_qrels": large_qrels}
+    imported, foreign, text = _imports_of([arg.format(**paths) for arg in args])
+    assert foreign == set(), foreign
+    assert not any(m in imported for m in HEAVY)
+    assert text.strip()
 
 
 def test_help_lists_every_command_without_heavy_imports():

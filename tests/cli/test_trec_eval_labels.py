@@ -33,8 +33,8 @@ from trec_eval_oracle import (
 
 from castregin import formats
 from castregin.errors import InputError
-from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation import plain
+from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate_file_rows, evaluate_rows
 from castregin.evaluation.measures import parse_measures
 from castregin.render.trec import trec_eval_value
@@ -137,7 +137,7 @@ def test_engine_paths_equal_the_binary(pairs, monkeypatch, kind, seeds, name, le
         by_plain = plain.evaluate_run(run.scores, qrels.labels, specs)
         assert {(m, t): trec_eval_value(v[t]) for m, v in zip(measures, by_plain, strict=True)
                 for t in v} == expected, seed
-        monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and engine
+        monkeypatch.setattr(small_module, "SMALL_RUN_BYTES", 0)  # the streaming reader and engine
         rows = evaluate_file_rows([run_path], [(None, qrels_path)], measures=measures, rel_level=level, per_turn=True)
         assert _values(rows) == expected, seed
         monkeypatch.undo()
@@ -156,7 +156,7 @@ def test_judged_counts_a_label_below_zero_as_unjudged(pairs, monkeypatch):
         assert engine == pytest.approx(expected, abs=1e-15)
         assert plain.evaluate_run(run.scores, qrels.labels, parse_measures(["Judged@5"]))[0] == \
             pytest.approx(expected, abs=1e-15)
-        monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming reader and engine
+        monkeypatch.setattr(small_module, "SMALL_RUN_BYTES", 0)  # the streaming reader and engine
         streamed = evaluate_file_rows([run_path], [(None, qrels_path)], measures=["Judged@5"], per_turn=True)
         assert {turn: value for _, _, _, turn, value in streamed if turn != "all"} == pytest.approx(expected, abs=1e-15)
         monkeypatch.undo()

@@ -1,6 +1,6 @@
 """`castregin trec_eval` on its streaming path prints what trec_eval 9.0.8 prints, byte for byte.
 
-Inputs over ``trec_eval.STREAM_BYTES`` (1 MB) stream through the engine, every measure by its
+Inputs that are not small (``castregin.evaluation.small.small_inputs``) stream through the engine, every measure by its
 vectorised form; here the threshold is 0 and the pieces a few lines, so that the kept outputs of the
 trec_eval binary (tests/cli/data: all_trec on random runs with ties, negative labels, -q, -c, -l2,
 -M; the CAsT 2022 baselines; trec_eval's own quicktest) go through that path. Options the engine
@@ -20,8 +20,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trec_eval_oracle import GOLDEN, kept_output, label_cases, random_pair, run_binary
 
+from castregin.evaluation import small, trec_eval_stream
 from castregin.evaluation import trec_eval as trec_eval_module
-from castregin.evaluation import trec_eval_stream
 from castregin.evaluation.measures import mark_measures
 from castregin.evaluation.trec_eval import TrecEvalOptions, stream_refusal
 from castregin.formats import columnar
@@ -41,7 +41,7 @@ def streaming(lines: int = 7):
         return stream_lines(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trec_eval_module, "STREAM_BYTES", 0)
+        patch.setattr(small, "SMALL_RUN_BYTES", 0)
         patch.setattr(columnar, "STREAM_BLOCK", 512 * lines)
         patch.setattr(columnar, "CHECK_BATCHES", 2)
         patch.setattr(columnar, "PIECE_LINES", lines)

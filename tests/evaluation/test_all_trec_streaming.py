@@ -1,6 +1,6 @@
 """Every measure of ``all_trec`` on the streaming path against trec_eval's C code (pytrec_eval).
 
-``castregin trec_eval`` streams large inputs through the engine (``trec_eval.STREAM_BYTES``) and
+``castregin trec_eval`` streams large inputs through the engine (``castregin.evaluation.small.small_inputs``) and
 ``castregin evaluate`` does too (``evaluate.SMALL_INPUT_BYTES``); both thresholds are set to 0 here,
 and the pieces made tiny, so that small random files take the streaming path, cut into many pieces.
 Random qrels and runs have ties (scores equal as doubles, and as 32-bit floats only), negative labels
@@ -24,9 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from castregin.errors import InputError
-from castregin.evaluation import evaluate as evaluate_module
-from castregin.evaluation import trec_eval as trec_eval_module
-from castregin.evaluation import trec_eval_stream
+from castregin.evaluation import small, trec_eval_stream
 from castregin.evaluation.evaluate import evaluate_file_rows
 from castregin.evaluation.measures import TREC_SETS, mark_measures
 from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_file_lines
@@ -66,8 +64,7 @@ def streaming():
         return stream_lines(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trec_eval_module, "STREAM_BYTES", 0)
-        patch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)
+        patch.setattr(small, "SMALL_RUN_BYTES", 0)
         patch.setattr(columnar, "STREAM_BLOCK", 128)
         patch.setattr(columnar, "CHECK_BATCHES", 2)
         patch.setattr(columnar, "PIECE_LINES", 3)

@@ -19,6 +19,7 @@ import pytest
 from castregin import api, formats
 from castregin.errors import CoverageWarning
 from castregin.evaluation import evaluate as evaluation
+from castregin.evaluation import small as small_module
 from castregin.evaluation.engine import QrelsIndex, evaluate_run_arrays
 from castregin.evaluation.measures import JUDGED_SHARE, Measure, parse_measure
 from castregin.formats import columnar
@@ -91,7 +92,7 @@ def test_plain_and_streaming_paths_give_the_same_shares(tmp_path):
     rng = random.Random(3)
     run_lines, qrels_lines = make(3000, 40, 12, {t: rng.randint(0, 3) for t in range(3000)})
     run, qrels = write(tmp_path, "big.run", run_lines), write(tmp_path, "q.qrel", qrels_lines)
-    assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES  # the streaming engine
+    assert run.stat().st_size > small_module.SMALL_RUN_BYTES  # the streaming engine
     expected = ir_measures_share(run_lines, qrels_lines)
     measures = evaluation.parse_measures(("P@10",), 2)
     small = evaluation._score_small_files([run], [(None, qrels)], measures, None, evaluation.DEFAULT_BITS)
@@ -109,7 +110,7 @@ def test_a_second_pass_where_the_bound_is_under_the_threshold(tmp_path, cli):
     # sees 0%; a second one, with every qrels line, finds the 20% and no warning is due.
     run_lines, qrels_lines = make(3000, 40, 4, dict.fromkeys(range(3000), 2), label=lambda k: 0)
     run, qrels = write(tmp_path, "zeros.run", run_lines), write(tmp_path, "q.qrel", qrels_lines)
-    assert run.stat().st_size > evaluation.SMALL_INPUT_BYTES
+    assert run.stat().st_size > small_module.SMALL_RUN_BYTES
     expected = ir_measures_share(run_lines, qrels_lines)
     assert expected == pytest.approx(0.2)
     streamed = evaluation._score_files([run], [(None, qrels)], evaluation.parse_measures(("P@10",), 2), None,

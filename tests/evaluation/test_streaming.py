@@ -25,6 +25,7 @@ from castregin import InputError, Qrels, Run, formats
 from castregin.errors import InputWarning
 from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation import plain
+from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.evaluation.measures import parse_measures
 from castregin.evaluation.ranking import score_bits
@@ -62,7 +63,7 @@ def tiny_pieces(block: int = 96, lines: int = 2):
         patch.setattr(columnar, "CHECK_BATCHES", 2)
         patch.setattr(columnar, "PIECE_LINES", lines)
         patch.setattr(columnar, "BATCH_LINES", lines)
-        patch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)
+        patch.setattr(small_module, "SMALL_RUN_BYTES", 0)
         patch.setattr(columnar, "read_run", spy)
         yield whole
 

@@ -15,7 +15,7 @@ import re
 import pytest
 
 import castregin
-from castregin.evaluation import evaluate as evaluate_module
+from castregin.evaluation import small as small_module
 from castregin.evaluation.measures import CUT_LONG, Definition, IrName, parse_measure, register, unregister
 
 QRELS = {f"t{t}": {f"d{i}": (i * 7 + t) % 4 for i in range(12)} for t in range(9)}
@@ -68,7 +68,7 @@ def _write(tmp_path):
 def test_evaluate_command(toy, cli, tmp_path, monkeypatch, streamed):
     qrels, runs = _write(tmp_path)
     if streamed:
-        monkeypatch.setattr(evaluate_module, "SMALL_INPUT_BYTES", 0)  # the streaming engine, or the dict path
+        monkeypatch.setattr(small_module, "SMALL_RUN_BYTES", 0)  # the streaming engine, or the dict path
     result = cli("evaluate", *runs, "--qrels", qrels, "-m", "toy@3", "-m", "P@3", "--rel-level", "2", "-q",
                  "--format", "json")
     assert result.exit_code == 0, result.stderr

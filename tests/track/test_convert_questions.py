@@ -90,7 +90,8 @@ def test_q2173_needs_the_official_pool(cast2022, cli):
     assert judged and set(judged) <= {f[0] for f in kept}
     assert both.stderr == ""
 
-    regin_only = cli("convert", "questions", source, "--bank", cast2022 / "regin/question_bank.json", "-o", "-")
+    regin_only = cli("convert", "questions", source, "--bank", cast2022 / "regin/question_bank.json", "-o", "-",
+                     "--verbose")
     assert regin_only.exit_code == 0
     assert not [f for f in lines(regin_only.stdout) if f[2] == "Q2173"]
     warnings = [w for w in regin_only.stderr.splitlines() if "warning:" in w]
@@ -98,6 +99,12 @@ def test_q2173_needs_the_official_pool(cast2022, cli):
     assert warnings[0] == (f"castregin: warning: {source}: turns[{t}].questions[{q}]: Q2173 is not in the question "
                            f"bank (turn {turn_id}); dropped")
     assert len(warnings) == len(kept) == 14
+    # Without --verbose: the first three, and how many more.
+    short = cli("convert", "questions", source, "--bank", cast2022 / "regin/question_bank.json", "-o", "-")
+    assert short.stdout == regin_only.stdout
+    assert short.stderr.splitlines()[:4] == [*warnings[:3], ("castregin: warning: 11 more unknown id warnings like "
+                                                             "these; --verbose shows every one")]
+    assert short.stderr.splitlines()[4:] == regin_only.stderr.splitlines()[14:]  # the summary line
     assert regin_only.stderr.splitlines()[-1] == "castregin: 14 warnings: 14 unknown id"
     # The items below Q2173 move up one rank.
     below = [f for f in lines(regin_only.stdout) if f[0] == turn_id]
@@ -268,6 +275,26 @@ def test_warning_summary_counts_per_kind(tmp_path, bank, cli):
     warnings = Warnings()
     list(iter_questions(run, Bank(BANK), warnings=warnings))
     assert warnings.counts() == {"unknown id": 2, "empty question": 1, "turn without questions": 1}
+
+
+def test_warnings_of_one_kind_are_counted_beyond_three(tmp_path, bank, cli):
+    # Six repeats of Q0001 and two unknown ids: three of the first kind shown, the other three counted.
+    questions = [("Q0001", 7 - k) for k in range(7)] + [("Q9999", 1), ("Q0002", 1), ("Q8888", 1)]
+    run = write(tmp_path / "run.json", mi_run({"1_1-1": questions}))
+    every = cli("convert", "questions", run, "--bank", bank, "-o", "-", "--verbose")
+    short = cli("convert", "questions", run, "--bank", bank, "-o", "-")
+    assert every.exit_code == short.exit_code == 0
+    assert every.stdout == short.stdout
+    all_lines = every.stderr.splitlines()
+    repeats = [f"castregin: warning: {run}: turns[0].questions[{k}]: Q0001 is repeated in turn 1_1-1; its highest "
+               "score is kept" for k in range(1, 7)]
+    unknown = [f"castregin: warning: {run}: turns[0].questions[{k}]: {q} is not in the question bank (turn 1_1-1); "
+               "dropped" for k, q in ((7, "Q9999"), (9, "Q8888"))]
+    summary = "castregin: 8 warnings: 6 duplicate question, 2 unknown id"
+    assert all_lines == [*repeats, *unknown, summary]
+    assert short.stderr.splitlines() == [
+        *repeats[:3], *unknown,
+        "castregin: warning: 3 more duplicate question warnings like these; --verbose shows every one", summary]
 
 
 def test_strict_with_several_runs_writes_nothing(tmp_path, bank, cli):

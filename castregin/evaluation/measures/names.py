@@ -422,6 +422,15 @@ def _parse_pairs(name: str, text: str) -> tuple[tuple[int, float], ...]:
     return tuple(pairs)
 
 
+def _preference_name(name: str) -> bool:
+    """Whether ``name`` is one of trec_eval's preference or judgment-group measures."""
+    from ..preferences import (
+        PREFERENCE_NAMES,  # here: only a name outside trec_eval's qrels measures needs it
+    )
+
+    return name in PREFERENCE_NAMES
+
+
 def mark_measures(args: Sequence[str]) -> list[Marked]:
     """What ``trec_eval -m ARG ...`` computes, in the order trec_eval prints it.
 
@@ -433,8 +442,6 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
     ``label=gain`` pairs (``ndcg.1=3,2=9``). What trec_eval refuses, or would silently ignore
     (parameters of a measure that takes none), is an :class:`InputError`.
     """
-    from ..preferences import PREFERENCE_NAMES
-
     trec_eval_measures = TREC_SETS["all_trec"]
     marked: set[str] = set()
     texts: dict[str, str] = {}
@@ -446,7 +453,7 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
             marked.add(name)
             if text is not None:
                 texts.setdefault(name, text)
-        elif name in PREFERENCE_NAMES or name == "yaap":
+        elif name == "yaap" or _preference_name(name):
             raise InputError(f"measure {arg!r}: " + (
                 "castregin does not compute yaap" if name == "yaap" else
                 "a judgment-group measure: it needs -R qrels_jg judgments (trec_eval stops too)"
