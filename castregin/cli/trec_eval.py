@@ -105,9 +105,10 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
     The numbers are computed with trec_eval's own rules, measure by measure, in castregin's code (no
     C code runs); inputs above 1 MiB of run or 4 MiB of qrels are streamed, every measure computed
     on arrays of the run's pieces (the same numbers, in a third of trec_eval's time, in memory that
-    does not grow with the run), except with -Z, -J, -l below 1, -M 0 or gain pairs (ndcg.1=3), and for a run whose queries come back after others: then both files
-    are read whole into Python, at about twice trec_eval's time and four times its memory. Measure
-    parameters are read as trec_eval reads them (P.5,7,3, iprec_at_recall..1,.25,
+    does not grow with the run), except with -Z, -J, -l below 1, -M 0 or gain pairs (ndcg.1=3), and
+    for a run whose queries come back after others: then both files are read whole into Python, at
+    about twice trec_eval's time and four times its memory. Measure parameters are read as trec_eval
+    reads them (P.5,7,3, iprec_at_recall..1,.25,
     utility.2,-1,0,0, ndcg.1=3,2=9, ndcg_cut.23.4 read as 23); relstring shows an item labelled below 0
     as '.'; -l 0 and below, -M 0, -N and -Z are taken. Results lines may carry columns after the run tag,
     ignored as trec_eval ignores them.
