@@ -37,7 +37,7 @@ import math
 import numbers
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -347,6 +347,16 @@ def _values(rows: Iterable[tuple]) -> tuple[dict[str, float], dict[str, dict[str
     return aggregates, per_turn
 
 
+def _qrels_for(qrels, parsed: Sequence[Measure], argument: str = "qrels", default_name: str = "qrels") -> Qrels:
+    """:func:`as_qrels`, except that a file path is read as a diversity qrels (``topic subtopic item
+    label``) when one of ``parsed`` is an ndeval measure, which reads each item's label per subtopic."""
+    if isinstance(qrels, (str, os.PathLike)) and any(m.definition.diversity for m in parsed):
+        from .formats.diversity import read_diversity_qrels
+
+        return read_diversity_qrels(qrels)
+    return as_qrels(qrels, argument, default_name)
+
+
 # --- the functions -----------------------------------------------------------------------------------------
 
 
@@ -381,7 +391,8 @@ def calc_aggregate(measures, qrels, run, *, rel_level: int = 2, complete: bool =
     {'P@1': 1.0, 'ndcg_cut_3': 1.0}
     """
     parsed, targets = _plan(measures, rel_level)
-    rows = evaluate_rows(as_run(run), as_qrels(qrels), parsed, rel_level, complete, score_precision=score_precision)
+    rows = evaluate_rows(as_run(run), _qrels_for(qrels, parsed), parsed, rel_level, complete,
+                         score_precision=score_precision)
     aggregates, _ = _values(rows)
     return {key: aggregates[name] for key, name in targets}
 
@@ -404,7 +415,7 @@ def iter_calc(measures, qrels, run, *, rel_level: int = 2, complete: bool = Fals
     Everything is computed, and every error raised, before the iterator is returned.
     """
     parsed, targets = _plan(measures, rel_level)
-    rows = evaluate_rows(as_run(run), as_qrels(qrels), parsed, rel_level, complete, per_turn=True,
+    rows = evaluate_rows(as_run(run), _qrels_for(qrels, parsed), parsed, rel_level, complete, per_turn=True,
                          score_precision=score_precision)
     _, per_turn = _values(rows)
     turns = sorted({turn for values in per_turn.values() for turn in values}, key=natural_key)
@@ -442,8 +453,8 @@ def evaluate(runs, qrels, measures=DEFAULT_MEASURES, rel_level: int = 2, complet
     (``qrels[i]`` in a list).
     """
     run_list = _inputs(runs, RUN, as_run, "runs")
-    qrels_list = _inputs(qrels, QRELS, as_qrels, "qrels")
     parsed, _ = _plan(measures, rel_level)
+    qrels_list = _inputs(qrels, QRELS, lambda value, *names: _qrels_for(value, parsed, *names), "qrels")
     return _evaluate(run_list, qrels_list, parsed, rel_level, complete, per_turn, turns, score_precision)
 
 

@@ -183,6 +183,28 @@ def test_report_and_compare_read_diversity_qrels(cli, tmp_path):
     assert "judged twice" not in compared.stderr
 
 
+def test_the_api_reads_a_qrels_path_as_diversity_qrels_for_ndevals_measures(tmp_path):
+    """castregin.api given paths: alpha_nDCG@20 is ndeval -traditional's amean on a kept case with several
+    subtopics per item (which the ordinary qrels reader refuses), in calc_aggregate, iter_calc and evaluate."""
+    from gdeval_ndeval_oracle import cases, kept_outputs
+
+    from castregin import api
+
+    name = next(n for n, case in cases().items() if case[0] == "ndeval" and case[3] == ["-traditional"]
+                and not math.isnan(float(kept_outputs()[n].splitlines()[-1].split(",")[13])))
+    _, qrels_text, run_text, _ = cases()[name]
+    (tmp_path / "q").write_text(qrels_text)
+    (tmp_path / "r").write_text(run_text)
+    amean = kept_outputs()[name].splitlines()[-1].split(",")[2 + 11]  # alpha-nDCG@20, as ndeval prints it
+    value = api.calc_aggregate(["alpha_nDCG@20"], str(tmp_path / "q"), str(tmp_path / "r"))["alpha_nDCG@20"]
+    assert f"{value:.6f}" == amean
+    per_turn = [m.value for m in api.iter_calc(["alpha_nDCG@20"], tmp_path / "q", tmp_path / "r")]
+    assert f"{math.fsum(per_turn) / len(per_turn):.6f}" == amean
+    frame = api.evaluate(str(tmp_path / "r"), [str(tmp_path / "q")], ["alpha_nDCG@20"])
+    mean = frame[(frame["turn"] == "all") & (frame["measure"] == "alpha_nDCG@20")]["value"]
+    assert f"{mean.iloc[0]:.6f}" == amean
+
+
 def test_a_topic_too_large_for_the_greedy_ideal_is_refused(monkeypatch):
     from castregin.errors import InputError
     from castregin.evaluation import ndeval
