@@ -10,7 +10,6 @@ streamed and a topic trec_eval cannot evaluate do: the same bytes, or the same r
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import sys
 from pathlib import Path
@@ -18,36 +17,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from streaming_paths import streaming
 from trec_eval_oracle import GOLDEN, kept_output, label_cases, random_pair, run_binary
 
-from castregin.evaluation import small, trec_eval_stream
 from castregin.evaluation import trec_eval as trec_eval_module
 from castregin.evaluation.measures import mark_measures
 from castregin.evaluation.trec_eval import TrecEvalOptions, stream_refusal
-from castregin.formats import columnar
 
 from .test_trec_eval import OPTION_SETS, cast_cases, random_cases  # noqa: F401 (fixtures)
 from .test_trec_eval_quicktest import DATA, QUICKTEST, _arguments
-
-
-@contextlib.contextmanager
-def streaming(lines: int = 7):
-    """Every input through the streaming path, in pieces of ``lines`` lines; yields the streamed calls (a list)."""
-    calls = []
-    stream_lines = trec_eval_stream.stream_lines
-
-    def spy(*args, **kwargs):
-        calls.append(args)
-        return stream_lines(*args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(small, "SMALL_RUN_BYTES", 0)
-        patch.setattr(columnar, "STREAM_BLOCK", 512 * lines)
-        patch.setattr(columnar, "CHECK_BATCHES", 2)
-        patch.setattr(columnar, "PIECE_LINES", lines)
-        patch.setattr(columnar, "BATCH_LINES", lines)
-        patch.setattr(trec_eval_stream, "stream_lines", spy)
-        yield calls
 
 
 def _streamed(cli, options: str, qrels: Path, run: Path, lines: int = 7) -> tuple[bytes, bool]:

@@ -20,11 +20,11 @@ import warnings
 
 import pytest
 import pytrec_eval
+import streaming_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from castregin.errors import InputError
-from castregin.evaluation import small, trec_eval_stream
 from castregin.evaluation.evaluate import evaluate_file_rows
 from castregin.evaluation.measures import TREC_SETS, mark_measures
 from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_file_lines
@@ -52,25 +52,9 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
                                                                        HealthCheck.function_scoped_fixture])
 
 
-@contextlib.contextmanager
 def streaming():
-    """Small files through the streaming paths, in pieces of a few lines; yields the calls of the trec_eval
-    command's streaming path (a list)."""
-    calls = []
-    stream_lines = trec_eval_stream.stream_lines
-
-    def spy(*args, **kwargs):
-        calls.append(args)
-        return stream_lines(*args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(small, "SMALL_RUN_BYTES", 0)
-        patch.setattr(columnar, "STREAM_BLOCK", 128)
-        patch.setattr(columnar, "CHECK_BATCHES", 2)
-        patch.setattr(columnar, "PIECE_LINES", 3)
-        patch.setattr(columnar, "BATCH_LINES", 3)
-        patch.setattr(trec_eval_stream, "stream_lines", spy)
-        yield calls
+    """Small files through the streaming paths, in pieces of three lines."""
+    return streaming_paths.streaming(3, block=128)
 
 
 def _write(tmp_path, qrels: dict, run: dict):
