@@ -179,10 +179,13 @@ def test_labels_follow_the_servers_rule(cli, inputs, server, tmp_path, keyed):
 
 
 def test_faults_are_retried_and_the_outputs_are_those_of_an_undisturbed_run(cli, inputs, tmp_path, reference, keyed):
-    faulty = serve(faults=True, slow=1.5)
+    # A timeout far above a loaded machine's answer time, the slow fault far above the timeout: only the
+    # faults time out (with --timeout 0.5, a busy CI machine let an ordinary answer time out once, and the
+    # server counted that answer, which the client never read, beside its retry's).
+    faulty = serve(faults=True, slow=4.0)
     try:
         result = cli(*judge_args(inputs, faulty, tmp_path / "out", "--criteria", "relevance,novelty",
-                                 "--concurrency", "3"))
+                                 "--concurrency", "3", "--timeout", "2"))
     finally:
         faulty.shutdown()
     assert result.exit_code == 0, result.stderr
