@@ -351,7 +351,8 @@ def redact(text: str, secret: str | None) -> str:
 
 def _status_message(err, secret: str | None) -> str:
     status = getattr(err, "status_code", None)
-    return redact(f"HTTP {status}: {str(err)[:200]}", secret)
+    # Redacted before it is cut: a cut through the key would leave its first part in clear.
+    return f"HTTP {status}: {redact(str(err), secret)[:200]}"
 
 
 def openai_caller(model: str, base_url: str, api_key: str | None, *, timeout: float, temperature: float,
@@ -394,7 +395,7 @@ def openai_caller(model: str, base_url: str, api_key: str | None, *, timeout: fl
             raise Fatal("refused_request", _status_message(err, api_key)) from None
         except (ValueError, openai.APIResponseValidationError) as err:
             # A body that is no JSON, or JSON cut short: a proxy's error page, a dropped connection.
-            raise Transient("malformed_response", redact(f"malformed answer: {str(err)[:120]}", api_key)) from None
+            raise Transient("malformed_response", f"malformed answer: {redact(str(err), api_key)[:120]}") from None
         return _reply(response)
 
     return call

@@ -336,6 +336,20 @@ def test_the_api_key_is_in_no_output_and_no_error(cli, inputs, tmp_path, keyed):
         assert b"SECRET" not in path.read_bytes(), path
 
 
+def test_a_long_key_echoed_by_the_server_is_hidden_whole(cli, inputs, tmp_path, monkeypatch):
+    """A project key of some 170 characters crosses the error's 200-character cut: none of it shows."""
+    long_key = "sk-proj-" + "x7" * 81
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", long_key)
+    faulty = serve(faults=True)
+    faulty.fault_for = lambda key, attempt: "echo_key"
+    try:
+        refused = cli(*judge_args(inputs, faulty, tmp_path / "out", "--criteria", "novelty"))
+    finally:
+        faulty.shutdown()
+    assert refused.exit_code == 1 and "HTTP 401" in refused.stderr and "***" in refused.stderr
+    assert "x7x7x7" not in refused.stderr, refused.stderr
+
+
 def test_samples_give_the_mode_and_the_spread(cli, inputs, server, tmp_path, keyed):
     out = tmp_path / "out"
     result = cli(*judge_args(inputs, server, out, "--criteria", "relevance", "--samples", "3",
