@@ -64,23 +64,25 @@ class PromptTemplate:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
-def load_prompt(spec: str, criteria: Sequence[str], read_file=None) -> PromptTemplate:
-    """``rubric``, ``umbrela`` or a template file's path (read with ``read_file(path) -> bytes``)."""
+def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
+    """``rubric``, ``umbrela`` or a template file's path (``-``: standard input; compressed files too)."""
     if spec in BUILTIN_PROMPTS:
         if spec == "umbrela" and any(c not in _UMBRELA_CRITERIA for c in criteria):
             raise InputError("umbrela judges relevance only; give --criteria relevance, or use "
                              "--prompt rubric for the other criteria", argument="prompt_spec")
         return PromptTemplate(spec, spec, _template_text(f"llm_{spec}.txt.j2"), system=True)
-    data = read_file(spec) if read_file is not None else open(spec, "rb").read()  # noqa: SIM115 - closed by GC
+    from ..formats import read_bytes
+
+    data = read_bytes(spec)  # a missing file, a directory: one line, as for every input
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("is not UTF-8 text; a prompt template is a Jinja text file", source=spec) from None
-    template = PromptTemplate("", spec, text, system=False)
     # The worker's name says which template: its file name would not tell two versions apart.
     stem = spec.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0] or "prompt"
     stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in stem)
-    template = PromptTemplate(f"{stem}-{template.digest[:8]}", spec, text, system=False)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    template = PromptTemplate(f"{stem}-{digest[:8]}", spec, text, system=False)
     _compile(template)
     return template
 

@@ -565,3 +565,14 @@ def test_the_logged_endpoint_has_no_credentials():
     assert _public_url("https://user:sk-KEY@example.org:8443/openai/v1?api-key=sk-KEY#frag") == (
         "https://example.org:8443/openai/v1")
     assert _public_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_a_prompt_file_that_cannot_be_read_is_one_line(cli, inputs, server, tmp_path, keyed, kind):
+    prompt = tmp_path / "prompt.j2"
+    if kind == "directory":
+        prompt.mkdir()
+    result = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--prompt", prompt))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("castregin: error:") and len(result.stderr.strip().splitlines()) == 1
+    assert "prompt.j2" in result.stderr and server.requests == 0
