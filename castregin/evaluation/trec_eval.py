@@ -162,11 +162,14 @@ def trec_eval_file_lines(qrels_path, run_path, options: TrecEvalOptions = TrecEv
 
 
 def _large(qrels_path, run_path) -> bool:
-    """Whether to stream: the inputs are not small (:func:`castregin.evaluation.small.small_inputs`) and
-    neither is standard input (trec_eval reads it whole, and so does castregin: the rules read it once)."""
+    """Whether to stream: both are regular files (a pipe or standard input is read once, whole, as
+    trec_eval reads it: the streaming path may hand a run back to the rules, which read it again) and
+    they are not small (:func:`castregin.evaluation.small.small_inputs`)."""
+    import os
+
     from .small import small_inputs
 
-    if "-" in (str(qrels_path), str(run_path)):
+    if not all(os.path.isfile(path) for path in (qrels_path, run_path)):
         return False
     return not small_inputs([run_path], [qrels_path])
 

@@ -104,6 +104,25 @@ def test_a_run_whose_turns_come_back_falls_back_to_the_rules(tmp_path, cli):
     assert b"runid                 \tall\tlast\n" in streamed.stdout_bytes
 
 
+def test_a_piped_run_is_read_once_whole(tmp_path, cli):
+    """A run from a pipe (whose turns come back) is read once, by the rules: the streaming path could hand
+    it back to them, and a pipe cannot be read twice."""
+    import os
+    import threading
+
+    qrels, run, pipe = tmp_path / "q.qrel", tmp_path / "r.run", tmp_path / "pipe"
+    qrels.write_text("t1 0 a 2\nt1 0 b 0\nt2 0 c 1\n")
+    run.write_text("t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\nt1 Q0 b 2 0.5 last\n")
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_bytes(run.read_bytes()))
+    writer.start()
+    with streaming() as calls:
+        piped = cli("trec_eval", "-m", "P.5", qrels, pipe)
+    writer.join(timeout=10)
+    assert not calls and piped.exit_code == 0, piped.stderr
+    assert piped.stdout_bytes == cli("trec_eval", "-m", "P.5", qrels, run).stdout_bytes
+
+
 @pytest.mark.parametrize("qrels_text, run_text, message", [
     ("t1 0 a -1\nt1 0 b -2\nt2 0 c 1\n", "t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\n", "topic t1: every label is negative"),
     ("t1 0 a 1\nt1 0 b 1001\nt2 0 c 1\n", "t1 Q0 a 1 0.9 x\nt2 Q0 c 1 0.7 x\n", "item b: label 1001 is above 1000"),
