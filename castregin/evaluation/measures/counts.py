@@ -83,7 +83,8 @@ def _relstring_arrays(ranked, measure):
     """Each turn's relstring (an object array of str): a row of characters per turn, '-' where no line is judged."""
     import numpy as np
 
-    length = max(0, int(measure.params[0]))
+    # No row is longer than the longest ranking: relstring.900000000 must not allocate turns x 10^9 bytes.
+    length = max(0, min(int(measure.params[0]), int(ranked.lengths.max(initial=0))))
     shown = np.minimum(ranked.lengths, length)
     rows = np.full((ranked.turn_count, length), ord("-"), dtype=np.uint8)
     top = np.flatnonzero(ranked.position < length)
