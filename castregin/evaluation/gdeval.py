@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from .ranking import DEFAULT_BITS, ranked_items
+
 #: gdeval's ``$MAX_JUDGMENT``.
 GDEVAL_MAX_GRADE = 4
 #: gdeval's default depth (``-k``).
@@ -39,18 +41,16 @@ def err(k: int, grades: Sequence[int], max_grade: int = GDEVAL_MAX_GRADE) -> flo
     return score
 
 
-def ranked(scores: Mapping[str, float]) -> list[str]:
-    """gdeval's order: score descending, ties by item id descending."""
-    return sorted(scores, key=lambda item: (scores[item], item), reverse=True)
-
-
 def topic_values(scores: Mapping[str, float], labels: Mapping[str, int], k: int,
-                 max_grade: int = GDEVAL_MAX_GRADE) -> tuple[float, float] | None:
-    """(nDCG@k, ERR@k) of one topic, or None where no label is positive (gdeval skips the topic)."""
+                 max_grade: int = GDEVAL_MAX_GRADE, bits: int = DEFAULT_BITS) -> tuple[float, float] | None:
+    """(nDCG@k, ERR@k) of one topic, or None where no label is positive (gdeval skips the topic).
+
+    gdeval's order is trec_eval's: score descending, ties by item id descending (``bits``: scores
+    compared as doubles, gdeval's, or as 32-bit floats; see :mod:`castregin.evaluation.ranking`)."""
     ideal = sorted((label for label in labels.values() if label > 0), reverse=True)
     if not ideal:
         return None
-    grades = [max(labels.get(item, 0), 0) for item in ranked(scores)]
+    grades = [max(labels.get(item, 0), 0) for item in ranked_items(scores, bits)]
     return dcg(k, grades) / dcg(k, ideal), err(k, grades, max_grade)
 
 

@@ -239,3 +239,23 @@ def test_turns_keep_the_subtopics(cli, tmp_path):
     value = next(row["value"] for row in json.loads(result.stdout)
                  if row["turn"] == "all" and row["measure"] == "alpha_nDCG@20")
     assert f"{value:.6f}" == rows[several[0]][11]  # alpha-nDCG@20
+
+
+def test_the_novelty_measures_rank_at_the_score_precision_asked():
+    """score_precision='float' ranks as the 32-bit floats would: the same values as the double ranking (the
+    one the kept gdeval/ndeval outputs check) of the scores rounded to 32 bits first; ties as floats only
+    break by item id, as trec_eval's measures do."""
+    import random
+    import struct
+
+    from castregin import api
+
+    rng = random.Random(5)
+    qrels = {f"t{t}": {f"d{i}": rng.choice([0, 1, 2, 3]) for i in range(8)} for t in range(6)}
+    run = {turn: {item: 0.81234567 + rng.choice([0, 1e-8, 2e-8]) for item in items} for turn, items in qrels.items()}
+    rounded = {turn: {item: struct.unpack("f", struct.pack("f", score))[0] for item, score in scores.items()}
+               for turn, scores in run.items()}
+    measures = ["ERR@3", "nDCG(dcg='exp-log2')@3", "alpha_nDCG@3", "P_IA@3", "RBP(p=0.8)@3", "P@1"]
+    as_floats = api.calc_aggregate(measures, qrels, run, rel_level=1, score_precision="float")
+    assert as_floats == api.calc_aggregate(measures, qrels, rounded, rel_level=1)
+    assert as_floats != api.calc_aggregate(measures, qrels, run, rel_level=1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from .. import gdeval, ndeval
+from ..ranking import ranked_items
 from ..trec_rules import TrecEvalRefusal
 from .definition import CUT_LONG, Definition, IrName, register
 
@@ -34,7 +35,7 @@ def _check_grade(options: tuple) -> str | None:
     return None if isinstance(grade, int) and 1 <= grade <= 30 else "max_grade must be a whole number from 1 to 30"
 
 
-def _gdeval_values(rr, params) -> tuple[float, float]:
+def _gdeval_values(rr, s, params) -> tuple[float, float]:
     cutoff, *_, max_grade = params
     key = ("gdeval", cutoff, max_grade)
     if key not in rr.cache:
@@ -42,16 +43,16 @@ def _gdeval_values(rr, params) -> tuple[float, float]:
         if top > max_grade:
             raise TrecEvalRefusal(f"topic {rr.topic}: label {top} is above the maximum grade {max_grade} (gdeval "
                                   f"refuses it too); give max_grade, as in ERR(max_grade={top})@{cutoff}")
-        rr.cache[key] = gdeval.topic_values(rr.scores, rr.labels, cutoff, max_grade) or (0.0, 0.0)
+        rr.cache[key] = gdeval.topic_values(rr.scores, rr.labels, cutoff, max_grade, s.score_bits) or (0.0, 0.0)
     return rr.cache[key]
 
 
 def _gdeval_ndcg(rr, s, params):
-    return [_gdeval_values(rr, params)[0]]
+    return [_gdeval_values(rr, s, params)[0]]
 
 
 def _gdeval_err(rr, s, params):
-    return [_gdeval_values(rr, params)[1]]
+    return [_gdeval_values(rr, s, params)[1]]
 
 
 def _alpha_beta(options: tuple) -> str | None:
@@ -61,7 +62,7 @@ def _alpha_beta(options: tuple) -> str | None:
     return None if all(0.0 <= value <= 1.0 for value in numbers) else "alpha and beta must be from 0 to 1"
 
 
-def _normalised(rr, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
+def _normalised(rr, s, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
     depth = max(cutoff or 1, 1)
     key = ("ndeval", depth, alpha, beta)
     if key not in rr.cache:
@@ -69,7 +70,8 @@ def _normalised(rr, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
         if per_item is None:  # an ordinary qrels: one subtopic
             per_item = {item: {"0": label} for item, label in rr.labels.items()}
         topic = ndeval.judgments(per_item)
-        rr.cache[key] = ndeval.evaluate_topic(gdeval.ranked(rr.scores), topic, float(alpha), float(beta), depth)
+        order = ranked_items(rr.scores, s.score_bits)
+        rr.cache[key] = ndeval.evaluate_topic(order, topic, float(alpha), float(beta), depth)
     return rr.cache[key]
 
 
@@ -77,21 +79,21 @@ def _cut(value):
     """A rule reading ``value(normalised, k)`` at the cutoff, with alpha (beta 0.5: no cutoff measure reads it)."""
     def rule(rr, s, params):
         cutoff, alpha, _ = params  # the order is the ranking's (castregin.evaluation.plain ranks by rank)
-        return [value(_normalised(rr, cutoff, alpha, 0.5), cutoff)]
+        return [value(_normalised(rr, s, cutoff, alpha, 0.5), cutoff)]
     return rule
 
 
 def _nrbp(normalise: bool):
     def rule(rr, s, params):
         _, alpha, beta, _ = params
-        found = _normalised(rr, None, alpha, beta)
+        found = _normalised(rr, s, None, alpha, beta)
         value = found.nnrbp if normalise else found.run.nrbp
         return [0.0 if math.isnan(value) else value]
     return rule
 
 
 def _ap_ia(rr, s, params):
-    return [_normalised(rr, None, 0.5, 0.5).run.map_ia]
+    return [_normalised(rr, s, None, 0.5, 0.5).run.map_ia]
 
 
 _GDEVAL = "gdeval.pl's (TREC Web track), checked against it"
@@ -143,13 +145,13 @@ def _check_persistence(options: tuple) -> str | None:
     return None if 0.0 < options[0] < 1.0 else "p (persistence) must be between 0 and 1"
 
 
-def _rbp_parts(rr, params) -> tuple[float, float]:
+def _rbp_parts(rr, s, params) -> tuple[float, float]:
     """RBP, and its residual: what the unjudged items of the ranking and the ranks past it could add."""
     cutoff, p = params
     key = ("rbp", cutoff, p)
     if key not in rr.cache:
         labels, level = rr.labels, rr.cache.get("level")
-        order = gdeval.ranked(rr.scores)[:cutoff]
+        order = ranked_items(rr.scores, s.score_bits)[:cutoff]
         rbp = unjudged = 0.0
         weight = 1.0 - p
         for item in order:
@@ -166,7 +168,7 @@ def _rbp_parts(rr, params) -> tuple[float, float]:
 def _rbp(residual: bool):
     def rule(rr, s, params):
         rr.cache["level"] = s.level
-        parts = _rbp_parts(rr, params)
+        parts = _rbp_parts(rr, s, params)
         return [parts[1] if residual else parts[0]]
     return rule
 
