@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from .. import formats
@@ -35,9 +37,12 @@ def _castregin_options(args: tuple[str, ...]) -> tuple[list[str], bool, str]:
 
 def _number(text: str, flag: str, kind=float):
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         raise click.UsageError(f"{flag} {text}: not a number") from None
+    if not math.isfinite(value):  # inf, nan, 1e400: no depth, no weight
+        raise click.UsageError(f"{flag} {text}: not a finite number")
+    return value
 
 
 def _risk_option(flag: str, value: str, baseline_file: str | None, risk_alpha: str) -> tuple[str | None, str]:

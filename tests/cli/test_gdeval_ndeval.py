@@ -154,3 +154,14 @@ def test_a_negative_risk_alpha_is_a_usage_error(tool, cli, tmp_path):
     result = cli(tool, "-baseline", run, "-riskAlpha", "-1", qrels, run)
     assert result.exit_code == 2
     assert "-riskAlpha: must be 0 or more" in result.stderr
+
+
+@pytest.mark.parametrize(("tool", "flag", "value"), [("gdeval", "-k", "inf"), ("gdeval", "-k", "1e400"),
+                                                     ("ndeval", "-riskAlpha", "nan"), ("ndeval", "-alpha", "nan")])
+def test_a_number_that_is_not_finite_is_a_usage_error(tool, flag, value, cli, tmp_path):
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("1 0 d1 1\n" if tool == "gdeval" else "1 1 d1 1\n")
+    run.write_text("1 Q0 d1 1 1.0 x\n")
+    extra = ["-baseline", str(run)] if flag == "-riskAlpha" else []
+    result = cli(tool, *extra, flag, value, qrels, run)
+    assert result.exit_code == 2 and "not a finite number" in result.stderr, result.stderr
