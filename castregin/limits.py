@@ -81,3 +81,6 @@ MAX_AGREEMENT_PLOT_PAIRS = 36
 #: looks at every set for every item it places (10^8 steps: about a minute in Python; CAsT's turns
 #: take under 10^4, the TREC Web track's topics under 10^6).
 MAX_IDEAL_STEPS = 100_000_000
+#: Cutoff of ndeval's measures (alpha_nDCG@k ...): they fill k values a turn whatever the run's length
+#: (@10^7 took 43 s and 4 GB for a two-line run); ndeval itself stops at 20, runs at 1,000.
+MAX_DIVERSITY_CUTOFF = 10_000

@@ -259,3 +259,13 @@ def test_the_novelty_measures_rank_at_the_score_precision_asked():
     as_floats = api.calc_aggregate(measures, qrels, run, rel_level=1, score_precision="float")
     assert as_floats == api.calc_aggregate(measures, qrels, rounded, rel_level=1)
     assert as_floats != api.calc_aggregate(measures, qrels, run, rel_level=1)
+
+
+def test_a_cutoff_beyond_the_bound_of_ndevals_measures_is_refused_in_one_line(cli, tmp_path):
+    from castregin.limits import MAX_DIVERSITY_CUTOFF
+
+    (tmp_path / "q").write_text("t 0 a 1\n")
+    (tmp_path / "r").write_text("t Q0 a 1 1.0 x\n")
+    result = cli("evaluate", tmp_path / "r", "--qrels", tmp_path / "q", "-m", f"alpha_nDCG@{MAX_DIVERSITY_CUTOFF + 1}")
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert f"give one up to {MAX_DIVERSITY_CUTOFF:,}" in result.stderr

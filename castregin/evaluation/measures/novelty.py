@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+from ...limits import MAX_DIVERSITY_CUTOFF
 from .. import gdeval, ndeval
 from ..ranking import ranked_items
 from ..trec_rules import TrecEvalRefusal
@@ -64,6 +65,9 @@ def _alpha_beta(options: tuple) -> str | None:
 
 def _normalised(rr, s, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
     depth = max(cutoff or 1, 1)
+    if depth > MAX_DIVERSITY_CUTOFF:
+        raise TrecEvalRefusal(f"a cutoff of {depth} for ndeval's measures: they compute every rank up to it, "
+                              f"whatever the run's length; give one up to {MAX_DIVERSITY_CUTOFF:,}")
     key = ("ndeval", depth, alpha, beta)
     if key not in rr.cache:
         per_item = getattr(rr.labels, "subtopics", None)
