@@ -603,10 +603,11 @@ class RankedTurns:
         return self.index.ideal_dcg(cutoff)[self.turn_of_segment]
 
     def first(self, depth: int) -> RankedTurns:
-        """The turns cut to their first ``depth`` items (trec_eval's ``-M``)."""
+        """The turns cut to their first ``depth`` items (trec_eval's ``-M``). ``unseen_on_top`` is kept: the
+        judged share of the top items is read on the uncut ranking, as the rules' path reads it."""
         keep = self.position < depth
         return RankedTurns(self.segment[keep], self.position[keep], self.labels[keep],
-                           np.minimum(self.lengths, depth), self.turn_of_segment, self.index)
+                           np.minimum(self.lengths, depth), self.turn_of_segment, self.index, self.unseen_on_top)
 
     def ideal_gains(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per turn, the ideal ranking of its positive labels (largest first): ``(segment, position, label)``

@@ -197,3 +197,17 @@ def test_a_huge_relstring_length_costs_the_rankings_length_only(tmp_path, cli):
     assert calls and streamed.exit_code == 0, streamed.stderr
     assert grown_kib < 500_000
     assert streamed.stdout_bytes == cli("trec_eval", "-q", "-m", "relstring.900000000", qrels, run).stdout_bytes
+
+
+def test_max_per_query_streamed_warns_of_few_judged_as_the_rules_do(tmp_path, cli):
+    """-M cuts the streamed ranking; the judged share of the top 10 (items judged 0 count as judged) is the
+    uncut ranking's on both paths: no warning here."""
+    qrels, run = tmp_path / "q.qrel", tmp_path / "r.run"
+    qrels.write_text("".join(f"t{t} 0 d{i} {1 if i == 15 else 0}\n" for t in range(3) for i in range(20)))
+    run.write_text("".join(f"t{t} Q0 d{i} {i + 1} {20 - i} x\n" for t in range(3) for i in range(20)))
+    with streaming() as calls:
+        streamed = cli("trec_eval", "-M", "100", "-m", "P.5", qrels, run)
+    assert calls and streamed.exit_code == 0
+    rules = cli("trec_eval", "-M", "100", "-m", "P.5", qrels, run)
+    assert streamed.stdout_bytes == rules.stdout_bytes
+    assert "judged" not in rules.stderr and "judged" not in streamed.stderr, streamed.stderr
