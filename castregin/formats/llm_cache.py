@@ -84,6 +84,9 @@ class AnswerCache:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute(_SCHEMA)
+        except sqlite3.OperationalError as err:  # no room, no permission, a directory gone
+            raise InputError(f"the answer cache cannot be opened ({err}); give another --cache",
+                             source=self.path) from None
         except sqlite3.DatabaseError as err:
             raise InputError(f"is not an answer cache castregin can use ({err}); give another --cache",
                              source=self.path) from None
@@ -107,7 +110,11 @@ class AnswerCache:
                 chunk = wanted[start:start + 500]
                 marks = ",".join("?" * len(chunk))
                 query = f"SELECT {_READ} FROM answers WHERE key IN ({marks})"  # noqa: S608 - placeholders only
-                rows = self._db.execute(query, chunk).fetchall()
+                try:
+                    rows = self._db.execute(query, chunk).fetchall()
+                except sqlite3.DatabaseError as err:  # a page damaged since it was opened
+                    raise InputError(f"the answer cache cannot be read ({err}); give another --cache",
+                                     source=self.path) from None
                 found.update({row[0]: CachedAnswer(*row) for row in rows})
         return found
 

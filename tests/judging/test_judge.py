@@ -576,3 +576,11 @@ def test_a_prompt_file_that_cannot_be_read_is_one_line(cli, inputs, server, tmp_
     assert result.exit_code == 1
     assert result.stderr.startswith("castregin: error:") and len(result.stderr.strip().splitlines()) == 1
     assert "prompt.j2" in result.stderr and server.requests == 0
+
+
+def test_a_cache_that_cannot_be_opened_is_said_so(tmp_path):
+    from castregin.errors import InputError
+    from castregin.formats.llm_cache import AnswerCache
+
+    with pytest.raises(InputError, match="the answer cache cannot be opened"):
+        AnswerCache(tmp_path / "no" / "such" / "cache.sqlite")
