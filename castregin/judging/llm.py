@@ -216,7 +216,6 @@ class CallStats:
     completion_tokens: int = 0
     failures: Counter = field(default_factory=Counter)
     budget_spent: bool = False
-    seconds: float = 0.0
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -266,7 +265,6 @@ def judge_calls(calls: Sequence[Call], cache: AnswerCache, caller: Callable[[Cal
     budget = _Budget(max_requests)
     stop = threading.Event()
     lock = threading.Lock()
-    started = time.monotonic()
 
     def settle(reply: Reply | None) -> None:
         if progress is not None:
@@ -333,13 +331,7 @@ def judge_calls(calls: Sequence[Call], cache: AnswerCache, caller: Callable[[Cal
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
-    stats.seconds = time.monotonic() - started
     return stats
-
-
-def cached_replies(cache: AnswerCache, keys: Iterable[str]) -> dict[str, CachedAnswer]:
-    """The answers ``cache`` holds for ``keys``."""
-    return cache.lookup(keys)
 
 
 # --- the openai SDK -----------------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -153,5 +152,7 @@ def labels_csv(rows: Sequence[Sequence]) -> str:
 
 
 def run_log_json(log: Mapping) -> str:
-    """The run log as indented JSON, keys in the order given."""
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    """The run log as indented JSON, keys in the order given (castregin's JSON: no NaN)."""
+    from ..formats.common import json_text
+
+    return json_text(log)

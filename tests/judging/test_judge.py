@@ -265,6 +265,10 @@ def test_a_killed_run_resumes_asking_nothing_twice(cli, inputs, tmp_path, refere
         assert {p.name for p in out.iterdir()} - {"cache.sqlite-journal"} == {"cache.sqlite"}
         stored = sqlite3.connect(out / "cache.sqlite").execute("SELECT COUNT(*) FROM answers").fetchone()[0]
         assert 6 - (2 if how == "SIGKILL" else 0) <= stored < 32
+        # A killed client's calls still run on the server for a moment: the rerun starts when they are done.
+        while slow.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        first_run_peak, slow.most_in_flight = slow.most_in_flight, 0
         slow.delay = 0
         rerun = cli(*command[3:])
     finally:
@@ -273,7 +277,7 @@ def test_a_killed_run_resumes_asking_nothing_twice(cli, inputs, tmp_path, refere
     assert outputs(out) == reference
     assert sum(slow.answered.values()) >= 32
     # --concurrency 2: two calls in flight at once (the first run's, answered slowly), never more.
-    assert slow.most_in_flight == 2
+    assert first_run_peak == 2 and slow.most_in_flight <= 2
     if how == "SIGKILL":
         # Killed outright, the calls in flight (at most --concurrency) may be asked again.
         assert sum(slow.answered.values()) - 32 <= 2
