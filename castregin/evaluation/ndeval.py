@@ -15,7 +15,8 @@ subtopic order), ``(1 - alpha)^(items before it relevant to j)``; every measure 
 
 The ideal ranking is ndeval's greedy one: at each rank the judged item of largest gain, ties to the
 largest item id. ndeval computes the cutoff measures to depth 20 only; here to any depth (the values
-to 20 are ndeval's).
+to 20 are ndeval's). ndeval leaves alpha-DCG and ERR-IA at rank 1 (its arrays' index 0, which it never
+prints) unnormalised; here @1 is normalised as every other cutoff.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def values(ranking: Sequence[tuple[int, ...] | None], topic: Judgments, alpha: f
         ideal_dcg[i] += ideal_dcg[i - 1]
         err[i] += err[i - 1]
         ideal_err[i] += ideal_err[i - 1]
-    for i in range(1, depth):
+    # From 0: ndeval's loop starts at 1, leaving @1 (which it never prints) unnormalised.
+    for i in range(depth):
         dcg[i] /= ideal_dcg[i]
         err[i] /= ideal_err[i]
     nrbp, decay = 0.0, 1.0

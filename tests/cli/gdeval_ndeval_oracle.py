@@ -9,6 +9,13 @@ Their outputs on the cases below are kept in ``data/gdeval_ndeval/outputs.json.x
 so that the tests need neither perl, a compiler nor the network. ``$CASTREGIN_GDEVAL`` (the path of
 gdeval.pl) and ``$CASTREGIN_NDEVAL`` (an ndeval binary) make the tests run the live originals too;
 ``python tests/cli/gdeval_ndeval_oracle.py`` with both set writes the kept outputs again.
+
+ndeval prints its cutoff measures at 5, 10 and 20 only. For @1 the oracle is ndeval.c patched by
+``data/gdeval_ndeval/ndeval_at1.patch`` (built and run as above): its "@5" columns print index 0 of its
+arrays, as "@1", and its "ideal ideal" normalisation of alpha-DCG and ERR-IA starts at index 0 as at
+every other (the original's loop starts at 1, leaving index 0, which it never prints, unnormalised).
+Its outputs on the ndeval cases are kept in ``data/gdeval_ndeval/ndeval_at1.json.xz``;
+``python tests/cli/gdeval_ndeval_oracle.py --at1 PATCHED_NDEVAL`` writes them again.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import sys
 from pathlib import Path
 
 KEPT = Path(__file__).resolve().parent / "data" / "gdeval_ndeval" / "outputs.json.xz"
+KEPT_AT1 = KEPT.with_name("ndeval_at1.json.xz")
 GDEVAL_CASES = 160
 NDEVAL_CASES = 140
 
@@ -151,9 +159,9 @@ def run_original(tool: str, qrels: Path, run: Path, options: list[str]) -> str:
 
 
 @functools.cache
-def kept_outputs() -> dict[str, str]:
-    """The kept outputs of the originals, by case."""
-    return json.loads(lzma.decompress(KEPT.read_bytes()).decode())
+def kept_outputs(at1: bool = False) -> dict[str, str]:
+    """The kept outputs of the originals, by case (``at1``: the patched ndeval's, with @1 for @5)."""
+    return json.loads(lzma.decompress((KEPT_AT1 if at1 else KEPT).read_bytes()).decode())
 
 
 def write_kept(directory: Path) -> None:
@@ -174,12 +182,29 @@ def write_kept(directory: Path) -> None:
     KEPT.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
 
 
+def write_kept_at1(directory: Path, patched: str) -> None:
+    """Run the patched ndeval (``patched``, its path) on the ndeval cases and keep its outputs."""
+    outputs = {}
+    for name, (tool, qrels_text, run_text, options) in cases().items():
+        if tool == "ndeval":
+            qrels, run = directory / f"{name}.qrels", directory / f"{name}.run"
+            qrels.write_text(qrels_text)
+            run.write_text(run_text)
+            outputs[name] = subprocess.run([patched, *options, str(qrels), str(run)], check=True, capture_output=True,
+                                           text=True).stdout
+    KEPT_AT1.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
+
+
 if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as work:
-        write_kept(Path(work))
-    sys.stdout.write(f"{KEPT} ({KEPT.stat().st_size} bytes)\n")
+        if sys.argv[1:2] == ["--at1"]:
+            write_kept_at1(Path(work), sys.argv[2])
+            sys.stdout.write(f"{KEPT_AT1} ({KEPT_AT1.stat().st_size} bytes)\n")
+        else:
+            write_kept(Path(work))
+            sys.stdout.write(f"{KEPT} ({KEPT.stat().st_size} bytes)\n")
 
 
 # --- castregin's measures against the kept outputs -------------------------------------------------------------
@@ -199,23 +224,23 @@ def _option(options: list[str], flag: str, default: str) -> str:
     return options[options.index(flag) + 1] if flag in options else default
 
 
-def measure_cases(definition_name: str, by_rank: bool = False, limit: int | None = None):
+def measure_cases(definition_name: str, by_rank: bool = False, limit: int | None = None, at1: bool = False):
     """For a registered measure: ``(measure name, qrels text, run text as castregin must rank it, {topic: value},
     mean or None)`` for each kept case of its original. ndeval orders by rank unless -traditional: the run's scores
     become minus the ranks then, or with ``by_rank`` the measure is asked for ``order='rank'``; -M keeps the top of
-    that order."""
+    that order. ``at1``: ndeval's cutoff measures at 1, from the patched ndeval's kept outputs."""
     gdeval = definition_name in ("gdeval_nDCG", "ERR")
     chosen = [name for name, case in cases().items() if case[0] == ("gdeval" if gdeval else "ndeval")][:limit]
     for name in chosen:
         _, qrels_text, run_text, options = cases()[name]
-        columns, rows = _table(kept_outputs()[name])
+        columns, rows = _table(kept_outputs(at1)[name])
         if gdeval:
             k = int(_option(options, "-k", "20"))
             measure = f"nDCG(dcg='exp-log2')@{k}" if definition_name == "gdeval_nDCG" else f"ERR@{k}"
             ks = [k]
         else:
             alpha, beta = _option(options, "-alpha", "0.5"), _option(options, "-beta", "0.5")
-            ks = [5, 10, 20] if "{k}" in COLUMN[definition_name] else [None]
+            ks = ([1] if at1 else [5, 10, 20]) if "{k}" in COLUMN[definition_name] else [None]
             lines = [line.split() for line in run_text.splitlines()]
             rank_order = by_rank and "-traditional" not in options
             if "-traditional" not in options:

@@ -25,13 +25,14 @@ from castregin.formats.diversity import parse_diversity_qrels, read_diversity_qr
 from castregin.formats.trec import parse_run
 
 
-def check_against_originals(definition_name: str, by_rank: bool = False, limit: int | None = None) -> int:
-    """Every kept case of the measure's original (or the first ``limit``): per topic, and the mean where the
-    original averages the same turns. Returns the number of values compared."""
+def check_against_originals(definition_name: str, by_rank: bool = False, limit: int | None = None,
+                            at1: bool = False) -> int:
+    """Every kept case of the measure's original (or the first ``limit``; ``at1``: the patched ndeval's @1): per
+    topic, and the mean where the original averages the same turns. Returns the number of values compared."""
     gdeval = definition_name in ("gdeval_nDCG", "ERR")
     places = 5 if gdeval else 6
     by_case: dict[tuple[str, str], list] = {}
-    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name, by_rank, limit):
+    for measure, qrels_text, run_text, values, mean in measure_cases(definition_name, by_rank, limit, at1):
         by_case.setdefault((qrels_text, run_text), []).append((measure, values, mean))
     compared = 0
     for (qrels_text, run_text), wanted in by_case.items():
@@ -65,6 +66,13 @@ def test_measure_equals_the_original(definition_name):
 def test_ndeval_measure_in_ndevals_rank_order(definition_name):
     """order='rank' ranks by the run's rank column, as ndeval does by default (the runs' scores are random)."""
     assert check_against_originals(definition_name, by_rank=True) > 100
+
+
+@pytest.mark.parametrize("definition_name", ["alpha_DCG", "ERR_IA", "alpha_nDCG", "nERR_IA", "P_IA", "StRecall"])
+def test_ndeval_measure_at_1_equals_the_patched_original(definition_name):
+    """@1, which ndeval does not print: ndeval.c patched to print index 0 of its arrays, normalised as every other
+    index (tests/cli/gdeval_ndeval_oracle.py). alpha_DCG@1 and ERR_IA@1 were the gain at rank 1 unnormalised."""
+    assert check_against_originals(definition_name, at1=True) > 100
 
 
 def test_rank_order_and_options_change_the_numbers(tmp_path):
