@@ -45,13 +45,20 @@ def _number(text: str, flag: str, kind=float):
     return value
 
 
-def _risk_option(flag: str, value: str, baseline_file: str | None, risk_alpha: str) -> tuple[str | None, str]:
-    """``-baseline RUN`` or ``-riskAlpha A`` (both programs read them alike): the new (baseline, alpha)."""
+#: ``-riskAlpha``'s default: as the originals print it, and its value.
+_NO_RISK_ALPHA = ("0", 0.0)
+
+
+def _risk_option(flag: str, value: str, baseline_file: str | None, risk_alpha: tuple[str, float]
+                 ) -> tuple[str | None, tuple[str, float]]:
+    """``-baseline RUN`` or ``-riskAlpha A`` (both programs read them alike): the new baseline, and alpha as given
+    (the originals print it so) and as a number."""
     if flag == "-baseline":
         return value, risk_alpha
-    if _number(value, "-riskAlpha") < 0:
+    weight = _number(value, "-riskAlpha")
+    if weight < 0:
         raise click.UsageError("-riskAlpha: must be 0 or more")
-    return baseline_file, value
+    return baseline_file, (value, weight)
 
 
 @main.command("gdeval", context_settings=_DROP_IN, add_help_option=True)
@@ -81,7 +88,7 @@ def gdeval_command(args):
     """
     rest, rewrite, output = _castregin_options(args)
     k, complete = gd.GDEVAL_DEPTH, False
-    baseline_file, risk_alpha = None, "0"
+    baseline_file, risk_alpha = None, _NO_RISK_ALPHA
     while len(rest) > 2:
         flag = rest.pop(0)
         if flag == "-c":
@@ -104,7 +111,8 @@ def gdeval_command(args):
     baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
     if rewrite:
         gd.check_numeric_ids({line.topic for line in (*qrels, *run, *(baseline or ()))}, "gdeval --rewrite-ids")
-    runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha)
+    runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha[1],
+                                         risk_alpha_text=risk_alpha[0])
     formats.write_text(output, gdeval_text(runid, k, rows, mean))
 
 
@@ -138,7 +146,7 @@ def ndeval_command(args):
     rest, rewrite, output = _castregin_options(args)
     alpha = beta = 0.5
     traditional, complete, depth = False, False, 0
-    baseline_file, risk_alpha = None, "0"
+    baseline_file, risk_alpha = None, _NO_RISK_ALPHA
     while len(rest) > 2:
         flag = rest.pop(0)
         if flag in ("-alpha", "-beta") and len(rest) >= 3:
@@ -166,5 +174,6 @@ def ndeval_command(args):
     qrels = diversity.ndeval_qrels(qrels_file, rewrite)
     run = diversity.ndeval_run(run_file, rewrite)
     baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
-    runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline, risk_alpha)
+    runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline,
+                                         risk_alpha[1], risk_alpha[0])
     formats.write_text(output, ndeval_text(runid, [name for name, _ in nd.COLUMNS], rows, mean))

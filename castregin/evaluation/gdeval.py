@@ -76,13 +76,14 @@ def check_numeric_ids(topics, what: str) -> None:
                                  "mix them; write each topic's number one way")
 
 
-def _risk(value: float, base: float, alpha: float) -> float:
-    """gdeval's ``riskWeighted``: the difference from the baseline, losses weighted by ``1 + alpha``."""
-    return (1 + alpha) * (value - base) if value < base else value - base
+def risk_weighted(value: float, base: float, alpha: float) -> float:
+    """gdeval's ``riskWeighted`` and ndeval's ``RiskBased``: the difference from the baseline, losses weighted by
+    ``1 + alpha`` (ndeval's test, ``value >= base``: a nan value stays nan either way)."""
+    return value - base if value >= base else (alpha + 1) * (value - base)
 
 
 def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max_grade: int = GDEVAL_MAX_GRADE,
-                  baseline=None, risk_alpha: str = "0"
+                  baseline=None, risk_alpha: float = 0.0, risk_alpha_text: str = "0"
                   ) -> tuple[str, list[tuple[str, float, float]], tuple[float, float]]:
     """What gdeval.pl prints: the run id, ``(topic, nDCG@k, ERR@k)`` per topic, and the mean (``amean``).
 
@@ -90,8 +91,9 @@ def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max
     :func:`~castregin.formats.diversity.gdeval_run`. A topic is printed when the run ranks it and the qrels
     give it a positive label; the mean is over those topics, or with ``complete`` over every qrels topic
     with a positive label. With ``baseline`` (a run's lines: ``-baseline``), each value is the difference
-    from the baseline's (0 where it lacks the topic), losses weighted by ``1 + risk_alpha`` (``-riskAlpha``,
-    as given), and with ``complete`` the qrels topics the run lacks follow, scored 0 less the baseline.
+    from the baseline's (0 where it lacks the topic), losses weighted by ``1 + risk_alpha`` (``-riskAlpha``;
+    ``risk_alpha_text`` as given, for the run id), and with ``complete`` the qrels topics the run lacks follow,
+    scored 0 less the baseline.
     """
     labels, scores = _gdeval_tables(qrels, run)
     seen = [topic for topic, items in labels.items() if any(label > 0 for label in items.values())]
@@ -99,17 +101,14 @@ def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max
     runid = run[-1].runid if run else "?????"
     count = len(seen) if complete else len(rows)
     if baseline is not None:
-        from ..formats.diversity import perl_number
-
-        alpha = perl_number(risk_alpha)
         base = {topic: (ndcg, err) for topic, ndcg, err in _gdeval_rows(labels, _gdeval_tables([], baseline)[1], k,
                                                                          max_grade)}
         done = {topic for topic, _, _ in rows}
         if complete:
             rows += [(topic, 0.0, 0.0) for topic in sorted(set(seen) - done, key=topic_key)]
-        rows = [(topic, _risk(ndcg, base.get(topic, (0.0, 0.0))[0], alpha),
-                 _risk(err, base.get(topic, (0.0, 0.0))[1], alpha)) for topic, ndcg, err in rows]
-        runid = f"{runid} (rel to. {baseline[-1].runid}; rs=1+a; a={risk_alpha})"
+        rows = [(topic, risk_weighted(ndcg, base.get(topic, (0.0, 0.0))[0], risk_alpha),
+                 risk_weighted(err, base.get(topic, (0.0, 0.0))[1], risk_alpha)) for topic, ndcg, err in rows]
+        runid = f"{runid} (rel to. {baseline[-1].runid}; rs=1+a; a={risk_alpha_text})"
     ndcg_total = err_total = 0.0
     for _, ndcg_value, err_value in rows:
         ndcg_total += ndcg_value

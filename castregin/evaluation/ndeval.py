@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_IDEAL_STEPS
+from .gdeval import risk_weighted, topic_key
 
 #: ndeval's depth (its ``DEPTH``): the deepest cutoff it computes, and its columns' last.
 NDEVAL_DEPTH = 20
@@ -55,14 +56,10 @@ class Judgments(NamedTuple):
         return sum(1 for count in self.per_subtopic if count)
 
 
-def subtopic_order(name: str) -> tuple:
-    """Subtopics in ndeval's order (numbers by value), other names after them in byte order."""
-    return (0, int(name), name) if name.isascii() and name.isdigit() else (1, 0, name)
-
-
 def judgments(labels: Mapping[str, Mapping[str, int]]) -> Judgments:
     """ndeval's view of ``{item: {subtopic: label}}``: relevant where the label is 1 or more."""
-    names = sorted({subtopic for per_item in labels.values() for subtopic in per_item}, key=subtopic_order)
+    # Subtopics in ndeval's order, as its topics: numbers by value, other names after them in byte order.
+    names = sorted({subtopic for per_item in labels.values() for subtopic in per_item}, key=topic_key)
     position = {name: j for j, name in enumerate(names)}
     counts = [0] * len(names)
     relevant = {}
@@ -220,11 +217,13 @@ def normalised(run: Values, ideal: Values) -> Normalised:
 
 
 def evaluate_topic(ranked_items: Sequence[str], topic: Judgments, alpha: float, beta: float,
-                   depth: int = NDEVAL_DEPTH) -> Normalised:
-    """All of ndeval's values for a ranking of items on one topic."""
+                   depth: int = NDEVAL_DEPTH, ideal: Sequence[tuple[int, ...]] | None = None) -> Normalised:
+    """All of ndeval's values for a ranking of items on one topic (``ideal``: the topic's
+    :func:`ideal_ranking` at this alpha, when the caller has it already)."""
     ranking = [topic.relevant.get(item) for item in ranked_items]
-    ideal = values(ideal_ranking(topic, alpha), topic, alpha, beta, depth)
-    return normalised(values(ranking, topic, alpha, beta, depth), ideal)
+    if ideal is None:
+        ideal = ideal_ranking(topic, alpha)
+    return normalised(values(ranking, topic, alpha, beta, depth), values(ideal, topic, alpha, beta, depth))
 
 
 #: ndeval's columns: the name, and the value of a :class:`Normalised` at ndeval's cutoffs.
@@ -245,8 +244,8 @@ COLUMNS: tuple[tuple[str, Callable[[Normalised], float]], ...] = (
 
 
 def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional: bool = False,
-                  depth: int = 0, complete: bool = False, baseline=None, risk_alpha: str = "0"
-                  ) -> tuple[str, list[tuple[str, list[float]]], list[float]]:
+                  depth: int = 0, complete: bool = False, baseline=None, risk_alpha: float = 0.0,
+                  risk_alpha_text: str = "0") -> tuple[str, list[tuple[str, list[float]]], list[float]]:
     """What ndeval prints: the run id, each run topic's values (:data:`COLUMNS`), and their mean (``amean``).
 
     ``qrels`` and ``run`` are the lines of :func:`castregin.formats.diversity.ndeval_qrels` and
@@ -256,11 +255,9 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
     the mean divides by the topics of both (``complete``: of the qrels). A topic without a relevant
     item has nNRBP nan, as ndeval's 0/0, which its mean carries. With ``baseline`` (a run's lines,
     ``-baseline``), each value is the difference from the baseline's, losses weighted by
-    ``1 + risk_alpha`` (``-riskAlpha``, as given), over the run's topics and, with ``complete``, the
-    baseline's too; the mean divides by at least the topics printed.
+    ``1 + risk_alpha`` (``-riskAlpha``; ``risk_alpha_text`` as given, for the run id), over the run's topics
+    and, with ``complete``, the baseline's too; the mean divides by at least the topics printed.
     """
-    from ..errors import InputError
-
     labels: dict[str, dict[str, dict[str, int]]] = {}
     for line in qrels:
         per_subtopic = labels.setdefault(line.topic, {}).setdefault(line.item, {})
@@ -268,17 +265,17 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
             raise InputError(f"ndeval qrels: item {line.item} is judged twice for subtopic {line.subtopic} of topic "
                              f"{line.topic} (ndeval would count it twice)")
         per_subtopic[line.subtopic] = min(line.label, 1)
-    rows = _ndeval_rows(labels, run, alpha, beta, traditional, depth)
+    topics: dict[str, tuple[Judgments, list[tuple[int, ...]]]] = {}  # the run's and the baseline's
+    rows = _ndeval_rows(labels, run, alpha, beta, traditional, depth, topics)
     count = len(labels) if complete else sum(1 for *_, matched in rows if matched)
     runid = run[0].runid
     printed = [(topic, row) for topic, row, _ in rows]
     if baseline is not None:
-        from ..formats.diversity import perl_number
-
-        base = [(topic, row) for topic, row, _ in _ndeval_rows(labels, baseline, alpha, beta, traditional, depth)]
-        printed = _with_baseline(printed, base, perl_number(risk_alpha), complete)
+        base = [(topic, row) for topic, row, _ in _ndeval_rows(labels, baseline, alpha, beta, traditional, depth,
+                                                               topics)]
+        printed = _with_baseline(printed, base, risk_alpha, complete)
         count = max(count, len(printed))
-        runid = f"{runid} (rel to. {baseline[0].runid}; rs=1+a; a={risk_alpha})"
+        runid = f"{runid} (rel to. {baseline[0].runid}; rs=1+a; a={risk_alpha_text})"
     totals = [0.0] * len(COLUMNS)
     for _, row in printed:
         for index, value in enumerate(row):
@@ -287,15 +284,8 @@ def ndeval_report(qrels, run, alpha: float = 0.5, beta: float = 0.5, traditional
     return runid, printed, mean
 
 
-def _risk(value: float, base: float, alpha: float) -> float:
-    """ndeval's ``RiskBased``: the difference from the baseline, losses weighted by ``1 + alpha``."""
-    return value - base if value >= base else (alpha + 1) * (value - base)
-
-
 def _with_baseline(run_rows, base_rows, alpha: float, complete: bool) -> list[tuple[str, list[float]]]:
     """ndeval's walk over the run's and the baseline's topics side by side (``outputMeasures``)."""
-    from .gdeval import topic_key
-
     zeros = [0.0] * len(COLUMNS)
     out = []
     i = j = 0
@@ -319,15 +309,13 @@ def _with_baseline(run_rows, base_rows, alpha: float, complete: bool) -> list[tu
         else:
             topic, mine, theirs = run_rows[i][0], run_rows[i][1], zeros
             i += 1
-        out.append((topic, [_risk(value, base, alpha) for value, base in zip(mine, theirs, strict=True)]))
+        out.append((topic, [risk_weighted(value, base, alpha) for value, base in zip(mine, theirs, strict=True)]))
     return out
 
 
-def _ndeval_rows(labels, run, alpha: float, beta: float, traditional: bool, depth: int) -> list:
-    """Each run topic's values, ``(topic, values, whether the qrels hold it)``, in topic order."""
-    from ..errors import InputError
-    from .gdeval import topic_key
-
+def _ndeval_rows(labels, run, alpha: float, beta: float, traditional: bool, depth: int, topics: dict) -> list:
+    """Each run topic's values, ``(topic, values, whether the qrels hold it)``, in topic order. ``topics`` keeps
+    each topic's judgments and ideal ranking, made on first use, for the next call (the baseline's)."""
     lines: dict[str, list] = {}
     for line in run:
         lines.setdefault(line.topic, []).append(line)
@@ -347,7 +335,11 @@ def _ndeval_rows(labels, run, alpha: float, beta: float, traditional: bool, dept
         if len(set(items)) != len(items):
             raise InputError(f"ndeval run: duplicate docno for topic {topic}")
         if topic in labels:
-            normal = evaluate_topic(items, judgments(labels[topic]), alpha, beta)
+            if topic not in topics:
+                judged = judgments(labels[topic])
+                topics[topic] = (judged, ideal_ranking(judged, alpha))
+            judged, ideal = topics[topic]
+            normal = evaluate_topic(items, judged, alpha, beta, ideal=ideal)
             rows.append((topic, [value(normal) for _, value in COLUMNS], True))
         else:
             rows.append((topic, [0.0] * len(COLUMNS), False))

@@ -277,3 +277,24 @@ def test_a_cutoff_beyond_the_bound_of_ndevals_measures_is_refused_in_one_line(cl
     result = cli("evaluate", tmp_path / "r", "--qrels", tmp_path / "q", "-m", f"alpha_nDCG@{MAX_DIVERSITY_CUTOFF + 1}")
     assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
     assert f"give one up to {MAX_DIVERSITY_CUTOFF:,}" in result.stderr
+
+
+def test_the_ideal_ranking_is_made_once_per_turn_and_alpha(monkeypatch, tmp_path):
+    """Three cutoffs and two measures of one alpha: one ideal ranking per turn; ndeval -baseline: one per topic."""
+    from castregin.evaluation import ndeval
+
+    made = []
+    original = ndeval.ideal_ranking
+    monkeypatch.setattr(ndeval, "ideal_ranking", lambda topic, alpha: made.append(alpha) or original(topic, alpha))
+    qrels = parse_diversity_qrels("1 1 a 1\n1 2 b 1\n2 1 c 1\n", "q", "q")
+    run = parse_run(b"1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n2 Q0 c 1 1 r\n", "r")
+    evaluate_rows(run, qrels, ["alpha_nDCG@5", "alpha_nDCG@10", "ERR_IA@20", "alpha_nDCG(alpha=0.3)@5"])
+    assert sorted(made) == [0.3, 0.3, 0.5, 0.5]
+    made.clear()
+    (tmp_path / "q").write_text("1 1 a 1\n1 2 b 1\n2 1 c 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n2 Q0 c 1 1 r\n")
+    from castregin.formats import diversity
+
+    lines = diversity.ndeval_run(tmp_path / "r", False)
+    ndeval.ndeval_report(diversity.ndeval_qrels(tmp_path / "q", False), lines, baseline=lines, risk_alpha=1.0)
+    assert len(made) == 2

@@ -70,12 +70,17 @@ def _normalised(rr, s, cutoff, alpha: float, beta: float) -> ndeval.Normalised:
                               f"whatever the run's length; give one up to {MAX_DIVERSITY_CUTOFF:,}")
     key = ("ndeval", depth, alpha, beta)
     if key not in rr.cache:
-        per_item = getattr(rr.labels, "subtopics", None)
-        if per_item is None:  # an ordinary qrels: one subtopic
-            per_item = {item: {"0": label} for item, label in rr.labels.items()}
-        topic = ndeval.judgments(per_item)
-        order = ranked_items(rr.scores, s.score_bits)
-        rr.cache[key] = ndeval.evaluate_topic(order, topic, float(alpha), float(beta), depth)
+        # The judgments and the ranking once per turn, the ideal ranking once per alpha: not per cutoff.
+        if "ndeval" not in rr.cache:
+            per_item = getattr(rr.labels, "subtopics", None)
+            if per_item is None:  # an ordinary qrels: one subtopic
+                per_item = {item: {"0": label} for item, label in rr.labels.items()}
+            rr.cache["ndeval"] = (ndeval.judgments(per_item), ranked_items(rr.scores, s.score_bits))
+        topic, order = rr.cache["ndeval"]
+        ideal_key = ("ndeval ideal", alpha)
+        if ideal_key not in rr.cache:
+            rr.cache[ideal_key] = ndeval.ideal_ranking(topic, float(alpha))
+        rr.cache[key] = ndeval.evaluate_topic(order, topic, float(alpha), float(beta), depth, rr.cache[ideal_key])
     return rr.cache[key]
 
 
