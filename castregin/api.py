@@ -350,10 +350,11 @@ def _values(rows: Iterable[tuple]) -> tuple[dict[str, float], dict[str, dict[str
 def _qrels_for(qrels, parsed: Sequence[Measure], argument: str = "qrels", default_name: str = "qrels") -> Qrels:
     """:func:`as_qrels`, except that a file path is read as a diversity qrels (``topic subtopic item
     label``) when one of ``parsed`` is an ndeval measure, which reads each item's label per subtopic."""
-    if isinstance(qrels, (str, os.PathLike)) and any(m.definition.diversity for m in parsed):
-        from .formats.diversity import read_diversity_qrels
+    from .formats.diversity import diversity_reader
 
-        return read_diversity_qrels(qrels)
+    read = diversity_reader(parsed)
+    if read is not None and isinstance(qrels, (str, os.PathLike)):
+        return read(qrels)
     return as_qrels(qrels, argument, default_name)
 
 

@@ -196,9 +196,9 @@ def input_paths(run_paths, qrels_specs) -> list[str]:
 def read_runs_and_qrels(run_paths, qrels_specs, measures=()) -> tuple[list, list]:
     """A command's ``RUN...`` and ``--qrels [NAME=]QRELS``, read: the runs, then the qrels (named); as diversity
     qrels (``topic subtopic item label``) when one of the parsed ``measures`` is ndeval's."""
-    read = read_qrels
-    if any(getattr(getattr(measure, "definition", None), "diversity", False) for measure in measures):
-        from ..formats.diversity import read_diversity_qrels as read
+    from ..formats.diversity import diversity_reader
+
+    read = diversity_reader(measures) or read_qrels
     return ([read_run(path) for path in run_paths],
             [read(path, name) for name, path in map(split_named, qrels_specs)])
 

@@ -42,7 +42,7 @@ from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
-from ..formats.diversity import read_diversity_qrels
+from ..formats.diversity import diversity_reader
 from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 from .small import small_inputs
@@ -391,10 +391,9 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
     small = small_inputs(run_paths, [path for _, path in qrels_paths])  # before anything heavy is imported
-    # ndeval's measures read each item's label per subtopic: a diversity qrels (an ordinary one is one subtopic).
-    diversity = any(m.definition.diversity for m in parsed)
-    if diversity or (not small and not all(m.in_engine for m in parsed)):
-        read = read_diversity_qrels if diversity else formats.read_qrels
+    diversity = diversity_reader(parsed)
+    if diversity is not None or (not small and not all(m.in_engine for m in parsed)):
+        read = diversity or formats.read_qrels
         qrels_list = [read(path, name) for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
                              **{**options, "measures": parsed})

@@ -74,6 +74,15 @@ def parse_diversity_qrels(text: str, source: str, name: str) -> Qrels:
     return qrels
 
 
+def diversity_reader(measures):
+    """:func:`read_diversity_qrels` when one of the parsed ``measures`` is ndeval's (its definition's
+    ``diversity``: it reads each item's label per subtopic; an ordinary qrels reads as one subtopic), else None:
+    how a qrels file must be read for them."""
+    if any(getattr(getattr(measure, "definition", None), "diversity", False) for measure in measures):
+        return read_diversity_qrels
+    return None
+
+
 # --- the originals' line readers ----------------------------------------------------------------------------
 
 _PERL_NUMBER = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")

@@ -298,3 +298,13 @@ def test_the_ideal_ranking_is_made_once_per_turn_and_alpha(monkeypatch, tmp_path
     lines = diversity.ndeval_run(tmp_path / "r", False)
     ndeval.ndeval_report(diversity.ndeval_qrels(tmp_path / "q", False), lines, baseline=lines, risk_alpha=1.0)
     assert len(made) == 2
+
+
+def test_the_qrels_reader_follows_the_measures(tmp_path):
+    """One rule for evaluate, compare/report and the API: a diversity qrels when an ndeval measure is asked."""
+    from castregin.evaluation.measures import parse_measures
+    from castregin.formats.diversity import diversity_reader
+
+    assert diversity_reader(parse_measures(["P@1", "alpha_nDCG@5"], 1)) is read_diversity_qrels
+    assert diversity_reader(parse_measures(["P@1", "ERR@5"], 1)) is None
+    assert diversity_reader([]) is None
