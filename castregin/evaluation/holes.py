@@ -142,9 +142,11 @@ def labellings_to_try(holes: int, levels: int) -> int:
 
 
 def turn_holes(run_name: str, turn: str, scores: Mapping[str, float], labels: Mapping[str, int], measure: Measure,
-               depth: int, hole_label: int, bits: int) -> TurnHoles:
-    """The holes of one turn and the exact interval of the measure's value over their labellings."""
-    order = ranked_items(scores, bits)
+               depth: int, hole_label: int, bits: int, order: Sequence[str] | None = None) -> TurnHoles:
+    """The holes of one turn and the exact interval of the measure's value over their labellings (``order``: the
+    turn's items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when the caller has it)."""
+    if order is None:
+        order = ranked_items(scores, bits)
     top = order[:depth]
     holes = [item for item in top if labels.get(item, -1) < 0]
     judged = (len(top) - len(holes)) / len(top) if top else 1.0
@@ -286,9 +288,10 @@ def hole_intervals(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str | M
         if not shared:
             warnings.warn(CoverageWarning(f"run {name!r} shares no turn with qrels {qrels.name!r}: its means are 0 "
                                           "over no turn; check the turn ids"), stacklevel=2)
+        orders = {turn: ranked_items(run.scores[turn], bits) for turn in shared}  # once per turn, not per measure
         for measure in parsed:
             rows = [turn_holes(name, turn, run.scores[turn], qrels.labels[turn], measure, depths[measure.name],
-                               hole_label, bits) for turn in shared]
+                               hole_label, bits, orders[turn]) for turn in shared]
             turns.extend(rows)
             summaries.append(summarise(rows, run, qrels, name, measure, depths[measure.name]))
     settings = {"qrels": qrels.name, "measures": [m.name for m in parsed], "depths": depths,

@@ -206,6 +206,16 @@ def test_means_are_over_the_turns_both_have_and_the_rest_is_counted():
     assert (summary.holes, summary.turns_with_holes, summary.judged) == (1, 1, 0.75)
 
 
+def test_each_turn_is_ranked_once_whatever_the_measures(monkeypatch):
+    made = []
+    original = holes_module.ranked_items
+    monkeypatch.setattr(holes_module, "ranked_items", lambda scores, bits: made.append(1) or original(scores, bits))
+    run = Run("r", {"1_1": {"a": 2.0, "b": 1.0}, "1_2": {"c": 1.0, "d": 0.5}})
+    qrels = Qrels({"1_1": {"a": 2}, "1_2": {"c": 0, "x": 2}})
+    hole_intervals([run], qrels, ["P@2", "nDCG@2", "AP@2"])
+    assert len(made) == 2
+
+
 def test_a_run_sharing_no_turn_with_the_qrels_is_warned_about():
     from castregin.errors import CoverageWarning
 
