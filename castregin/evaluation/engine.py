@@ -340,9 +340,11 @@ class QrelsIndex:
         codes = self.turn_codes(np.array(list(turns), dtype=object))
         codes = codes[codes >= 0]
         begin, end = lines.turn_starts[codes], lines.turn_starts[codes + 1]
-        judged_before = np.r_[0, np.cumsum(lines.labels >= 0)]
-        high_before = np.r_[0, np.cumsum(lines.labels > MAX_TREC_LABEL)]
-        bad = (judged_before[end] == judged_before[begin]) | (high_before[end] != high_before[begin])
+        # Counted once per qrels (count_labels keeps them), not per piece of a run read piece by piece.
+        lowest = int(np.iinfo(lines.labels.dtype).min)
+        lines_in = end - begin
+        below_zero, up_to_max = (self.count_labels(lowest, top)[codes] for top in (0, MAX_TREC_LABEL + 1))
+        bad = (below_zero == lines_in) | (up_to_max != lines_in)
         if not bad.any():
             return
         offending = {}
