@@ -101,7 +101,9 @@ def test_labels_above_gdevals_maximum_grade_are_refused(cli, tmp_path):
 
 # --- CAsT 2022, ids mapped to numbers for the originals -------------------------------------------------------
 
-#: SHA-256 of the originals' outputs on the mapped CAsT files (too large to keep whole): (tool, run) -> digest.
+#: SHA-256 of the originals' outputs on the mapped CAsT files (too large to keep whole): "tool run" -> digest (gdeval
+#: on the relevance qrels, ndeval -traditional on the diversity one), and "ndeval graded run": ndeval -traditional
+#: on the relevance qrels (one subtopic), for tests/evaluation/test_novelty_measures.py.
 CAST_DIGESTS = json.loads((Path(__file__).resolve().parent / "data" / "gdeval_ndeval" / "cast2022.json").read_text())
 
 

@@ -91,9 +91,12 @@ def _cast_values(text: str) -> dict[str, list[str]]:
 
 def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
     """`evaluate -m ERR@20 -m alpha_nDCG@20` on CAsT's own turn ids equals gdeval and ndeval -traditional on the
-    turns mapped to numbers."""
+    turns mapped to numbers: the live originals' outputs, else the drop-in's proven the originals' bytes by the
+    SHA-256 of the originals' outputs kept in tests/cli/data/gdeval_ndeval/cast2022.json."""
+    import hashlib
+
     from gdeval_ndeval_oracle import live_command, run_original
-    from test_gdeval_ndeval import cast_files
+    from test_gdeval_ndeval import CAST_DIGESTS, cast_files
 
     for run_path in run_paths:
         files = cast_files(cast2022, run_path, tmp_path)
@@ -110,8 +113,10 @@ def test_evaluate_cast2022_without_mapping(cast2022, run_paths, cli, tmp_path):
             for tool, options in tools:
                 if live_command(tool) is not None:
                     outputs[tool] = run_original(tool, mapped_qrels, files["mapped_run"], options)
-                else:  # the drop-in, byte-identical to the original on these files (test_gdeval_ndeval)
+                else:  # the drop-in, whose output must be the original's, byte for byte
                     outputs[tool] = cli(tool, *options, mapped_qrels, files["mapped_run"]).stdout
+                    kept = f"{tool} {'graded ' if tool == 'ndeval' and qrels_name == 'graded' else ''}{run_path.stem}"
+                    assert hashlib.sha256(outputs[tool].encode()).hexdigest() == CAST_DIGESTS[kept], kept
             gdeval, ndeval = _cast_values(outputs["gdeval"]), _cast_values(outputs["ndeval"])
             at20 = outputs["ndeval"].splitlines()[0].split(",")[2:].index("alpha-nDCG@20")
             err = {r["turn"]: r["value"] for r in rows if r["measure"] == "ERR@20" and r["turn"] != "all"}
