@@ -251,17 +251,57 @@ def test_flips_are_the_pairs_whose_intervals_let_the_one_behind_end_above():
     assert pairs == {("a", "b"), ("b", "d"), ("b", "e")}
 
 
-def test_cast_flips_are_listed_and_their_intervals_overlap(cast2022, run_paths):
-    runs = [formats.read_run(p) for p in run_paths]
-    result = hole_intervals(runs, formats.read_qrels(cast2022 / "regin/qrels/question_relevance_all.qrel"),
-                            ["nDCG@3"])
-    for flip in result.flips:
-        assert flip["high_b"] > flip["low_a"]
-    listed = {(f["run_a"], f["run_b"]) for f in result.flips}
+def _brute_force_ndcg3_interval(scores: dict[str, float], labels: dict[str, int], hole_label: int):
+    """(score, low, high) of trec_eval's ndcg_cut.3 on one turn, from the definition: the top 3 by score then item
+    id descending, gain = label, discount log2(rank + 1), over the ideal top 3 of the turn's positive labels; every
+    labelling 0..hole_label of the top 3's holes (items unjudged or labelled below 0) tried."""
+    top = sorted(scores, key=lambda item: (scores[item], item), reverse=True)[:3]
+    holes = [item for item in top if labels.get(item, -1) < 0]
+    others = [label for item, label in labels.items() if label > 0 and item not in holes]
+
+    def ndcg(fill: dict[str, int]) -> float:
+        gains = [fill[item] if item in fill else max(labels.get(item, 0), 0) for item in top]
+        ideal = sorted(others + [label for label in fill.values() if label > 0], reverse=True)[:3]
+        best = sum(gain / math.log2(rank + 2) for rank, gain in enumerate(ideal))
+        return sum(gain / math.log2(rank + 2) for rank, gain in enumerate(gains)) / best if best else 0.0
+
+    values = [ndcg(dict(zip(holes, fill, strict=True)))
+              for fill in itertools.product(range(hole_label + 1), repeat=len(holes))]
+    return ndcg(dict.fromkeys(holes, 0)), min(values), max(values)
+
+
+def test_cast_flips_equal_brute_force_from_the_definitions(cast2022, run_paths):
+    """On CAsT 2022 (nDCG@3, holes in the top 3): each run's interval is the means of the least and greatest
+    ndcg_cut.3 over every labelling of each turn's holes, found by brute force from trec_eval's definition (not
+    castregin's code), its score pytrec_eval's; the flips listed are the pairs whose brute-force intervals let
+    the run behind end above the run ahead."""
+    qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    plain_qrels = read_qrels_plain(qrels_path)
+    hole_label = max(label for labels in plain_qrels.values() for label in labels.values())
+    result = hole_intervals([formats.read_run(p) for p in run_paths], formats.read_qrels(qrels_path), ["nDCG@3"])
+    assert result.settings["hole_label"] == hole_label
     by_run = {r.run: r for r in result.runs}
-    for a, b in itertools.permutations(by_run.values(), 2):
-        if a.score > b.score and b.high > a.low:
-            assert (a.run, b.run) in listed
+    truth = {}
+    for path in run_paths:
+        plain_run = read_run_plain(path)
+        name = path.read_text().split("\n", 1)[0].split()[5]
+        shared = [turn for turn in plain_run if turn in plain_qrels]
+        turns = [_brute_force_ndcg3_interval(plain_run[turn], plain_qrels[turn], hole_label) for turn in shared]
+        score, low, high = (math.fsum(values) / len(turns) for values in zip(*turns, strict=True))
+        pytrec_scores = pytrec(plain_qrels, plain_run, "nDCG@3", 2)
+        assert score == pytest.approx(math.fsum(pytrec_scores[t] for t in shared) / len(shared), abs=1e-12)
+        truth[name] = (score, low, high)
+        assert (by_run[name].score, by_run[name].low, by_run[name].high) == pytest.approx(truth[name], abs=1e-12)
+    assert sum(high > low for _, low, high in truth.values()) >= 2  # holes that matter
+    expected = set()
+    ordered = sorted(truth, key=lambda name: (-truth[name][0], name))
+    for a, b in itertools.combinations(ordered, 2):
+        (score_a, low_a, _), (score_b, _, high_b) = truth[a], truth[b]
+        assert abs(high_b - low_a) > 1e-9 and score_a != score_b  # no pair on the edge of a flip (nor a tie)
+        if high_b > low_a:
+            expected.add((a, b))
+    assert {(f["run_a"], f["run_b"]) for f in result.flips} == expected
+    assert 0 < len(expected) < math.comb(len(truth), 2)  # some pairs could flip, some could not
 
 
 # --- refusals ---------------------------------------------------------------------------------------------------
