@@ -37,6 +37,9 @@ def _castregin_options(args: tuple[str, ...]) -> tuple[list[str], bool, str]:
 
 def _number(text: str, flag: str, kind=float):
     try:
+        # Python reads 1_0 as 10 and other scripts' digits; the originals read 1 and nothing: neither is taken.
+        if "_" in text or not text.isascii():
+            raise ValueError(text)
         value = kind(text)
     except ValueError:
         raise click.UsageError(f"{flag} {text}: not a number") from None

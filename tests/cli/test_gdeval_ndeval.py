@@ -167,3 +167,15 @@ def test_a_number_that_is_not_finite_is_a_usage_error(tool, flag, value, cli, tm
     extra = ["-baseline", str(run)] if flag == "-riskAlpha" else []
     result = cli(tool, *extra, flag, value, qrels, run)
     assert result.exit_code == 2 and "not a finite number" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("tool", "flag", "value"), [("gdeval", "-riskAlpha", "1_0"), ("ndeval", "-riskAlpha", "0_5"),
+                                                     ("gdeval", "-k", "1_0"), ("ndeval", "-alpha", "\u0660.5")])
+def test_a_number_python_reads_otherwise_than_the_originals_is_a_usage_error(tool, flag, value, cli, tmp_path):
+    """-riskAlpha is parsed once, by the command line: 1_0 (10 to Python, 1 to Perl and sscanf) is refused."""
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("1 0 d1 1\n" if tool == "gdeval" else "1 1 d1 1\n")
+    run.write_text("1 Q0 d1 1 1.0 x\n")
+    extra = ["-baseline", str(run)] if flag == "-riskAlpha" else []
+    result = cli(tool, *extra, flag, value, qrels, run)
+    assert result.exit_code == 2 and "not a number" in result.stderr, result.stderr
