@@ -180,6 +180,19 @@ def nasty_page(tmp_path) -> Path:
     return page
 
 
+def reload_until_worker(page, worker: str, attempts: int = 5) -> None:
+    """Reload the page until its script finds ``worker`` in localStorage, at most ``attempts`` times.
+
+    Chromium hands a renderer's localStorage writes to its browser process asynchronously, so on a loaded
+    machine a reload can read storage before the last write lands (seen once: an empty worker field); the
+    page reads storage once, at load, so the test reloads again rather than waiting on the same page."""
+    for _ in range(attempts):
+        page.reload()
+        if page.input_value("#worker") == worker:
+            return
+        page.wait_for_timeout(200)
+
+
 def test_texts_stay_text_and_keys_move_around(browser, nasty_page):
     judge = Judge(browser, nasty_page, None)
     page = judge.page
@@ -206,12 +219,12 @@ def test_texts_stay_text_and_keys_move_around(browser, nasty_page):
     page.keyboard.press("0")  # relabel the relevance of the item shown
     assert page.inner_text("#progress") == "3 of 3 items judged"
     # Answers survive a reload (kept in the browser's storage) and come back for the same worker only.
-    page.reload()
+    reload_until_worker(page, "w1")
     assert page.input_value("#worker") == "w1" and page.inner_text("#progress") == "0 of 3 items judged"
     page.fill("#worker", "w2")
     page.press("#worker", "Enter")
     assert page.inner_text("#progress") == "0 of 3 items judged"
-    page.reload()
+    reload_until_worker(page, "w2")
     assert page.input_value("#worker") == "w2"
     page.fill("#worker", "w1")
     page.press("#worker", "Enter")
