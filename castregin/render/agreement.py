@@ -124,7 +124,26 @@ def _pairs_table(result: dict, out: _Table) -> str:
                 if settings["samples"] else "no bootstrap (--samples 0)")
     title = (f"agreement on the (turn, item) pairs both judged; binary: label >= {settings['rel_level']}; "
              f"{interval}")
-    return out.title(title) + out.table(header, rows, numeric)
+    note = _negative_note(result)
+    return out.title(title) + (out.title(note) if note else "") + out.table(header, rows, numeric)
+
+
+#: Sources named in the note on labels below 0; more are counted.
+_NOTE_SOURCES = 4
+
+
+def _negative_note(result: dict) -> str:
+    """What was done with labels below 0, when a source holds some ("" otherwise)."""
+    below = [(s["name"], s["below_zero"]) for s in result["sources"] if s.get("below_zero")]
+    if not below:
+        return ""
+    counts = ", ".join(f"{name} {n}" for name, n in below[:_NOTE_SOURCES])
+    if len(below) > _NOTE_SOURCES:
+        counts += f" and {len(below) - _NOTE_SOURCES} more sources"
+    if result["settings"].get("negative_labels", "unjudged") == "unjudged":
+        return (f"labels below 0 (in the pool but unjudged) are no judgment, left out: {counts} "
+                "(--negative-labels category: a label of their own)")
+    return f"labels below 0 are a label of their own (--negative-labels category): {counts}"
 
 
 def _overall_table(result: dict, out: _Table) -> str:
