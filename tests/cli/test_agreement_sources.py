@@ -73,6 +73,37 @@ def test_every_record_format(cli):
     assert "q49" in topics
 
 
+def four_decimals(value: float) -> str:
+    """A number as the tables for people print it: four decimals, no sign on a zero (-2e-16 is 0.0000)."""
+    text = f"{value:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex"])
+def test_the_numbers_people_read_are_sklearns(cli, tmp_path, fmt):
+    """A small case whose kappa is -2.2e-16 in floating point (scikit-learn's too): 0.0000 in every format
+    for people, and each statistic the oracle's to four decimals."""
+    x, y = [3, 3, 1, 3, 0, 2], [3, 2, 3, 1, 3, 2]
+    paths = []
+    for name, labels in (("x", x), ("y", y)):
+        paths.append(tmp_path / f"{name}.qrel")
+        paths[-1].write_text("".join(f"1_1 0 d{i} {v}\n" for i, v in enumerate(labels)))
+    result = cli("agreement", *paths, "--samples", "0", "--show", "pairs,labels", "--format", fmt)
+    assert result.exit_code == 0, result.stderr
+    want = {name: sklearn_metrics.cohen_kappa_score(x, y, weights=w)
+            for name, w in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic"))}
+    assert -1e-12 < want["kappa"] < 0  # the case this test is about
+    want["exact"] = sklearn_metrics.accuracy_score(x, y)
+    want["binary_kappa"] = sklearn_metrics.cohen_kappa_score([v >= 2 for v in x], [v >= 2 for v in y])
+    cells = {}
+    for line in result.stdout.splitlines():
+        parts = [p.strip() for p in re.split(r"\s*(?:\||&|\\\\)\s*|\s{2,}", line.strip()) if p.strip()]
+        if len(parts) == 2:
+            cells[parts[0].replace("\\_", "_")] = parts[1]
+    assert {name: cells[name] for name in want} == {name: four_decimals(v) for name, v in want.items()}
+    assert "-0.0000" not in result.stdout
+
+
 def test_only_a_and_only_b_are_shown(cli, tmp_path):
     part = tmp_path / "part.qrel"
     lines = HUMAN.read_text().splitlines()
