@@ -133,7 +133,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     from pathlib import Path
 
     from ..formats import read_run
-    from ..formats.output import OutputSet, check_outputs, make_directories
+    from ..formats.output import OutputSet, check_outputs, make_directories, remove_empty
     from ..formats.topics import read_topics
     from ..judging.tasks import build_tasks
     from ..render.llm import load_prompt
@@ -181,8 +181,13 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
                 "max_requests": max_requests, "price_in": price_in, "price_out": price_out, "prefix": prefix}
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
-    make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    files, summary = _judge(task_set, prompt, settings, cache_file, already)
+    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
+    try:
+        files, summary = _judge(task_set, prompt, settings, cache_file, already)
+    except BaseException:
+        # Nothing received, nothing left: the directories made for a cache that was removed go too.
+        remove_empty(made)
+        raise
     with OutputSet(inputs) as outputs:
         for name, text in files.items():
             outputs.write_text(os.path.join(out_dir, name), text)
@@ -224,7 +229,8 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
             flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
 
     started = time.monotonic()
-    with AnswerCache(cache_file) as cache:
+    cache = AnswerCache(cache_file)
+    try:
         unique = {call.key: call for call in calls.values()}
         cached = cache.lookup(unique)
         pending = [call for key, call in unique.items() if key not in cached]
@@ -232,6 +238,10 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
         if pending:
             stats = _call(pending, cache, settings, parameters)
         answers = cache.lookup(unique)
+    except BaseException:
+        cache.remove_if_unused()
+        raise
+    cache.close()
 
     # Every number below comes from the cache alone: a resumed run writes what an undisturbed one does.
     pairs = [(task.turn_id, task.item_id) for task in tasks]
@@ -321,8 +331,9 @@ def _call(pending, cache, settings: dict, parameters: dict):
                            progress=progress)
     except BaseException:
         bar.close()
-        click.echo(f"castregin: the answers received so far are kept in {cache.path}; run the same command "
-                   "again to go on", err=True)
+        if cache.stored:
+            click.echo(f"castregin: the answers received so far are kept in {cache.path} ({cache.stored} in this "
+                       "run); run the same command again to go on", err=True)
         raise
     finally:
         bar.close()

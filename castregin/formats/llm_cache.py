@@ -13,6 +13,7 @@ SQLite serialises the writers; one connection is shared by the calling threads u
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -79,6 +80,10 @@ class AnswerCache:
             mode = None
         if mode is not None and not stat.S_ISREG(mode):
             raise InputError("is not a regular file; give --cache a file name", source=self.path)
+        #: Whether this cache made its file, and how many answers it stored: a run that received nothing
+        #: leaves no file it made (:meth:`remove_if_unused`).
+        self.created = mode is None
+        self.stored = 0
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -94,6 +99,16 @@ class AnswerCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def remove_if_unused(self) -> bool:
+        """Close, and remove the file when this cache made it and stored nothing in it; True if removed."""
+        self.close()
+        if not self.created or self.stored:
+            return False
+        for path in (self.path, self.path + "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        return True
 
     def __enter__(self) -> AnswerCache:
         return self
@@ -131,6 +146,7 @@ class AnswerCache:
                                  f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
             except sqlite3.Error as err:
                 raise _storage_error(err, self.path) from None
+            self.stored += 1
 
     def __len__(self) -> int:
         with self._lock:

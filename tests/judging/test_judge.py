@@ -588,3 +588,39 @@ def test_a_cache_that_cannot_be_opened_is_said_so(tmp_path):
 
     with pytest.raises(InputError, match="the answer cache cannot be opened"):
         AnswerCache(tmp_path / "no" / "such" / "cache.sqlite")
+
+
+@pytest.mark.parametrize("refusal", ["401", "404"])
+def test_a_request_refused_at_once_leaves_nothing(cli, inputs, tmp_path, keyed, refusal):
+    """A wrong key (401) or a wrong address (404) on the first request: one error line, nothing received, so
+    no cache and no directory left behind (and no word of answers "kept")."""
+    refusing = serve(faults=True)
+    refusing.fault_for = lambda key, attempt: "echo_key"
+    base = refusing.base_url if refusal == "401" else refusing.base_url.removesuffix("/v1") + "/nowhere/v1"
+    out = tmp_path / "new" / "out"
+    args = judge_args(inputs, refusing, out, "--criteria", "relevance", "--concurrency", "1")
+    args[args.index("--base-url") + 1] = base
+    try:
+        refused = cli(*args)
+    finally:
+        refusing.shutdown()
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith("castregin: error: the endpoint refused a request (HTTP " + refusal)
+    assert len(refused.stderr.splitlines()) == 1 and "kept" not in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # out and the new/ above it: castregin made them
+    assert refusing.requests == (1 if refusal == "401" else 0)  # the server counts the chat completions it serves
+
+
+def test_a_refusal_keeps_what_castregin_did_not_make(cli, inputs, server, tmp_path, keyed):
+    """An --out-dir that was there stays; a shared cache with earlier answers stays as it was."""
+    shared = tmp_path / "answers.sqlite"
+    first = cli(*judge_args(inputs, server, tmp_path / "one", "--criteria", "relevance", "--cache", shared))
+    assert first.exit_code == 0, first.stderr
+    before = shared.read_bytes()
+    (tmp_path / "two").mkdir()
+    server.fault_for = lambda key, attempt: "echo_key"
+    server.faults = True
+    refused = cli(*judge_args(inputs, server, tmp_path / "two", "--criteria", "relevance,novelty", "--cache", shared,
+                              "--concurrency", "1"))
+    assert refused.exit_code == 1 and "kept" not in refused.stderr
+    assert list((tmp_path / "two").iterdir()) == [] and shared.read_bytes() == before
