@@ -162,6 +162,9 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     # (A --cache given is checked against the inputs before the command runs, as every output is.)
     check_outputs([cache_file], inputs)
 
+    from ..judging.llm import check_api_key
+
+    check_api_key(_api_key(api_key_env), api_key_env)
     pooled = read_run(pool)
     if turns_file is not None:
         from ..formats import read_turn_list
@@ -307,7 +310,7 @@ def _qrels_names(settings: dict, criteria) -> list[str]:
 def _call(pending, cache, settings: dict, parameters: dict):
     from ..judging.llm import judge_calls, openai_caller
 
-    api_key = os.environ.get(settings["api_key_env"]) or None
+    api_key = _api_key(settings["api_key_env"])
     caller = openai_caller(settings["model"], settings["base_url"], api_key, timeout=settings["timeout"],
                            temperature=settings["temperature"], max_tokens=settings["max_tokens"],
                            send_seed=settings["samples"] > 1)
@@ -337,6 +340,11 @@ def _call(pending, cache, settings: dict, parameters: dict):
         raise
     finally:
         bar.close()
+
+
+def _api_key(variable: str) -> str | None:
+    """The key in the environment variable ``variable`` (None when unset or empty: no key)."""
+    return os.environ.get(variable) or None
 
 
 def _summary(log: dict, stats) -> list[str]:

@@ -347,6 +347,18 @@ def _status_message(err, secret: str | None) -> str:
     return f"HTTP {status}: {redact(str(err), secret)[:200]}"
 
 
+def check_api_key(api_key: str | None, variable: str) -> None:
+    """Refuse, in one line that never shows it, a key an HTTP header cannot carry (httpx takes printable
+    ASCII only; anything else would fail every request as if the answers were malformed)."""
+    if api_key is None:
+        return
+    for position, character in enumerate(api_key, 1):
+        if not " " <= character <= "~":
+            raise InputError(f"the API key in {variable} holds a character an HTTP header cannot carry (character "
+                             f"{position}: not printable ASCII); check the variable's value",
+                             argument="--api-key-env")
+
+
 def openai_caller(model: str, base_url: str, api_key: str | None, *, timeout: float, temperature: float,
                   max_tokens: int | None, send_seed: bool) -> Callable[[Call], Reply]:
     """A function that sends one :class:`Call` to ``base_url``'s chat completions through the ``openai`` SDK.

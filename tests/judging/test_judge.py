@@ -624,3 +624,17 @@ def test_a_refusal_keeps_what_castregin_did_not_make(cli, inputs, server, tmp_pa
                               "--concurrency", "1"))
     assert refused.exit_code == 1 and "kept" not in refused.stderr
     assert list((tmp_path / "two").iterdir()) == [] and shared.read_bytes() == before
+
+
+@pytest.mark.parametrize("key", ["sk-caf\u00e9-SECRET", "sk-test-SECRET\n", "sk-\u2013dash-SECRET"])
+def test_a_key_http_cannot_carry_is_refused_up_front(cli, inputs, server, tmp_path, monkeypatch, key):
+    """HTTP headers carry printable ASCII only (httpx refuses the rest): one line before any request, naming
+    the variable and the position, never the key; not retried as malformed answers."""
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", key)
+    result = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance"))
+    assert result.exit_code == 1
+    position = next(n for n, ch in enumerate(key, 1) if not " " <= ch <= "~")
+    assert result.stderr == (f"castregin: error: --api-key-env: the API key in CASTREGIN_TEST_KEY holds a character "
+                             f"an HTTP header cannot carry (character {position}: not printable ASCII); check the "
+                             "variable's value\n")
+    assert server.requests == 0 and not (tmp_path / "out").exists()
