@@ -35,24 +35,6 @@ def _public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def _unjudged(pooled, qrels_paths):
-    """The pool without the (turn, item) pairs any of the qrels labels (a label >= 0)."""
-    import dataclasses
-
-    from ..formats import read_qrels
-
-    judged: set[tuple[str, str]] = set()
-    for path in qrels_paths:
-        labels = read_qrels(path).labels
-        judged.update((turn, item) for turn, items in labels.items() for item, label in items.items() if label >= 0)
-    kept = {turn: {item: score for item, score in items.items() if (turn, item) not in judged}
-            for turn, items in pooled.scores.items()}
-    kept = {turn: items for turn, items in kept.items() if items}
-    ranks = {turn: {item: pooled.ranks.get(turn, {}).get(item, 0) for item in items} for turn, items in kept.items()}
-    left_out = sum(len(i) for i in pooled.scores.values()) - sum(len(i) for i in kept.values())
-    return dataclasses.replace(pooled, scores=kept, ranks=ranks), left_out
-
-
 @main.command()
 @click.argument("pool", type=InputPath(), metavar="POOL")
 @click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
@@ -173,9 +155,10 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
         pooled, left_out = keep_run_turns(pooled, read_turn_list(turns_file), f"--turns {turns_file}")
         if left_out:
             click.echo(f"castregin: warning: {left_out}", err=True)
-    already = 0
-    if unjudged_qrels:
-        pooled, already = _unjudged(pooled, unjudged_qrels)
+    from ..formats import read_qrels
+    from ..track.pool import without_judged
+
+    pooled, already = without_judged(pooled, (read_qrels(path) for path in unjudged_qrels))
     bank = Bank.read(banks).entries
     task_set = build_tasks(pooled, bank, read_topics(topics), criteria)
     settings = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "samples": samples,
