@@ -137,12 +137,11 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     inputs = [pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else []),
               *([prompt_spec] if prompt_spec == prompt.source and not prompt.system else [])]
     names = _output_names(prefix, criteria)
-    check_outputs([os.path.join(out_dir, name) for name in names], inputs)
     if cache_path == "-":
         raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
     cache_file = cache_path or os.path.join(out_dir, CACHE_NAME)
-    # (A --cache given is checked against the inputs before the command runs, as every output is.)
-    check_outputs([cache_file], inputs)
+    # The cache with the outputs, in one check: neither an input nor another output.
+    check_outputs([*(os.path.join(out_dir, name) for name in names), cache_file], inputs)
 
     from ..judging.llm import check_api_key
 
@@ -221,9 +220,11 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
         cached = cache.lookup(unique)
         pending = [call for key, call in unique.items() if key not in cached]
         stats = None
+        answers = dict(cached)
         if pending:
             stats = _call(pending, cache, settings, parameters)
-        answers = cache.lookup(unique)
+            # Each answer as the cache holds it (the first stored, should another run share the cache).
+            answers.update(stats.stored)
     except BaseException:
         cache.remove_if_unused()
         raise

@@ -135,18 +135,24 @@ class AnswerCache:
 
     def store(self, key: str, *, model: str, sample: int, messages: Sequence[Mapping[str, str]],
               parameters: Mapping[str, object], content: str | None, refusal: str | None,
-              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> None:
-        """Commit one answer (a second answer to a stored key is ignored: the first one counts)."""
+              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> CachedAnswer:
+        """Commit one answer and return the answer the cache holds for ``key``: this one, or the one stored
+        first (another run sharing the cache may have answered it meanwhile: the first one counts)."""
         row = (key, model, sample, json.dumps(list(messages), ensure_ascii=False),
                json.dumps(dict(parameters), sort_keys=True), content, refusal, finish_reason,
                int(prompt_tokens), int(completion_tokens))
         with self._lock:
             try:
-                self._db.execute(f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) "  # noqa: S608 - constants
-                                 f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
+                inserted = self._db.execute(f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) "  # noqa: S608
+                                            f"VALUES ({','.join('?' * len(_COLUMNS))})", row).rowcount
+                if not inserted:
+                    first = self._db.execute(f"SELECT {_READ} FROM answers WHERE key = ?",  # noqa: S608 - constants
+                                             (key,)).fetchone()
+                    return CachedAnswer(*first)
             except sqlite3.Error as err:
                 raise _storage_error(err, self.path) from None
             self.stored += 1
+        return CachedAnswer(key, content, refusal, finish_reason, int(prompt_tokens), int(completion_tokens))
 
     def __len__(self) -> int:
         with self._lock:

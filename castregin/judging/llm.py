@@ -206,7 +206,8 @@ class Fatal(Exception):
 
 @dataclass
 class CallStats:
-    """What one :func:`judge_calls` did: requests sent, answers stored, failures by kind, tokens."""
+    """What one :func:`judge_calls` did: requests sent, answers stored (``stored``: each as the cache holds
+    it, by key), failures by kind, tokens."""
 
     requests: int = 0
     answers: int = 0
@@ -216,6 +217,7 @@ class CallStats:
     completion_tokens: int = 0
     failures: Counter = field(default_factory=Counter)
     budget_spent: bool = False
+    stored: dict[str, CachedAnswer] = field(default_factory=dict)
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -299,10 +301,12 @@ def judge_calls(calls: Sequence[Call], cache: AnswerCache, caller: Callable[[Cal
                     stats.failures[failure.kind] += 1
                 stop.set()
                 raise
-            cache.store(call.key, model=model, sample=call.sample, messages=call.messages, parameters=parameters,
-                        content=reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason,
-                        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+            kept = cache.store(call.key, model=model, sample=call.sample, messages=call.messages,
+                               parameters=parameters, content=reply.content, refusal=reply.refusal,
+                               finish_reason=reply.finish_reason, prompt_tokens=reply.prompt_tokens,
+                               completion_tokens=reply.completion_tokens)
             with lock:
+                stats.stored[call.key] = kept
                 stats.answers += 1
                 stats.prompt_tokens += reply.prompt_tokens
                 stats.completion_tokens += reply.completion_tokens

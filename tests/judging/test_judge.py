@@ -638,3 +638,47 @@ def test_a_key_http_cannot_carry_is_refused_up_front(cli, inputs, server, tmp_pa
                              f"an HTTP header cannot carry (character {position}: not printable ASCII); check the "
                              "variable's value\n")
     assert server.requests == 0 and not (tmp_path / "out").exists()
+
+
+def test_the_cache_is_checked_with_the_outputs_and_each_key_looked_up_once(cli, inputs, server, tmp_path, keyed,
+                                                                           monkeypatch):
+    """One check of every output: a cache that is an output file is refused before any request (it was checked
+    apart and then overwritten by judgments.csv); and each call's key is read from the cache once."""
+    out = tmp_path / "out"
+    clash = cli(*judge_args(inputs, server, out, "--criteria", "relevance", "--cache", out / "judgments.csv"))
+    assert clash.exit_code == 1
+    assert clash.stderr == (f"castregin: error: {out / 'judgments.csv'}: is the same file as the output "
+                            f"{out / 'judgments.csv'}; give each output its own file\n")
+    assert server.requests == 0 and not out.exists()
+
+    from castregin.formats import llm_cache
+
+    looked_up: list[str] = []
+    original = llm_cache.AnswerCache.lookup
+
+    def lookup(self, keys):
+        keys = list(keys)
+        looked_up.extend(keys)
+        return original(self, keys)
+
+    monkeypatch.setattr(llm_cache.AnswerCache, "lookup", lookup)
+    first = cli(*judge_args(inputs, server, out, "--criteria", "relevance", "--max-requests", "5"))
+    assert first.exit_code == 0, first.stderr
+    assert len(looked_up) == len(set(looked_up)) == 16
+    looked_up.clear()
+    again = cli(*judge_args(inputs, server, out, "--criteria", "relevance"))
+    assert again.exit_code == 0, again.stderr
+    assert len(looked_up) == len(set(looked_up)) == 16 and server.requests == 16
+
+
+def test_a_second_answer_to_a_stored_key_gives_back_the_first(tmp_path):
+    """Two runs sharing a cache may answer one call each: the first stored counts, and store says which."""
+    from castregin.formats.llm_cache import AnswerCache
+
+    fields = {"model": "m", "sample": 0, "messages": [{"role": "user", "content": "x"}], "parameters": {},
+              "refusal": None, "finish_reason": "stop", "prompt_tokens": 3, "completion_tokens": 2}
+    with AnswerCache(tmp_path / "c.sqlite") as one, AnswerCache(tmp_path / "c.sqlite") as other:
+        first = one.store("k", content="Label: 1", **fields)
+        second = other.store("k", content="Label: 3", **fields)
+        assert first.content == second.content == "Label: 1" and (one.stored, other.stored) == (1, 0)
+        assert other.lookup(["k"])["k"] == first
