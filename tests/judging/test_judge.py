@@ -160,10 +160,10 @@ def test_labels_follow_the_servers_rule(cli, inputs, server, tmp_path, keyed):
     assert log["calls"] == 16 and log["answered"] == 16 and log["complete"]
     assert log["unparseable"] == {"relevance": 2} and log["refusals"] == 1
     assert {(e["item_id"], e["refusal"]) for e in log["unparseable_examples"]} == {("Q06", True), ("Q07", False)}
-    # Tokens as the server counted them (words of the prompt and the answer), and their cost.
-    prompt_words = sum(len("\n".join(m["content"] for m in b["messages"]).split()) for b in server.bodies)
-    assert log["tokens"]["prompt"] == prompt_words
-    assert log["cost"]["usd"] == pytest.approx((2 * prompt_words + 10 * log["tokens"]["completion"]) / 1e6)
+    # Tokens as the server reported them (words of the prompt and the answer), and their cost.
+    assert log["tokens"] == {"prompt": server.prompt_tokens, "completion": server.completion_tokens}
+    assert server.prompt_tokens > 1000 and server.completion_tokens > 50
+    assert log["cost"]["usd"] == pytest.approx((2 * server.prompt_tokens + 10 * server.completion_tokens) / 1e6)
     assert [f["item_id"] for f in log["flagged_items"]] == ["Q08"]
     assert "1 item(s) address the assessor" in result.stderr
     assert "2 answer(s) have no label on their final line (1 refusals)" in result.stderr
@@ -241,6 +241,9 @@ def test_a_budget_stops_cleanly_and_the_next_run_goes_on(cli, inputs, server, tm
     assert again.exit_code == 0, again.stderr
     assert outputs(out) == reference
     assert server.requests == 32 and max(server.answered.values()) == 1
+    # Two runs, each call answered once: the log's tokens are every answer's, as the server reported them.
+    log = json.loads((out / "run_log.json").read_text())
+    assert log["tokens"] == {"prompt": server.prompt_tokens, "completion": server.completion_tokens}
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
