@@ -539,17 +539,18 @@ def ranking_agreement(runs, qrels_a, qrels_b, measure="nDCG@3", *, top_k: int | 
 # --- agreement between judgment sources (castregin agreement) ----------------------------------------------
 
 def label_agreement(a, b, *more, names=None, rel_level: int = 2, samples: int = 1000, seed: int = 0,
-                    confidence: float = 0.95) -> dict:
+                    confidence: float = 0.95, negative_labels: str = "unjudged") -> dict:
     """How far two or more sources of relevance labels agree, as ``castregin agreement`` prints it.
 
     ``a``, ``b`` and ``more`` are qrels, each any accepted input (a file path, a Qrels, a dict
     ``{turn: {item: label}}``, a DataFrame, ir_measures ``Qrel`` records, a ranx Qrels). ``names``
     names them (default: a file's stem or a Qrels' name; ``a``, ``b``, ``c``... otherwise, and where
     two would be the same). Crowd judgments are aggregated first (``castregin aggregate``) or compared
-    on the command line.
+    on the command line. A label below 0 ("in the pool but unjudged") is no judgment: the pair counts
+    as judged by the other source only; ``negative_labels="category"`` makes it a label of its own.
 
     Returns the plain data of :func:`castregin.judging.label_agreement.label_agreement`: ``settings``;
-    ``sources`` (``name``, ``judged``); ``pairs``, one dict per pair of sources with the counts
+    ``sources`` (``name``, ``judged``, ``below_zero``); ``pairs``, one dict per pair of sources with the counts
     ``both``, ``only_a``, ``only_b``, ``labels``, ``confusion`` (rows: the first source),
     ``statistics`` (``exact``, ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``alpha_nominal``,
     ``alpha_ordinal``, ``alpha_interval``, ``binary_agreement``, ``binary_kappa``; NaN where
@@ -573,4 +574,4 @@ def label_agreement(a, b, *more, names=None, rel_level: int = 2, samples: int = 
         if len(chosen) != len(qrels):
             raise InputError(f"names holds {len(chosen)} names for {len(qrels)} sources", argument="names")
     return _label_agreement(list(zip(chosen, (q.labels for q in qrels), strict=True)), rel_level=rel_level,
-                            samples=samples, seed=seed, confidence=confidence)
+                            samples=samples, seed=seed, confidence=confidence, negative_labels=negative_labels)

@@ -35,24 +35,6 @@ def _public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def _unjudged(pooled, qrels_paths):
-    """The pool without the (turn, item) pairs any of the qrels labels (a label >= 0)."""
-    import dataclasses
-
-    from ..formats import read_qrels
-
-    judged: set[tuple[str, str]] = set()
-    for path in qrels_paths:
-        labels = read_qrels(path).labels
-        judged.update((turn, item) for turn, items in labels.items() for item, label in items.items() if label >= 0)
-    kept = {turn: {item: score for item, score in items.items() if (turn, item) not in judged}
-            for turn, items in pooled.scores.items()}
-    kept = {turn: items for turn, items in kept.items() if items}
-    ranks = {turn: {item: pooled.ranks.get(turn, {}).get(item, 0) for item in items} for turn, items in kept.items()}
-    left_out = sum(len(i) for i in pooled.scores.values()) - sum(len(i) for i in kept.values())
-    return dataclasses.replace(pooled, scores=kept, ranks=ranks), left_out
-
-
 @main.command()
 @click.argument("pool", type=InputPath(), metavar="POOL")
 @click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
@@ -133,7 +115,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     from pathlib import Path
 
     from ..formats import read_run
-    from ..formats.output import OutputSet, check_outputs, make_directories
+    from ..formats.output import OutputSet, check_outputs, make_directories, remove_empty
     from ..formats.topics import read_topics
     from ..judging.tasks import build_tasks
     from ..render.llm import load_prompt
@@ -155,13 +137,15 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     inputs = [pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else []),
               *([prompt_spec] if prompt_spec == prompt.source and not prompt.system else [])]
     names = _output_names(prefix, criteria)
-    check_outputs([os.path.join(out_dir, name) for name in names], inputs)
     if cache_path == "-":
         raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
     cache_file = cache_path or os.path.join(out_dir, CACHE_NAME)
-    # (A --cache given is checked against the inputs before the command runs, as every output is.)
-    check_outputs([cache_file], inputs)
+    # The cache with the outputs, in one check: neither an input nor another output.
+    check_outputs([*(os.path.join(out_dir, name) for name in names), cache_file], inputs)
 
+    from ..judging.llm import check_api_key
+
+    check_api_key(_api_key(api_key_env), api_key_env)
     pooled = read_run(pool)
     if turns_file is not None:
         from ..formats import read_turn_list
@@ -170,9 +154,10 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
         pooled, left_out = keep_run_turns(pooled, read_turn_list(turns_file), f"--turns {turns_file}")
         if left_out:
             click.echo(f"castregin: warning: {left_out}", err=True)
-    already = 0
-    if unjudged_qrels:
-        pooled, already = _unjudged(pooled, unjudged_qrels)
+    from ..formats import read_qrels
+    from ..track.pool import without_judged
+
+    pooled, already = without_judged(pooled, (read_qrels(path) for path in unjudged_qrels))
     bank = Bank.read(banks).entries
     task_set = build_tasks(pooled, bank, read_topics(topics), criteria)
     settings = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "samples": samples,
@@ -181,8 +166,13 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
                 "max_requests": max_requests, "price_in": price_in, "price_out": price_out, "prefix": prefix}
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
-    make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    files, summary = _judge(task_set, prompt, settings, cache_file, already)
+    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
+    try:
+        files, summary = _judge(task_set, prompt, settings, cache_file, already)
+    except BaseException:
+        # Nothing received, nothing left: the directories made for a cache that was removed go too.
+        remove_empty(made)
+        raise
     with OutputSet(inputs) as outputs:
         for name, text in files.items():
             outputs.write_text(os.path.join(out_dir, name), text)
@@ -224,14 +214,21 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
             flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
 
     started = time.monotonic()
-    with AnswerCache(cache_file) as cache:
+    cache = AnswerCache(cache_file)
+    try:
         unique = {call.key: call for call in calls.values()}
         cached = cache.lookup(unique)
         pending = [call for key, call in unique.items() if key not in cached]
         stats = None
+        answers = dict(cached)
         if pending:
             stats = _call(pending, cache, settings, parameters)
-        answers = cache.lookup(unique)
+            # Each answer as the cache holds it (the first stored, should another run share the cache).
+            answers.update(stats.stored)
+    except BaseException:
+        cache.remove_if_unused()
+        raise
+    cache.close()
 
     # Every number below comes from the cache alone: a resumed run writes what an undisturbed one does.
     pairs = [(task.turn_id, task.item_id) for task in tasks]
@@ -297,7 +294,7 @@ def _qrels_names(settings: dict, criteria) -> list[str]:
 def _call(pending, cache, settings: dict, parameters: dict):
     from ..judging.llm import judge_calls, openai_caller
 
-    api_key = os.environ.get(settings["api_key_env"]) or None
+    api_key = _api_key(settings["api_key_env"])
     caller = openai_caller(settings["model"], settings["base_url"], api_key, timeout=settings["timeout"],
                            temperature=settings["temperature"], max_tokens=settings["max_tokens"],
                            send_seed=settings["samples"] > 1)
@@ -321,11 +318,17 @@ def _call(pending, cache, settings: dict, parameters: dict):
                            progress=progress)
     except BaseException:
         bar.close()
-        click.echo(f"castregin: the answers received so far are kept in {cache.path}; run the same command "
-                   "again to go on", err=True)
+        if cache.stored:
+            click.echo(f"castregin: the answers received so far are kept in {cache.path} ({cache.stored} in this "
+                       "run); run the same command again to go on", err=True)
         raise
     finally:
         bar.close()
+
+
+def _api_key(variable: str) -> str | None:
+    """The key in the environment variable ``variable`` (None when unset or empty: no key)."""
+    return os.environ.get(variable) or None
 
 
 def _summary(log: dict, stats) -> list[str]:

@@ -326,8 +326,8 @@ def _within_crowd(loaded: list[_Source], crowd: dict, fmt: str) -> str:
 
 
 #: Options of the comparison between sources, and how they are spelled.
-_BETWEEN_OPTIONS = {"rel_level": "--rel-level", "samples": "--samples", "seed": "--seed",
-                    "confidence": "--confidence", "sections": "--show", "plot": "--plot",
+_BETWEEN_OPTIONS = {"rel_level": "--rel-level", "negative_labels": "--negative-labels", "samples": "--samples",
+                    "seed": "--seed", "confidence": "--confidence", "sections": "--show", "plot": "--plot",
                     "run_paths": "--runs", "measure": "--measure", "top_k": "--top-k",
                     "score_precision": "--score-precision", "scatter": "--scatter"}
 
@@ -426,6 +426,10 @@ def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
 @_crowd_options_optional
 @click.option("--rel-level", default=2, show_default=True, type=int,
               help="binary_agreement and binary_kappa: a label >= this is relevant.")
+@click.option("--negative-labels", type=click.Choice(["unjudged", "category"]), default="unjudged",
+              show_default=True,
+              help="A label below 0 (qrels' -1: in the pool but unjudged): not judged, so that the pair counts in "
+                   "only_a or only_b; or category: a label like any other.")
 @click.option("--samples", default=1000, show_default=True, type=click.IntRange(0, MAX_AGREEMENT_SAMPLES),
               help="Bootstrap resamples of the (turn, item) pairs both judged (0: no interval).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1),
@@ -452,8 +456,8 @@ def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
               help="With --runs: each run's score under A against B, a PNG per pair of sources (FILE.png for "
                    "one pair; FILE-A-B.png for each of several).")
 def agreement(sources, within, per_worker, criteria, gold, input_format, columns, label_map, scale, majority, tie,
-              rounding, method, rel_level, samples, seed, confidence, sections, fmt, output, plot, run_paths,
-              measure, top_k, score_precision, scatter):
+              rounding, method, rel_level, negative_labels, samples, seed, confidence, sections, fmt, output, plot,
+              run_paths, measure, top_k, score_precision, scatter):
     """How far sources of relevance labels agree: qrels, crowd judgments, LLM labels.
 
     \b
@@ -467,8 +471,9 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
 
     \b
     For each pair of sources, on the (turn, item) pairs both judged (pairs judged by one
-    only are counted: only_a, only_b): exact agreement; Cohen's kappa unweighted, linear and
-    quadratic (kappa, kappa_linear, kappa_quadratic); Krippendorff's alpha nominal, ordinal
+    only are counted: only_a, only_b; a label below 0, "in the pool but unjudged", is no
+    judgment unless --negative-labels category): exact agreement; Cohen's kappa unweighted,
+    linear and quadratic (kappa, kappa_linear, kappa_quadratic); Krippendorff's alpha nominal, ordinal
     and interval; agreement and kappa with labels >= --rel-level as relevant; percentile
     bootstrap intervals (--samples, --seed, --confidence); per label (specific agreement),
     per topic and the confusion matrix. With 3 sources or more, alpha of all together.
@@ -496,7 +501,7 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
     inputs = [*(split_source(s)[2] for s in sources), *([gold] if gold else []), *run_paths]
     for path in (output, plot, scatter):
         ensure_not_input(path, inputs)
-    check_settings(rel_level, samples, confidence)
+    check_settings(rel_level, samples, confidence, negative_labels)
     _check_ranking_options(run_paths, measure, scatter, per_worker)
     loaded = _load_sources(sources)
     if per_worker and within:
@@ -514,7 +519,7 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
             raise InputError(f"one source of labels ({labelled[0][0] if labelled else 'none'}): name a second "
                              "one to compare with", argument="SOURCE")
         result = label_agreement(labelled, groups=groups, rel_level=rel_level, samples=samples, seed=seed,
-                                 confidence=confidence)
+                                 confidence=confidence, negative_labels=negative_labels)
     ranking = _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision)
     if ranking:
         result["ranking"] = [a.to_dict() for a in ranking]

@@ -13,6 +13,7 @@ SQLite serialises the writers; one connection is shared by the calling threads u
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -79,6 +80,10 @@ class AnswerCache:
             mode = None
         if mode is not None and not stat.S_ISREG(mode):
             raise InputError("is not a regular file; give --cache a file name", source=self.path)
+        #: Whether this cache made its file, and how many answers it stored: a run that received nothing
+        #: leaves no file it made (:meth:`remove_if_unused`).
+        self.created = mode is None
+        self.stored = 0
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -94,6 +99,16 @@ class AnswerCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def remove_if_unused(self) -> bool:
+        """Close, and remove the file when this cache made it and stored nothing in it; True if removed."""
+        self.close()
+        if not self.created or self.stored:
+            return False
+        for path in (self.path, self.path + "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        return True
 
     def __enter__(self) -> AnswerCache:
         return self
@@ -120,17 +135,24 @@ class AnswerCache:
 
     def store(self, key: str, *, model: str, sample: int, messages: Sequence[Mapping[str, str]],
               parameters: Mapping[str, object], content: str | None, refusal: str | None,
-              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> None:
-        """Commit one answer (a second answer to a stored key is ignored: the first one counts)."""
+              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> CachedAnswer:
+        """Commit one answer and return the answer the cache holds for ``key``: this one, or the one stored
+        first (another run sharing the cache may have answered it meanwhile: the first one counts)."""
         row = (key, model, sample, json.dumps(list(messages), ensure_ascii=False),
                json.dumps(dict(parameters), sort_keys=True), content, refusal, finish_reason,
                int(prompt_tokens), int(completion_tokens))
         with self._lock:
             try:
-                self._db.execute(f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) "  # noqa: S608 - constants
-                                 f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
+                inserted = self._db.execute(f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) "  # noqa: S608
+                                            f"VALUES ({','.join('?' * len(_COLUMNS))})", row).rowcount
+                if not inserted:
+                    first = self._db.execute(f"SELECT {_READ} FROM answers WHERE key = ?",  # noqa: S608 - constants
+                                             (key,)).fetchone()
+                    return CachedAnswer(*first)
             except sqlite3.Error as err:
                 raise _storage_error(err, self.path) from None
+            self.stored += 1
+        return CachedAnswer(key, content, refusal, finish_reason, int(prompt_tokens), int(completion_tokens))
 
     def __len__(self) -> int:
         with self._lock:

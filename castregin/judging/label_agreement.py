@@ -24,6 +24,11 @@ generator seeded with ``seed``, so a pair's interval does not depend on the othe
 
 With three sources or more, ``overall`` holds Krippendorff's alpha over every source together, on the
 units judged by at least two of them.
+
+A label below 0 is "in the pool but unjudged", as everywhere in castregin (trec_eval's qrels, ``qrels
+merge``, ``judge --only-unjudged``): by default it is left out of its source before anything is counted,
+so that a (turn, item) one source left unjudged counts as judged by the other only (``only_a``,
+``only_b``). ``negative_labels="category"`` keeps such labels as a category of their own.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ STATISTICS = ("exact", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nomina
               "alpha_interval", "binary_agreement", "binary_kappa")
 #: The counts of a pair: (turn, item) pairs judged by both sources, by the first only, by the second only.
 COUNTS = ("both", "only_a", "only_b")
+#: How labels below 0 are taken: ``unjudged`` (left out: in the pool but not judged) or ``category`` (a label).
+NEGATIVE_LABELS = ("unjudged", "category")
 #: Cells of drawn confusion matrices held at once while bootstrapping (160 MB of float64).
 _BOOTSTRAP_CELLS = 20_000_000
 
@@ -198,8 +205,17 @@ def alpha_of_all(sources: Sequence[Labels]) -> dict:
     return out
 
 
-def check_settings(rel_level: int, samples: int, confidence: float) -> None:
+def judged_labels(labels: Labels) -> dict[str, dict[str, int]]:
+    """``labels`` without those below 0 (in the pool but unjudged); a turn left with none is left out."""
+    kept = {turn: {item: label for item, label in items.items() if label >= 0} for turn, items in labels.items()}
+    return {turn: items for turn, items in kept.items() if items}
+
+
+def check_settings(rel_level: int, samples: int, confidence: float, negative_labels: str = "unjudged") -> None:
     """Refuse settings no interval or binarisation can have, in one line."""
+    if negative_labels not in NEGATIVE_LABELS:
+        raise InputError(f"negative_labels {negative_labels!r} is neither of {', '.join(NEGATIVE_LABELS)}",
+                         argument="negative_labels")
     if not 0.0 < confidence < 1.0:
         raise InputError(f"confidence {confidence} is not between 0 and 1 (0.95 for a 95% interval)",
                          argument="confidence")
@@ -210,17 +226,25 @@ def check_settings(rel_level: int, samples: int, confidence: float) -> None:
 
 
 def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[str | None] | None = None,
-                    rel_level: int = 2, samples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:
+                    rel_level: int = 2, samples: int = 1000, seed: int = 0, confidence: float = 0.95,
+                    negative_labels: str = "unjudged") -> dict:
     """The agreement of each pair of ``(name, {turn: {item: label}})`` sources, and of all together.
 
     ``groups`` (one per source, or None) names the crowd a source's labels come from: two sources of
     one group (two workers of one crowd) are not compared, that being the within-crowd agreement.
-    Returns ``settings``, ``sources`` (``name``, ``judged``: how many (turn, item) pairs), ``pairs``
+    A label below 0 is "in the pool but unjudged" and left out (``negative_labels="unjudged"``), or a
+    category like any other (``"category"``).
+    Returns ``settings``, ``sources`` (``name``, ``judged``: how many (turn, item) pairs the agreement takes
+    as judged, ``below_zero``: how many labels below 0 the source holds), ``pairs``
     (:func:`pair_agreement` of each pair, in the order given) and ``overall`` (:func:`alpha_of_all`, with
     three sources or more; else None). A pair of sources that share no judged (turn, item) is
     warned about (its statistics are NaN); none sharing any is an :class:`InputError`.
     """
-    check_settings(rel_level, samples, confidence)
+    check_settings(rel_level, samples, confidence, negative_labels)
+    below_zero = [sum(label < 0 for items in labels.values() for label in items.values()) for _, labels in sources]
+    if negative_labels == "unjudged":
+        sources = [(name, judged_labels(labels) if below else labels)
+                   for (name, labels), below in zip(sources, below_zero, strict=True)]
     names = [name for name, _ in sources]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)
@@ -247,9 +271,10 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
                                        f"({pair['only_a']} and {pair['only_b']} pairs): their agreement is "
                                        "undefined"), stacklevel=2)
     return {
-        "settings": {"rel_level": rel_level, "samples": samples, "seed": seed, "confidence": confidence},
-        "sources": [{"name": name, "judged": sum(len(items) for items in labels.values())}
-                    for name, labels in sources],
+        "settings": {"rel_level": rel_level, "samples": samples, "seed": seed, "confidence": confidence,
+                     "negative_labels": negative_labels},
+        "sources": [{"name": name, "judged": sum(len(items) for items in labels.values()), "below_zero": below}
+                    for (name, labels), below in zip(sources, below_zero, strict=True)],
         "pairs": pairs,
         "overall": alpha_of_all([labels for _, labels in sources]) if len(sources) >= 3 else None,
     }

@@ -206,7 +206,8 @@ class Fatal(Exception):
 
 @dataclass
 class CallStats:
-    """What one :func:`judge_calls` did: requests sent, answers stored, failures by kind, tokens."""
+    """What one :func:`judge_calls` did: requests sent, answers stored (``stored``: each as the cache holds
+    it, by key), failures by kind, tokens."""
 
     requests: int = 0
     answers: int = 0
@@ -216,6 +217,7 @@ class CallStats:
     completion_tokens: int = 0
     failures: Counter = field(default_factory=Counter)
     budget_spent: bool = False
+    stored: dict[str, CachedAnswer] = field(default_factory=dict)
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -299,10 +301,12 @@ def judge_calls(calls: Sequence[Call], cache: AnswerCache, caller: Callable[[Cal
                     stats.failures[failure.kind] += 1
                 stop.set()
                 raise
-            cache.store(call.key, model=model, sample=call.sample, messages=call.messages, parameters=parameters,
-                        content=reply.content, refusal=reply.refusal, finish_reason=reply.finish_reason,
-                        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+            kept = cache.store(call.key, model=model, sample=call.sample, messages=call.messages,
+                               parameters=parameters, content=reply.content, refusal=reply.refusal,
+                               finish_reason=reply.finish_reason, prompt_tokens=reply.prompt_tokens,
+                               completion_tokens=reply.completion_tokens)
             with lock:
+                stats.stored[call.key] = kept
                 stats.answers += 1
                 stats.prompt_tokens += reply.prompt_tokens
                 stats.completion_tokens += reply.completion_tokens
@@ -345,6 +349,18 @@ def _status_message(err, secret: str | None) -> str:
     status = getattr(err, "status_code", None)
     # Redacted before it is cut: a cut through the key would leave its first part in clear.
     return f"HTTP {status}: {redact(str(err), secret)[:200]}"
+
+
+def check_api_key(api_key: str | None, variable: str) -> None:
+    """Refuse, in one line that never shows it, a key an HTTP header cannot carry (httpx takes printable
+    ASCII only; anything else would fail every request as if the answers were malformed)."""
+    if api_key is None:
+        return
+    for position, character in enumerate(api_key, 1):
+        if not " " <= character <= "~":
+            raise InputError(f"the API key in {variable} holds a character an HTTP header cannot carry (character "
+                             f"{position}: not printable ASCII); check the variable's value",
+                             argument="--api-key-env")
 
 
 def openai_caller(model: str, base_url: str, api_key: str | None, *, timeout: float, temperature: float,

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 from ..judging.label_agreement import COUNTS as _COUNTS
 from ..judging.label_agreement import STATISTICS as _STATISTICS
-from .numbers import fixed
-from .tables import csv_text, latex_escape, latex_table, markdown_escape, markdown_table, text_table
+from .tables import markdown_escape, number_cell, render_records, render_table
 
 #: The sections of the result, in the order they are shown (``ranking``, with runs, is rendered by
 #: :func:`castregin.render.analysis.ranking_agreement_report`).
@@ -50,62 +49,33 @@ def section_records(result: dict, section: str) -> tuple[list[dict], list[str]]:
     raise ValueError(f"unknown section {section!r}")
 
 
-def _csv_cell(value):
-    if value is None:
-        return ""
-    return repr(value) if isinstance(value, float) else value
-
-
 def agreement_csv(result: dict, section: str) -> str:
     """One section as CSV, full precision (an undefined value or interval is an empty cell)."""
     records, columns = section_records(result, section)
-    return csv_text(columns, [[_csv_cell(r.get(c)) for c in columns] for r in records])
-
-
-def _value(value, decimals: int = 4) -> str:
-    return fixed(value, decimals)
+    return render_records(records, columns, "csv")
 
 
 def _interval(value, bounds) -> str:
-    text = _value(value)
+    text = number_cell(value)
     if bounds is not None and None not in bounds and bounds[0] == bounds[0] and bounds[1] == bounds[1]:
-        text += f" [{_value(bounds[0])}, {_value(bounds[1])}]"
+        text += f" [{number_cell(bounds[0])}, {number_cell(bounds[1])}]"
     return text
 
 
-class _Table:
-    """One format for people: a table, a section title, escaping of cells."""
-
-    def __init__(self, fmt: str):
-        self.fmt = fmt
-
-    def cell(self, text) -> str:
-        if self.fmt == "markdown":
-            return markdown_escape(text)
-        return latex_escape(text) if self.fmt == "latex" else str(text)
-
-    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], numeric) -> str:
-        names = [self.cell(h) for h in header]
-        cells = [[self.cell(c) for c in row] for row in rows]
-        if self.fmt == "markdown":
-            return markdown_table(names, cells, numeric)
-        if self.fmt == "latex":
-            return latex_table(names, cells, numeric)
-        return text_table(names, cells, numeric)
-
-    def title(self, text: str) -> str:
-        if self.fmt == "markdown":
-            return f"**{markdown_escape(text)}**\n\n"
-        if self.fmt == "latex":
-            return f"% {text}\n"
-        return f"{text}\n"
+def _title(text: str, fmt: str) -> str:
+    """A section's title above its table."""
+    if fmt == "markdown":
+        return f"**{markdown_escape(text)}**\n\n"
+    if fmt == "latex":
+        return f"% {text}\n"
+    return f"{text}\n"
 
 
 #: Up to this many pairs, a column per pair (statistics down the side); more (workers as sources), a row per pair.
 _PAIR_COLUMNS = 3
 
 
-def _pairs_table(result: dict, out: _Table) -> str:
+def _pairs_table(result: dict, fmt: str) -> str:
     pairs = result["pairs"]
     if len(pairs) <= _PAIR_COLUMNS:
         header = ["statistic", *(f"{p['a']} vs {p['b']}" for p in pairs)]
@@ -124,51 +94,65 @@ def _pairs_table(result: dict, out: _Table) -> str:
                 if settings["samples"] else "no bootstrap (--samples 0)")
     title = (f"agreement on the (turn, item) pairs both judged; binary: label >= {settings['rel_level']}; "
              f"{interval}")
-    return out.title(title) + out.table(header, rows, numeric)
+    note = _negative_note(result)
+    return _title(title, fmt) + (_title(note, fmt) if note else "") + render_table(header, rows, fmt, numeric)
 
 
-def _overall_table(result: dict, out: _Table) -> str:
+#: Sources named in the note on labels below 0; more are counted.
+_NOTE_SOURCES = 4
+
+
+def _negative_note(result: dict) -> str:
+    """What was done with labels below 0, when a source holds some ("" otherwise)."""
+    below = [(s["name"], s["below_zero"]) for s in result["sources"] if s.get("below_zero")]
+    if not below:
+        return ""
+    counts = ", ".join(f"{name} {n}" for name, n in below[:_NOTE_SOURCES])
+    if len(below) > _NOTE_SOURCES:
+        counts += f" and {len(below) - _NOTE_SOURCES} more sources"
+    if result["settings"].get("negative_labels", "unjudged") == "unjudged":
+        return (f"labels below 0 (in the pool but unjudged) are no judgment, left out: {counts} "
+                "(--negative-labels category: a label of their own)")
+    return f"labels below 0 are a label of their own (--negative-labels category): {counts}"
+
+
+def _overall_table(result: dict, fmt: str) -> str:
     overall = result.get("overall")
     if not overall:
         return ""
-    row = [str(overall["sources"]), str(overall["units"]), str(overall["labels"]),
-           *(_value(overall[name]) for name in _ALPHAS)]
-    return (out.title("all sources together: Krippendorff's alpha on the units judged by two sources or more")
-            + out.table(["sources", "units", "labels", *_ALPHAS], [row], set(range(len(row)))))
+    return (_title("all sources together: Krippendorff's alpha on the units judged by two sources or more", fmt)
+            + render_records([overall], ["sources", "units", "labels", *_ALPHAS], fmt))
 
 
-def _records_table(result: dict, section: str, title: str, out: _Table) -> str:
+def _records_table(result: dict, section: str, title: str, fmt: str) -> str:
     records, columns = section_records(result, section)
-    rows = [[_value(r[c]) if isinstance(r[c], float) else str(r[c]) for c in columns] for r in records]
-    numeric = {i for i, c in enumerate(columns) if c not in ("a", "b", "topic")}
-    return out.title(title) + out.table(columns, rows, numeric)
+    return _title(title, fmt) + render_records(records, columns, fmt)
 
 
-def _confusion_tables(result: dict, out: _Table) -> str:
+def _confusion_tables(result: dict, fmt: str) -> str:
     parts = []
     for p in result["pairs"]:
         labels = [str(label) for label in p["labels"]]
         rows = [[label, *(str(count) for count in counts)]
                 for label, counts in zip(labels, p["confusion"], strict=True)]
-        parts.append(out.title(f"confusion: {p['a']} (rows) x {p['b']} (columns)")
-                     + out.table([f"{p['a']} \\ {p['b']}", *labels], rows, set(range(1, len(labels) + 1))))
+        parts.append(_title(f"confusion: {p['a']} (rows) x {p['b']} (columns)", fmt)
+                     + render_table([f"{p['a']} \\ {p['b']}", *labels], rows, fmt, set(range(1, len(labels) + 1))))
     return "\n".join(parts)
 
 
 def agreement_text(result: dict, fmt: str = "table", sections: Sequence[str] = DEFAULT_SECTIONS) -> str:
     """The chosen sections of the result for people (``table``, ``markdown`` or ``latex``)."""
-    out = _Table(fmt)
     parts = []
     for section in sections:
         if section == "pairs":
-            parts.append(_pairs_table(result, out))
+            parts.append(_pairs_table(result, fmt))
         elif section == "overall":
-            parts.append(_overall_table(result, out))
+            parts.append(_overall_table(result, fmt))
         elif section == "labels":
             parts.append(_records_table(result, "labels", "per label (on the pairs both judged): specific "
-                                                          "agreement = 2 agreed / (count_a + count_b)", out))
+                                                          "agreement = 2 agreed / (count_a + count_b)", fmt))
         elif section == "topics":
-            parts.append(_records_table(result, "topics", "per topic", out))
+            parts.append(_records_table(result, "topics", "per topic", fmt))
         elif section == "confusion":
-            parts.append(_confusion_tables(result, out))
+            parts.append(_confusion_tables(result, fmt))
     return "\n".join(part for part in parts if part)

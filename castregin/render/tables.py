@@ -212,19 +212,27 @@ def render_records(records: Sequence[dict], columns: Sequence[str], fmt: str = "
         return json_text(list(records))
     if fmt == "csv":
         return csv_text(columns, [[_csv_cell(r.get(c)) for c in columns] for r in records])
-    cells = [[_cell(r.get(c), decimals) for c in columns] for r in records]
+    cells = [[number_cell(r.get(c), decimals) for c in columns] for r in records]
     numeric = {i for i, c in enumerate(columns) if any(isinstance(r.get(c), (int, float)) and
                                                       not isinstance(r.get(c), bool) for r in records)}
+    return render_table(columns, cells, fmt, numeric)
+
+
+def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str = "table",
+                 align_right: Collection[int] = frozenset()) -> str:
+    """Cells already written as text in a format for people (``table``, ``markdown``, ``latex``), escaped
+    for markdown and LaTeX here."""
     if fmt == "markdown":
-        return markdown_table([markdown_escape(c) for c in columns],
-                              [[markdown_escape(x) for x in row] for row in cells], numeric)
+        return markdown_table([markdown_escape(c) for c in header],
+                              [[markdown_escape(x) for x in row] for row in rows], align_right)
     if fmt == "latex":
-        return latex_table([latex_escape(c) for c in columns], [[latex_escape(x) for x in row] for row in cells],
-                           numeric)
-    return text_table(list(columns), cells, numeric)
+        return latex_table([latex_escape(c) for c in header], [[latex_escape(x) for x in row] for row in rows],
+                           align_right)
+    return text_table([str(c) for c in header], [[str(x) for x in row] for row in rows], align_right)
 
 
-def _cell(value, decimals: int) -> str:
+def number_cell(value, decimals: int = 4) -> str:
+    """A cell of a table for people: floats with ``decimals`` decimals and no sign on a zero, ``-`` for None."""
     if isinstance(value, float):
         text = fixed(value, decimals)
         # -1e-16 (a sum's rounding error) would read -0.0000, a sign without a number behind it.

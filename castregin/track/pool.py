@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..data import Run, natural_key
+from ..data import Qrels, Run, natural_key
 from ..errors import InputError
 from ..formats.trec import read_run
 
@@ -60,6 +61,26 @@ def keep_run_turns(pool: Run, turns: Iterable[str],
     """:func:`keep_turns` on a pool read as a run (its scores and rank column)."""
     kept, left_out = keep_turns(pool.scores, turns, turns_source)
     return Run(pool.tag, kept, {turn: pool.ranks[turn] for turn in kept}, pool.source), left_out
+
+
+def without_judged(pool: Run, qrels: Iterable[Qrels]) -> tuple[Run, int]:
+    """``pool`` without the (turn, item) pairs any of ``qrels`` labels, and how many pairs it left out.
+
+    A label >= 0 is a judgment; a label below 0 is "in the pool but unjudged", a hole still to judge (as
+    ``qrels merge`` fills it). A turn left with no item is left out; ranks stay the pool's.
+    """
+    judged: set[tuple[str, str]] = set()
+    for one in qrels:
+        judged.update((turn, item) for turn, items in one.labels.items() for item, label in items.items()
+                      if label >= 0)
+    if not judged:
+        return pool, 0
+    kept = {turn: {item: score for item, score in items.items() if (turn, item) not in judged}
+            for turn, items in pool.scores.items()}
+    kept = {turn: items for turn, items in kept.items() if items}
+    ranks = {turn: {item: pool.ranks.get(turn, {}).get(item, 0) for item in items} for turn, items in kept.items()}
+    left_out = sum(len(items) for items in pool.scores.values()) - sum(len(items) for items in kept.values())
+    return dataclasses.replace(pool, scores=kept, ranks=ranks), left_out
 
 
 def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,

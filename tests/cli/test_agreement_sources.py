@@ -44,7 +44,8 @@ def test_json_holds_the_oracles_numbers(cli, tmp_path):
         assert pair["statistics"][name] == pytest.approx(value, abs=1e-12)
     low, high = pair["intervals"]["kappa"]
     assert low < pair["statistics"]["kappa"] < high
-    assert data["settings"] == {"rel_level": 2, "samples": 200, "seed": 0, "confidence": 0.95}
+    assert data["settings"] == {"rel_level": 2, "samples": 200, "seed": 0, "confidence": 0.95,
+                                "negative_labels": "unjudged"}
     assert data["overall"] is None
 
 
@@ -72,6 +73,37 @@ def test_every_record_format(cli):
     assert "q49" in topics
 
 
+def four_decimals(value: float) -> str:
+    """A number as the tables for people print it: four decimals, no sign on a zero (-2e-16 is 0.0000)."""
+    text = f"{value:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex"])
+def test_the_numbers_people_read_are_sklearns(cli, tmp_path, fmt):
+    """A small case whose kappa is -2.2e-16 in floating point (scikit-learn's too): 0.0000 in every format
+    for people, and each statistic the oracle's to four decimals."""
+    x, y = [3, 3, 1, 3, 0, 2], [3, 2, 3, 1, 3, 2]
+    paths = []
+    for name, labels in (("x", x), ("y", y)):
+        paths.append(tmp_path / f"{name}.qrel")
+        paths[-1].write_text("".join(f"1_1 0 d{i} {v}\n" for i, v in enumerate(labels)))
+    result = cli("agreement", *paths, "--samples", "0", "--show", "pairs,labels", "--format", fmt)
+    assert result.exit_code == 0, result.stderr
+    want = {name: sklearn_metrics.cohen_kappa_score(x, y, weights=w)
+            for name, w in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic"))}
+    assert -1e-12 < want["kappa"] < 0  # the case this test is about
+    want["exact"] = sklearn_metrics.accuracy_score(x, y)
+    want["binary_kappa"] = sklearn_metrics.cohen_kappa_score([v >= 2 for v in x], [v >= 2 for v in y])
+    cells = {}
+    for line in result.stdout.splitlines():
+        parts = [p.strip() for p in re.split(r"\s*(?:\||&|\\\\)\s*|\s{2,}", line.strip()) if p.strip()]
+        if len(parts) == 2:
+            cells[parts[0].replace("\\_", "_")] = parts[1]
+    assert {name: cells[name] for name in want} == {name: four_decimals(v) for name, v in want.items()}
+    assert "-0.0000" not in result.stdout
+
+
 def test_only_a_and_only_b_are_shown(cli, tmp_path):
     part = tmp_path / "part.qrel"
     lines = HUMAN.read_text().splitlines()
@@ -81,6 +113,36 @@ def test_only_a_and_only_b_are_shown(cli, tmp_path):
     counts = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()[3:6]}
     assert counts == {"both": "1000", "only_a": "3423", "only_b": "2"}
     assert "no bootstrap" in result.stdout
+
+
+def test_a_label_below_0_is_no_judgment_and_the_output_says_so(cli, tmp_path):
+    """-1 in a qrels is "in the pool but unjudged" (as for qrels merge and judge --only-unjudged): the pair
+    counts as only_a or only_b, the statistics are sklearn's on the labels >= 0; on request a category."""
+    human = table_of(HUMAN)
+    keys = sorted(human)[:400]
+    pooled = {k: -1 if n % 7 == 0 else human[k] for n, k in enumerate(keys)}
+    llm = {k: -1 if n % 5 == 0 else table_of(GPT4O)[k] for n, k in enumerate(keys)}
+    paths = []
+    for name, labels in (("pooled", pooled), ("llm", llm)):
+        paths.append(tmp_path / f"{name}.qrel")
+        paths[-1].write_text("".join(f"{t} 0 {i} {label}\n" for (t, i), label in labels.items()))
+    result = cli("agreement", *paths, "--samples", "0", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    (pair,) = json.loads(result.stdout)["pairs"]
+    judged_a = {k for k, v in pooled.items() if v >= 0}
+    judged_b = {k for k, v in llm.items() if v >= 0}
+    assert (pair["both"], pair["only_a"], pair["only_b"]) == (len(judged_a & judged_b), len(judged_a - judged_b),
+                                                             len(judged_b - judged_a))
+    want = kappas({k: pooled[k] for k in judged_a}, {k: llm[k] for k in judged_b})
+    for name, value in want.items():
+        assert pair["statistics"][name] == pytest.approx(value, abs=1e-12)
+    table = cli("agreement", *paths, "--samples", "0", "--show", "pairs").stdout
+    assert (f"labels below 0 (in the pool but unjudged) are no judgment, left out: pooled {len(keys) - len(judged_a)}, "
+            f"llm {len(keys) - len(judged_b)}") in table
+    category = cli("agreement", *paths, "--samples", "0", "--format", "json", "--negative-labels", "category")
+    (pair,) = json.loads(category.stdout)["pairs"]
+    assert pair["both"] == len(keys) and pair["labels"][0] == -1
+    assert pair["statistics"]["kappa"] == pytest.approx(kappas(pooled, llm)["kappa"], abs=1e-12)
 
 
 def test_plot_is_written(cli, tmp_path):

@@ -15,8 +15,9 @@ request's Authorization header). Answers that are faults of the model rather tha
 are permanent: a refusal (an item holding "REFUSE"), an answer without a label (an item holding
 "RAMBLE").
 
-The server counts what it answered: ``answered[prompt digest]`` (complete answers only) and
-``requests`` (every request). Run it in a thread of the test (:func:`serve`), or as a process
+The server counts what it answered: ``answered[prompt digest]`` (complete answers only), the
+``prompt_tokens`` and ``completion_tokens`` those answers reported (words of the prompt and of the answer)
+and ``requests`` (every request). Run it in a thread of the test (:func:`serve`), or as a process
 (``python chat_server.py URL_FILE [delay]``, for trying ``castregin judge`` by hand) that writes its
 base URL to URL_FILE.
 """
@@ -66,6 +67,9 @@ class ChatServer(ThreadingHTTPServer):
         self.slow = slow
         self.lock = threading.Lock()
         self.answered: Counter = Counter()
+        # The tokens the complete answers reported (usage), summed: what a run's log should say it used.
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
         self.seen: Counter = Counter()
         self.requests = 0
         self.in_flight = 0
@@ -175,6 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is None:
             with server.lock:
                 server.answered[key] += 1
+                server.prompt_tokens += answer["usage"]["prompt_tokens"]
+                server.completion_tokens += answer["usage"]["completion_tokens"]
         self._send(200, payload)
 
 

@@ -160,10 +160,10 @@ def test_labels_follow_the_servers_rule(cli, inputs, server, tmp_path, keyed):
     assert log["calls"] == 16 and log["answered"] == 16 and log["complete"]
     assert log["unparseable"] == {"relevance": 2} and log["refusals"] == 1
     assert {(e["item_id"], e["refusal"]) for e in log["unparseable_examples"]} == {("Q06", True), ("Q07", False)}
-    # Tokens as the server counted them (words of the prompt and the answer), and their cost.
-    prompt_words = sum(len("\n".join(m["content"] for m in b["messages"]).split()) for b in server.bodies)
-    assert log["tokens"]["prompt"] == prompt_words
-    assert log["cost"]["usd"] == pytest.approx((2 * prompt_words + 10 * log["tokens"]["completion"]) / 1e6)
+    # Tokens as the server reported them (words of the prompt and the answer), and their cost.
+    assert log["tokens"] == {"prompt": server.prompt_tokens, "completion": server.completion_tokens}
+    assert server.prompt_tokens > 1000 and server.completion_tokens > 50
+    assert log["cost"]["usd"] == pytest.approx((2 * server.prompt_tokens + 10 * server.completion_tokens) / 1e6)
     assert [f["item_id"] for f in log["flagged_items"]] == ["Q08"]
     assert "1 item(s) address the assessor" in result.stderr
     assert "2 answer(s) have no label on their final line (1 refusals)" in result.stderr
@@ -241,6 +241,9 @@ def test_a_budget_stops_cleanly_and_the_next_run_goes_on(cli, inputs, server, tm
     assert again.exit_code == 0, again.stderr
     assert outputs(out) == reference
     assert server.requests == 32 and max(server.answered.values()) == 1
+    # Two runs, each call answered once: the log's tokens are every answer's, as the server reported them.
+    log = json.loads((out / "run_log.json").read_text())
+    assert log["tokens"] == {"prompt": server.prompt_tokens, "completion": server.completion_tokens}
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
@@ -588,3 +591,97 @@ def test_a_cache_that_cannot_be_opened_is_said_so(tmp_path):
 
     with pytest.raises(InputError, match="the answer cache cannot be opened"):
         AnswerCache(tmp_path / "no" / "such" / "cache.sqlite")
+
+
+@pytest.mark.parametrize("refusal", ["401", "404"])
+def test_a_request_refused_at_once_leaves_nothing(cli, inputs, tmp_path, keyed, refusal):
+    """A wrong key (401) or a wrong address (404) on the first request: one error line, nothing received, so
+    no cache and no directory left behind (and no word of answers "kept")."""
+    refusing = serve(faults=True)
+    refusing.fault_for = lambda key, attempt: "echo_key"
+    base = refusing.base_url if refusal == "401" else refusing.base_url.removesuffix("/v1") + "/nowhere/v1"
+    out = tmp_path / "new" / "out"
+    args = judge_args(inputs, refusing, out, "--criteria", "relevance", "--concurrency", "1")
+    args[args.index("--base-url") + 1] = base
+    try:
+        refused = cli(*args)
+    finally:
+        refusing.shutdown()
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith("castregin: error: the endpoint refused a request (HTTP " + refusal)
+    assert len(refused.stderr.splitlines()) == 1 and "kept" not in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # out and the new/ above it: castregin made them
+    assert refusing.requests == (1 if refusal == "401" else 0)  # the server counts the chat completions it serves
+
+
+def test_a_refusal_keeps_what_castregin_did_not_make(cli, inputs, server, tmp_path, keyed):
+    """An --out-dir that was there stays; a shared cache with earlier answers stays as it was."""
+    shared = tmp_path / "answers.sqlite"
+    first = cli(*judge_args(inputs, server, tmp_path / "one", "--criteria", "relevance", "--cache", shared))
+    assert first.exit_code == 0, first.stderr
+    before = shared.read_bytes()
+    (tmp_path / "two").mkdir()
+    server.fault_for = lambda key, attempt: "echo_key"
+    server.faults = True
+    refused = cli(*judge_args(inputs, server, tmp_path / "two", "--criteria", "relevance,novelty", "--cache", shared,
+                              "--concurrency", "1"))
+    assert refused.exit_code == 1 and "kept" not in refused.stderr
+    assert list((tmp_path / "two").iterdir()) == [] and shared.read_bytes() == before
+
+
+@pytest.mark.parametrize("key", ["sk-caf\u00e9-SECRET", "sk-test-SECRET\n", "sk-\u2013dash-SECRET"])
+def test_a_key_http_cannot_carry_is_refused_up_front(cli, inputs, server, tmp_path, monkeypatch, key):
+    """HTTP headers carry printable ASCII only (httpx refuses the rest): one line before any request, naming
+    the variable and the position, never the key; not retried as malformed answers."""
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", key)
+    result = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance"))
+    assert result.exit_code == 1
+    position = next(n for n, ch in enumerate(key, 1) if not " " <= ch <= "~")
+    assert result.stderr == (f"castregin: error: --api-key-env: the API key in CASTREGIN_TEST_KEY holds a character "
+                             f"an HTTP header cannot carry (character {position}: not printable ASCII); check the "
+                             "variable's value\n")
+    assert server.requests == 0 and not (tmp_path / "out").exists()
+
+
+def test_the_cache_is_checked_with_the_outputs_and_each_key_looked_up_once(cli, inputs, server, tmp_path, keyed,
+                                                                           monkeypatch):
+    """One check of every output: a cache that is an output file is refused before any request (it was checked
+    apart and then overwritten by judgments.csv); and each call's key is read from the cache once."""
+    out = tmp_path / "out"
+    clash = cli(*judge_args(inputs, server, out, "--criteria", "relevance", "--cache", out / "judgments.csv"))
+    assert clash.exit_code == 1
+    assert clash.stderr == (f"castregin: error: {out / 'judgments.csv'}: is the same file as the output "
+                            f"{out / 'judgments.csv'}; give each output its own file\n")
+    assert server.requests == 0 and not out.exists()
+
+    from castregin.formats import llm_cache
+
+    looked_up: list[str] = []
+    original = llm_cache.AnswerCache.lookup
+
+    def lookup(self, keys):
+        keys = list(keys)
+        looked_up.extend(keys)
+        return original(self, keys)
+
+    monkeypatch.setattr(llm_cache.AnswerCache, "lookup", lookup)
+    first = cli(*judge_args(inputs, server, out, "--criteria", "relevance", "--max-requests", "5"))
+    assert first.exit_code == 0, first.stderr
+    assert len(looked_up) == len(set(looked_up)) == 16
+    looked_up.clear()
+    again = cli(*judge_args(inputs, server, out, "--criteria", "relevance"))
+    assert again.exit_code == 0, again.stderr
+    assert len(looked_up) == len(set(looked_up)) == 16 and server.requests == 16
+
+
+def test_a_second_answer_to_a_stored_key_gives_back_the_first(tmp_path):
+    """Two runs sharing a cache may answer one call each: the first stored counts, and store says which."""
+    from castregin.formats.llm_cache import AnswerCache
+
+    fields = {"model": "m", "sample": 0, "messages": [{"role": "user", "content": "x"}], "parameters": {},
+              "refusal": None, "finish_reason": "stop", "prompt_tokens": 3, "completion_tokens": 2}
+    with AnswerCache(tmp_path / "c.sqlite") as one, AnswerCache(tmp_path / "c.sqlite") as other:
+        first = one.store("k", content="Label: 1", **fields)
+        second = other.store("k", content="Label: 3", **fields)
+        assert first.content == second.content == "Label: 1" and (one.stored, other.stored) == (1, 0)
+        assert other.lookup(["k"])["k"] == first

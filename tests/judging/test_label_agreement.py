@@ -235,3 +235,60 @@ def test_api_takes_paths_qrels_and_dicts(llmjudge):
     assert (named["pairs"][0]["a"], named["pairs"][0]["b"]) == ("nist", "gpt4o") and named["overall"] is None
     with pytest.raises(InputError, match="names holds 1 names for 2 sources"):
         api_label_agreement(human, human, names=["x"])
+
+
+def with_unjudged(seed: int):
+    """Two sources like a track's qrels: some pooled pairs left unjudged (-1, or -2: any label below 0)."""
+    (a_name, a), (b_name, b) = random_sources(seed, n_sources=2, turns=10, items=12)
+    rng = np.random.default_rng(100 + seed)
+    for table in (a, b):
+        for items in table.values():
+            for item in items:
+                if rng.random() < 0.2:
+                    items[item] = int(rng.choice([-1, -2]))
+    return (a_name, a), (b_name, b)
+
+
+def judged_only(table: dict) -> dict:
+    return {t: {i: v for i, v in items.items() if v >= 0} for t, items in table.items()}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_labels_below_0_are_not_judged(seed):
+    """A label below 0 is "in the pool but unjudged" (README, as `qrels merge` and `judge --only-unjudged` take
+    it): a pair one source left unjudged counts as judged by the other only; the statistics are sklearn's and
+    krippendorff's on the labels >= 0."""
+    (a_name, a), (b_name, b) = with_unjudged(seed)
+    assert any(v < 0 for items in a.values() for v in items.values())
+    result = label_agreement([(a_name, a), (b_name, b)], samples=0)
+    (pair,) = result["pairs"]
+    check_pair(pair, judged_only(a), judged_only(b))
+    assert min(pair["labels"]) >= 0
+    below = [sum(v < 0 for items in t.values() for v in items.values()) for t in (a, b)]
+    assert [(s["name"], s["judged"], s["below_zero"]) for s in result["sources"]] == [
+        (name, sum(len(items) for items in t.values()) - n, n) for name, t, n in ((a_name, a, below[0]),
+                                                                                  (b_name, b, below[1]))]
+    assert result["settings"]["negative_labels"] == "unjudged"
+
+
+def test_labels_below_0_as_a_category_on_request():
+    (a_name, a), (b_name, b) = with_unjudged(0)
+    result = label_agreement([(a_name, a), (b_name, b)], samples=0, negative_labels="category")
+    (pair,) = result["pairs"]
+    check_pair(pair, a, b)
+    assert pair["labels"][:2] == [-2, -1]
+    assert [s["judged"] for s in result["sources"]] == [sum(len(items) for items in t.values()) for t in (a, b)]
+    with pytest.raises(InputError, match="negative_labels"):
+        label_agreement([(a_name, a), (b_name, b)], negative_labels="hole")
+
+
+def test_alpha_of_all_leaves_labels_below_0_out():
+    sources = random_sources(5, n_sources=3)
+    sources[0][1]["1_0"] = dict.fromkeys(sources[0][1].get("1_0", {"d0": 0}), -1)
+    result = label_agreement(sources, samples=0)
+    units = sorted({(t, i) for _, table in sources for t in table for i in table[t]})
+    data = np.array([[table.get(t, {}).get(i, np.nan) for t, i in units] for _, table in sources], dtype=float)
+    data[data < 0] = np.nan
+    for level in LEVELS:
+        want = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+        assert result["overall"][f"alpha_{level}"] == pytest.approx(want, abs=1e-12), level

@@ -167,3 +167,22 @@ def test_pool_stats_command_and_pool_still_builds(cast2022, run_paths, cli, tmp_
     built = cli("pool", *run_paths, "--depth", "1").stdout
     assert built == cli("pool", "build", *run_paths, "--depth", "1").stdout
     assert len(built.splitlines()) == stats["pool"] - 2024 + 736  # the runs' own pool at depth 1
+
+
+def test_without_judged_keeps_the_holes_of_every_qrels():
+    """A pair any qrels labels (>= 0) is judged; a label below 0 (in the pool but unjudged) is a hole still to
+    judge; a turn left with nothing goes; the rank column stays the pool's."""
+    from castregin.data import Qrels
+    from castregin.track.pool import without_judged
+
+    pool = Run("pool", {"1_1": {"a": 0.0, "b": 0.0, "c": 0.0}, "1_2": {"d": 0.0}, "2_1": {"e": 0.0, "f": 0.0}},
+               {"1_1": {"a": 1, "b": 2, "c": 3}, "1_2": {"d": 1}, "2_1": {"e": 1, "f": 2}})
+    crowd = Qrels({"1_1": {"a": 0, "b": -1}, "1_2": {"d": 2}, "9_9": {"z": 1}}, "crowd")
+    nist = Qrels({"1_1": {"b": -2, "c": 3}, "2_1": {"f": 1}}, "nist")
+    kept, left_out = without_judged(pool, [crowd, nist])
+    judged = {("1_1", "a"), ("1_2", "d"), ("1_1", "c"), ("2_1", "f")}
+    want = {(t, i) for t, items in pool.scores.items() for i in items} - judged
+    assert {(t, i) for t, items in kept.scores.items() for i in items} == want == {("1_1", "b"), ("2_1", "e")}
+    assert left_out == len(judged)
+    assert kept.ranks == {"1_1": {"b": 2}, "2_1": {"e": 1}} and kept.tag == "pool"
+    assert without_judged(pool, []) == (pool, 0)
