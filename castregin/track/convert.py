@@ -20,10 +20,8 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
-from itertools import count as counting
-from operator import itemgetter, ne
-from typing import TYPE_CHECKING, Literal
+from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from ..data import Qrels, Run
 from ..errors import InputError
@@ -263,52 +261,11 @@ def _questions(submission: Submission, bank: Bank, official: set[str] | None, de
                warnings: Warnings, progress: Progress | None) -> Iterator[Ranked]:
     groups = _grouped(submission, "questions", warnings, official)
     for turn_id, indices in (progress or _identity)(groups.items()):
-        ranked = _turn_by_columns(submission, bank, turn_id, indices, warnings) if len(indices) == 1 else False
-        if ranked is False:
-            ranked = _turn_by_items(submission, bank, turn_id, indices, warnings)
+        ranked = _turn_by_items(submission, bank, turn_id, indices, warnings)
         if ranked is None:
             warnings.add(EMPTY_TURN, f"{submission.source}: turn {turn_id} has no questions; omitted")
             continue
         yield turn_id, ranked[:depth] if depth is not None else ranked
-
-
-def _turn_by_columns(submission: Submission, bank: Bank, turn_id: str, indices: list[int],
-                     warnings: Warnings) -> list[tuple[str, float]] | Literal[False] | None:
-    """:func:`_turn_by_items` for a turn listed once, in passes over whole columns (in C) rather than a
-    Python loop per question: the way of a large run, millions of questions mostly known to the bank.
-
-    Returns the ranking, None for a turn without questions, or False where the loop must decide (a
-    question the bank does not hold as such, whose warnings come in the loop's order).
-    """
-    (index,) = indices
-    texts, scores = submission.turns.columns(index)
-    if not texts:
-        return None
-    items: list = list(map(bank._resolved.get, texts))  # str, or None for a text not seen yet
-    if None in items:
-        # Texts seen for the first time: each resolved in order (new ids in order of appearance), as the
-        # loop would; a warning among them (an unknown id, an empty question) leaves the turn to the loop.
-        quiet = Warnings()
-        for position in [p for p, item in enumerate(items) if item is None]:
-            items[position] = _question_id(bank, texts[position], "", turn_id, quiet)
-        if quiet:
-            return False
-    # Each question once, in order of first appearance (with its last score).
-    best = dict(zip(items, scores, strict=True))
-    if len(best) < len(items):
-        # Repeated questions: each appearance but the first is a warning, and the highest score is kept (the
-        # first of equal ones: 0.0 before -0.0). Python looks at those appearances only.
-        first = dict(zip(reversed(items), range(len(items) - 1, -1, -1), strict=True))
-        source = submission.source
-        highest: dict[str, float] = {}
-        for position in compress(counting(), map(ne, map(first.__getitem__, items), counting())):
-            item, score = items[position], scores[position]
-            warnings.add(DUPLICATE_QUESTION, f"{source}: turns[{index}].questions[{position}]: {item} is "
-                                             f"repeated in turn {turn_id}; its highest score is kept")
-            kept = highest.get(item, scores[first[item]])
-            highest[item] = max(kept, score)
-        best.update(highest)
-    return sorted(best.items(), key=_SCORE, reverse=True)  # stable: ties stay in input order
 
 
 def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: list[int],
@@ -319,7 +276,7 @@ def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: li
     resolved = bank._resolved
     scores: dict[str, float] = {}
     for index in indices:
-        for position, (text, score) in enumerate(turns.items(index)):
+        for position, (text, score) in enumerate(zip(*turns.columns(index), strict=True)):
             item = resolved.get(text)
             if item is None:
                 item = _question_id(bank, text, f"{source}: turns[{index}].questions[{position}]", turn_id,
