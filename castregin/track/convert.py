@@ -20,6 +20,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import count as counting
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -273,17 +274,18 @@ def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: li
     """A turn's questions ranked (a question repeated keeps its highest score, and its first position;
     ties in input order), with their warnings in order; None when none is left."""
     source, turns = submission.source, submission.turns
-    resolved = bank._resolved
     scores: dict[str, float] = {}
+    get = scores.get
     for index in indices:
-        for position, (text, score) in enumerate(zip(*turns.columns(index), strict=True)):
-            item = resolved.get(text)
+        texts, values = turns.columns(index)
+        # The texts seen before, looked up in one pass (in C); None for the others, resolved in order below.
+        for position, item, score in zip(counting(), map(bank._resolved.get, texts), values):
             if item is None:
-                item = _question_id(bank, text, f"{source}: turns[{index}].questions[{position}]", turn_id,
-                                    warnings)
+                item = _question_id(bank, texts[position], f"{source}: turns[{index}].questions[{position}]",
+                                    turn_id, warnings)
                 if item is None:
                     continue
-            previous = scores.get(item)  # scores are floats already (Submission.turns)
+            previous = get(item)  # scores are floats already (Submission.turns)
             if previous is None:
                 scores[item] = score
                 continue
