@@ -279,12 +279,11 @@ def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: li
     for index in indices:
         texts, values = turns.columns(index)
         # The texts seen before, looked up in one pass (in C); None for the others, resolved in order below.
-        for position, item, score in zip(counting(), map(bank._resolved.get, texts), values):
+        for position, known, score in zip(counting(), map(bank._resolved.get, texts), values):
+            item = known if known is not None else _question_id(
+                bank, texts[position], f"{source}: turns[{index}].questions[{position}]", turn_id, warnings)
             if item is None:
-                item = _question_id(bank, texts[position], f"{source}: turns[{index}].questions[{position}]",
-                                    turn_id, warnings)
-                if item is None:
-                    continue
+                continue
             previous = get(item)  # scores are floats already (Submission.turns)
             if previous is None:
                 scores[item] = score

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import unicodedata
 
@@ -368,8 +369,6 @@ def test_real_run_repeatable_bytes(cast2022, cli, tmp_path):
 @pytest.mark.parametrize("score", [1.5, "high"])
 def test_the_cycle_collector_is_on_again_after_a_conversion(score, tmp_path, bank, cli):
     # convert pauses it while a run is converted (docs/speed.md): a valid run or an error, it comes back on.
-    import gc
-
     run = write(tmp_path / "run.json", mi_run({"1_1-1": [("Q0001", score)]}))
     assert gc.isenabled()
     result = cli("convert", "questions", run, "--bank", bank, "-o", tmp_path / "out.run")
