@@ -8,6 +8,8 @@ that use it, not by ``castregin --help``.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -106,7 +108,8 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
     with OutputSet(inputs) as outputs:
         for path, target in zip(runs, targets, strict=True):
             warnings = Warnings()
-            with reader(path) as submission:  # streamed and spooled: memory stays flat, whatever the run's size
+            # Streamed and spooled: memory stays flat, whatever the run's size.
+            with _cycle_collection_paused(), reader(path) as submission:
                 written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
             _report(warnings, verbose)
             total.extend(warnings)
@@ -117,6 +120,20 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
         _finish(total, strict)
         if bank_out is not None:
             outputs.write_text(bank_out, bank.text())
+
+
+@contextlib.contextmanager
+def _cycle_collection_paused():
+    """Python's cycle collector off while a run is converted: a large run makes millions of short-lived
+    tuples (no cycles among them) that it would scan for nothing, 15% of `convert questions`' time on
+    docs/speed.md's 467 MB run. Memory is freed by reference counts all the same."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _OUTPUT_OPTIONS = [

@@ -19,11 +19,10 @@ import contextlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from itertools import compress
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import count as counting
-from operator import itemgetter, ne
-from typing import TYPE_CHECKING, Literal
+from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from ..data import Qrels, Run
 from ..errors import InputError
@@ -263,52 +262,11 @@ def _questions(submission: Submission, bank: Bank, official: set[str] | None, de
                warnings: Warnings, progress: Progress | None) -> Iterator[Ranked]:
     groups = _grouped(submission, "questions", warnings, official)
     for turn_id, indices in (progress or _identity)(groups.items()):
-        ranked = _turn_by_columns(submission, bank, turn_id, indices, warnings) if len(indices) == 1 else False
-        if ranked is False:
-            ranked = _turn_by_items(submission, bank, turn_id, indices, warnings)
+        ranked = _turn_by_items(submission, bank, turn_id, indices, warnings)
         if ranked is None:
             warnings.add(EMPTY_TURN, f"{submission.source}: turn {turn_id} has no questions; omitted")
             continue
         yield turn_id, ranked[:depth] if depth is not None else ranked
-
-
-def _turn_by_columns(submission: Submission, bank: Bank, turn_id: str, indices: list[int],
-                     warnings: Warnings) -> list[tuple[str, float]] | Literal[False] | None:
-    """:func:`_turn_by_items` for a turn listed once, in passes over whole columns (in C) rather than a
-    Python loop per question: the way of a large run, millions of questions mostly known to the bank.
-
-    Returns the ranking, None for a turn without questions, or False where the loop must decide (a
-    question the bank does not hold as such, whose warnings come in the loop's order).
-    """
-    (index,) = indices
-    texts, scores = submission.turns.columns(index)
-    if not texts:
-        return None
-    items: list = list(map(bank._resolved.get, texts))  # str, or None for a text not seen yet
-    if None in items:
-        # Texts seen for the first time: each resolved in order (new ids in order of appearance), as the
-        # loop would; a warning among them (an unknown id, an empty question) leaves the turn to the loop.
-        quiet = Warnings()
-        for position in [p for p, item in enumerate(items) if item is None]:
-            items[position] = _question_id(bank, texts[position], "", turn_id, quiet)
-        if quiet:
-            return False
-    # Each question once, in order of first appearance (with its last score).
-    best = dict(zip(items, scores, strict=True))
-    if len(best) < len(items):
-        # Repeated questions: each appearance but the first is a warning, and the highest score is kept (the
-        # first of equal ones: 0.0 before -0.0). Python looks at those appearances only.
-        first = dict(zip(reversed(items), range(len(items) - 1, -1, -1), strict=True))
-        source = submission.source
-        highest: dict[str, float] = {}
-        for position in compress(counting(), map(ne, map(first.__getitem__, items), counting())):
-            item, score = items[position], scores[position]
-            warnings.add(DUPLICATE_QUESTION, f"{source}: turns[{index}].questions[{position}]: {item} is "
-                                             f"repeated in turn {turn_id}; its highest score is kept")
-            kept = highest.get(item, scores[first[item]])
-            highest[item] = max(kept, score)
-        best.update(highest)
-    return sorted(best.items(), key=_SCORE, reverse=True)  # stable: ties stay in input order
 
 
 def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: list[int],
@@ -316,17 +274,17 @@ def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: li
     """A turn's questions ranked (a question repeated keeps its highest score, and its first position;
     ties in input order), with their warnings in order; None when none is left."""
     source, turns = submission.source, submission.turns
-    resolved = bank._resolved
     scores: dict[str, float] = {}
+    get = scores.get
     for index in indices:
-        for position, (text, score) in enumerate(turns.items(index)):
-            item = resolved.get(text)
+        texts, values = turns.columns(index)
+        # The texts seen before, looked up in one pass (in C); None for the others, resolved in order below.
+        for position, known, score in zip(counting(), map(bank._resolved.get, texts), values):
+            item = known if known is not None else _question_id(
+                bank, texts[position], f"{source}: turns[{index}].questions[{position}]", turn_id, warnings)
             if item is None:
-                item = _question_id(bank, text, f"{source}: turns[{index}].questions[{position}]", turn_id,
-                                    warnings)
-                if item is None:
-                    continue
-            previous = scores.get(item)  # scores are floats already (Submission.turns)
+                continue
+            previous = get(item)  # scores are floats already (Submission.turns)
             if previous is None:
                 scores[item] = score
                 continue
@@ -500,13 +458,44 @@ def write_ranked(handle: SupportsWrite[str], ranked: Iterable[Ranked], tag: str)
     """Stream ranked turns as TREC run lines (tab-separated, ranks from 1); returns the line count."""
     lines = 0
     write = handle.write
+    tail = f"\t{tag}\n"
+    ranks = ["\t0\t"]  # ranks[r]: the text between an item and its score
     for turn_id, items in ranked:
-        # Same text as format_score (repr of a float), inlined: this loop runs once per output line.
-        head, tail = f"{turn_id}\tQ0\t", f"\t{tag}\n"
-        write("".join([f"{head}{item}\t{rank}\t{float(score)!r}{tail}"
-                       for rank, (item, score) in enumerate(items, start=1)]))
-        lines += len(items)
+        count = len(items)
+        if not count:
+            continue
+        if len(ranks) <= count:
+            ranks.extend(f"\t{rank}\t" for rank in range(len(ranks), count + 1))
+        names, scores = zip(*items, strict=True)
+        # The turn's lines in one join, their fields laid out by slices (in C): 5 strings a line.
+        fields = [f"{turn_id}\tQ0\t"] * (5 * count)
+        fields[1::5] = names
+        fields[2::5] = ranks[1:count + 1]
+        fields[3::5] = score_texts(scores)
+        fields[4::5] = [tail] * count
+        write("".join(fields))
+        lines += count
     return lines
+
+
+def score_texts(scores: Sequence[float]) -> list[str]:
+    """``repr(float(score))`` of each score (the SPEC's text of a score, as ``format_score`` writes it).
+
+    msgspec writes a list of floats many times faster, in the same shortest digits that round-trip; its
+    text differs from ``repr`` only in the exponent (``1e16`` for ``1e+16``, ``1e-7`` and ``0.00001`` for
+    ``1e-07`` and ``1e-05``), in ``null`` for NaN and infinities, and for what is not a float (an int
+    has no ``.``, a string quotes). A turn whose text shows any of those is written by ``repr``
+    (tested against ``repr`` on random doubles of every exponent).
+    """
+    from msgspec.json import encode  # once a turn: the conversions alone import msgspec
+
+    try:
+        text = encode(scores).decode()
+    except TypeError:  # not a number msgspec writes (say numpy's float32): repr decides
+        text = "e"
+    if "e" in text or "n" in text or '"' in text or "0.0000" in text or text.count(".") != len(scores):
+        return [repr(float(score)) for score in scores]
+    return text[1:-1].split(",")
 
 
 def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import unicodedata
 
@@ -363,3 +364,13 @@ def test_real_run_repeatable_bytes(cast2022, cli, tmp_path):
     for name in ("a", "b"):
         cli("convert", "questions", source, "--bank", bank, "-o", tmp_path / f"{name}.run")
     assert (tmp_path / "a.run").read_bytes() == (tmp_path / "b.run").read_bytes()
+
+
+@pytest.mark.parametrize("score", [1.5, "high"])
+def test_the_cycle_collector_is_on_again_after_a_conversion(score, tmp_path, bank, cli):
+    # convert pauses it while a run is converted (docs/speed.md): a valid run or an error, it comes back on.
+    run = write(tmp_path / "run.json", mi_run({"1_1-1": [("Q0001", score)]}))
+    assert gc.isenabled()
+    result = cli("convert", "questions", run, "--bank", bank, "-o", tmp_path / "out.run")
+    assert result.exit_code == (0 if score == 1.5 else 1)
+    assert gc.isenabled()

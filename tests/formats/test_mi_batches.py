@@ -1,0 +1,156 @@
+"""Mixed-initiative turns read by msgspec a batch at a time (``submissions._MIBatches``) give what Python's
+json gives on the whole document: the same turns, values and error messages, whatever the numbers
+(NaN, integers beyond 64 bits or beyond a float, -0), the strings (lone surrogates, ``"turn_id"`` inside a
+question), the members' order, repeated keys and the places where batches and reads are cut.
+
+The oracle is ``json.loads`` of the whole document and the schema (``Submission.from_json``), as in
+tests/track/test_convert_streaming.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from castregin.errors import InputError
+from castregin.formats import submissions
+from castregin.formats.submissions import Submission, load_json, read_submission
+
+#: Question texts as JSON text: ids, the separating key inside a text, escapes, a lone surrogate.
+QUESTIONS = ['"Q0001"', '"Q0002"', '"turn_id"', '"a \\"turn_id\\": 1"', '", {\\"turn_id\\": \\"x\\""', '"\\ud800"',
+             '"caf\\u00e9"', '"caf\u00e9"', '""', '"\\ud83d\\ude00"']
+#: Scores as JSON text: what json and msgspec might read differently.
+SCORES = ["1", "1.5", "-0", "-0.0", "0.1", "1e-7", "1E400", "-1e400", "NaN", "-Infinity", "Infinity",
+          "123456789012345678901234567890", "18446744073709551616", "-9223372036854775809", "1" + "0" * 308,
+          str(2**1023), str(2**1023 - 1), "-" + str(2**1023), "1e308", "8.98846567431158e307",
+          "1.7976931348623157e308", "5e-324", "true", '"1"', "null", "19.988618508798684"]
+TURN_IDS = ['"1_1-1"', '"1_1-2"', '"1_1-3"', '"a b"', "5", '"1_1-1"']
+SPACES = ["", " ", "\n    "]
+
+
+@st.composite
+def questions(draw):
+    members = [f'"question": {draw(st.sampled_from(QUESTIONS))}', f'"score": {draw(st.sampled_from(SCORES))}']
+    if draw(st.booleans()):
+        members.append(draw(st.sampled_from(['"x": [1, {"y": NaN}]', '"x": 1e999', '"score": 2.5',
+                                             '"question": "Q0002"', '"x": "\\ud800"', '"x": [[[[]]]]'])))
+    members = draw(st.permutations(members))
+    space = draw(st.sampled_from(SPACES))
+    return "{" + space + ("," + space).join(members) + space + "}"
+
+
+@st.composite
+def turns(draw):
+    members = [f'"turn_id": {draw(st.sampled_from(TURN_IDS))}',
+               '"questions": [' + ", ".join(draw(st.lists(questions(), max_size=4))) + "]"]
+    if draw(st.integers(0, 5)) == 0:
+        members.append(draw(st.sampled_from(['"turn_id": "1_1-9"', '"note": {"a": [1, 2]}', '"questions": 5'])))
+    if draw(st.booleans()):
+        members.reverse()
+    space = draw(st.sampled_from(SPACES))
+    return "{" + space + ("," + space).join(members) + space + "}"
+
+
+@st.composite
+def documents(draw):
+    """Mostly valid turns of one shape (so that msgspec reads batches), with odd values here and there."""
+    plain = '{"turn_id": "%s", "questions": [{"question": "Q0001", "score": 1.25}, {"question": "x", "score": 2}]}'
+    parts = [plain % f"1_2-{i}" for i in range(draw(st.integers(1, 6)))]
+    for _ in range(draw(st.integers(0, 3))):
+        parts.insert(draw(st.integers(0, len(parts))), draw(turns()))
+    space = draw(st.sampled_from(SPACES))
+    return '{"run_name": "r", "turns": [' + space + ("," + space).join(parts) + "]}"
+
+
+def outcome(read):
+    """What reading gives: the run's name, turn ids and items (scores as repr, so that -0.0 is not 0.0), or
+    the error line."""
+    try:
+        with read() as run:
+            items = [[(text, repr(score)) for text, score in run.turns.items(i)] for i in range(len(run.turns))]
+            return run.name, run.turns.ids, items
+    except InputError as err:
+        return str(err)
+
+
+def in_memory(path):
+    return outcome(lambda: Submission.from_json(load_json(path), "mi", str(path), "x"))
+
+
+def streamed(path, chunk, batch):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(submissions, "CHUNK_SIZE", chunk)
+        patch.setattr(submissions, "BATCH_CHARS", batch)
+        return outcome(lambda: read_submission(path, "mi"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=documents(), chunk=st.sampled_from([5, 64, 1 << 22]), batch=st.sampled_from([1, 150, 1 << 20]))
+@example(document='{"turns": [{"turn_id": "1_1-1", "questions": []}, {"turn_id": "1_1-2", "questions": '
+                  '[{"question": "Q1", "score": ' + "1" + "0" * 308 + '}]}, {"turn_id": "1_1-3", "questions": []}]}',
+         chunk=1 << 22, batch=1 << 20)
+def test_batches_read_what_json_reads(tmp_path_factory, document, chunk, batch):
+    path = tmp_path_factory.mktemp("run") / "run.json"
+    path.write_text(document, encoding="utf-8")
+    assert streamed(path, chunk, batch) == in_memory(path)
+
+
+def spooled_by_msgspec(path, monkeypatch) -> int:
+    """How many turns of ``path`` msgspec read (the rest json did), the run valid or not."""
+    counted = []
+    original = submissions._TurnReader.turns
+    monkeypatch.setattr(submissions._TurnReader, "turns", lambda self, turns: (counted.append(len(turns)),
+                                                                               original(self, turns)))
+    try:
+        with read_submission(path, "mi"):
+            pass
+    except InputError:
+        pass
+    return sum(counted)
+
+
+def test_msgspec_reads_the_turns_between_the_first_and_the_last(tmp_path, monkeypatch):
+    data = {"run_name": "r", "turns": [{"turn_id": f"1_1-{i}", "questions": [{"question": "Q1", "score": i / 7}]}
+                                       for i in range(50)]}
+    path = tmp_path / "run.json"
+    for indent in (None, 4):
+        path.write_text(json.dumps(data, indent=indent), encoding="utf-8")
+        assert spooled_by_msgspec(path, monkeypatch) == 48  # the first (its key tells turns apart) and the last
+        with read_submission(path, "mi") as run:
+            assert run.turns.columns(3) == (["Q1"], [3 / 7])
+
+
+@pytest.mark.parametrize(("score", "message"), [
+    ("1" + "0" * 308, "an integer of 309 digits, too large for a number"),
+    (str(2**1023), "an integer of 308 digits, too large for a number"),
+    ("NaN", "expected a finite number, got NaN"),
+    ("1e400", "expected a finite number"),
+])
+def test_a_score_json_refuses_is_refused_inside_a_batch(score, message, tmp_path, monkeypatch):
+    turns = [f'{{"turn_id": "1_1-{i}", "questions": [{{"question": "Q1", "score": {score if i == 5 else 1}}}]}}'
+             for i in range(10)]
+    path = tmp_path / "run.json"
+    path.write_text('{"turns": [' + ", ".join(turns) + "]}", encoding="utf-8")
+    expected = in_memory(path)
+    assert isinstance(expected, str) and "turns[5].questions[0].score" in expected and message in expected
+    for batch in (1, 150, 1 << 20):
+        assert streamed(path, 1 << 22, batch) == expected
+    # Batches of about two turns: msgspec reads those before and after the bad one's, json that one.
+    monkeypatch.setattr(submissions, "BATCH_CHARS", 150)
+    assert 4 <= spooled_by_msgspec(path, monkeypatch) <= 7
+
+
+def test_integers_beyond_64_bits_are_the_floats_json_gives(tmp_path):
+    big = [str(2**64), str(-(2**63) - 1), "9" * 300, str(2**1023 - 2**970), "123456789012345678901234567890"]
+    turns = [f'{{"turn_id": "1_1-{i}", "questions": [{{"question": "Q1", "score": {text}}}]}}'
+             for i, text in enumerate(["1", *big, "1"])]
+    path = tmp_path / "run.json"
+    path.write_text('{"turns": [' + ", ".join(turns) + "]}", encoding="utf-8")
+    with read_submission(path, "mi") as run:
+        scores = [run.turns.columns(i)[1][0] for i in range(1, len(big) + 1)]
+    assert scores == [float(int(text)) for text in big]
+    assert all(math.isfinite(score) for score in scores)
