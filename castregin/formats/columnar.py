@@ -675,6 +675,8 @@ class NotStreamable(Exception):
         self.reason = reason
         self.advice = advice
         self.data = data
+        #: Text columns of the lines read before this reason came, for the reader to check first.
+        self.unchecked: list[tuple[str, Any]] | None = None
 
 
 #: Bytes that Python's ``str.split()`` splits at (besides the file's separator) and pyarrow's parser keeps in a field.
@@ -776,19 +778,33 @@ _QRELS_LAYOUT = _Layout(("turn", "iteration", "item", "label"), ("turn", "iterat
 
 class _Lines:
     """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``,
-    ``names``)."""
+    ``names``). ``unchecked``: the text columns (``(name, column)``) whose fields the reader of the lines
+    checks (:meth:`TurnStream.parts`), those of the record batch these lines begin; None once checked or
+    when another part of the batch carries them."""
 
-    def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str]):
+    def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str],
+                 unchecked: list[tuple[str, Any]] | None = None):
         self.items, self.values, self.starts, self.names = items, values, starts, names
+        self.unchecked = unchecked
 
     def __len__(self) -> int:
         return len(self.values)
 
     def split(self, at: int) -> tuple[_Lines, _Lines]:
-        """The lines before ``at`` and those from ``at`` on."""
+        """The lines before ``at`` and those from ``at`` on (the checks of their batch go with the first)."""
         before = int(np.searchsorted(self.starts, at))
-        return (_Lines(self.items.slice(0, at), self.values[:at], self.starts[:before], self.names[:before]),
+        return (_Lines(self.items.slice(0, at), self.values[:at], self.starts[:before], self.names[:before],
+                       self.unchecked),
                 _Lines(self.items.slice(at), self.values[at:], self.starts[before:] - at, self.names[before:]))
+
+
+def _check_tokens(unchecked: list[tuple[str, Any]] | None) -> None:
+    """Raise :class:`NotStreamable` where a text column's fields are not the line reader's tokens
+    (:func:`_same_tokens`)."""
+    for name, column in unchecked or ():
+        if not _same_tokens(column):
+            raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
+                                "other than the separator")
 
 
 @dataclass
@@ -888,14 +904,26 @@ class TurnStream:
 
     def parts(self):
         """The pieces as parsed and checked, before their items are numbered: ``(parts, first row)``,
-        ``parts`` the :class:`_Lines` of consecutive record batches, whole turns together."""
+        ``parts`` the :class:`_Lines` of consecutive record batches, whole turns together.
+
+        The text fields are checked here, in the reader's thread, rather than in the parsing thread,
+        which is the longer of the two on large runs; in the file's order, so that the reason a file is
+        not streamed is the same whichever thread is ahead (see :meth:`_pieces`).
+        """
         while True:
             item = self._queue.get()
             if item is _END:
                 return
-            if isinstance(item, NotStreamable):
-                item.data = self._data
-                raise item
+            try:
+                if isinstance(item, NotStreamable):
+                    _check_tokens(item.unchecked)  # the lines parsed before the reason came first
+                    raise item
+                for part in item[0]:
+                    _check_tokens(part.unchecked)
+                    part.unchecked = None
+            except NotStreamable as why:
+                why.data = self._data
+                raise
             names = [name for part in item[0] for name in part.names]
             self.turns.extend(names)
             yield item
@@ -937,8 +965,22 @@ class TurnStream:
         pending: list[_Lines] = []
         count = rows = 0
         last_turn = None
-        for batch in self._grouped(reader):
-            lines, last_turn = self._checked(batch, last_turn, seen)
+        batches = self._grouped(reader)
+        while True:
+            unchecked: list[tuple[str, Any]] = []
+            try:
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                unchecked = [(name, batch.column(name)) for name in self._layout.text]
+                lines, last_turn = self._checked(batch, last_turn, seen, unchecked)
+            except Exception as err:  # noqa: BLE001 - handed over as NotStreamable (see _produce)
+                # What stops the stream here comes after the text of the lines read before it, which the
+                # reader checks first (the reason would otherwise depend on which thread is ahead).
+                why = err if isinstance(err, NotStreamable) else NotStreamable(
+                    f"pyarrow's parser stopped ({' '.join(str(err).split())[:200]})")
+                why.unchecked = [*(c for part in pending for c in part.unchecked or ()), *unchecked]
+                raise why from None
             pending.append(lines)
             count += len(lines)
             # Cut where the batch's last turn begins: that turn may go on in the next batch.
@@ -974,14 +1016,12 @@ class TurnStream:
         if group and not self._stop.is_set():
             yield _one_batch(group)
 
-    def _checked(self, batch, last_turn: bytes | None, seen: set[str]) -> tuple[_Lines, bytes]:
-        """A record batch's lines, checked, and its last turn; a turn seen before is NotStreamable."""
+    def _checked(self, batch, last_turn: bytes | None, seen: set[str],
+                 unchecked: list[tuple[str, Any]]) -> tuple[_Lines, bytes]:
+        """A record batch's lines, checked but for ``unchecked``'s text fields (the reader's), and its last turn;
+        a turn seen before is NotStreamable."""
         pa, pc, _ = arrow()
         columns = dict(zip(self._layout.columns, batch.columns, strict=True))
-        for name in self._layout.text:
-            if not _same_tokens(columns[name]):
-                raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
-                                    "other than the separator")
         values = self._layout.values_of(columns)
         if self.tag is None and "tag" in columns:
             self.tag = columns["tag"][0].as_py().decode()
@@ -1000,7 +1040,7 @@ class TurnStream:
                 raise NotStreamable(f"turn {name} comes back after other turns",
                                     "write each turn's lines together to evaluate it in constant memory")
             seen.add(name)
-        return _Lines(columns["item"].view(pa.string()), values, starts, names), turn[size - 1].as_py()
+        return _Lines(columns["item"].view(pa.string()), values, starts, names, unchecked), turn[size - 1].as_py()
 
     # --- in the caller's thread ----------------------------------------------------------------
 

@@ -223,6 +223,26 @@ def test_a_large_run_read_whole_says_so_once(tmp_path, monkeypatch):
                       "memory (30 lines); write each turn's lines together to evaluate it in constant memory")]
 
 
+@pytest.mark.parametrize("where", [1, 2, 9, 14, 20])
+def test_the_first_reason_in_the_file_is_said_whichever_thread_finds_it(tmp_path, monkeypatch, where):
+    """The parsing thread finds a turn that comes back, the reading thread a field that is not ASCII (checked
+    there, as the parsing thread is the longer one): the one met first in the file, a group of record
+    batches at a time, is the reason said, whichever thread is ahead."""
+    monkeypatch.setattr(evaluate_module, "WHOLE_RUN_NOTE_LINES", 10)
+    lines = _run_text().splitlines(keepends=True)
+    accented = lines[:where] + [lines[where].replace("\tQ0\td", "\tQ0\té")] + lines[where + 1:]  # UTF-8: read
+    for text, block, reason in [
+            ("".join(accented[:3] + accented[5:] + accented[3:5]), 64, "its item column holds a field"),
+            ("".join(accented[:3] + accented[5:] + accented[3:5]), 4096, "its item column holds a field"),
+            ("".join(lines[:3] + lines[5:10] + lines[3:5] + lines[10:-1] + [accented[-1]]), 64,
+             "turn t0 comes back")] if where < 10 else [
+            ("".join(accented[:3] + accented[5:] + accented[3:5]), 96, "its item column holds a field")]:
+        with tiny_pieces(block=block), pytest.warns(InputWarning) as caught:
+            _evaluate_text(tmp_path, text)
+        notes = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+        assert len(notes) == 1 and reason in notes[0], (block, notes)
+
+
 @pytest.mark.parametrize("text, why", [
     ("t0\tQ0\td1\t1\t2\tr\nt0\tQ0\té\t2\t1\tr\n", "non-ASCII item"),
     ("t0 Q0 d1 1 2 r\nt0\tQ0\td2\t2\t1\tr\n", "both separators"),
