@@ -693,8 +693,11 @@ def _same_tokens(column) -> bool:
     shifting the fields after it. So a field must be non-empty, ASCII, and free of those bytes (and of
     NUL, which the line reader refuses with its line).
     The bytes of a column are checked at once, with the byte searches of ``bytes`` (``memchr``):
-    a few milliseconds for a file of 200 MB.
+    a few milliseconds for a file of 200 MB. ``column`` may be a list of arrays (the record batches of
+    a group, see :meth:`TurnStream._pieces`), each checked in turn.
     """
+    if isinstance(column, list):
+        return bool(column) and all(_same_tokens(chunk) for chunk in column)
     if not len(column):
         return False
     offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
@@ -755,6 +758,11 @@ class _Layout:
     def types(self) -> dict:
         pa = arrow()[0]
         return {name: pa.float64() if name in self.numbers else pa.binary() for name in self.columns}
+
+    def read_here(self) -> set[str]:
+        """The columns the parsing thread reads (each put into one array per group of batches): the others
+        are only checked, by the reading thread."""
+        return {"turn", "item", self.values, *self.numbers}
 
     def values_of(self, columns: dict) -> np.ndarray:
         if self.values in self.numbers:
@@ -965,15 +973,20 @@ class TurnStream:
         pending: list[_Lines] = []
         count = rows = 0
         last_turn = None
-        batches = self._grouped(reader)
+        groups = self._grouped(reader)
+        read_here = self._layout.read_here()
         while True:
             unchecked: list[tuple[str, Any]] = []
             try:
-                batch = next(batches, None)
-                if batch is None:
+                group = next(groups, None)
+                if group is None:
                     break
-                unchecked = [(name, batch.column(name)) for name in self._layout.text]
-                lines, last_turn = self._checked(batch, last_turn, seen, unchecked)
+                # One array per column read here; the columns only checked stay a list of the batches' arrays,
+                # put together (if at all) by the reading thread.
+                columns = {name: _one_array([batch.column(name) for batch in group]) if name in read_here
+                           else [batch.column(name) for batch in group] for name in self._layout.columns}
+                unchecked = [(name, columns[name]) for name in self._layout.text]
+                lines, last_turn = self._checked(columns, last_turn, seen, unchecked)
             except Exception as err:  # noqa: BLE001 - handed over as NotStreamable (see _produce)
                 # What stops the stream here comes after the text of the lines read before it, which the
                 # reader checks first (the reason would otherwise depend on which thread is ahead).
@@ -996,7 +1009,7 @@ class TurnStream:
             raise NotStreamable("it has no lines")  # the line reader says that the file is empty
 
     def _grouped(self, reader):
-        """The reader's record batches, :data:`CHECK_BATCHES` at a time put into one.
+        """The reader's record batches, :data:`CHECK_BATCHES` at a time (lists of batches, checked together).
 
         The checks cost a fixed few hundred microseconds a batch beside their work per line: on
         groups of batches they cost about half as much in all, while the parser keeps reading the
@@ -1011,22 +1024,22 @@ class TurnStream:
             if batch.num_rows:  # else a block of blank lines
                 group.append(batch)
             if len(group) == CHECK_BATCHES:
-                yield _one_batch(group)
+                yield group
                 group = []
         if group and not self._stop.is_set():
-            yield _one_batch(group)
+            yield group
 
-    def _checked(self, batch, last_turn: bytes | None, seen: set[str],
+    def _checked(self, columns: dict, last_turn: bytes | None, seen: set[str],
                  unchecked: list[tuple[str, Any]]) -> tuple[_Lines, bytes]:
-        """A record batch's lines, checked but for ``unchecked``'s text fields (the reader's), and its last turn;
-        a turn seen before is NotStreamable."""
+        """A group of record batches' lines (``columns``: arrays, or lists of the batches' arrays), checked but for
+        ``unchecked``'s text fields (the reader's), and its last turn; a turn seen before is NotStreamable."""
         pa, pc, _ = arrow()
-        columns = dict(zip(self._layout.columns, batch.columns, strict=True))
         values = self._layout.values_of(columns)
-        if self.tag is None and "tag" in columns:
-            self.tag = columns["tag"][0].as_py().decode()
         if "tag" in columns:
-            self.last_tag = columns["tag"][len(columns["tag"]) - 1].as_py().decode()  # trec_eval's runid
+            tags = columns["tag"]
+            if self.tag is None:
+                self.tag = tags[0][0].as_py().decode()
+            self.last_tag = tags[-1][len(tags[-1]) - 1].as_py().decode()  # trec_eval's runid
         turn = columns["turn"]
         size = len(turn)
         # Turns begin where a line's turn differs from the line before's: no hashing of every line's turn.
@@ -1081,13 +1094,9 @@ class TurnStream:
         raise AssertionError("the line reader accepts a pair twice")
 
 
-def _one_batch(batches: list):
-    """Record batches of one schema as one batch, each column one array."""
-    if len(batches) == 1:
-        return batches[0]
-    pa = arrow()[0]
-    columns = [pa.concat_arrays([batch.column(i) for batch in batches]) for i in range(batches[0].num_columns)]
-    return pa.RecordBatch.from_arrays(columns, schema=batches[0].schema)
+def _one_array(arrays: list):
+    """Arrays of one type as one array."""
+    return arrays[0] if len(arrays) == 1 else arrow()[0].concat_arrays(arrays)
 
 
 def _separator(head: bytes) -> str:
