@@ -808,9 +808,10 @@ class _Lines:
 
 def _check_tokens(unchecked: list[tuple[str, Any]] | None) -> None:
     """Raise :class:`NotStreamable` where a text column's fields are not the line reader's tokens
-    (:func:`_same_tokens`)."""
+    (:func:`_same_tokens`); a column given as True or False was checked already (the turn column, see
+    :meth:`TurnStream._checked`)."""
     for name, column in unchecked or ():
-        if not _same_tokens(column):
+        if column is False or (column is not True and not _same_tokens(column)):
             raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
                                 "other than the separator")
 
@@ -985,7 +986,7 @@ class TurnStream:
                 # put together (if at all) by the reading thread.
                 columns = {name: _one_array([batch.column(name) for batch in group]) if name in read_here
                            else [batch.column(name) for batch in group] for name in self._layout.columns}
-                unchecked = [(name, columns[name]) for name in self._layout.text]
+                unchecked = [(name, columns[name]) for name in self._layout.text if name != "turn"]
                 lines, last_turn = self._checked(columns, last_turn, seen, unchecked)
             except Exception as err:  # noqa: BLE001 - handed over as NotStreamable (see _produce)
                 # What stops the stream here comes after the text of the lines read before it, which the
@@ -1034,12 +1035,6 @@ class TurnStream:
         """A group of record batches' lines (``columns``: arrays, or lists of the batches' arrays), checked but for
         ``unchecked``'s text fields (the reader's), and its last turn; a turn seen before is NotStreamable."""
         pa, pc, _ = arrow()
-        values = self._layout.values_of(columns)
-        if "tag" in columns:
-            tags = columns["tag"]
-            if self.tag is None:
-                self.tag = tags[0][0].as_py().decode()
-            self.last_tag = tags[-1][len(tags[-1]) - 1].as_py().decode()  # trec_eval's runid
         turn = columns["turn"]
         size = len(turn)
         # Turns begin where a line's turn differs from the line before's: no hashing of every line's turn.
@@ -1047,7 +1042,22 @@ class TurnStream:
         starts = to_numpy(pc.indices_nonzero(differs), np.uint64).astype(np.int64) + 1
         if turn[0].as_py() != last_turn:
             starts = np.r_[0, starts]
-        names = [name.decode() for name in turn.take(arrow_indices(starts)).to_pylist()]
+        raw_names = turn.take(arrow_indices(starts)).to_pylist()
+        # Each turn field is the same bytes as the first of its run (the previous group's last turn, checked
+        # there, or one of these): checking these checks them all, in the text columns' order (turn first).
+        joined = b"".join(raw_names)
+        turn_ok = all(raw_names) and joined.isascii() and not any(byte in joined for byte in _SPLIT_BYTES) \
+            and b"\x00" not in joined
+        unchecked.insert(0, ("turn", turn_ok))
+        if not turn_ok:
+            _check_tokens(unchecked[:1])
+        values = self._layout.values_of(columns)
+        if "tag" in columns:
+            tags = columns["tag"]
+            if self.tag is None:
+                self.tag = tags[0][0].as_py().decode()
+            self.last_tag = tags[-1][len(tags[-1]) - 1].as_py().decode()  # trec_eval's runid
+        names = [name.decode() for name in raw_names]
         for name in names:
             if name in seen:
                 raise NotStreamable(f"turn {name} comes back after other turns",

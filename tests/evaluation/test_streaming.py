@@ -248,6 +248,10 @@ def test_the_first_reason_in_the_file_is_said_whichever_thread_finds_it(tmp_path
     ("t0 Q0 d1 1 2 r\nt0\tQ0\td2\t2\t1\tr\n", "both separators"),
     ("t0 Q0 d1 1 2 r\nt0 Q0 d2 2 1 r\n\n   \n", "a line of spaces"),
     ("t0 Q0 d1 1 2 r\nt0 Q0 d2  2 1 r\n", "a separator doubled"),
+    # The turn column is checked on the first field of each run of equal fields: one in the middle of a batch,
+    # in a turn of several lines, and a turn at a batch's start that goes on from the one before.
+    ("t0 Q0 d1 1 2 r\nt0 Q0 d2 2 1 r\nté Q0 d1 1 2 r\nté Q0 d2 2 1 r\nt1 Q0 d1 1 2 r\n", "non-ASCII turn"),
+    ("té Q0 d1 1 2 r\nté Q0 d2 2 1 r\nté Q0 d3 3 0 r\n", "non-ASCII turn, over batches"),
 ])
 def test_what_the_stream_cannot_vouch_for_is_read_whole(tmp_path, text, why):
     with tiny_pieces(lines=1) as whole:
