@@ -761,7 +761,7 @@ class _Layout:
 
     def read_here(self) -> set[str]:
         """The columns the parsing thread reads (each put into one array per group of batches): the others
-        are only checked, by the reading thread."""
+        are only checked, on the batches' arrays."""
         return {"turn", "item", self.values, *self.numbers}
 
     def values_of(self, columns: dict) -> np.ndarray:
@@ -786,9 +786,9 @@ _QRELS_LAYOUT = _Layout(("turn", "iteration", "item", "label"), ("turn", "iterat
 
 class _Lines:
     """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``,
-    ``names``). ``unchecked``: the text columns (``(name, column)``) whose fields the reader of the lines
-    checks (:meth:`TurnStream.parts`), those of the record batch these lines begin; None once checked or
-    when another part of the batch carries them."""
+    ``names``). ``unchecked``: the checks of the text columns of the group of record batches these lines
+    begin, in the columns' order (``(name, True or False)``, or ``(name, column)`` for one whose fields the
+    reader checks, :meth:`TurnStream.parts`); None once checked or when another part of the group carries them."""
 
     def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str],
                  unchecked: list[tuple[str, Any]] | None = None):
@@ -915,9 +915,9 @@ class TurnStream:
         """The pieces as parsed and checked, before their items are numbered: ``(parts, first row)``,
         ``parts`` the :class:`_Lines` of consecutive record batches, whole turns together.
 
-        The text fields are checked here, in the reader's thread, rather than in the parsing thread,
-        which is the longer of the two on large runs; in the file's order, so that the reason a file is
-        not streamed is the same whichever thread is ahead (see :meth:`_pieces`).
+        The item column's fields are checked here, in the reader's thread, rather than in the parsing
+        thread, which is the longer of the two on large runs; in the file's order, so that the reason a
+        file is not streamed is the same whichever thread is ahead (see :meth:`_pieces`).
         """
         while True:
             item = self._queue.get()
@@ -986,7 +986,7 @@ class TurnStream:
                 # put together (if at all) by the reading thread.
                 columns = {name: _one_array([batch.column(name) for batch in group]) if name in read_here
                            else [batch.column(name) for batch in group] for name in self._layout.columns}
-                unchecked = [(name, columns[name]) for name in self._layout.text if name != "turn"]
+                unchecked = []
                 lines, last_turn = self._checked(columns, last_turn, seen, unchecked)
             except Exception as err:  # noqa: BLE001 - handed over as NotStreamable (see _produce)
                 # What stops the stream here comes after the text of the lines read before it, which the
@@ -1032,8 +1032,9 @@ class TurnStream:
 
     def _checked(self, columns: dict, last_turn: bytes | None, seen: set[str],
                  unchecked: list[tuple[str, Any]]) -> tuple[_Lines, bytes]:
-        """A group of record batches' lines (``columns``: arrays, or lists of the batches' arrays), checked but for
-        ``unchecked``'s text fields (the reader's), and its last turn; a turn seen before is NotStreamable."""
+        """A group of record batches' lines (``columns``: arrays, or lists of the batches' arrays), checked, and its
+        last turn; a turn seen before is NotStreamable. The text columns' checks go into ``unchecked`` (see
+        :class:`_Lines`), the item column's left to the reader."""
         pa, pc, _ = arrow()
         turn = columns["turn"]
         size = len(turn)
@@ -1043,14 +1044,19 @@ class TurnStream:
         if turn[0].as_py() != last_turn:
             starts = np.r_[0, starts]
         raw_names = turn.take(arrow_indices(starts)).to_pylist()
-        # Each turn field is the same bytes as the first of its run (the previous group's last turn, checked
-        # there, or one of these): checking these checks them all, in the text columns' order (turn first).
-        joined = b"".join(raw_names)
-        turn_ok = all(raw_names) and joined.isascii() and not any(byte in joined for byte in _SPLIT_BYTES) \
-            and b"\x00" not in joined
-        unchecked.insert(0, ("turn", turn_ok))
-        if not turn_ok:
-            _check_tokens(unchecked[:1])
+        # The text columns in order, each checked here (True or False) or, the item column, left to the reader
+        # (:meth:`parts`), which holds it anyway: the parsing thread is the longer one on large runs.
+        for name in self._layout.text:
+            if name == "turn":
+                # Each turn field is the same bytes as the first of its run (the previous group's last turn, checked
+                # there, or one of these): checking those checks them all.
+                joined = b"".join(raw_names)
+                unchecked.append((name, all(raw_names) and joined.isascii() and b"\x00" not in joined
+                                  and not any(byte in joined for byte in _SPLIT_BYTES)))
+            else:
+                unchecked.append((name, columns[name] if name == "item" else _same_tokens(columns[name])))
+        if any(checked is False for _, checked in unchecked):
+            _check_tokens(unchecked)  # the first in order that fails (the item column's, too, if before)
         values = self._layout.values_of(columns)
         if "tag" in columns:
             tags = columns["tag"]
