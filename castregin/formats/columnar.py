@@ -760,14 +760,16 @@ class _Layout:
         return {name: pa.float64() if name in self.numbers else pa.binary() for name in self.columns}
 
     def read_here(self) -> set[str]:
-        """The columns the parsing thread reads (each put into one array per group of batches): the others
-        are only checked, on the batches' arrays."""
-        return {"turn", "item", self.values, *self.numbers}
+        """The columns the parsing thread puts into one array per group of batches (it compares neighbouring
+        turns, and hands the values over): the others stay the batches' arrays (the items, which pyarrow
+        takes as chunks as they are, and those that are only checked)."""
+        return {"turn", self.values}
 
     def values_of(self, columns: dict) -> np.ndarray:
         if self.values in self.numbers:
             values = to_numpy(columns[self.values], np.float64)
-            finite = all(np.isfinite(to_numpy(columns[name], np.float64)).all() for name in self.numbers)
+            finite = all(np.isfinite(to_numpy(chunk, np.float64)).all() for name in self.numbers
+                         for chunk in _arrays(columns[name]))
             if not finite:
                 columns_named = " or ".join(self.numbers)
                 raise NotStreamable(f"its {columns_named} column holds a value that is not a finite number")
@@ -1054,7 +1056,7 @@ class TurnStream:
                 unchecked.append((name, all(raw_names) and joined.isascii() and b"\x00" not in joined
                                   and not any(byte in joined for byte in _SPLIT_BYTES)))
             else:
-                unchecked.append((name, columns[name] if name == "item" else _same_tokens(columns[name])))
+                unchecked.append((name, _arrays(columns[name]) if name == "item" else _same_tokens(columns[name])))
         if any(checked is False for _, checked in unchecked):
             _check_tokens(unchecked)  # the first in order that fails (the item column's, too, if before)
         values = self._layout.values_of(columns)
@@ -1069,7 +1071,8 @@ class TurnStream:
                 raise NotStreamable(f"turn {name} comes back after other turns",
                                     "write each turn's lines together to evaluate it in constant memory")
             seen.add(name)
-        return _Lines(columns["item"].view(pa.string()), values, starts, names, unchecked), turn[size - 1].as_py()
+        items = pa.chunked_array([chunk.view(pa.string()) for chunk in _arrays(columns["item"])], type=pa.string())
+        return _Lines(items, values, starts, names, unchecked), turn[size - 1].as_py()
 
     # --- in the caller's thread ----------------------------------------------------------------
 
@@ -1080,7 +1083,8 @@ class TurnStream:
         starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         names = [name for part in parts for name in part.names]
         turn_codes = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(np.r_[starts, offsets[-1]]))
-        items = pa.chunked_array([part.items for part in parts if len(part)], type=pa.string())
+        items = pa.chunked_array([chunk for part in parts for chunk in part.items.chunks if len(chunk)],
+                                 type=pa.string())
         batch_lines, batch_turns = _batches(turn_codes, len(names))
         first = self._number_first(names, batch_turns) if self._number_first is not None else None
         encoded = _encode_items(items, turn_codes, batch_lines, 1, first[1] if first else None)
@@ -1113,6 +1117,11 @@ class TurnStream:
 def _one_array(arrays: list):
     """Arrays of one type as one array."""
     return arrays[0] if len(arrays) == 1 else arrow()[0].concat_arrays(arrays)
+
+
+def _arrays(column) -> list:
+    """The arrays of a column given as an array or a list of arrays."""
+    return column if isinstance(column, list) else [column]
 
 
 def _separator(head: bytes) -> str:
@@ -1184,10 +1193,9 @@ def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> Colu
     memory of a qrels read is about that of its kept items, whatever the file's size. A piece
     whose items do not ascend within its turns is checked for an item judged twice by hashing.
     """
-    pa = arrow()[0]
     items, labels, counts = _GrowingStrings(), _Growing(np.int8), _Growing(np.int64)
     for parts, first_row in stream.parts():
-        piece_items = pa.concat_arrays([part.items for part in parts]) if len(parts) > 1 else parts[0].items
+        piece_items = _one_array([chunk for part in parts for chunk in part.items.chunks])
         offsets = np.cumsum([0, *(len(part) for part in parts)])
         starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         if not _sorted_within_turns(piece_items, starts):
