@@ -234,7 +234,7 @@ def test_streamed_lines_read_by_index_as_in_order(random_cases):  # noqa: F811
     """The lazy lines of the streaming path read by index (from either end, or a slice) as they iterate."""
     from castregin.evaluation.trec_eval import trec_eval_file_lines
 
-    name, options, qrels, run = next(c for c in random_cases if c[1].startswith("-q") and _streamable(c[1]))
+    _, _, qrels, run = next(c for c in random_cases if c[1].startswith("-q") and _streamable(c[1]))
     with streaming() as calls:
         lines = trec_eval_file_lines(qrels, run, TrecEvalOptions(("all_trec",), per_query=True))
     assert calls

@@ -230,13 +230,18 @@ def test_the_first_reason_in_the_file_is_said_whichever_thread_finds_it(tmp_path
     batches at a time, is the reason said, whichever thread is ahead."""
     monkeypatch.setattr(evaluate_module, "WHOLE_RUN_NOTE_LINES", 10)
     lines = _run_text().splitlines(keepends=True)
-    accented = lines[:where] + [lines[where].replace("\tQ0\td", "\tQ0\té")] + lines[where + 1:]  # UTF-8: read
-    for text, block, reason in [
-            ("".join(accented[:3] + accented[5:] + accented[3:5]), 64, "its item column holds a field"),
-            ("".join(accented[:3] + accented[5:] + accented[3:5]), 4096, "its item column holds a field"),
-            ("".join(lines[:3] + lines[5:10] + lines[3:5] + lines[10:-1] + [accented[-1]]), 64,
-             "turn t0 comes back")] if where < 10 else [
-            ("".join(accented[:3] + accented[5:] + accented[3:5]), 96, "its item column holds a field")]:
+
+    def accent(line: str) -> str:
+        return line.replace("\tQ0\td", "\tQ0\té")  # UTF-8: the line reader reads it
+
+    accented = [*lines[:where], accent(lines[where]), *lines[where + 1:]]
+    t0_again = "".join([*accented[:3], *accented[5:], *accented[3:5]])  # t0 comes back at the end
+    cases = [(t0_again, 64, "its item column holds a field"), (t0_again, 4096, "its item column holds a field")]
+    if where < 10:
+        # t0 comes back early (line 8), the accent comes last, in a later group of batches.
+        early = "".join([*lines[:3], *lines[5:10], *lines[3:5], *lines[10:-1], accent(lines[-1])])
+        cases.append((early, 64, "turn t0 comes back"))
+    for text, block, reason in cases:
         with tiny_pieces(block=block), pytest.warns(InputWarning) as caught:
             _evaluate_text(tmp_path, text)
         notes = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
