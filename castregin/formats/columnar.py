@@ -675,7 +675,8 @@ class NotStreamable(Exception):
         self.reason = reason
         self.advice = advice
         self.data = data
-        #: Text columns of the lines read before this reason came, for the reader to check first.
+        #: The text columns' checks (see :class:`_Lines`) of the lines read before this reason came, which the
+        #: reader makes first.
         self.unchecked: list[tuple[str, Any]] | None = None
 
 
@@ -984,11 +985,10 @@ class TurnStream:
                 group = next(groups, None)
                 if group is None:
                     break
-                # One array per column read here; the columns only checked stay a list of the batches' arrays,
-                # put together (if at all) by the reading thread.
+                # One array per column read here; the others (the items, the columns only checked) stay lists of
+                # the batches' arrays, never put together.
                 columns = {name: _one_array([batch.column(name) for batch in group]) if name in read_here
                            else [batch.column(name) for batch in group] for name in self._layout.columns}
-                unchecked = []
                 lines, last_turn = self._checked(columns, last_turn, seen, unchecked)
             except Exception as err:  # noqa: BLE001 - handed over as NotStreamable (see _produce)
                 # What stops the stream here comes after the text of the lines read before it, which the
