@@ -17,8 +17,9 @@ from ..evaluation.trec_eval import (
 from ..evaluation.trec_rules import c_long
 from ..evaluation.zscores import ZScores
 from ..formats import preferences
+from ..formats.output import open_output
 from ..formats.zscores import read_zscores
-from ..render.trec import trec_eval_text
+from ..render.trec import trec_eval_chunks, trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP, InputPath, OutputPath, score_precision_option
 
@@ -152,8 +153,11 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
         options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
                                   depth, judged_only, collection, None, score_precision)
         with warnings_as_lines():
-            lines = trec_eval_file_lines(qrels_file, run_file, options)
-        formats.write_text(output, trec_eval_text(lines))
+            file_lines = trec_eval_file_lines(qrels_file, run_file, options)
+        # Written a block of lines at a time: a streamed evaluation's -q lines are made as they are read.
+        with open_output(output) as handle:
+            for chunk in trec_eval_chunks(file_lines):
+                handle.write(chunk)
         return
     qrels = formats.read_qrels(qrels_file)
     run = formats.read_run(run_file, extra_columns=True)

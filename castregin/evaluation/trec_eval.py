@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
@@ -136,7 +137,8 @@ def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None
     return None
 
 
-def trec_eval_file_lines(qrels_path, run_path, options: TrecEvalOptions = TrecEvalOptions()) -> list[TrecEvalLine]:
+def trec_eval_file_lines(qrels_path, run_path,
+                         options: TrecEvalOptions = TrecEvalOptions()) -> Sequence[TrecEvalLine]:
     """:func:`trec_eval_lines` of two files: large inputs streamed through the engine where
     :func:`stream_refusal` allows (large: :func:`castregin.evaluation.small.small_inputs`), else both read whole
     and evaluated by the rules."""

@@ -675,6 +675,9 @@ class NotStreamable(Exception):
         self.reason = reason
         self.advice = advice
         self.data = data
+        #: The text columns' checks (see :class:`_Lines`) of the lines read before this reason came, which the
+        #: reader makes first.
+        self.unchecked: list[tuple[str, Any]] | None = None
 
 
 #: Bytes that Python's ``str.split()`` splits at (besides the file's separator) and pyarrow's parser keeps in a field.
@@ -691,8 +694,11 @@ def _same_tokens(column) -> bool:
     shifting the fields after it. So a field must be non-empty, ASCII, and free of those bytes (and of
     NUL, which the line reader refuses with its line).
     The bytes of a column are checked at once, with the byte searches of ``bytes`` (``memchr``):
-    a few milliseconds for a file of 200 MB.
+    a few milliseconds for a file of 200 MB. ``column`` may be a list of arrays (the record batches of
+    a group, see :meth:`TurnStream._pieces`), each checked in turn.
     """
+    if isinstance(column, list):
+        return bool(column) and all(_same_tokens(chunk) for chunk in column)
     if not len(column):
         return False
     offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4)
@@ -754,10 +760,17 @@ class _Layout:
         pa = arrow()[0]
         return {name: pa.float64() if name in self.numbers else pa.binary() for name in self.columns}
 
+    def read_here(self) -> set[str]:
+        """The columns the parsing thread puts into one array per group of batches (it compares neighbouring
+        turns, and hands the values over): the others stay the batches' arrays (the items, which pyarrow
+        takes as chunks as they are, and those that are only checked)."""
+        return {"turn", self.values}
+
     def values_of(self, columns: dict) -> np.ndarray:
         if self.values in self.numbers:
             values = to_numpy(columns[self.values], np.float64)
-            finite = all(np.isfinite(to_numpy(columns[name], np.float64)).all() for name in self.numbers)
+            finite = all(np.isfinite(to_numpy(chunk, np.float64)).all() for name in self.numbers
+                         for chunk in _arrays(columns[name]))
             if not finite:
                 columns_named = " or ".join(self.numbers)
                 raise NotStreamable(f"its {columns_named} column holds a value that is not a finite number")
@@ -776,19 +789,34 @@ _QRELS_LAYOUT = _Layout(("turn", "iteration", "item", "label"), ("turn", "iterat
 
 class _Lines:
     """Consecutive lines as parsed: item ids, values (scores or labels), and where turns begin (``starts``,
-    ``names``)."""
+    ``names``). ``unchecked``: the checks of the text columns of the group of record batches these lines
+    begin, in the columns' order (``(name, True or False)``, or ``(name, column)`` for one whose fields the
+    reader checks, :meth:`TurnStream.parts`); None once checked or when another part of the group carries them."""
 
-    def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str]):
+    def __init__(self, items, values: np.ndarray, starts: np.ndarray, names: list[str],
+                 unchecked: list[tuple[str, Any]] | None = None):
         self.items, self.values, self.starts, self.names = items, values, starts, names
+        self.unchecked = unchecked
 
     def __len__(self) -> int:
         return len(self.values)
 
     def split(self, at: int) -> tuple[_Lines, _Lines]:
-        """The lines before ``at`` and those from ``at`` on."""
+        """The lines before ``at`` and those from ``at`` on (the checks of their batch go with the first)."""
         before = int(np.searchsorted(self.starts, at))
-        return (_Lines(self.items.slice(0, at), self.values[:at], self.starts[:before], self.names[:before]),
+        return (_Lines(self.items.slice(0, at), self.values[:at], self.starts[:before], self.names[:before],
+                       self.unchecked),
                 _Lines(self.items.slice(at), self.values[at:], self.starts[before:] - at, self.names[before:]))
+
+
+def _check_tokens(unchecked: list[tuple[str, Any]] | None) -> None:
+    """Raise :class:`NotStreamable` where a text column's fields are not the line reader's tokens
+    (:func:`_same_tokens`); a column given as True or False was checked already (the turn column, see
+    :meth:`TurnStream._checked`)."""
+    for name, column in unchecked or ():
+        if column is False or (column is not True and not _same_tokens(column)):
+            raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
+                                "other than the separator")
 
 
 @dataclass
@@ -888,14 +916,26 @@ class TurnStream:
 
     def parts(self):
         """The pieces as parsed and checked, before their items are numbered: ``(parts, first row)``,
-        ``parts`` the :class:`_Lines` of consecutive record batches, whole turns together."""
+        ``parts`` the :class:`_Lines` of consecutive record batches, whole turns together.
+
+        The item column's fields are checked here, in the reader's thread, rather than in the parsing
+        thread, which is the longer of the two on large runs; in the file's order, so that the reason a
+        file is not streamed is the same whichever thread is ahead (see :meth:`_pieces`).
+        """
         while True:
             item = self._queue.get()
             if item is _END:
                 return
-            if isinstance(item, NotStreamable):
-                item.data = self._data
-                raise item
+            try:
+                if isinstance(item, NotStreamable):
+                    _check_tokens(item.unchecked)  # the lines parsed before the reason came first
+                    raise item
+                for part in item[0]:
+                    _check_tokens(part.unchecked)
+                    part.unchecked = None
+            except NotStreamable as why:
+                why.data = self._data
+                raise
             names = [name for part in item[0] for name in part.names]
             self.turns.extend(names)
             yield item
@@ -937,8 +977,26 @@ class TurnStream:
         pending: list[_Lines] = []
         count = rows = 0
         last_turn = None
-        for batch in self._grouped(reader):
-            lines, last_turn = self._checked(batch, last_turn, seen)
+        groups = self._grouped(reader)
+        read_here = self._layout.read_here()
+        while True:
+            unchecked: list[tuple[str, Any]] = []
+            try:
+                group = next(groups, None)
+                if group is None:
+                    break
+                # One array per column read here; the others (the items, the columns only checked) stay lists of
+                # the batches' arrays, never put together.
+                columns = {name: _one_array([batch.column(name) for batch in group]) if name in read_here
+                           else [batch.column(name) for batch in group] for name in self._layout.columns}
+                lines, last_turn = self._checked(columns, last_turn, seen, unchecked)
+            except Exception as err:  # noqa: BLE001 - handed over as NotStreamable (see _produce)
+                # What stops the stream here comes after the text of the lines read before it, which the
+                # reader checks first (the reason would otherwise depend on which thread is ahead).
+                why = err if isinstance(err, NotStreamable) else NotStreamable(
+                    f"pyarrow's parser stopped ({' '.join(str(err).split())[:200]})")
+                why.unchecked = [*(c for part in pending for c in part.unchecked or ()), *unchecked]
+                raise why from None
             pending.append(lines)
             count += len(lines)
             # Cut where the batch's last turn begins: that turn may go on in the next batch.
@@ -954,7 +1012,7 @@ class TurnStream:
             raise NotStreamable("it has no lines")  # the line reader says that the file is empty
 
     def _grouped(self, reader):
-        """The reader's record batches, :data:`CHECK_BATCHES` at a time put into one.
+        """The reader's record batches, :data:`CHECK_BATCHES` at a time (lists of batches, checked together).
 
         The checks cost a fixed few hundred microseconds a batch beside their work per line: on
         groups of batches they cost about half as much in all, while the parser keeps reading the
@@ -969,24 +1027,17 @@ class TurnStream:
             if batch.num_rows:  # else a block of blank lines
                 group.append(batch)
             if len(group) == CHECK_BATCHES:
-                yield _one_batch(group)
+                yield group
                 group = []
         if group and not self._stop.is_set():
-            yield _one_batch(group)
+            yield group
 
-    def _checked(self, batch, last_turn: bytes | None, seen: set[str]) -> tuple[_Lines, bytes]:
-        """A record batch's lines, checked, and its last turn; a turn seen before is NotStreamable."""
+    def _checked(self, columns: dict, last_turn: bytes | None, seen: set[str],
+                 unchecked: list[tuple[str, Any]]) -> tuple[_Lines, bytes]:
+        """A group of record batches' lines (``columns``: arrays, or lists of the batches' arrays), checked, and its
+        last turn; a turn seen before is NotStreamable. The text columns' checks go into ``unchecked`` (see
+        :class:`_Lines`), the item column's left to the reader."""
         pa, pc, _ = arrow()
-        columns = dict(zip(self._layout.columns, batch.columns, strict=True))
-        for name in self._layout.text:
-            if not _same_tokens(columns[name]):
-                raise NotStreamable(f"its {name} column holds a field that is empty, not ASCII or holds whitespace "
-                                    "other than the separator")
-        values = self._layout.values_of(columns)
-        if self.tag is None and "tag" in columns:
-            self.tag = columns["tag"][0].as_py().decode()
-        if "tag" in columns:
-            self.last_tag = columns["tag"][len(columns["tag"]) - 1].as_py().decode()  # trec_eval's runid
         turn = columns["turn"]
         size = len(turn)
         # Turns begin where a line's turn differs from the line before's: no hashing of every line's turn.
@@ -994,13 +1045,34 @@ class TurnStream:
         starts = to_numpy(pc.indices_nonzero(differs), np.uint64).astype(np.int64) + 1
         if turn[0].as_py() != last_turn:
             starts = np.r_[0, starts]
-        names = [name.decode() for name in turn.take(arrow_indices(starts)).to_pylist()]
+        raw_names = turn.take(arrow_indices(starts)).to_pylist()
+        # The text columns in order, each checked here (True or False) or, the item column, left to the reader
+        # (:meth:`parts`), which holds it anyway: the parsing thread is the longer one on large runs.
+        for name in self._layout.text:
+            if name == "turn":
+                # Each turn field is the same bytes as the first of its run (the previous group's last turn, checked
+                # there, or one of these): checking those checks them all.
+                joined = b"".join(raw_names)
+                unchecked.append((name, all(raw_names) and joined.isascii() and b"\x00" not in joined
+                                  and not any(byte in joined for byte in _SPLIT_BYTES)))
+            else:
+                unchecked.append((name, _arrays(columns[name]) if name == "item" else _same_tokens(columns[name])))
+        if any(checked is False for _, checked in unchecked):
+            _check_tokens(unchecked)  # the first in order that fails (the item column's, too, if before)
+        values = self._layout.values_of(columns)
+        if "tag" in columns:
+            tags = columns["tag"]
+            if self.tag is None:
+                self.tag = tags[0][0].as_py().decode()
+            self.last_tag = tags[-1][len(tags[-1]) - 1].as_py().decode()  # trec_eval's runid
+        names = [name.decode() for name in raw_names]
         for name in names:
             if name in seen:
                 raise NotStreamable(f"turn {name} comes back after other turns",
                                     "write each turn's lines together to evaluate it in constant memory")
             seen.add(name)
-        return _Lines(columns["item"].view(pa.string()), values, starts, names), turn[size - 1].as_py()
+        items = pa.chunked_array([chunk.view(pa.string()) for chunk in _arrays(columns["item"])], type=pa.string())
+        return _Lines(items, values, starts, names, unchecked), turn[size - 1].as_py()
 
     # --- in the caller's thread ----------------------------------------------------------------
 
@@ -1011,7 +1083,8 @@ class TurnStream:
         starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         names = [name for part in parts for name in part.names]
         turn_codes = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(np.r_[starts, offsets[-1]]))
-        items = pa.chunked_array([part.items for part in parts if len(part)], type=pa.string())
+        items = pa.chunked_array([chunk for part in parts for chunk in part.items.chunks if len(chunk)],
+                                 type=pa.string())
         batch_lines, batch_turns = _batches(turn_codes, len(names))
         first = self._number_first(names, batch_turns) if self._number_first is not None else None
         encoded = _encode_items(items, turn_codes, batch_lines, 1, first[1] if first else None)
@@ -1041,13 +1114,14 @@ class TurnStream:
         raise AssertionError("the line reader accepts a pair twice")
 
 
-def _one_batch(batches: list):
-    """Record batches of one schema as one batch, each column one array."""
-    if len(batches) == 1:
-        return batches[0]
-    pa = arrow()[0]
-    columns = [pa.concat_arrays([batch.column(i) for batch in batches]) for i in range(batches[0].num_columns)]
-    return pa.RecordBatch.from_arrays(columns, schema=batches[0].schema)
+def _one_array(arrays: list):
+    """Arrays of one type as one array."""
+    return arrays[0] if len(arrays) == 1 else arrow()[0].concat_arrays(arrays)
+
+
+def _arrays(column) -> list:
+    """The arrays of a column given as an array or a list of arrays."""
+    return column if isinstance(column, list) else [column]
 
 
 def _separator(head: bytes) -> str:
@@ -1106,8 +1180,10 @@ def _sorted_within_turns(items, starts: np.ndarray) -> bool:
         return True
     ascending = pc.less(items.slice(0, len(items) - 1), items.slice(1))
     not_ascending = to_numpy(pc.indices_nonzero(pc.invert(ascending)), np.uint64).astype(np.int64) + 1
-    # Where items do not ascend, a new turn must begin.
-    return bool(np.isin(not_ascending, starts).all())
+    # Where items do not ascend, a new turn must begin. ``starts`` ascend: a binary search, not np.isin,
+    # whose np.unique imports numpy.ma (a tenth of a second at the start of every large evaluate).
+    at = np.minimum(np.searchsorted(starts, not_ascending), len(starts) - 1)
+    return not len(not_ascending) or bool(len(starts) and (starts[at] == not_ascending).all())
 
 
 def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> ColumnarQrels:
@@ -1117,10 +1193,9 @@ def _qrels_of_pieces(stream: TurnStream, name: str, positive_only: bool) -> Colu
     memory of a qrels read is about that of its kept items, whatever the file's size. A piece
     whose items do not ascend within its turns is checked for an item judged twice by hashing.
     """
-    pa = arrow()[0]
     items, labels, counts = _GrowingStrings(), _Growing(np.int8), _Growing(np.int64)
     for parts, first_row in stream.parts():
-        piece_items = pa.concat_arrays([part.items for part in parts]) if len(parts) > 1 else parts[0].items
+        piece_items = _one_array([chunk for part in parts for chunk in part.items.chunks])
         offsets = np.cumsum([0, *(len(part) for part in parts)])
         starts = np.concatenate([part.starts + offset for part, offset in zip(parts, offsets[:-1], strict=True)])
         if not _sorted_within_turns(piece_items, starts):

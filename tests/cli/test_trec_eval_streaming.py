@@ -211,3 +211,36 @@ def test_max_per_query_streamed_warns_of_few_judged_as_the_rules_do(tmp_path, cl
     rules = cli("trec_eval", "-M", "100", "-m", "P.5", qrels, run)
     assert streamed.stdout_bytes == rules.stdout_bytes
     assert "judged" not in rules.stderr and "judged" not in streamed.stderr, streamed.stderr
+
+
+def test_the_per_query_lines_are_made_and_written_a_block_at_a_time(random_cases, cli, monkeypatch):  # noqa: F811
+    """The streamed -q lines are made from the per-turn values a few topics at a time and printed a few lines at a
+    time (blocks cut within a topic's lines): still the binary's bytes."""
+    from castregin.evaluation import trec_eval_stream
+    from castregin.render import trec
+
+    monkeypatch.setattr(trec_eval_stream, "_TOPICS_AT_A_TIME", 2)
+    monkeypatch.setattr(trec, "LINES_PER_CHUNK", 7)
+    streamed = 0
+    for name, options, qrels, run in random_cases:
+        if "-q" in options.split() and _streamable(options):
+            out, was_streamed = _streamed(cli, options, qrels, run)
+            assert out == gzip.decompress((GOLDEN / name).read_bytes()) and was_streamed, (name, options)
+            streamed += 1
+    assert streamed >= 6
+
+
+def test_streamed_lines_read_by_index_as_in_order(random_cases):  # noqa: F811
+    """The lazy lines of the streaming path read by index (from either end, or a slice) as they iterate."""
+    from castregin.evaluation.trec_eval import trec_eval_file_lines
+
+    _, _, qrels, run = next(c for c in random_cases if c[1].startswith("-q") and _streamable(c[1]))
+    with streaming() as calls:
+        lines = trec_eval_file_lines(qrels, run, TrecEvalOptions(("all_trec",), per_query=True))
+    assert calls
+    listed = list(lines)
+    assert len(lines) == len(listed) > 100
+    assert [lines[i] for i in range(len(listed))] == listed
+    assert lines[-1] == listed[-1] and lines[3:9] == listed[3:9]
+    with pytest.raises(IndexError):
+        lines[len(listed)]

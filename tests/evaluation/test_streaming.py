@@ -223,11 +223,40 @@ def test_a_large_run_read_whole_says_so_once(tmp_path, monkeypatch):
                       "memory (30 lines); write each turn's lines together to evaluate it in constant memory")]
 
 
+@pytest.mark.parametrize("where", [1, 2, 9, 14, 20])
+def test_the_first_reason_in_the_file_is_said_whichever_thread_finds_it(tmp_path, monkeypatch, where):
+    """The parsing thread finds a turn that comes back, the reading thread a field that is not ASCII (checked
+    there, as the parsing thread is the longer one): the one met first in the file, a group of record
+    batches at a time, is the reason said, whichever thread is ahead."""
+    monkeypatch.setattr(evaluate_module, "WHOLE_RUN_NOTE_LINES", 10)
+    lines = _run_text().splitlines(keepends=True)
+
+    def accent(line: str) -> str:
+        return line.replace("\tQ0\td", "\tQ0\té")  # UTF-8: the line reader reads it
+
+    accented = [*lines[:where], accent(lines[where]), *lines[where + 1:]]
+    t0_again = "".join([*accented[:3], *accented[5:], *accented[3:5]])  # t0 comes back at the end
+    cases = [(t0_again, 64, "its item column holds a field"), (t0_again, 4096, "its item column holds a field")]
+    if where < 10:
+        # t0 comes back early (line 8), the accent comes last, in a later group of batches.
+        early = "".join([*lines[:3], *lines[5:10], *lines[3:5], *lines[10:-1], accent(lines[-1])])
+        cases.append((early, 64, "turn t0 comes back"))
+    for text, block, reason in cases:
+        with tiny_pieces(block=block), pytest.warns(InputWarning) as caught:
+            _evaluate_text(tmp_path, text)
+        notes = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+        assert len(notes) == 1 and reason in notes[0], (block, notes)
+
+
 @pytest.mark.parametrize("text, why", [
     ("t0\tQ0\td1\t1\t2\tr\nt0\tQ0\té\t2\t1\tr\n", "non-ASCII item"),
     ("t0 Q0 d1 1 2 r\nt0\tQ0\td2\t2\t1\tr\n", "both separators"),
     ("t0 Q0 d1 1 2 r\nt0 Q0 d2 2 1 r\n\n   \n", "a line of spaces"),
     ("t0 Q0 d1 1 2 r\nt0 Q0 d2  2 1 r\n", "a separator doubled"),
+    # The turn column is checked on the first field of each run of equal fields: one in the middle of a batch,
+    # in a turn of several lines, and a turn at a batch's start that goes on from the one before.
+    ("t0 Q0 d1 1 2 r\nt0 Q0 d2 2 1 r\nté Q0 d1 1 2 r\nté Q0 d2 2 1 r\nt1 Q0 d1 1 2 r\n", "non-ASCII turn"),
+    ("té Q0 d1 1 2 r\nté Q0 d2 2 1 r\nté Q0 d3 3 0 r\n", "non-ASCII turn, over batches"),
 ])
 def test_what_the_stream_cannot_vouch_for_is_read_whole(tmp_path, text, why):
     with tiny_pieces(lines=1) as whole:
