@@ -7,6 +7,20 @@ import re
 from dataclasses import dataclass, field
 
 
+def is_judged(label: int) -> bool:
+    """Whether a qrels label is a judgment: labels below 0 (CAsT-ReGIn's -1) mean "in the pool but
+    unjudged", a hole that ``qrels merge`` fills, ``judge --only-unjudged`` asks for and ``agreement``
+    leaves out; 0 and above are judgments."""
+    return label >= 0
+
+
+def judged_labels(labels) -> dict[str, dict[str, int]]:
+    """``labels`` (turn -> item -> label) without the unjudged ones (:func:`is_judged`); a turn left
+    with none is left out."""
+    kept = {turn: {item: label for item, label in items.items() if is_judged(label)} for turn, items in labels.items()}
+    return {turn: items for turn, items in kept.items() if items}
+
+
 def topic_of(turn: str) -> str:
     """The topic of a turn id: the part before the first ``_`` (``132_1-1`` -> ``132``)."""
     return turn.split("_", 1)[0]

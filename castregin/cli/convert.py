@@ -8,8 +8,6 @@ that use it, not by ``castregin --help``.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -18,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from ..errors import InputError
+from ..formats.common import without_cyclic_gc
 from ..formats.output import OutputSet, check_outputs, write_text
 from ..formats.trec import format_pool, read_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
@@ -98,6 +97,7 @@ def _finish(total: Warnings, strict: bool) -> None:
             raise InputError(f"{refused} warning{'s' if refused != 1 else ''} and --strict: nothing written")
 
 
+@without_cyclic_gc
 def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None, bank_out=None,
                  verbose: bool = False) -> None:
     """Convert each run into its target, one at a time; the outputs (and ``--bank-out``) are committed
@@ -109,7 +109,7 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
         for path, target in zip(runs, targets, strict=True):
             warnings = Warnings()
             # Streamed and spooled: memory stays flat, whatever the run's size.
-            with _cycle_collection_paused(), reader(path) as submission:
+            with reader(path) as submission:
                 written = write_ranked(outputs.open(target), convert(submission, warnings), submission.tag)
             _report(warnings, verbose)
             total.extend(warnings)
@@ -120,20 +120,6 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
         _finish(total, strict)
         if bank_out is not None:
             outputs.write_text(bank_out, bank.text())
-
-
-@contextlib.contextmanager
-def _cycle_collection_paused():
-    """Python's cycle collector off while a run is converted: a large run makes millions of short-lived
-    tuples (no cycles among them) that it would scan for nothing, 15% of `convert questions`' time on
-    docs/speed.md's 467 MB run. Memory is freed by reference counts all the same."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 _OUTPUT_OPTIONS = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
@@ -138,7 +138,7 @@ def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None
 
 
 def trec_eval_file_lines(qrels_path, run_path,
-                         options: TrecEvalOptions = TrecEvalOptions()) -> Sequence[TrecEvalLine]:
+                         options: TrecEvalOptions = TrecEvalOptions()) -> Iterable[TrecEvalLine]:
     """:func:`trec_eval_lines` of two files: large inputs streamed through the engine where
     :func:`stream_refusal` allows (large: :func:`castregin.evaluation.small.small_inputs`), else both read whole
     and evaluated by the rules."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
@@ -95,12 +95,12 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
 _TOPICS_AT_A_TIME = 1 << 10
 
 
-class StreamedLines(Sequence):
-    """The lines of a streamed evaluation, read as a sequence of ``(measure, query, value)``: the per-query
+class StreamedLines:
+    """The ``(measure, query, value)`` lines of a streamed evaluation, in order: the per-query
     lines are made from the per-turn values (one float array per measure) as they are read, a block of
     topics at a time, so that ``-q`` holds eight bytes a value rather than a tuple and a float object per
     line (some 100 bytes: 450 MB for ``-m all_trec`` at 50,000 topics). The values are those of the arrays'
-    ``tolist``, so the text printed is the same."""
+    ``tolist``, so the text printed is the same. Read in order only (:func:`render.trec.trec_eval_chunks`)."""
 
     def __init__(self, columns: list[tuple[str, Any, str]], topics: list[str], summary: list):
         #: Per printed measure: its name, its values in the topics' order, and how each is printed
@@ -108,9 +108,6 @@ class StreamedLines(Sequence):
         self._columns = columns
         self._topics = topics
         self._summary = summary
-
-    def __len__(self) -> int:
-        return len(self._topics) * len(self._columns) + len(self._summary)
 
     def __iter__(self) -> Iterator[tuple[str, str, Any]]:
         for begin in range(0, len(self._topics), _TOPICS_AT_A_TIME):
@@ -120,26 +117,6 @@ class StreamedLines(Sequence):
                 for name, values in block:
                     yield name, topic, values[t]
         yield from self._summary
-
-    @overload
-    def __getitem__(self, index: int) -> tuple[str, str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[tuple[str, str, Any]]: ...
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return list(self)[index]
-        count = len(self)
-        if not -count <= index < count:
-            raise IndexError("line index out of range")
-        index %= count
-        per_query = len(self._topics) * len(self._columns)
-        if index >= per_query:
-            return self._summary[index - per_query]
-        topic, column = divmod(index, len(self._columns))
-        name, values, kind = self._columns[column]
-        return name, self._topics[topic], _printed(values[topic:topic + 1], kind)[0]
 
 
 def _printed(values, kind: str) -> list:

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..errors import InputError
-from .common import json_text
-from .crowd import without_cyclic_gc
+from .common import json_text, without_cyclic_gc
 from .output import OutputSet, check_outputs
 from .trec import format_qrels
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import functools
-import gc
 import io
 import json
 import os
@@ -29,7 +27,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..limits import MAX_JSON_DEPTH, MAX_SCALE_LABELS
-from .common import decode, deeper_than, display_name, nested_too_deeply, read_bytes
+from .common import decode, deeper_than, display_name, nested_too_deeply, read_bytes, without_cyclic_gc
 
 INPUT_FORMATS = ("auto", "long", "mturk")
 ID_ROLES = ("worker_id", "turn_id", "item_id", "status")
@@ -37,26 +35,6 @@ DEFAULT_SCALE = (0, 3)
 GOLD_COLUMNS = ("turn_id", "item_id", "criterion", "min_label", "max_label")
 
 _INTEGER = r"[+-]?[0-9]+"
-
-
-def without_cyclic_gc(function):
-    """``function`` run with Python's cyclic garbage collector paused.
-
-    Reading and aggregating millions of labels make millions of strings, lists and dicts, none in
-    a cycle; the collector, set off by every few hundred of them, would walk them all again and
-    again (a third of the time spent building qrels dicts).
-    """
-    @functools.wraps(function)
-    def paused(*args, **kwargs):
-        if not gc.isenabled():
-            return function(*args, **kwargs)
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return paused
 
 
 def default_columns(input_format: str, criteria: Sequence[str]) -> dict[str, str]:

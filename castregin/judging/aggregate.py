@@ -34,7 +34,8 @@ import pandas as pd
 
 from ..data import topic_of
 from ..errors import InputError, InputWarning
-from ..formats.crowd import Judgments, labelled_rows, without_cyclic_gc
+from ..formats.common import without_cyclic_gc
+from ..formats.crowd import Judgments, labelled_rows
 from ..labels import ROUNDINGS, divide_rounded, turns_with_label
 from ..statistics import fleiss_kappa, row_sums
 from .agreement import alpha_from_coincidences, coincidence_matrix, label_counts, worker_kappas

@@ -39,7 +39,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..data import natural_key, topic_of
+from ..data import is_judged, judged_labels, natural_key, topic_of
 from ..errors import InputError, InputWarning
 from ..statistics import cohen_kappa_from_confusion
 from .agreement import LEVELS, alpha_from_coincidences, coincidence_matrix
@@ -205,12 +205,6 @@ def alpha_of_all(sources: Sequence[Labels]) -> dict:
     return out
 
 
-def judged_labels(labels: Labels) -> dict[str, dict[str, int]]:
-    """``labels`` without those below 0 (in the pool but unjudged); a turn left with none is left out."""
-    kept = {turn: {item: label for item, label in items.items() if label >= 0} for turn, items in labels.items()}
-    return {turn: items for turn, items in kept.items() if items}
-
-
 def check_settings(rel_level: int, samples: int, confidence: float, negative_labels: str = "unjudged") -> None:
     """Refuse settings no interval or binarisation can have, in one line."""
     if negative_labels not in NEGATIVE_LABELS:
@@ -241,7 +235,8 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
     warned about (its statistics are NaN); none sharing any is an :class:`InputError`.
     """
     check_settings(rel_level, samples, confidence, negative_labels)
-    below_zero = [sum(label < 0 for items in labels.values() for label in items.values()) for _, labels in sources]
+    below_zero = [sum(not is_judged(label) for items in labels.values() for label in items.values())
+                  for _, labels in sources]
     if negative_labels == "unjudged":
         sources = [(name, judged_labels(labels) if below else labels)
                    for (name, labels), below in zip(sources, below_zero, strict=True)]

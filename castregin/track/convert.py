@@ -19,14 +19,16 @@ import contextlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from itertools import count as counting
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..data import Qrels, Run
 from ..errors import InputError
+from ..formats.common import without_cyclic_gc
 from ..formats.submissions import BankFile, Submission, read_bank, read_main_run, read_mi_run
+from ..formats.trec import score_texts
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -478,26 +480,6 @@ def write_ranked(handle: SupportsWrite[str], ranked: Iterable[Ranked], tag: str)
     return lines
 
 
-def score_texts(scores: Sequence[float]) -> list[str]:
-    """``repr(float(score))`` of each score (the SPEC's text of a score, as ``format_score`` writes it).
-
-    msgspec writes a list of floats many times faster, in the same shortest digits that round-trip; its
-    text differs from ``repr`` only in the exponent (``1e16`` for ``1e+16``, ``1e-7`` and ``0.00001`` for
-    ``1e-07`` and ``1e-05``), in ``null`` for NaN and infinities, and for what is not a float (an int
-    has no ``.``, a string quotes). A turn whose text shows any of those is written by ``repr``
-    (tested against ``repr`` on random doubles of every exponent).
-    """
-    from msgspec.json import encode  # once a turn: the conversions alone import msgspec
-
-    try:
-        text = encode(scores).decode()
-    except TypeError:  # not a number msgspec writes (say numpy's float32): repr decides
-        text = "e"
-    if "e" in text or "n" in text or '"' in text or "0.0000" in text or text.count(".") != len(scores):
-        return [repr(float(score)) for score in scores]
-    return text[1:-1].split(",")
-
-
 def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run:
     """Collect ranked turns into a :class:`~castregin.data.Run`."""
     run = Run(tag=tag, source=source)
@@ -507,6 +489,7 @@ def to_run(ranked: Iterable[Ranked], tag: str, source: str | None = None) -> Run
     return run
 
 
+@without_cyclic_gc
 def convert_questions(path: str | os.PathLike, bank: Bank, *, official_turns: Collection[str] | None = None,
                       depth: int | None = None) -> tuple[Run, Warnings]:
     """A mixed-initiative JSON run as a :class:`Run` over ``bank`` (which grows), with the warnings."""
@@ -516,6 +499,7 @@ def convert_questions(path: str | os.PathLike, bank: Bank, *, official_turns: Co
         return to_run(ranked, submission.tag, submission.source), warnings
 
 
+@without_cyclic_gc
 def convert_responses(path: str | os.PathLike, bank: Bank, *, depth: int = 3, passage_qrels: Qrels | None = None,
                       rel_level: int = 2, official_turns: Collection[str] | None = None) -> tuple[Run, Warnings]:
     """A main-task JSON run as a response :class:`Run` over ``bank`` (which grows), with the warnings."""
@@ -526,6 +510,7 @@ def convert_responses(path: str | os.PathLike, bank: Bank, *, depth: int = 3, pa
         return to_run(ranked, submission.tag, submission.source), warnings
 
 
+@without_cyclic_gc
 def convert_passages(path: str | os.PathLike, *,
                      official_turns: Collection[str] | None = None) -> tuple[Run, Warnings]:
     """A main-task JSON run as the passage :class:`Run` NIST judged, with the warnings."""

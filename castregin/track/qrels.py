@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from ..data import Qrels, topic_of
+from ..data import Qrels, is_judged, topic_of
 from ..errors import InputError
 from ..labels import mean_rounded, turns_with_label
 
@@ -91,7 +91,7 @@ def merge(qrels_list: Sequence[Qrels]) -> tuple[Qrels, dict[tuple[str, str], int
         for turn, items in qrels.labels.items():
             for item, label in items.items():
                 known = labels.get(turn, {}).get(item)
-                if known is None or (known < 0 <= label):
+                if known is None or (not is_judged(known) and is_judged(label)):
                     labels.setdefault(turn, {})[item] = label
                     source[turn, item] = position
     return Qrels(labels, name="+".join(q.name for q in qrels_list), source=None), source

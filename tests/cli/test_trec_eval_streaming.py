@@ -228,19 +228,3 @@ def test_the_per_query_lines_are_made_and_written_a_block_at_a_time(random_cases
             assert out == gzip.decompress((GOLDEN / name).read_bytes()) and was_streamed, (name, options)
             streamed += 1
     assert streamed >= 6
-
-
-def test_streamed_lines_read_by_index_as_in_order(random_cases):  # noqa: F811
-    """The lazy lines of the streaming path read by index (from either end, or a slice) as they iterate."""
-    from castregin.evaluation.trec_eval import trec_eval_file_lines
-
-    _, _, qrels, run = next(c for c in random_cases if c[1].startswith("-q") and _streamable(c[1]))
-    with streaming() as calls:
-        lines = trec_eval_file_lines(qrels, run, TrecEvalOptions(("all_trec",), per_query=True))
-    assert calls
-    listed = list(lines)
-    assert len(lines) == len(listed) > 100
-    assert [lines[i] for i in range(len(listed))] == listed
-    assert lines[-1] == listed[-1] and lines[3:9] == listed[3:9]
-    with pytest.raises(IndexError):
-        lines[len(listed)]

@@ -374,3 +374,24 @@ def test_the_cycle_collector_is_on_again_after_a_conversion(score, tmp_path, ban
     result = cli("convert", "questions", run, "--bank", bank, "-o", tmp_path / "out.run")
     assert result.exit_code == (0 if score == 1.5 else 1)
     assert gc.isenabled()
+
+
+def test_the_cycle_collector_is_paused_while_the_api_and_the_command_convert(tmp_path, bank, cli, monkeypatch):
+    # The pause is what takes 15% off (docs/speed.md): seen from inside the conversion, both ways in.
+    from castregin.track import convert
+
+    seen = []
+
+    def spy(real):
+        def spying(*args, **kwargs):
+            seen.append(gc.isenabled())
+            return real(*args, **kwargs)
+        return spying
+
+    monkeypatch.setattr(convert, "iter_questions", spy(convert.iter_questions))
+    monkeypatch.setattr(convert, "write_ranked", spy(convert.write_ranked))
+    run = write(tmp_path / "run.json", mi_run({"1_1-1": [("Q0001", 1.5)]}))
+    convert.convert_questions(run, Bank(BANK))
+    assert gc.isenabled() and seen == [False]
+    assert cli("convert", "questions", run, "--bank", bank, "-o", tmp_path / "out.run").exit_code == 0
+    assert gc.isenabled() and seen == [False, False, False]  # iter_questions, then write_ranked

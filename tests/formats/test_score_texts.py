@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from castregin.track.convert import score_texts
+from castregin.formats.trec import score_texts
 
 doubles = st.integers(0, 2**64 - 1).map(lambda bits: struct.unpack("<d", bits.to_bytes(8, "little"))[0])
 scores = st.one_of(st.floats(), doubles, st.floats(min_value=-1e3, max_value=1e3), st.integers(-(2**60), 2**60),
