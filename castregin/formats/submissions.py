@@ -619,21 +619,32 @@ class _MIBatches:
 
         self._decode = _mi_decoder().decode
         self._refused = (msgspec.DecodeError, RecursionError)
-        #: The first member's name of the run's first turn, as JSON text: turns are told apart by it.
+        #: The first member's name of the last turn json read, as JSON text: turns are told apart by it.
         self.key: str | None = None
         self.json_until = 0  # json reads the turns before this offset of the document
+        #: No separator of turns with these keys before this offset: where a scan found none, that text
+        #: is scanned again with one other key at most (the key of a turn json read meanwhile), so that a
+        #: run whose turns change shape is scanned in linear time, not once a turn.
+        self._unseparated: tuple[int, frozenset[str]] = (0, frozenset())
 
     def learn(self, turn) -> None:
-        """Take the key that separates turns from the first turn, read by json."""
+        """Take the key that separates turns from a turn json read (the turns' shape may change)."""
         if type(turn) is dict and turn:
             self.key = json.dumps(next(iter(turn)), ensure_ascii=False)
 
     def read(self, stream: _Stream, reader: _TurnReader) -> bool:
         """Read and spool a batch of turns from ``stream.pos`` on; False where json must read the next turn."""
-        if self.key is None or stream.offset + stream.pos < self.json_until:
+        here = stream.offset + stream.pos
+        if self.key is None or here < self.json_until:
+            return False
+        until, keys = self._unseparated
+        inside = here < until
+        if inside and (self.key in keys or len(keys) > 1):
             return False
         end = stream.batch_end(self.key)
         if end < 0:
+            scanned = frozenset({self.key})
+            self._unseparated = (stream.offset + len(stream.text), keys | scanned if inside else scanned)
             return False
         try:
             turns = self._decode("[" + stream.text[stream.pos:end] + "]")
@@ -760,7 +771,7 @@ def _walk_turns(stream: _Stream, reader: _TurnReader) -> None:
         if batches is None or not batches.read(stream, reader):
             turn = stream.value()
             reader.turn(turn)
-            if batches is not None and batches.key is None:
+            if batches is not None:
                 batches.learn(turn)
         stream.set_mark(_AFTER_ITEM)
         char = stream.skip()
