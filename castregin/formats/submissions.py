@@ -607,8 +607,8 @@ class _MIBatches:
     ``[`` and ``]`` around it. Where msgspec reads it as a list of turns, the separator is one (a cut
     inside a turn would leave an object open) and json would read the same values: msgspec accepts
     less JSON than json (no NaN or Infinity, no lone surrogate, no nesting past 1,024 levels), reads
-    numbers to the same floats (a score is only ever used as a float) and ignores members the turn's
-    schema ignores too. Only an integer score of 2**1023 or more would differ (json's TooLarge, an
+    numbers to the same floats (a score is only ever used as a float); a turn or question with a member
+    its type does not name is refused (json reads it: the member's value may be one json refuses). Only an integer score of 2**1023 or more would differ (json's TooLarge, an
     error): such a batch is refused. msgspec's types check what the fast test (:func:`_mi_columns`)
     checks, but for the turn id's spaces and the scores' bound, checked here. A batch msgspec refuses is
     read again by json a turn at a time (``json_until``), so errors and their messages stay json's.
@@ -669,8 +669,12 @@ def _mi_decoder():
     import msgspec
 
     # Made at run time, so list[...] is spelled as the alias it is (a type checker sees no type here).
-    question = msgspec.defstruct("Question", [("question", str), ("score", float)], gc=False)
-    turn = msgspec.defstruct("Turn", [("turn_id", str), ("questions", GenericAlias(list, (question,)))], gc=False)
+    # A member they do not name is refused, not skipped: its value could be one json refuses (nested a
+    # few levels too deeply for json, which msgspec reads), so the turn is left to json.
+    question = msgspec.defstruct("Question", [("question", str), ("score", float)], gc=False,
+                                 forbid_unknown_fields=True)
+    turn = msgspec.defstruct("Turn", [("turn_id", str), ("questions", GenericAlias(list, (question,)))], gc=False,
+                             forbid_unknown_fields=True)
     return msgspec.json.Decoder(GenericAlias(list, (turn,)))
 
 
