@@ -606,12 +606,13 @@ class _MIBatches:
     A batch is the text from a turn's ``{`` to a separator of turns (:meth:`_Stream.batch_end`) with
     ``[`` and ``]`` around it. Where msgspec reads it as a list of turns, the separator is one (a cut
     inside a turn would leave an object open) and json would read the same values: msgspec accepts
-    less JSON than json (no NaN or Infinity, no lone surrogate, no nesting past 1,024 levels), reads
-    numbers to the same floats (a score is only ever used as a float); a turn or question with a member
-    its type does not name is refused (json reads it: the member's value may be one json refuses). Only an integer score of 2**1023 or more would differ (json's TooLarge, an
-    error): such a batch is refused. msgspec's types check what the fast test (:func:`_mi_columns`)
-    checks, but for the turn id's spaces and the scores' bound, checked here. A batch msgspec refuses is
-    read again by json a turn at a time (``json_until``), so errors and their messages stay json's.
+    less JSON than json (no NaN or Infinity, no lone surrogate) and reads numbers to the same floats (a
+    score is only ever used as a float). A turn or question with a member its type does not name is
+    refused (its value may be nested a few levels too deeply for json, which msgspec reads). Only an
+    integer score of 2**1023 or more would differ (json's TooLarge, an error): such a batch is refused.
+    msgspec's types check what the fast test (:func:`_mi_columns`) checks, but for the turn id's spaces
+    and the scores' bound, checked here. A batch msgspec refuses is read again by json a turn at a time
+    (``json_until``), so errors and their messages stay json's.
     """
 
     def __init__(self):
