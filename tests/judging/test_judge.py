@@ -691,17 +691,14 @@ def test_a_cache_whose_schema_cannot_be_written_leaves_nothing(inputs, server, t
     """The cache's file is made, then its schema cannot be written (here no file may grow: RLIMIT_FSIZE 0,
     SIGXFSZ ignored so that the write fails instead): one error line, and neither the file nor the
     directories castregin made are left."""
-    import resource
-
-    def no_file_may_grow():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
+    # The child sets its own limit (no preexec_fn: this process runs the server's thread).
+    limited = ("import resource, runpy, signal, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); "
+               "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); sys.argv[0] = 'castregin'; "
+               "runpy.run_module('castregin', run_name='__main__')")
     out = tmp_path / "new" / "out"
-    command = [sys.executable, "-m", "castregin", *judge_args(inputs, server, out, "--criteria", "relevance")]
+    command = [sys.executable, "-c", limited, *judge_args(inputs, server, out, "--criteria", "relevance")]
     env = {**os.environ, "CASTREGIN_TEST_KEY": KEY, "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60,
-                          preexec_fn=no_file_may_grow, check=False)  # noqa: PLW1509 - a limit of the child only
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"castregin: error: {out / 'cache.sqlite'}: the answer cache cannot be opened (")
     assert len(done.stderr.splitlines()) == 1
