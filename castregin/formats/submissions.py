@@ -606,12 +606,13 @@ class _MIBatches:
     A batch is the text from a turn's ``{`` to a separator of turns (:meth:`_Stream.batch_end`) with
     ``[`` and ``]`` around it. Where msgspec reads it as a list of turns, the separator is one (a cut
     inside a turn would leave an object open) and json would read the same values: msgspec accepts
-    less JSON than json (no NaN or Infinity, no lone surrogate, no nesting past 1,024 levels), reads
-    numbers to the same floats (a score is only ever used as a float) and ignores members the turn's
-    schema ignores too. Only an integer score of 2**1023 or more would differ (json's TooLarge, an
-    error): such a batch is refused. msgspec's types check what the fast test (:func:`_mi_columns`)
-    checks, but for the turn id's spaces and the scores' bound, checked here. A batch msgspec refuses is
-    read again by json a turn at a time (``json_until``), so errors and their messages stay json's.
+    less JSON than json (no NaN or Infinity, no lone surrogate) and reads numbers to the same floats (a
+    score is only ever used as a float). A turn or question with a member its type does not name is
+    refused (its value may be nested a few levels too deeply for json, which msgspec reads). Only an
+    integer score of 2**1023 or more would differ (json's TooLarge, an error): such a batch is refused.
+    msgspec's types check what the fast test (:func:`_mi_columns`) checks, but for the turn id's spaces
+    and the scores' bound, checked here. A batch msgspec refuses is read again by json a turn at a time
+    (``json_until``), so errors and their messages stay json's.
     """
 
     def __init__(self):
@@ -619,21 +620,32 @@ class _MIBatches:
 
         self._decode = _mi_decoder().decode
         self._refused = (msgspec.DecodeError, RecursionError)
-        #: The first member's name of the run's first turn, as JSON text: turns are told apart by it.
+        #: The first member's name of the last turn json read, as JSON text: turns are told apart by it.
         self.key: str | None = None
         self.json_until = 0  # json reads the turns before this offset of the document
+        #: No separator of turns with these keys before this offset: where a scan found none, that text
+        #: is scanned again with one other key at most (the key of a turn json read meanwhile), so that a
+        #: run whose turns change shape is scanned in linear time, not once a turn.
+        self._unseparated: tuple[int, frozenset[str]] = (0, frozenset())
 
     def learn(self, turn) -> None:
-        """Take the key that separates turns from the first turn, read by json."""
+        """Take the key that separates turns from a turn json read (the turns' shape may change)."""
         if type(turn) is dict and turn:
             self.key = json.dumps(next(iter(turn)), ensure_ascii=False)
 
     def read(self, stream: _Stream, reader: _TurnReader) -> bool:
         """Read and spool a batch of turns from ``stream.pos`` on; False where json must read the next turn."""
-        if self.key is None or stream.offset + stream.pos < self.json_until:
+        here = stream.offset + stream.pos
+        if self.key is None or here < self.json_until:
+            return False
+        until, keys = self._unseparated
+        inside = here < until
+        if inside and (self.key in keys or len(keys) > 1):
             return False
         end = stream.batch_end(self.key)
         if end < 0:
+            scanned = frozenset({self.key})
+            self._unseparated = (stream.offset + len(stream.text), keys | scanned if inside else scanned)
             return False
         try:
             turns = self._decode("[" + stream.text[stream.pos:end] + "]")
@@ -658,8 +670,12 @@ def _mi_decoder():
     import msgspec
 
     # Made at run time, so list[...] is spelled as the alias it is (a type checker sees no type here).
-    question = msgspec.defstruct("Question", [("question", str), ("score", float)], gc=False)
-    turn = msgspec.defstruct("Turn", [("turn_id", str), ("questions", GenericAlias(list, (question,)))], gc=False)
+    # A member they do not name is refused, not skipped: its value could be one json refuses (nested a
+    # few levels too deeply for json, which msgspec reads), so the turn is left to json.
+    question = msgspec.defstruct("Question", [("question", str), ("score", float)], gc=False,
+                                 forbid_unknown_fields=True)
+    turn = msgspec.defstruct("Turn", [("turn_id", str), ("questions", GenericAlias(list, (question,)))], gc=False,
+                             forbid_unknown_fields=True)
     return msgspec.json.Decoder(GenericAlias(list, (turn,)))
 
 
@@ -760,7 +776,7 @@ def _walk_turns(stream: _Stream, reader: _TurnReader) -> None:
         if batches is None or not batches.read(stream, reader):
             turn = stream.value()
             reader.turn(turn)
-            if batches is not None and batches.key is None:
+            if batches is not None:
                 batches.learn(turn)
         stream.set_mark(_AFTER_ITEM)
         char = stream.skip()

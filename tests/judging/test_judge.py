@@ -685,3 +685,22 @@ def test_a_second_answer_to_a_stored_key_gives_back_the_first(tmp_path):
         second = other.store("k", content="Label: 3", **fields)
         assert first.content == second.content == "Label: 1" and (one.stored, other.stored) == (1, 0)
         assert other.lookup(["k"])["k"] == first
+
+
+def test_a_cache_whose_schema_cannot_be_written_leaves_nothing(inputs, server, tmp_path):
+    """The cache's file is made, then its schema cannot be written (here no file may grow: RLIMIT_FSIZE 0,
+    SIGXFSZ ignored so that the write fails instead): one error line, and neither the file nor the
+    directories castregin made are left."""
+    # The child sets its own limit (no preexec_fn: this process runs the server's thread).
+    limited = ("import resource, runpy, signal, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); "
+               "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); sys.argv[0] = 'castregin'; "
+               "runpy.run_module('castregin', run_name='__main__')")
+    out = tmp_path / "new" / "out"
+    command = [sys.executable, "-c", limited, *judge_args(inputs, server, out, "--criteria", "relevance")]
+    env = {**os.environ, "CASTREGIN_TEST_KEY": KEY, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"castregin: error: {out / 'cache.sqlite'}: the answer cache cannot be opened (")
+    assert len(done.stderr.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # out and the new/ above it: castregin made them
+    assert server.requests == 0
