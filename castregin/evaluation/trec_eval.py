@@ -141,7 +141,7 @@ def trec_eval_file_lines(qrels_path, run_path,
                          options: TrecEvalOptions = TrecEvalOptions()) -> Iterable[TrecEvalLine]:
     """:func:`trec_eval_lines` of two files: large inputs streamed through the engine where
     :func:`stream_refusal` allows (large: :func:`castregin.evaluation.small.small_inputs`), else both read whole
-    and evaluated by the rules."""
+    and evaluated by the rules. Streamed lines are an iterator, made as they are read: read them once."""
     from .. import formats
 
     large = _large(qrels_path, run_path)

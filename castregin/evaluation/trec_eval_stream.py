@@ -91,32 +91,26 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
     return _lines(marked, per_marked, topics, options, facts, runid)
 
 
-#: Topics whose per-query lines are made at a time when the lines are read (see :class:`StreamedLines`).
+#: Topics whose per-query lines are made at a time when the lines are read (see :func:`_streamed_lines`).
 _TOPICS_AT_A_TIME = 1 << 10
 
 
-class StreamedLines:
-    """The ``(measure, query, value)`` lines of a streamed evaluation, in order: the per-query
-    lines are made from the per-turn values (one float array per measure) as they are read, a block of
-    topics at a time, so that ``-q`` holds eight bytes a value rather than a tuple and a float object per
-    line (some 100 bytes: 450 MB for ``-m all_trec`` at 50,000 topics). The values are those of the arrays'
-    ``tolist``, so the text printed is the same. Read in order only (:func:`render.trec.trec_eval_chunks`)."""
+def _streamed_lines(columns: list[tuple[str, Any, str]], topics: list[str], summary: list
+                    ) -> Iterator[tuple[str, str, Any]]:
+    """The ``(measure, query, value)`` lines of a streamed evaluation, in order: the per-query lines are made
+    from the per-turn values as they are read, a block of topics at a time, so that ``-q`` holds eight bytes
+    a value rather than a tuple and a float object per line (some 100 bytes: 450 MB for ``-m all_trec`` at
+    50,000 topics). The values are those of the arrays' ``tolist``, so the text printed is the same.
 
-    def __init__(self, columns: list[tuple[str, Any, str]], topics: list[str], summary: list):
-        #: Per printed measure: its name, its values in the topics' order, and how each is printed
-        #: (``text``: quoted, ``integer``: a count, ``float``).
-        self._columns = columns
-        self._topics = topics
-        self._summary = summary
-
-    def __iter__(self) -> Iterator[tuple[str, str, Any]]:
-        for begin in range(0, len(self._topics), _TOPICS_AT_A_TIME):
-            topics = self._topics[begin:begin + _TOPICS_AT_A_TIME]
-            block = [(name, _printed(values[begin:begin + len(topics)], kind)) for name, values, kind in self._columns]
-            for t, topic in enumerate(topics):
-                for name, values in block:
-                    yield name, topic, values[t]
-        yield from self._summary
+    ``columns``: per printed measure, its name, its values in the topics' order, and how each is printed
+    (``text``: quoted, ``integer``: a count, ``float``); ``summary``: the ``all`` lines, made already."""
+    for begin in range(0, len(topics), _TOPICS_AT_A_TIME):
+        block_topics = topics[begin:begin + _TOPICS_AT_A_TIME]
+        block = [(name, _printed(values[begin:begin + len(block_topics)], kind)) for name, values, kind in columns]
+        for t, topic in enumerate(block_topics):
+            for name, values in block:
+                yield name, topic, values[t]
+    yield from summary
 
 
 def _printed(values, kind: str) -> list:
@@ -129,7 +123,7 @@ def _printed(values, kind: str) -> list:
 
 
 def _lines(marked: Sequence[Marked], per_marked: list[list[np.ndarray]], topics: list[str], options, facts,
-           runid: str | None) -> StreamedLines:
+           runid: str | None) -> Iterator[tuple[str, str, Any]]:
     columns: list[tuple[str, Any, str]] = []
     if options.per_query:
         for m, group in zip(marked, per_marked, strict=True):
@@ -152,4 +146,4 @@ def _lines(marked: Sequence[Marked], per_marked: list[list[np.ndarray]], topics:
                     value = m.definition.summary(total, averaged, len(topics), options.complete,
                                                  lambda: facts.positive_lines)
                     summary.append((name, "all", int(value) if m.definition.integer else value))
-    return StreamedLines(columns, topics if options.per_query else [], summary)
+    return _streamed_lines(columns, topics if options.per_query else [], summary)

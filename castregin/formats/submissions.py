@@ -651,7 +651,8 @@ class _MIBatches:
             turns = self._decode("[" + stream.text[stream.pos:end] + "]")
         except self._refused:
             turns = None
-        columns = _mi_batch_columns(turns) if turns is not None else None
+        # No turn at all is no batch: whitespace between two commas (``[T1, ,T2]``, json's error) read as ``[ ]``.
+        columns = _mi_batch_columns(turns) if turns else None
         if columns is None:
             self.json_until = stream.offset + end
             return False

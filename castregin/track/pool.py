@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..data import Qrels, Run, judged_labels, natural_key
+from ..data import Qrels, Run, is_judged, natural_key
 from ..errors import InputError
 from ..formats.trec import read_run
 
@@ -71,7 +71,8 @@ def without_judged(pool: Run, qrels: Iterable[Qrels]) -> tuple[Run, int]:
     """
     judged: set[tuple[str, str]] = set()
     for one in qrels:
-        judged.update((turn, item) for turn, items in judged_labels(one.labels).items() for item in items)
+        judged.update((turn, item) for turn, items in one.labels.items() for item, label in items.items()
+                      if is_judged(label))
     if not judged:
         return pool, 0
     kept = {turn: {item: score for item, score in items.items() if (turn, item) not in judged}

@@ -107,7 +107,7 @@ def test_trec_eval_streamed_equals_pytrec_eval(tmp_path_factory, qrels, run, rel
                               score_precision=score_precision)
     with streaming() as calls, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # coverage warnings: tested elsewhere
-        lines = trec_eval_file_lines(qrels_path, run_path, options)
+        lines = list(trec_eval_file_lines(qrels_path, run_path, options))  # an iterator when streamed
     assert calls, "not streamed"
     expected = _oracle(qrels, run, rel_level, score_precision)
     names = [name for m in mark_measures(options.measures) if m.definition.numeric for name in m.slot_names]
@@ -168,7 +168,7 @@ def test_long_rankings_and_many_relevant_items(tmp_path):
     for rel_level in (1, 2, 4):
         options = TrecEvalOptions(("all_trec",), rel_level, per_query=True)
         with streaming() as calls:
-            lines = trec_eval_file_lines(qrels_path, run_path, options)
+            lines = list(trec_eval_file_lines(qrels_path, run_path, options))  # an iterator when streamed
         assert calls
         expected = _oracle(qrels, run, rel_level, "double", ["all_trec"])
         for name, turn, value in lines:
