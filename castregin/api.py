@@ -755,7 +755,9 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
         if left_out:
             import warnings
 
-            warnings.warn(left_out, stacklevel=2)
+            from .errors import InputWarning
+
+            warnings.warn(left_out, InputWarning, stacklevel=2)
     pooled, already = without_judged(pooled, unjudged)
     task_set = build_tasks(pooled, _judge_bank(bank), _judge_topics(topics), criteria)
     made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)

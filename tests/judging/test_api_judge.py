@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from castregin import api
-from castregin.errors import InputError
+from castregin.errors import InputError, InputWarning
 from castregin.formats import read_qrels
 
 from .chat_server import serve
@@ -75,12 +75,24 @@ def test_the_api_gives_what_the_command_writes(inputs, command, tmp_path, keyed)
         # Plain data in, the same cache: the same result, and nothing asked again.
         again = api.judge(POOL, BANK, TOPICS, CRITERIA, model="rule-1", base_url=running.base_url,
                           cache=tmp_path / "cache" / "answers.sqlite", **FAST)
+        # Only the pairs the relevance qrels lack, of one turn: the command's rows of those pairs.
+        with pytest.warns(InputWarning, match=r"^3 pooled turns not in turns left out: 1_1-1, 2_1-1, 2_1-2$"):
+            rest = api.judge(POOL, BANK, TOPICS, CRITERIA, model="rule-1", base_url=running.base_url,
+                             cache=tmp_path / "cache" / "answers.sqlite", only_unjudged=result.qrels["relevance"],
+                             turns=["1_1-2", "9_9-9"], **FAST)
     finally:
         running.shutdown()
     same_as_command(result, command)
     same_as_command(again, command)
     assert result.log["endpoint"] == running.base_url
     assert asked == 32 and running.requests == 32 and again.log["this_run"]["from_cache"] == 32
+    # Q07 rambles: answered, no label, so no judgments row; in labels.csv with "-" for its one sample.
+    labels = command["labels"]
+    unjudged = labels[(labels["turn_id"] == "1_1-2") & (labels["item_id"] == "Q07")].reset_index(drop=True)
+    assert len(unjudged) == 2 and list(unjudged["answers"]) == ["-", "-"]
+    pd.testing.assert_frame_equal(rest.labels, unjudged)
+    assert rest.judgments.empty and list(rest.judgments.columns) == list(command["judgments"].columns)
+    assert rest.log["pairs"] == 1 and rest.log["pairs_already_judged"] == 3 and rest.log["this_run"]["requests"] == 0
     # The oracle: the server's rule from the inputs (unparseable answers are <NA>, and in no qrels).
     expected = {(t, i): expected_label(t, i) for t, items in POOL.items() for i in items}
     assert result.qrels["relevance"].labels == {
