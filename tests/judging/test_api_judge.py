@@ -44,8 +44,9 @@ def command(inputs, tmp_path_factory):  # noqa: F811 - the fixture imported abov
     assert result.exit_code == 0, result.stderr
     log = json.loads((out / "run_log.json").read_text())
     return {
-        "judgments": pd.read_csv(out / "judgments.csv", dtype={"worker_id": "string", "turn_id": "string",
-                                                               "item_id": "string", **dict.fromkeys(CRITERIA, "Int64")}),
+        "judgments": pd.read_csv(out / "judgments.csv", dtype={**dict.fromkeys(["worker_id", "turn_id", "item_id"],
+                                                                             "string"),
+                                                               **dict.fromkeys(CRITERIA, "Int64")}),
         "labels": pd.read_csv(out / "labels.csv", dtype={"turn_id": "string", "item_id": "string",
                                                          "criterion": "string", "label": "Int64", "spread": "Int64",
                                                          "samples": "int64", "parsed": "int64", "answers": "string"},
@@ -139,8 +140,8 @@ def test_refusals_are_the_commands(cli, inputs, tmp_path, keyed):  # noqa: F811
     assert str(refused.value) == f"prompt: {refused.value.problem}"
     assert samples.exit_code == 2 and at_zero.value.problem in " ".join(samples.stderr.split())
     assert at_zero.value.argument == "temperature"
-    assert str(over_input.value) == f"{inputs['bank']}: refusing to overwrite the input file {inputs['bank']}; " \
-                                    "choose another output"
+    bank = inputs["bank"]
+    assert str(over_input.value) == f"{bank}: refusing to overwrite the input file {bank}; choose another output"
     assert running.requests == 0 and not (tmp_path / "c.sqlite").exists()
 
 
