@@ -575,3 +575,205 @@ def label_agreement(a, b, *more, names=None, rel_level: int = 2, samples: int = 
             raise InputError(f"names holds {len(chosen)} names for {len(qrels)} sources", argument="names")
     return _label_agreement(list(zip(chosen, (q.labels for q in qrels), strict=True)), rel_level=rel_level,
                             samples=samples, seed=seed, confidence=confidence, negative_labels=negative_labels)
+
+
+# --- a model as an assessor (castregin judge) ----------------------------------------------------------------
+
+__all__ += ["JudgeResult", "judge"]
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """What :func:`judge` gives, as plain data: the files ``castregin judge`` writes, in memory.
+
+    ``judgments``: the crowd long format ``castregin aggregate`` reads (``worker_id, turn_id, item_id``
+    and one column per criterion, pandas' nullable ``Int64``: ``<NA>`` where the answer had no label),
+    as ``judgments.csv``; ``labels``: each (turn, item, criterion)'s label, spread, samples, parsed and
+    answers, as ``labels.csv``; ``qrels``: ``{criterion: Qrels}`` (pairs without a parsed label left
+    out), as ``<prefix>_<criterion>.qrel``; ``log``: the run log, as ``run_log.json`` (requests,
+    failures by kind, tokens, cost, flagged items; ``this_run`` is what this call did).
+    """
+
+    judgments: pd.DataFrame
+    labels: pd.DataFrame
+    qrels: dict[str, Qrels]
+    log: dict
+
+
+def _paths(value) -> list:
+    """One path or a list of them (as a list), else ``[]`` for plain data."""
+    if isinstance(value, (str, os.PathLike)):
+        return [value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (str, os.PathLike)) for v in value):
+        return list(value)
+    return []
+
+
+def _judge_bank(bank) -> dict[str, str]:
+    from .track.convert import Bank
+
+    if isinstance(bank, Bank):
+        return bank.entries
+    paths = _paths(bank)
+    if paths:
+        return Bank.read(paths).entries
+    if isinstance(bank, Mapping):
+        for item_id, text in bank.items():
+            if not isinstance(item_id, str) or not isinstance(text, str):
+                raise InputError(f"item {_show(item_id)}: expected a dict {{item id: text}} of strings",
+                                 argument="bank")
+        return dict(bank)
+    raise InputError(f"expected a bank file path, a list of them, or a dict {{item id: text}}; got "
+                     f"{type(bank).__name__}", argument="bank")
+
+
+def _judge_topics(topics):
+    from .formats.topics import TopicsTree, parse_topics, read_topics
+
+    if isinstance(topics, TopicsTree):
+        return topics
+    if isinstance(topics, (str, os.PathLike)):
+        return read_topics(topics)
+    if isinstance(topics, list):
+        return parse_topics(topics, "topics")
+    raise InputError(f"expected a topics file path, a TopicsTree or the topics' JSON list; got "
+                     f"{type(topics).__name__}", argument="topics")
+
+
+def _judge_pool(pool) -> Run:
+    if isinstance(pool, Mapping) and all(not isinstance(items, Mapping) for items in pool.values()):
+        # turn -> items, as pools are kept: each item its pool rank.
+        scores: dict[str, dict[str, float]] = {}
+        for turn, items in pool.items():
+            if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+                raise InputError(f"turn {_show(turn)}: expected a list of item ids, got {type(items).__name__}",
+                                 argument="pool")
+            turn_id = _id(turn, "turn", "", "pool")
+            row = scores.setdefault(turn_id, {})
+            for item in items:
+                row.setdefault(_id(item, "item", f"turn {turn_id!r}", "pool"), float(-len(row)))
+        ranks = {turn: {item: float(rank) for rank, item in enumerate(items, 1)} for turn, items in scores.items()}
+        return Run("pool", scores, ranks, "pool")
+    return as_run(pool, "pool", "pool")
+
+
+def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, prompt: str = "rubric",
+          api_key_env: str = "OPENAI_API_KEY", samples: int = 1, temperature: float = 0.0,
+          max_tokens: int | None = None, concurrency: int = 4, timeout: float = 120.0, max_retries: int = 5,
+          retry_wait: float = 1.0, max_requests: int | None = None, price_in: float = 0.0, price_out: float = 0.0,
+          only_unjudged=None, turns=None) -> JudgeResult:
+    """Judge a pool with a model behind an OpenAI-compatible endpoint, as ``castregin judge`` does.
+
+    One implementation with the command (:func:`castregin.judging.llm.judge_tasks`): the same prompts,
+    cache, retries, budget and labels, the same defaults and refusals; nothing is written but the cache.
+    Needs the ``openai`` extra (``pip install 'castregin[llm]'``) when a call is to be made.
+
+    Parameters
+    ----------
+    pool:
+        A pool file path, a Run, a dict ``{turn: {item: score}}`` or ``{turn: [item, ...]}``, or any
+        accepted run input (see :mod:`castregin.api`).
+    bank:
+        A bank file path or a list of them (the first wins on an id), or a dict ``{item id: text}``.
+    topics:
+        A topics file path, the topics' JSON list (CAsT 2022's tree or a linear list) or a TopicsTree.
+    criteria:
+        A name or a list of names: relevance, novelty, diversity (questions); relevance, naturalness,
+        conciseness (responses).
+    model, base_url:
+        The model's name as the endpoint knows it, and the endpoint (``http://localhost:11434/v1``...).
+    cache:
+        The SQLite answer cache's path (the command's default is ``DIR/cache.sqlite``); a second call
+        with the same inputs asks nothing again.
+    prompt:
+        ``"rubric"``, ``"umbrela"`` (relevance only) or a Jinja template file's path.
+    api_key_env:
+        The environment variable holding the API key; the key is taken from there only, never as an
+        argument, and is written nowhere. Unset: no key (local servers need none).
+    samples, temperature, max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out:
+        As the command's options of those names (``samples > 1`` needs ``temperature > 0``).
+    only_unjudged:
+        Qrels (any accepted input, or a list of them) whose pairs are not judged again.
+    turns:
+        Judge these pooled turns only: a list of turn ids or a turn-list file's path.
+
+    Returns
+    -------
+    A :class:`JudgeResult`: ``judgments`` and ``labels`` (DataFrames), ``qrels`` per criterion and
+    ``log``. Errors a user can cause are :class:`InputError` naming the argument; a budget spent or
+    calls failed after every retry are no error: ``log["complete"]`` is False and a later call goes on.
+
+    >>> result = judge("pool.txt", "question_bank.json", "topics.json", "relevance",  # doctest: +SKIP
+    ...                model="llama3.1:8b", base_url="http://localhost:11434/v1", cache="llm/cache.sqlite")
+    >>> result.qrels["relevance"].labels["132_1-1"]  # doctest: +SKIP
+    {'Q0001': 2, 'Q0003': 0}
+    """
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .formats.output import check_outputs, make_directories, remove_empty
+    from .judging.llm import JudgeSettings, api_key, check_api_key, judge_tasks
+    from .judging.tasks import build_tasks
+    from .render.llm import LABEL_COLUMNS, load_prompt
+    from .render.tasks import check_criteria
+    from .track.pool import keep_run_turns, without_judged
+
+    criteria = [criteria] if isinstance(criteria, str) else criteria
+    if not isinstance(criteria, (list, tuple)) or not criteria or not all(isinstance(c, str) for c in criteria):
+        raise InputError("expected a criterion name or a list of them", argument="criteria")
+    if len(set(criteria)) != len(criteria):
+        raise InputError("a criterion is listed twice", argument="criteria")
+    settings = JudgeSettings(model, base_url, api_key_env, samples, temperature, max_tokens, concurrency, timeout,
+                             max_retries, retry_wait, max_requests, price_in, price_out)
+    settings.check()
+    check_criteria(criteria)
+    if not isinstance(prompt, (str, os.PathLike)):
+        raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",
+                         argument="prompt")
+    try:
+        template = load_prompt(os.fspath(prompt), criteria)
+    except InputError as err:
+        raise InputError(err.problem, source=err.source, line=err.line,
+                         argument="prompt" if err.argument == "prompt_spec" else err.argument) from None
+    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
+        raise InputError("expected the answer cache's file path", argument="cache")
+    cache_file = os.fspath(cache)
+    unjudged = [] if only_unjudged is None else _inputs(only_unjudged, QRELS, as_qrels, "only_unjudged")
+    inputs = [*_paths(pool), *_paths(bank), *_paths(topics), *_paths(only_unjudged),
+              *([turns] if isinstance(turns, (str, os.PathLike)) else []),
+              *([prompt] if not template.system else [])]
+    check_outputs([cache_file], inputs)
+    check_api_key(api_key(api_key_env), api_key_env)
+    pooled = _judge_pool(pool)
+    if turns is not None:
+        if isinstance(turns, (str, os.PathLike)):
+            listed, turns_source = formats.read_turn_list(turns), f"turns {os.fspath(turns)}"
+        else:
+            listed, turns_source = [_id(t, "turn", "", "turns") for t in turns], "turns"
+        pooled, left_out = keep_run_turns(pooled, listed, turns_source)
+        if left_out:
+            import warnings
+
+            from .errors import InputWarning
+
+            warnings.warn(left_out, InputWarning, stacklevel=2)
+    pooled, already = without_judged(pooled, unjudged)
+    task_set = build_tasks(pooled, _judge_bank(bank), _judge_topics(topics), criteria)
+    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
+    try:
+        judged = judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already)
+    except BaseException:
+        remove_empty(made)
+        raise
+    columns = ["worker_id", "turn_id", "item_id", *criteria]
+    judgments = pd.DataFrame([(worker, turn, item, *(labels[c] for c in criteria))
+                              for worker, turn, item, labels in judged.rows], columns=columns)
+    judgments = judgments.astype({**dict.fromkeys(columns[:3], "string"), **dict.fromkeys(criteria, "Int64")})
+    labels = pd.DataFrame([[None if value == "" else value for value in row] for row in judged.label_rows],
+                          columns=list(LABEL_COLUMNS))
+    labels = labels.astype({"turn_id": "string", "item_id": "string", "criterion": "string",
+                                              "label": "Int64", "spread": "Int64", "samples": "int64",
+                                              "parsed": "int64", "answers": "string"})
+    qrels = {c: Qrels(labels=judged.qrels[c], name=f"llm_{c}", source=None) for c in criteria}
+    return JudgeResult(judgments, labels, qrels, judged.log)

@@ -11,8 +11,6 @@ loads none of them.
 from __future__ import annotations
 
 import os
-import time
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 
@@ -23,16 +21,13 @@ CACHE_NAME = "cache.sqlite"
 RUN_LOG = "run_log.json"
 JUDGMENTS = "judgments.csv"
 LABELS = "labels.csv"
-_EXAMPLES_SHOWN = 20
 
 
 def _public_url(url: str) -> str:
     """The endpoint's address without credentials, query or fragment (a key can hide there)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    from ..judging.llm import public_url
+
+    return public_url(url)
 
 
 @main.command()
@@ -143,9 +138,9 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     # The cache with the outputs, in one check: neither an input nor another output.
     check_outputs([*(os.path.join(out_dir, name) for name in names), cache_file], inputs)
 
-    from ..judging.llm import check_api_key
+    from ..judging.llm import api_key, check_api_key
 
-    check_api_key(_api_key(api_key_env), api_key_env)
+    check_api_key(api_key(api_key_env), api_key_env)
     pooled = read_run(pool)
     if turns_file is not None:
         from ..formats import read_turn_list
@@ -185,153 +180,53 @@ def _output_names(prefix: str, criteria) -> list[str]:
 
 
 def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> tuple[dict[str, str], list[str]]:
-    from ..data import natural_key
-    from ..formats.llm_cache import AnswerCache, call_key
     from ..formats.trec import format_qrels
-    from ..judging.llm import Call, assessor_instructions, collect_labels
-    from ..render.llm import judgments_csv, labels_csv, prompt_messages, run_log_json, worker_id
+    from ..judging.llm import JudgeSettings, judge_tasks
+    from ..render.llm import judgments_csv, labels_csv, run_log_json
 
-    model, samples = settings["model"], settings["samples"]
+    prefix = settings.pop("prefix")
     criteria = task_set.criteria
-    parameters: dict[str, object] = {"temperature": settings["temperature"]}
-    if settings["max_tokens"] is not None:
-        parameters["max_tokens"] = settings["max_tokens"]
-    if samples > 1:
-        # Each sample is sent with seed = its index: not the request a single sample is.
-        parameters["seed"] = "sample index"
-    tasks = sorted(task_set.tasks, key=lambda t: (natural_key(t.turn_id), t.item_id))
-    calls: dict[tuple[str, str, str, int], Call] = {}
-    for task in tasks:
-        for criterion in criteria:
-            messages = prompt_messages(prompt, task, criterion)
-            for sample in range(samples):
-                key = call_key(model, messages, parameters, sample)
-                calls[task.turn_id, task.item_id, criterion, sample] = Call(key, messages, sample)
-    flagged = []
-    for task in tasks:
-        phrases = assessor_instructions(task.text)
-        if phrases:
-            flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
-
-    started = time.monotonic()
-    cache = AnswerCache(cache_file)
-    try:
-        unique = {call.key: call for call in calls.values()}
-        cached = cache.lookup(unique)
-        pending = [call for key, call in unique.items() if key not in cached]
-        stats = None
-        answers = dict(cached)
-        if pending:
-            stats = _call(pending, cache, settings, parameters)
-            # Each answer as the cache holds it (the first stored, should another run share the cache).
-            answers.update(stats.stored)
-    except BaseException:
-        cache.remove_if_unused()
-        raise
-    cache.close()
-
-    # Every number below comes from the cache alone: a resumed run writes what an undisturbed one does.
-    pairs = [(task.turn_id, task.item_id) for task in tasks]
-    judged = collect_labels(calls, answers, pairs, criteria, samples, examples=_EXAMPLES_SHOWN)
-    rows = []
-    for turn, item in pairs:
-        for sample in range(samples):
-            labels = {c: judged.by_sample.get((turn, item, c, sample)) for c in criteria}
-            if any(v is not None for v in labels.values()):
-                rows.append((worker_id(model, prompt.name, sample, samples), turn, item, labels))
-    label_rows = [(p.turn_id, p.item_id, p.criterion, "" if p.label is None else p.label,
-                   "" if p.spread is None else p.spread, p.answered, p.parsed, p.answers) for p in judged.pairs]
-
-    total_calls = len(calls)
-    answered_calls = len(judged.by_sample)
-    prompt_tokens, completion_tokens = judged.prompt_tokens, judged.completion_tokens
-    cost = (prompt_tokens * settings["price_in"] + completion_tokens * settings["price_out"]) / 1e6
-    log = {
-        "model": model,
-        "endpoint": _public_url(settings["base_url"]),
-        "api_key_env": settings["api_key_env"],
-        "prompt": {"name": prompt.name, "source": prompt.source, "sha256": prompt.digest},
-        "criteria": criteria,
-        "samples": samples,
-        "parameters": parameters,
-        "pairs": len(tasks),
-        "pairs_already_judged": already,
-        "calls": total_calls,
-        "answered": answered_calls,
-        "complete": answered_calls == total_calls,
-        "unparseable": {c: judged.unparseable[c] for c in criteria},
-        "refusals": judged.refusals,
-        "unparseable_examples": judged.examples,
-        "pairs_with_spread": {c: judged.spread_pairs[c] for c in criteria} if samples > 1 else None,
-        "tokens": {"prompt": prompt_tokens, "completion": completion_tokens},
-        "cost": {"usd": round(cost, 6), "price_in_per_million": settings["price_in"],
-                 "price_out_per_million": settings["price_out"]},
-        "flagged_items": flagged,
-        "this_run": {
-            "requests": stats.requests if stats else 0,
-            "new_answers": stats.answers if stats else 0,
-            "from_cache": len(unique) - len(pending),
-            "failures": dict(sorted(stats.failures.items())) if stats else {},
-            "calls_failed": stats.failed_calls if stats else 0,
-            "calls_not_sent": stats.unsent_calls if stats else 0,
-            "budget_spent": stats.budget_spent if stats else False,
-            "tokens": {"prompt": stats.prompt_tokens if stats else 0,
-                       "completion": stats.completion_tokens if stats else 0},
-            "seconds": round(time.monotonic() - started, 3),
-        },
-    }
-    files = {JUDGMENTS: judgments_csv(rows, criteria), LABELS: labels_csv(label_rows), RUN_LOG: run_log_json(log)}
-    files.update({qrels_name: format_qrels(judged.qrels[c])
-                  for c, qrels_name in zip(criteria, _qrels_names(settings, criteria), strict=True)})
-    summary = _summary(log, stats)
-    return files, summary
-
-
-def _qrels_names(settings: dict, criteria) -> list[str]:
-    return _output_names(settings["prefix"], criteria)[3:]
-
-
-def _call(pending, cache, settings: dict, parameters: dict):
-    from ..judging.llm import judge_calls, openai_caller
-
-    api_key = _api_key(settings["api_key_env"])
-    caller = openai_caller(settings["model"], settings["base_url"], api_key, timeout=settings["timeout"],
-                           temperature=settings["temperature"], max_tokens=settings["max_tokens"],
-                           send_seed=settings["samples"] > 1)
+    run_settings = JudgeSettings(**settings)
+    prices = (run_settings.price_in, run_settings.price_out)
     from tqdm import tqdm
 
-    bar = tqdm(total=len(pending), unit="call", desc="castregin judge", disable=None, dynamic_ncols=True)
-    tokens = {"in": 0, "out": 0}
+    bars = []
 
-    def progress(reply):
-        if reply is not None:
-            tokens["in"] += reply.prompt_tokens
-            tokens["out"] += reply.completion_tokens
-            cost = (tokens["in"] * settings["price_in"] + tokens["out"] * settings["price_out"]) / 1e6
-            bar.set_postfix_str(f"tokens {tokens['in']}+{tokens['out']}, ${cost:.4f}", refresh=False)
-        bar.update(1)
+    def progress(total: int):
+        bar = tqdm(total=total, unit="call", desc="castregin judge", disable=None, dynamic_ncols=True)
+        bars.append(bar)
+        tokens = {"in": 0, "out": 0}
+
+        def settled(reply):
+            if reply is not None:
+                tokens["in"] += reply.prompt_tokens
+                tokens["out"] += reply.completion_tokens
+                cost = (tokens["in"] * prices[0] + tokens["out"] * prices[1]) / 1e6
+                bar.set_postfix_str(f"tokens {tokens['in']}+{tokens['out']}, ${cost:.4f}", refresh=False)
+            bar.update(1)
+
+        return settled
+
+    def kept(path: str, stored: int) -> None:
+        for bar in bars:
+            bar.close()
+        click.echo(f"castregin: the answers received so far are kept in {path} ({stored} in this "
+                   "run); run the same command again to go on", err=True)
 
     try:
-        return judge_calls(pending, cache, caller, model=settings["model"], parameters=parameters,
-                           concurrency=settings["concurrency"], max_retries=settings["max_retries"],
-                           max_requests=settings["max_requests"], backoff=settings["retry_wait"],
-                           progress=progress)
-    except BaseException:
-        bar.close()
-        if cache.stored:
-            click.echo(f"castregin: the answers received so far are kept in {cache.path} ({cache.stored} in this "
-                       "run); run the same command again to go on", err=True)
-        raise
+        judged = judge_tasks(task_set.tasks, criteria, prompt, run_settings, cache_file, already=already,
+                             progress=progress, kept=kept)
     finally:
-        bar.close()
+        for bar in bars:
+            bar.close()
+    files = {JUDGMENTS: judgments_csv(judged.rows, criteria), LABELS: labels_csv(judged.label_rows),
+             RUN_LOG: run_log_json(judged.log)}
+    files.update({qrels_name: format_qrels(judged.qrels[c])
+                  for c, qrels_name in zip(criteria, _output_names(prefix, criteria)[3:], strict=True)})
+    return files, _summary(judged.log)
 
 
-def _api_key(variable: str) -> str | None:
-    """The key in the environment variable ``variable`` (None when unset or empty: no key)."""
-    return os.environ.get(variable) or None
-
-
-def _summary(log: dict, stats) -> list[str]:
+def _summary(log: dict) -> list[str]:
     lines = []
     this = log["this_run"]
     missing = log["calls"] - log["answered"]

@@ -421,3 +421,205 @@ def _reply(response) -> Reply:
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
     return Reply(content, refusal if isinstance(refusal, str) else None, choices[0].finish_reason,
                  int(prompt_tokens), int(completion_tokens))
+
+
+# --- a pool judged: the one implementation of `castregin judge` and `castregin.api.judge` ----------------------
+
+#: The unparseable answers a run log shows (the count is always whole).
+EXAMPLES_SHOWN = 20
+
+
+def worker_id(model: str, prompt: str, sample: int, samples: int) -> str:
+    """``llm:<model>:<prompt>``, with ``:s<k>`` when several samples are asked; spaces become ``_``."""
+    name = f"llm:{'_'.join(model.split())}:{prompt}"
+    return f"{name}:s{sample}" if samples > 1 else name
+
+
+def public_url(url: str) -> str:
+    """The endpoint's address without credentials, query or fragment (a key can hide there)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def api_key(variable: str) -> str | None:
+    """The key in the environment variable ``variable`` (None when unset or empty: no key)."""
+    import os
+
+    return os.environ.get(variable) or None
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What ``castregin judge`` takes besides its inputs, with the command's defaults."""
+
+    model: str
+    base_url: str
+    api_key_env: str = "OPENAI_API_KEY"
+    samples: int = 1
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    concurrency: int = 4
+    timeout: float = 120.0
+    max_retries: int = 5
+    retry_wait: float = 1.0
+    max_requests: int | None = None
+    price_in: float = 0.0
+    price_out: float = 0.0
+
+    def check(self) -> None:
+        """Refuse, as the command's options do, a value out of its range (an :class:`InputError` naming it)."""
+        bounds = {"samples": (1, 100), "concurrency": (1, 256), "max_retries": (0, 100), "max_tokens": (1, None),
+                  "max_requests": (0, None), "temperature": (0, 2), "timeout": (0.001, None), "retry_wait": (0, None),
+                  "price_in": (0, None), "price_out": (0, None)}
+        whole = {"samples", "concurrency", "max_retries", "max_tokens", "max_requests"}
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if value is None and name in ("max_tokens", "max_requests"):
+                continue
+            if name in whole:
+                ok = isinstance(value, int) and not isinstance(value, bool)
+            else:
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            if not ok or value < low or (high is not None and value > high):
+                span = f"{low} to {high}" if high is not None else f">= {low}"
+                kind = "an integer" if name in whole else "a finite number"
+                raise InputError(f"expected {kind} {span}, got {value!r}", argument=name)
+        for name in ("model", "base_url", "api_key_env"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise InputError(f"expected a non-empty string, got {getattr(self, name)!r}", argument=name)
+        if self.samples > 1 and self.temperature <= 0:
+            raise InputError("several samples of one prompt need --temperature > 0 (at 0 they would be the same "
+                             "answer)", argument="temperature")
+
+
+@dataclass
+class LLMJudgment:
+    """What one judging run gives: the crowd rows ``(worker, turn, item, {criterion: label or None})``,
+    the per-pair label rows (``labels.csv``'s columns), the qrels per criterion, and the run log."""
+
+    rows: list[tuple[str, str, str, dict[str, int | None]]]
+    label_rows: list[tuple]
+    qrels: dict[str, dict[str, dict[str, int]]]
+    log: dict
+
+
+def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: JudgeSettings, cache_file: str, *,
+                already: int = 0,
+                progress: Callable[[int], Callable[[Reply | None], None]] | None = None,
+                kept: Callable[[str, int], None] | None = None) -> LLMJudgment:
+    """Judge every (task, criterion, sample) with the endpoint, answers from/into the cache at ``cache_file``.
+
+    ``tasks`` are :class:`castregin.judging.tasks.Task`; ``prompt`` has a ``name`` (the worker's),
+    ``source`` and ``digest`` (the log's) and ``messages(task, criterion)``, the chat messages of one
+    prompt (:class:`castregin.render.llm.PromptTemplate`).
+    The key is read from the environment variable ``settings.api_key_env`` only. ``progress(n)`` is told
+    how many calls will be sent and returns the callback told of each settled call; ``kept(path, n)``
+    is told, when the run stops by an exception, how many answers it stored. Every number comes
+    from the cache: a resumed run gives what an undisturbed one does.
+    """
+    from ..data import natural_key
+    from ..formats.llm_cache import call_key
+
+    model, samples = settings.model, settings.samples
+    parameters: dict[str, object] = {"temperature": settings.temperature}
+    if settings.max_tokens is not None:
+        parameters["max_tokens"] = settings.max_tokens
+    if samples > 1:
+        # Each sample is sent with seed = its index: not the request a single sample is.
+        parameters["seed"] = "sample index"
+    ordered = sorted(tasks, key=lambda t: (natural_key(t.turn_id), t.item_id))
+    calls: dict[tuple[str, str, str, int], Call] = {}
+    for task in ordered:
+        for criterion in criteria:
+            chat = prompt.messages(task, criterion)
+            for sample in range(samples):
+                key = call_key(model, chat, parameters, sample)
+                calls[task.turn_id, task.item_id, criterion, sample] = Call(key, chat, sample)
+    flagged = []
+    for task in ordered:
+        phrases = assessor_instructions(task.text)
+        if phrases:
+            flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
+
+    started = time.monotonic()
+    cache = AnswerCache(cache_file)
+    try:
+        unique = {call.key: call for call in calls.values()}
+        cached = cache.lookup(unique)
+        pending = [call for key, call in unique.items() if key not in cached]
+        stats = None
+        answers = dict(cached)
+        if pending:
+            stats = _send(pending, cache, settings, parameters, progress)
+            # Each answer as the cache holds it (the first stored, should another run share the cache).
+            answers.update(stats.stored)
+    except BaseException:
+        if kept is not None and cache.stored:
+            kept(cache.path, cache.stored)
+        cache.remove_if_unused()
+        raise
+    cache.close()
+
+    pairs = [(task.turn_id, task.item_id) for task in ordered]
+    judged = collect_labels(calls, answers, pairs, criteria, samples, examples=EXAMPLES_SHOWN)
+    rows = []
+    for turn, item in pairs:
+        for sample in range(samples):
+            labels = {c: judged.by_sample.get((turn, item, c, sample)) for c in criteria}
+            if any(v is not None for v in labels.values()):
+                rows.append((worker_id(model, prompt.name, sample, samples), turn, item, labels))
+    label_rows = [(p.turn_id, p.item_id, p.criterion, "" if p.label is None else p.label,
+                   "" if p.spread is None else p.spread, p.answered, p.parsed, p.answers) for p in judged.pairs]
+    answered_calls = len(judged.by_sample)
+    cost = (judged.prompt_tokens * settings.price_in + judged.completion_tokens * settings.price_out) / 1e6
+    log = {
+        "model": model,
+        "endpoint": public_url(settings.base_url),
+        "api_key_env": settings.api_key_env,
+        "prompt": {"name": prompt.name, "source": prompt.source, "sha256": prompt.digest},
+        "criteria": list(criteria),
+        "samples": samples,
+        "parameters": parameters,
+        "pairs": len(ordered),
+        "pairs_already_judged": already,
+        "calls": len(calls),
+        "answered": answered_calls,
+        "complete": answered_calls == len(calls),
+        "unparseable": {c: judged.unparseable[c] for c in criteria},
+        "refusals": judged.refusals,
+        "unparseable_examples": judged.examples,
+        "pairs_with_spread": {c: judged.spread_pairs[c] for c in criteria} if samples > 1 else None,
+        "tokens": {"prompt": judged.prompt_tokens, "completion": judged.completion_tokens},
+        "cost": {"usd": round(cost, 6), "price_in_per_million": settings.price_in,
+                 "price_out_per_million": settings.price_out},
+        "flagged_items": flagged,
+        "this_run": {
+            "requests": stats.requests if stats else 0,
+            "new_answers": stats.answers if stats else 0,
+            "from_cache": len(unique) - len(pending),
+            "failures": dict(sorted(stats.failures.items())) if stats else {},
+            "calls_failed": stats.failed_calls if stats else 0,
+            "calls_not_sent": stats.unsent_calls if stats else 0,
+            "budget_spent": stats.budget_spent if stats else False,
+            "tokens": {"prompt": stats.prompt_tokens if stats else 0,
+                       "completion": stats.completion_tokens if stats else 0},
+            "seconds": round(time.monotonic() - started, 3),
+        },
+    }
+    return LLMJudgment(rows, label_rows, judged.qrels, log)
+
+
+def _send(pending: Sequence[Call], cache: AnswerCache, settings: JudgeSettings, parameters: Mapping[str, object],
+          progress: Callable[[int], Callable[[Reply | None], None]] | None) -> CallStats:
+    caller = openai_caller(settings.model, settings.base_url, api_key(settings.api_key_env), timeout=settings.timeout,
+                           temperature=settings.temperature, max_tokens=settings.max_tokens,
+                           send_seed=settings.samples > 1)
+    return judge_calls(pending, cache, caller, model=settings.model, parameters=parameters,
+                       concurrency=settings.concurrency, max_retries=settings.max_retries,
+                       max_requests=settings.max_requests, backoff=settings.retry_wait,
+                       progress=progress(len(pending)) if progress is not None else None)

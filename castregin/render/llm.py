@@ -63,6 +63,10 @@ class PromptTemplate:
     def digest(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
+    def messages(self, task: Task, criterion: str) -> tuple[dict[str, str], ...]:
+        """The chat messages of one (task, criterion): :func:`prompt_messages`."""
+        return prompt_messages(self, task, criterion)
+
 
 def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
     """``rubric``, ``umbrela`` or a template file's path (``-``: standard input; compressed files too)."""
@@ -128,12 +132,6 @@ def prompt_messages(template: PromptTemplate, task: Task, criterion: str) -> tup
     if template.system:
         messages.insert(0, {"role": "system", "content": _template_text("llm_system.txt").strip()})
     return tuple(messages)
-
-
-def worker_id(model: str, prompt: str, sample: int, samples: int) -> str:
-    """``llm:<model>:<prompt>``, with ``:s<k>`` when several samples are asked; spaces become ``_``."""
-    name = f"llm:{'_'.join(model.split())}:{prompt}"
-    return f"{name}:s{sample}" if samples > 1 else name
 
 
 def judgments_csv(rows: Sequence[tuple[str, str, str, Mapping[str, int | None]]], criteria: Sequence[str]) -> str:

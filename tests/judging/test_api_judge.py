@@ -1,0 +1,170 @@
+"""``castregin.api.judge`` against the real chat server of chat_server.py, compared with ``castregin judge``.
+
+The command's files (written by the CLI, read back) are the reference: the API's judgments, labels, qrels
+and run log must say what they say, for the same pool, from the same server; the labels themselves are
+checked against the server's rule computed from the inputs (``expected_label``), never against castregin.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from castregin import api
+from castregin.errors import InputError, InputWarning
+from castregin.formats import read_qrels
+
+from .chat_server import serve
+from .test_judge import BANK, KEY, POOL, TOPICS, expected_label, inputs, judge_args, keyed  # noqa: F401
+
+CRITERIA = ["relevance", "novelty"]
+FAST = {"retry_wait": 0.01, "timeout": 2.0, "api_key_env": "CASTREGIN_TEST_KEY"}
+
+
+@pytest.fixture(scope="module")
+def command(inputs, tmp_path_factory):  # noqa: F811 - the fixture imported above
+    """What ``castregin judge`` writes for relevance and novelty, undisturbed, read back."""
+    from click.testing import CliRunner
+
+    from castregin.cli import main
+
+    running = serve(faults=False)
+    out = tmp_path_factory.mktemp("command") / "out"
+    try:
+        result = CliRunner().invoke(main, judge_args(inputs, running, out, "--criteria", ",".join(CRITERIA),
+                                                     "--timeout", "2"),
+                                    env={"CASTREGIN_TEST_KEY": KEY}, catch_exceptions=False)
+    finally:
+        running.shutdown()
+    assert result.exit_code == 0, result.stderr
+    log = json.loads((out / "run_log.json").read_text())
+    return {
+        "judgments": pd.read_csv(out / "judgments.csv", dtype={**dict.fromkeys(["worker_id", "turn_id", "item_id"],
+                                                                             "string"),
+                                                               **dict.fromkeys(CRITERIA, "Int64")}),
+        "labels": pd.read_csv(out / "labels.csv", dtype={"turn_id": "string", "item_id": "string",
+                                                         "criterion": "string", "label": "Int64", "spread": "Int64",
+                                                         "samples": "int64", "parsed": "int64", "answers": "string"},
+                              keep_default_na=False, na_values={"label": [""], "spread": [""]}),
+        "qrels": {c: read_qrels(out / f"llm_{c}.qrel").labels for c in CRITERIA},
+        "log": log,
+    }
+
+
+def same_as_command(result: api.JudgeResult, command: dict) -> None:
+    pd.testing.assert_frame_equal(result.judgments, command["judgments"])
+    pd.testing.assert_frame_equal(result.labels, command["labels"])
+    assert {c: q.labels for c, q in result.qrels.items()} == command["qrels"]
+    # Through JSON, as the file holds it; this_run is what one invocation did (seconds, requests), and
+    # each test has a server of its own (the endpoint's port).
+    got = json.loads(json.dumps(result.log))
+    assert {k: v for k, v in got.items() if k not in ("this_run", "endpoint")} == {
+        k: v for k, v in command["log"].items() if k not in ("this_run", "endpoint")}
+
+
+def test_the_api_gives_what_the_command_writes(inputs, command, tmp_path, keyed):  # noqa: F811
+    running = serve(faults=False)
+    try:
+        result = api.judge(inputs["pool"], inputs["bank"], inputs["topics"], CRITERIA, model="rule-1",
+                           base_url=running.base_url, cache=tmp_path / "cache" / "answers.sqlite", **FAST)
+        asked = running.requests
+        # Plain data in, the same cache: the same result, and nothing asked again.
+        again = api.judge(POOL, BANK, TOPICS, CRITERIA, model="rule-1", base_url=running.base_url,
+                          cache=tmp_path / "cache" / "answers.sqlite", **FAST)
+        # Only the pairs the relevance qrels lack, of one turn: the command's rows of those pairs.
+        with pytest.warns(InputWarning, match=r"^3 pooled turns not in turns left out: 1_1-1, 2_1-1, 2_1-2$"):
+            rest = api.judge(POOL, BANK, TOPICS, CRITERIA, model="rule-1", base_url=running.base_url,
+                             cache=tmp_path / "cache" / "answers.sqlite", only_unjudged=result.qrels["relevance"],
+                             turns=["1_1-2", "9_9-9"], **FAST)
+    finally:
+        running.shutdown()
+    same_as_command(result, command)
+    same_as_command(again, command)
+    assert result.log["endpoint"] == running.base_url
+    assert asked == 32 and running.requests == 32 and again.log["this_run"]["from_cache"] == 32
+    # Q07 rambles: answered, no label, so no judgments row; in labels.csv with "-" for its one sample.
+    labels = command["labels"]
+    unjudged = labels[(labels["turn_id"] == "1_1-2") & (labels["item_id"] == "Q07")].reset_index(drop=True)
+    assert len(unjudged) == 2 and list(unjudged["answers"]) == ["-", "-"]
+    pd.testing.assert_frame_equal(rest.labels, unjudged)
+    assert rest.judgments.empty and list(rest.judgments.columns) == list(command["judgments"].columns)
+    assert rest.log["pairs"] == 1 and rest.log["pairs_already_judged"] == 3 and rest.log["this_run"]["requests"] == 0
+    # The oracle: the server's rule from the inputs (unparseable answers are <NA>, and in no qrels).
+    expected = {(t, i): expected_label(t, i) for t, items in POOL.items() for i in items}
+    assert result.qrels["relevance"].labels == {
+        t: {i: label for (tt, i), label in expected.items() if tt == t and label is not None} for t in POOL}
+    relevance = {(r.turn_id, r.item_id): (None if pd.isna(r.relevance) else int(r.relevance))
+                 for r in result.judgments.itertuples()}
+    assert relevance == {pair: label for pair, label in expected.items() if pair[1] != "Q07" and pair[1] != "Q06"}
+    assert set(result.judgments["worker_id"]) == {"llm:rule-1:rubric"}
+
+
+def test_a_429_with_retry_after_gives_the_same_result(inputs, command, tmp_path, keyed):  # noqa: F811
+    limited = serve(faults=True, retry_after="0.05")
+    limited.fault_for = lambda key, attempt: "rate_limit" if attempt == 0 else None
+    try:
+        result = api.judge(inputs["pool"], inputs["bank"], inputs["topics"], CRITERIA, model="rule-1",
+                           base_url=limited.base_url, cache=tmp_path / "cache.sqlite", concurrency=8, **FAST)
+    finally:
+        limited.shutdown()
+    same_as_command(result, command)
+    assert result.log["this_run"]["failures"] == {"rate_limited": 32} and result.log["this_run"]["requests"] == 64
+    assert max(limited.answered.values()) == 1
+
+
+def test_refusals_are_the_commands(cli, inputs, tmp_path, keyed):  # noqa: F811
+    running = serve(faults=False)
+    try:
+        umbrela = cli(*judge_args(inputs, running, tmp_path / "out", "--criteria", "novelty", "--prompt", "umbrela"))
+        with pytest.raises(InputError) as refused:
+            api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "novelty", prompt="umbrela", model="rule-1",
+                      base_url=running.base_url, cache=tmp_path / "c.sqlite", **FAST)
+        samples = cli(*judge_args(inputs, running, tmp_path / "out", "--criteria", "relevance", "--samples", "2"))
+        with pytest.raises(InputError) as at_zero:
+            api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "relevance", samples=2, model="rule-1",
+                      base_url=running.base_url, cache=tmp_path / "c.sqlite", **FAST)
+        with pytest.raises(InputError) as over_input:
+            api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "relevance", model="rule-1",
+                      base_url=running.base_url, cache=inputs["bank"], **FAST)
+        with pytest.raises(InputError, match=r"^concurrency: expected an integer 1 to 256, got 0$"):
+            api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "relevance", concurrency=0, model="rule-1",
+                      base_url=running.base_url, cache=tmp_path / "c.sqlite", **FAST)
+    finally:
+        running.shutdown()
+    assert umbrela.stderr == f"castregin: error: --prompt: {refused.value.problem}\n"
+    assert str(refused.value) == f"prompt: {refused.value.problem}"
+    assert samples.exit_code == 2 and at_zero.value.problem in " ".join(samples.stderr.split())
+    assert at_zero.value.argument == "temperature"
+    bank = inputs["bank"]
+    assert str(over_input.value) == f"{bank}: refusing to overwrite the input file {bank}; choose another output"
+    assert running.requests == 0 and not (tmp_path / "c.sqlite").exists()
+
+
+def test_the_key_comes_from_the_environment_only_and_is_written_nowhere(inputs, tmp_path, keyed):  # noqa: F811
+    assert not any("key" in name and name != "api_key_env" for name in inspect.signature(api.judge).parameters)
+    echoing = serve(faults=False)
+    try:
+        result = api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "relevance", model="rule-1",
+                           base_url=echoing.base_url, cache=tmp_path / "cache.sqlite", **FAST)
+        echoing.fault_for = lambda key, attempt: "echo_key"
+        with pytest.raises(InputError) as refused:
+            api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "novelty", model="rule-1",
+                      base_url=echoing.base_url, cache=tmp_path / "cache.sqlite", **FAST)
+    finally:
+        echoing.shutdown()
+    assert set(echoing.authorizations) == {f"Bearer {KEY}"}
+    assert "HTTP 401" in str(refused.value) and "***" in str(refused.value) and KEY not in str(refused.value)
+    shown = result.judgments.to_csv() + result.labels.to_csv() + json.dumps(result.log) + repr(result)
+    assert KEY not in shown and "SECRET" not in shown
+    assert b"SECRET" not in (tmp_path / "cache.sqlite").read_bytes()
+
+
+def test_importing_the_api_imports_no_openai():
+    code = "import sys, castregin.api; print('openai' in sys.modules, 'castregin.judging.llm' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]
