@@ -88,8 +88,7 @@ class AnswerCache:
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         except sqlite3.OperationalError as err:  # no permission, a directory gone
-            raise InputError(f"the answer cache cannot be opened ({err}); give another --cache",
-                             source=self.path) from None
+            raise self._unusable(err) from None
         try:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute(_SCHEMA)
@@ -97,11 +96,13 @@ class AnswerCache:
             # The file this run made (the schema could not be written: no room) goes, as after a run that
             # received nothing, so that the caller can remove the directories it made for it.
             self.remove_if_unused()
-            if isinstance(err, sqlite3.OperationalError):  # no room, no permission
-                raise InputError(f"the answer cache cannot be opened ({err}); give another --cache",
-                                 source=self.path) from None
-            raise InputError(f"is not an answer cache castregin can use ({err}); give another --cache",
-                             source=self.path) from None
+            raise self._unusable(err) from None
+
+    def _unusable(self, err: sqlite3.DatabaseError) -> InputError:
+        if isinstance(err, sqlite3.OperationalError):  # no room, no permission, a directory gone
+            return InputError(f"the answer cache cannot be opened ({err}); give another --cache", source=self.path)
+        return InputError(f"is not an answer cache castregin can use ({err}); give another --cache",
+                          source=self.path)
 
     def close(self) -> None:
         with self._lock:
