@@ -725,8 +725,7 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     if len(set(criteria)) != len(criteria):
         raise InputError("a criterion is listed twice", argument="criteria")
     settings = JudgeSettings(model, base_url, api_key_env, samples, temperature, max_tokens, concurrency, timeout,
-                             max_retries, retry_wait, max_requests, price_in, price_out)
-    settings.check()
+                             max_retries, retry_wait, max_requests, price_in, price_out).check()
     check_criteria(criteria)
     if not isinstance(prompt, (str, os.PathLike)):
         raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",

@@ -84,3 +84,6 @@ MAX_IDEAL_STEPS = 100_000_000
 #: Cutoff of ndeval's measures (alpha_nDCG@k ...): they fill k values a turn whatever the run's length
 #: (@10^7 took 43 s and 4 GB for a two-line run); ndeval itself stops at 20, runs at 1,000.
 MAX_DIVERSITY_CUTOFF = 10_000
+#: Seconds ``castregin judge`` waits for one answer (``--timeout``): a day is far past any model's answer, and
+#: the socket's timer overflows on larger ones (``socket.settimeout(1e300)``: "timestamp out of range").
+MAX_JUDGE_TIMEOUT = 86_400

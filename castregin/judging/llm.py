@@ -24,6 +24,7 @@ from __future__ import annotations
 import concurrent.futures
 import email.utils
 import math
+import numbers
 import re
 import threading
 import time
@@ -453,6 +454,13 @@ def api_key(variable: str) -> str | None:
     return os.environ.get(variable) or None
 
 
+def _finite(value: numbers.Real) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True)
 class JudgeSettings:
     """What ``castregin judge`` takes besides its inputs, with the command's defaults."""
@@ -471,30 +479,40 @@ class JudgeSettings:
     price_in: float = 0.0
     price_out: float = 0.0
 
-    def check(self) -> None:
-        """Refuse, as the command's options do, a value out of its range (an :class:`InputError` naming it)."""
+    def check(self) -> JudgeSettings:
+        """Refuse, as the command's options do, a value out of its range (an :class:`InputError` naming it).
+
+        Returns the settings with plain ``int`` and ``float`` numbers (a ``numpy.int64`` is taken, but JSON,
+        the cache's keys, has no such type).
+        """
+        from dataclasses import replace
+
+        from ..limits import MAX_JUDGE_TIMEOUT
+
         bounds = {"samples": (1, 100), "concurrency": (1, 256), "max_retries": (0, 100), "max_tokens": (1, None),
-                  "max_requests": (0, None), "temperature": (0, 2), "timeout": (0.001, None), "retry_wait": (0, None),
-                  "price_in": (0, None), "price_out": (0, None)}
+                  "max_requests": (0, None), "temperature": (0, 2), "timeout": (0.001, MAX_JUDGE_TIMEOUT),
+                  "retry_wait": (0, None), "price_in": (0, None), "price_out": (0, None)}
         whole = {"samples", "concurrency", "max_retries", "max_tokens", "max_requests"}
         for name, (low, high) in bounds.items():
             value = getattr(self, name)
             if value is None and name in ("max_tokens", "max_requests"):
                 continue
-            if name in whole:
-                ok = isinstance(value, int) and not isinstance(value, bool)
-            else:
-                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            if not ok or value < low or (high is not None and value > high):
+            kind = numbers.Integral if name in whole else numbers.Real
+            # The bounds are compared before float(): a huge int overflows it (10**400).
+            ok = (isinstance(value, kind) and not isinstance(value, bool) and low <= value
+                  and (high is None or value <= high) and (name in whole or _finite(value)))
+            if not ok:
                 span = f"{low} to {high}" if high is not None else f">= {low}"
-                kind = "an integer" if name in whole else "a finite number"
-                raise InputError(f"expected {kind} {span}, got {value!r}", argument=name)
+                described = "an integer" if name in whole else "a finite number"
+                raise InputError(f"expected {described} {span}, got {value!r}", argument=name)
         for name in ("model", "base_url", "api_key_env"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise InputError(f"expected a non-empty string, got {getattr(self, name)!r}", argument=name)
         if self.samples > 1 and self.temperature <= 0:
             raise InputError("several samples of one prompt need --temperature > 0 (at 0 they would be the same "
                              "answer)", argument="temperature")
+        return replace(self, **{name: None if getattr(self, name) is None
+                                else (int if name in whole else float)(getattr(self, name)) for name in bounds})
 
 
 @dataclass

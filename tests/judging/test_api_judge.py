@@ -20,7 +20,7 @@ from castregin.errors import InputError, InputWarning
 from castregin.formats import read_qrels
 
 from .chat_server import serve
-from .test_judge import BANK, KEY, POOL, TOPICS, expected_label, inputs, judge_args, keyed  # noqa: F401
+from .test_judge import BANK, KEY, POOL, TOPICS, expected_label, inputs, judge_args, keyed, server  # noqa: F401
 
 CRITERIA = ["relevance", "novelty"]
 FAST = {"retry_wait": 0.01, "timeout": 2.0, "api_key_env": "CASTREGIN_TEST_KEY"}
@@ -168,3 +168,36 @@ def test_importing_the_api_imports_no_openai():
     code = "import sys, castregin.api; print('openai' in sys.modules, 'castregin.judging.llm' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("name", ["temperature", "timeout", "price_in"])
+def test_a_huge_number_is_refused_in_one_line(inputs, tmp_path, keyed, name):  # noqa: F811
+    # 10**400 overflows float(): it was an OverflowError out of math.isfinite, not a refusal.
+    with pytest.raises(InputError, match=rf"^{name}: expected a finite number .*, got 10+$"):
+        api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "relevance", model="rule-1",
+                  base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite", **{**FAST, name: 10**400})
+    assert not (tmp_path / "c.sqlite").exists()
+
+
+def test_a_timeout_past_a_day_is_refused_by_the_command_too(cli, inputs, server, tmp_path, keyed):  # noqa: F811
+    # socket.settimeout(1e300) overflows: the option's maximum is the API's (castregin.limits).
+    refused = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--timeout", "1e300"))
+    assert refused.exit_code == 2 and "'--timeout'" in refused.stderr and "86400" in refused.stderr
+    with pytest.raises(InputError, match=r"^timeout: expected a finite number 0.001 to 86400, got 1e\+300$"):
+        api.judge(inputs["pool"], inputs["bank"], inputs["topics"], "relevance", model="rule-1",
+                  base_url=server.base_url, cache=tmp_path / "c.sqlite", **{**FAST, "timeout": 1e300})
+    assert server.requests == 0
+
+
+def test_numpy_numbers_are_taken_as_plain_ones(inputs, command, tmp_path, keyed):  # noqa: F811
+    import numpy as np
+
+    running = serve(faults=False)
+    try:
+        result = api.judge(inputs["pool"], inputs["bank"], inputs["topics"], CRITERIA, model="rule-1",
+                           base_url=running.base_url, cache=tmp_path / "cache.sqlite",
+                           **{**FAST, "concurrency": np.int64(2), "max_retries": np.int64(5),
+                              "timeout": np.float64(2.0), "price_in": np.int64(0)})
+    finally:
+        running.shutdown()
+    same_as_command(result, command)
