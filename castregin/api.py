@@ -610,6 +610,7 @@ def _paths(value) -> list:
 
 
 def _judge_bank(bank) -> dict[str, str]:
+    from .formats.submissions import parse_bank
     from .track.convert import Bank
 
     if isinstance(bank, Bank):
@@ -618,11 +619,8 @@ def _judge_bank(bank) -> dict[str, str]:
     if paths:
         return Bank.read(paths).entries
     if isinstance(bank, Mapping):
-        for item_id, text in bank.items():
-            if not isinstance(item_id, str) or not isinstance(text, str):
-                raise InputError(f"item {_show(item_id)}: expected a dict {{item id: text}} of strings",
-                                 argument="bank")
-        return dict(bank)
+        # The checks of a bank file (ids without spaces, texts strings), with the same messages.
+        return parse_bank(dict(bank), "bank").entries
     raise InputError(f"expected a bank file path, a list of them, or a dict {{item id: text}}; got "
                      f"{type(bank).__name__}", argument="bank")
 

@@ -818,8 +818,17 @@ def read_bank(path: str | os.PathLike) -> BankFile:
     In the list shape ``response_id``/``response`` and ``id``/``text`` are accepted too. An id listed
     twice with different texts is an error; ids must be non-empty and without whitespace.
     """
-    source = display_name(path)
-    data = load_json(path, unique_keys=True)
+    return parse_bank(load_json(path, unique_keys=True), display_name(path))
+
+
+def parse_bank(data, source: str) -> BankFile:
+    """A bank's JSON value (either shape, as :func:`read_bank` reads it) as a :class:`BankFile`, with the
+    file's checks; ``source`` names it in messages."""
+    if isinstance(data, dict):
+        # JSON's keys are strings; a dict made in Python may hold others.
+        for item_id in data:
+            if not isinstance(item_id, str):
+                raise InputError(f"expected an id without spaces, got {schema.show(item_id)}", source=source)
     problem = None if _bank_ok(data) else schema.first_error(schema.validator("bank"), data)
     if problem is not None:
         if isinstance(data, (dict, list)):

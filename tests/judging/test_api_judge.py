@@ -201,3 +201,17 @@ def test_numpy_numbers_are_taken_as_plain_ones(inputs, command, tmp_path, keyed)
     finally:
         running.shutdown()
     same_as_command(result, command)
+
+
+@pytest.mark.parametrize("bad", [{"": "x"}, {"Q 1": "y"}, {"Q01": 3}])
+def test_a_dict_bank_is_checked_as_a_bank_file(inputs, server, tmp_path, keyed, bad):  # noqa: F811
+    from castregin.formats.submissions import read_bank
+
+    (tmp_path / "bank.json").write_text(json.dumps({**BANK, **bad}))
+    with pytest.raises(InputError) as in_file:
+        read_bank(tmp_path / "bank.json")
+    with pytest.raises(InputError) as in_memory:
+        api.judge(POOL, {**BANK, **bad}, TOPICS, "relevance", model="rule-1", base_url=server.base_url,
+                  cache=tmp_path / "c.sqlite", **FAST)
+    assert str(in_memory.value) == f"bank: {in_file.value.problem}"
+    assert server.requests == 0
