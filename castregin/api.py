@@ -728,11 +728,7 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     if not isinstance(prompt, (str, os.PathLike)):
         raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",
                          argument="prompt")
-    try:
-        template = load_prompt(os.fspath(prompt), criteria)
-    except InputError as err:
-        raise InputError(err.problem, source=err.source, line=err.line,
-                         argument="prompt" if err.argument == "prompt_spec" else err.argument) from None
+    template = load_prompt(os.fspath(prompt), criteria)
     if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
         raise InputError("expected the answer cache's file path", argument="cache")
     cache_file = os.fspath(cache)

@@ -47,7 +47,7 @@ def _public_url(url: str) -> str:
 @click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Where judgments.csv, labels.csv, the qrels and run_log.json go (written together, "
                    "all or nothing); the answer cache is kept there too unless --cache says otherwise.")
-@click.option("--prompt", "prompt_spec", default="rubric", show_default=True, type=InputPath(),
+@click.option("--prompt", default="rubric", show_default=True, type=InputPath(),
               metavar="rubric|umbrela|FILE",
               help="rubric: the judging pages' 0-3 rubric of each criterion; umbrela: the UMBRELA relevance "
                    "scale (Thomas et al. 2023); FILE: your Jinja template (rendered in a sandbox).")
@@ -84,7 +84,7 @@ def _public_url(url: str) -> str:
               help="The qrels are <prefix>_<criterion>.qrel.")
 @click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
               help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and directories.")
-def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, api_key_env, samples, temperature,
+def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_key_env, samples, temperature,
           max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
           unjudged_qrels, turns_file, prefix, cache_path):
     """Judge a pool with a model: an LLM assessor beside the crowd, cached, resumable.
@@ -129,9 +129,9 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
     except InputError as err:
         raise click.BadParameter(str(err), param_hint="--prefix") from None
     check_criteria(criteria)
-    prompt = load_prompt(prompt_spec, criteria)
+    template = load_prompt(prompt, criteria)
     inputs = [pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else []),
-              *([prompt_spec] if prompt_spec == prompt.source and not prompt.system else [])]
+              *([prompt] if prompt == template.source and not template.system else [])]
     names = _output_names(prefix, criteria)
     if cache_path == "-":
         raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
@@ -164,7 +164,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt_spec, 
         raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
     made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
     try:
-        files, summary = _judge(task_set, prompt, settings, cache_file, already)
+        files, summary = _judge(task_set, template, settings, cache_file, already)
     except BaseException:
         # Nothing received, nothing left: the directories made for a cache that was removed go too.
         remove_empty(made)

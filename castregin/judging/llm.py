@@ -361,7 +361,7 @@ def check_api_key(api_key: str | None, variable: str) -> None:
         if not " " <= character <= "~":
             raise InputError(f"the API key in {variable} holds a character an HTTP header cannot carry (character "
                              f"{position}: not printable ASCII); check the variable's value",
-                             argument="--api-key-env")
+                             argument="api_key_env")
 
 
 def openai_caller(model: str, base_url: str, api_key: str | None, *, timeout: float, temperature: float,

@@ -73,7 +73,7 @@ def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
     if spec in BUILTIN_PROMPTS:
         if spec == "umbrela" and any(c not in _UMBRELA_CRITERIA for c in criteria):
             raise InputError("umbrela judges relevance only; give --criteria relevance, or use "
-                             "--prompt rubric for the other criteria", argument="prompt_spec")
+                             "--prompt rubric for the other criteria", argument="prompt")
         return PromptTemplate(spec, spec, _template_text(f"llm_{spec}.txt.j2"), system=True)
     from ..formats import read_bytes
 

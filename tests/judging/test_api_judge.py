@@ -215,3 +215,19 @@ def test_a_dict_bank_is_checked_as_a_bank_file(inputs, server, tmp_path, keyed, 
                   cache=tmp_path / "c.sqlite", **FAST)
     assert str(in_memory.value) == f"bank: {in_file.value.problem}"
     assert server.requests == 0
+
+
+def test_the_apis_errors_name_its_arguments_not_the_commands_options(cli, inputs, server, tmp_path,  # noqa: F811
+                                                                     monkeypatch):
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", "sk-caf\u00e9-SECRET")
+    with pytest.raises(InputError) as key:
+        api.judge(POOL, BANK, TOPICS, "relevance", model="rule-1", base_url=server.base_url,
+                  cache=tmp_path / "c.sqlite", **FAST)
+    command = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance"))
+    assert key.value.argument == "api_key_env" and str(key.value).startswith("api_key_env: the API key in ")
+    assert command.stderr == f"castregin: error: --api-key-env: {key.value.problem}\n"
+    with pytest.raises(InputError) as umbrela:
+        api.judge(POOL, BANK, TOPICS, "novelty", prompt="umbrela", model="rule-1", base_url=server.base_url,
+                  cache=tmp_path / "c.sqlite", **FAST)
+    assert umbrela.value.argument == "prompt"
+    assert server.requests == 0
