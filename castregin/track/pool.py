@@ -60,7 +60,8 @@ def keep_run_turns(pool: Run, turns: Iterable[str],
                    turns_source: str = "the turn list") -> tuple[Run, str | None]:
     """:func:`keep_turns` on a pool read as a run (its scores and rank column)."""
     kept, left_out = keep_turns(pool.scores, turns, turns_source)
-    return Run(pool.tag, kept, {turn: pool.ranks[turn] for turn in kept}, pool.source), left_out
+    # A run made in Python may have no rank column.
+    return Run(pool.tag, kept, {turn: pool.ranks[turn] for turn in kept if turn in pool.ranks}, pool.source), left_out
 
 
 def without_judged(pool: Run, qrels: Iterable[Qrels]) -> tuple[Run, int]:

@@ -231,3 +231,17 @@ def test_the_apis_errors_name_its_arguments_not_the_commands_options(cli, inputs
                   cache=tmp_path / "c.sqlite", **FAST)
     assert umbrela.value.argument == "prompt"
     assert server.requests == 0
+
+
+def test_a_scored_dict_pool_can_be_cut_to_some_turns(inputs, command, tmp_path, keyed):  # noqa: F811
+    # A Run made from a dict has no rank column: keeping some of its turns was a KeyError.
+    scored = {turn: {item: 1.0 for item in items} for turn, items in POOL.items()}
+    running = serve(faults=False)
+    try:
+        with pytest.warns(InputWarning, match=r"^3 pooled turns not in turns left out"):
+            result = api.judge(scored, BANK, TOPICS, CRITERIA, model="rule-1", base_url=running.base_url,
+                               cache=tmp_path / "c.sqlite", turns=["1_1-2"], **FAST)
+    finally:
+        running.shutdown()
+    labels = command["labels"]
+    pd.testing.assert_frame_equal(result.labels, labels[labels["turn_id"] == "1_1-2"].reset_index(drop=True))
