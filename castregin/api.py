@@ -722,8 +722,10 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
         raise InputError("expected a criterion name or a list of them", argument="criteria")
     if len(set(criteria)) != len(criteria):
         raise InputError("a criterion is listed twice", argument="criteria")
-    settings = JudgeSettings(model, base_url, api_key_env, samples, temperature, max_tokens, concurrency, timeout,
-                             max_retries, retry_wait, max_requests, price_in, price_out).check()
+    settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
+                             temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
+                             max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
+                             price_in=price_in, price_out=price_out).check()
     check_criteria(criteria)
     if not isinstance(prompt, (str, os.PathLike)):
         raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",
