@@ -639,19 +639,14 @@ def _judge_topics(topics):
 
 
 def _judge_pool(pool) -> Run:
-    if isinstance(pool, Mapping) and all(not isinstance(items, Mapping) for items in pool.values()):
-        # turn -> items, as pools are kept: each item its pool rank.
-        scores: dict[str, dict[str, float]] = {}
+    if isinstance(pool, Mapping) and not any(isinstance(items, Mapping) for items in pool.values()):
+        # turn -> items, as pools are kept: a run whose scores nothing reads (the tasks are sorted by id).
         for turn, items in pool.items():
             if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
                 raise InputError(f"turn {_show(turn)}: expected a list of item ids, got {type(items).__name__}",
                                  argument="pool")
-            turn_id = _id(turn, "turn", "", "pool")
-            row = scores.setdefault(turn_id, {})
-            for item in items:
-                row.setdefault(_id(item, "item", f"turn {turn_id!r}", "pool"), float(-len(row)))
-        ranks = {turn: {item: float(rank) for rank, item in enumerate(items, 1)} for turn, items in scores.items()}
-        return Run("pool", scores, ranks, "pool")
+        table = _collect(((turn, item, 0.0) for turn, items in pool.items() for item in items), RUN, "pool")
+        return Run("pool", table, source="pool")
     return as_run(pool, "pool", "pool")
 
 

@@ -245,3 +245,15 @@ def test_a_scored_dict_pool_can_be_cut_to_some_turns(inputs, command, tmp_path, 
         running.shutdown()
     labels = command["labels"]
     pd.testing.assert_frame_equal(result.labels, labels[labels["turn_id"] == "1_1-2"].reset_index(drop=True))
+
+
+@pytest.mark.parametrize(("pool", "message"), [
+    ({"1_1-1": "Q01"}, "turn '1_1-1': expected a list of item ids, got str"),
+    ({"1_1-1": ["Q01", 1.5]}, "turn '1_1-1': item id 1.5 is not a string"),
+    ({"1_1-1": ["Q01", "Q01"]}, "turn '1_1-1', item 'Q01': given twice"),
+])
+def test_a_pool_of_item_lists_is_checked_as_a_dict_run_is(tmp_path, keyed, pool, message):
+    with pytest.raises(InputError, match=rf"^pool: {message}$"):
+        api.judge(pool, BANK, TOPICS, "relevance", model="rule-1", base_url="http://127.0.0.1:9/v1",
+                  cache=tmp_path / "c.sqlite", **FAST)
+    assert not (tmp_path / "c.sqlite").exists()
