@@ -24,13 +24,6 @@ JUDGMENTS = "judgments.csv"
 LABELS = "labels.csv"
 
 
-def _public_url(url: str) -> str:
-    """The endpoint's address without credentials, query or fragment (a key can hide there)."""
-    from ..judging.llm import public_url
-
-    return public_url(url)
-
-
 @main.command()
 @click.argument("pool", type=InputPath(), metavar="POOL")
 @click.option("--bank", "banks", multiple=True, required=True, type=InputPath(), metavar="BANK",
@@ -132,14 +125,15 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     template = load_prompt(prompt, criteria)
     inputs = [pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else []),
               *([prompt] if prompt == template.source and not template.system else [])]
-    names = _output_names(prefix, criteria)
+    qrels_names = {c: f"{prefix}_{c}.qrel" if prefix else f"{c}.qrel" for c in criteria}
+    names = [JUDGMENTS, LABELS, RUN_LOG, *qrels_names.values()]
     if cache_path == "-":
         raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
     cache_file = cache_path or os.path.join(out_dir, CACHE_NAME)
     # The cache with the outputs, in one check: neither an input nor another output.
     check_outputs([*(os.path.join(out_dir, name) for name in names), cache_file], inputs)
 
-    from ..judging.llm import api_key, check_api_key
+    from ..judging.llm import JudgeSettings, api_key, check_api_key
 
     check_api_key(api_key(api_key_env), api_key_env)
     pooled = read_run(pool)
@@ -156,15 +150,15 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     pooled, already = without_judged(pooled, (read_qrels(path) for path in unjudged_qrels))
     bank = Bank.read(banks).entries
     task_set = build_tasks(pooled, bank, read_topics(topics), criteria)
-    settings = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "samples": samples,
-                "temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency,
-                "timeout": timeout, "max_retries": max_retries, "retry_wait": retry_wait,
-                "max_requests": max_requests, "price_in": price_in, "price_out": price_out, "prefix": prefix}
+    settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
+                             temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
+                             max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
+                             price_in=price_in, price_out=price_out).check()
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
     made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
     try:
-        files, summary = _judge(task_set, template, settings, cache_file, already)
+        files, summary = _judge(task_set, template, settings, cache_file, already, qrels_names)
     except BaseException:
         # Nothing received, nothing left: the directories made for a cache that was removed go too.
         remove_empty(made)
@@ -176,19 +170,14 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
         click.echo(line, err=True)
 
 
-def _output_names(prefix: str, criteria) -> list[str]:
-    return [JUDGMENTS, LABELS, RUN_LOG, *(f"{prefix}_{c}.qrel" if prefix else f"{c}.qrel" for c in criteria)]
-
-
-def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> tuple[dict[str, str], list[str]]:
+def _judge(task_set, prompt, settings, cache_file: str, already: int,
+           qrels_names: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     from ..formats.trec import format_qrels
-    from ..judging.llm import JudgeSettings, judge_tasks
+    from ..judging.llm import judge_tasks
     from ..render.llm import judgments_csv, labels_csv, run_log_json
 
-    prefix = settings.pop("prefix")
     criteria = task_set.criteria
-    run_settings = JudgeSettings(**settings)
-    prices = (run_settings.price_in, run_settings.price_out)
+    prices = (settings.price_in, settings.price_out)
     from tqdm import tqdm
 
     bars = []
@@ -215,15 +204,14 @@ def _judge(task_set, prompt, settings: dict, cache_file: str, already: int) -> t
                    "run); run the same command again to go on", err=True)
 
     try:
-        judged = judge_tasks(task_set.tasks, criteria, prompt, run_settings, cache_file, already=already,
+        judged = judge_tasks(task_set.tasks, criteria, prompt, settings, cache_file, already=already,
                              progress=progress, kept=kept)
     finally:
         for bar in bars:
             bar.close()
     files = {JUDGMENTS: judgments_csv(judged.rows, criteria), LABELS: labels_csv(judged.label_rows),
              RUN_LOG: run_log_json(judged.log)}
-    files.update({qrels_name: format_qrels(judged.qrels[c])
-                  for c, qrels_name in zip(criteria, _output_names(prefix, criteria)[3:], strict=True)})
+    files.update({qrels_names[c]: format_qrels(judged.qrels[c]) for c in criteria})
     return files, _summary(judged.log)
 
 

@@ -257,3 +257,13 @@ def test_a_pool_of_item_lists_is_checked_as_a_dict_run_is(tmp_path, keyed, pool,
         api.judge(pool, BANK, TOPICS, "relevance", model="rule-1", base_url="http://127.0.0.1:9/v1",
                   cache=tmp_path / "c.sqlite", **FAST)
     assert not (tmp_path / "c.sqlite").exists()
+
+
+def test_the_command_checks_its_settings_as_the_api_does(cli, inputs, server, tmp_path, keyed):  # noqa: F811
+    empty = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--model", ""))
+    with pytest.raises(InputError) as refused:
+        api.judge(POOL, BANK, TOPICS, "relevance", model="", base_url=server.base_url, cache=tmp_path / "c.sqlite",
+                  **FAST)
+    assert str(refused.value) == "model: expected a non-empty string, got ''"
+    assert empty.exit_code == 1 and empty.stderr == f"castregin: error: --model: {refused.value.problem}\n"
+    assert server.requests == 0

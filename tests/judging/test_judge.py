@@ -567,11 +567,11 @@ def test_no_cast_2022_item_is_flagged(cast2022):
 
 
 def test_the_logged_endpoint_has_no_credentials():
-    from castregin.cli.judge import _public_url
+    from castregin.judging.llm import public_url
 
-    assert _public_url("https://user:sk-KEY@example.org:8443/openai/v1?api-key=sk-KEY#frag") == (
+    assert public_url("https://user:sk-KEY@example.org:8443/openai/v1?api-key=sk-KEY#frag") == (
         "https://example.org:8443/openai/v1")
-    assert _public_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
+    assert public_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory"])
