@@ -715,8 +715,6 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     criteria = [criteria] if isinstance(criteria, str) else criteria
     if not isinstance(criteria, (list, tuple)) or not criteria or not all(isinstance(c, str) for c in criteria):
         raise InputError("expected a criterion name or a list of them", argument="criteria")
-    if len(set(criteria)) != len(criteria):
-        raise InputError("a criterion is listed twice", argument="criteria")
     settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
                              temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                              max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,

@@ -61,3 +61,11 @@ def mean_rounded(labels: Sequence[int], rounding: str = "half-up") -> int:
 def turns_with_label(labels: Mapping[str, Mapping[str, int]], min_label: int) -> list[str]:
     """The turns (in order) where some item has a label >= ``min_label``."""
     return [turn for turn, items in labels.items() if any(label >= min_label for label in items.values())]
+
+
+def distinct_criteria(criteria: Sequence[str]) -> list[str]:
+    """The criteria as a list; one listed twice is an :class:`InputError` naming ``criteria`` (the one rule of
+    every command's ``--criteria`` and of the API)."""
+    if len(set(criteria)) != len(criteria):
+        raise InputError("a criterion is listed twice", argument="criteria")
+    return list(criteria)

@@ -208,6 +208,10 @@ def criteria_list(ctx: click.Context, param: click.Parameter, value: str) -> lis
     names = [name.strip() for name in value.split(",") if name.strip()]
     if not names:
         raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
-    if len(set(names)) != len(names):
-        raise click.BadParameter("a criterion is listed twice")
-    return names
+    from ..errors import InputError
+    from ..labels import distinct_criteria
+
+    try:
+        return distinct_criteria(names)
+    except InputError as err:
+        raise click.BadParameter(err.problem) from None

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..labels import distinct_criteria
 from ..limits import MAX_JSON_DEPTH, MAX_SCALE_LABELS
 from .common import decode, deeper_than, display_name, nested_too_deeply, read_bytes, without_cyclic_gc
 
@@ -670,8 +671,7 @@ def parse_judgments(sources: Sequence[tuple[bytes, str]], criteria: Sequence[str
     criteria = list(criteria)
     if not criteria:
         raise InputError("at least one criterion is needed", argument="criteria")
-    if len(set(criteria)) != len(criteria):
-        raise InputError("a criterion is listed twice", argument="criteria")
+    distinct_criteria(criteria)
     if input_format not in INPUT_FORMATS:
         raise InputError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}",
                          argument="input_format")

@@ -30,6 +30,7 @@ from importlib import resources
 
 from ..errors import InputError
 from ..judging.tasks import GOLD_COLUMNS, Task, TaskSet
+from ..labels import distinct_criteria
 from .tables import csv_text
 
 FORMATS = ("long", "mturk", "html")
@@ -49,7 +50,8 @@ def rubrics() -> dict[str, dict]:
 
 
 def check_criteria(criteria: Sequence[str]) -> list[str]:
-    """The criteria, each one with a rubric; an unknown one is an :class:`InputError`."""
+    """The criteria, each one with a rubric, none twice; else an :class:`InputError`."""
+    distinct_criteria(criteria)
     known = rubrics()
     for name in criteria:
         if name not in known:

@@ -267,3 +267,14 @@ def test_the_command_checks_its_settings_as_the_api_does(cli, inputs, server, tm
     assert str(refused.value) == "model: expected a non-empty string, got ''"
     assert empty.exit_code == 1 and empty.stderr == f"castregin: error: --model: {refused.value.problem}\n"
     assert server.requests == 0
+
+
+def test_a_criterion_listed_twice_is_one_rule_for_the_api_and_the_commands(cli, inputs, server, tmp_path,  # noqa: F811
+                                                                             keyed):
+    with pytest.raises(InputError) as refused:
+        api.judge(POOL, BANK, TOPICS, ["relevance", "relevance"], model="rule-1", base_url=server.base_url,
+                  cache=tmp_path / "c.sqlite", **FAST)
+    command = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance,relevance"))
+    assert str(refused.value) == "criteria: a criterion is listed twice"
+    assert command.exit_code == 2 and refused.value.problem in command.stderr
+    assert server.requests == 0

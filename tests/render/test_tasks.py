@@ -98,6 +98,8 @@ def test_page_names_and_criteria():
     assert check_criteria(["relevance", "naturalness", "conciseness"]) == ["relevance", "naturalness", "conciseness"]
     with pytest.raises(InputError, match=r"^criteria: unknown criterion 'fluency'"):
         check_criteria(["fluency"])
+    with pytest.raises(InputError, match=r"^criteria: a criterion is listed twice$"):
+        check_criteria(["relevance", "novelty", "relevance"])
     assert all(len(r["levels"]) == 4 and r["title"] and r["question"] for r in rubrics().values())
 
 
