@@ -758,8 +758,7 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     judgments = pd.DataFrame([(worker, turn, item, *(labels[c] for c in criteria))
                               for worker, turn, item, labels in judged.rows], columns=columns)
     judgments = judgments.astype({**dict.fromkeys(columns[:3], "string"), **dict.fromkeys(criteria, "Int64")})
-    labels = pd.DataFrame([[None if value == "" else value for value in row] for row in judged.label_rows],
-                          columns=list(LABEL_COLUMNS))
+    labels = pd.DataFrame(judged.label_rows, columns=list(LABEL_COLUMNS))
     labels = labels.astype({"turn_id": "string", "item_id": "string", "criterion": "string",
                                               "label": "Int64", "spread": "Int64", "samples": "int64",
                                               "parsed": "int64", "answers": "string"})

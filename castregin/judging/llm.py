@@ -518,7 +518,8 @@ class JudgeSettings:
 @dataclass
 class LLMJudgment:
     """What one judging run gives: the crowd rows ``(worker, turn, item, {criterion: label or None})``,
-    the per-pair label rows (``labels.csv``'s columns), the qrels per criterion, and the run log."""
+    the per-pair label rows (``labels.csv``'s columns; label and spread None where there is none), the qrels per
+    criterion, and the run log."""
 
     rows: list[tuple[str, str, str, dict[str, int | None]]]
     label_rows: list[tuple]
@@ -591,8 +592,8 @@ def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: Judg
             labels = {c: judged.by_sample.get((turn, item, c, sample)) for c in criteria}
             if any(v is not None for v in labels.values()):
                 rows.append((worker_id(model, prompt.name, sample, samples), turn, item, labels))
-    label_rows = [(p.turn_id, p.item_id, p.criterion, "" if p.label is None else p.label,
-                   "" if p.spread is None else p.spread, p.answered, p.parsed, p.answers) for p in judged.pairs]
+    label_rows = [(p.turn_id, p.item_id, p.criterion, p.label, p.spread, p.answered, p.parsed, p.answers)
+                  for p in judged.pairs]
     answered_calls = len(judged.by_sample)
     cost = (judged.prompt_tokens * settings.price_in + judged.completion_tokens * settings.price_out) / 1e6
     log = {
