@@ -278,3 +278,69 @@ def test_a_criterion_listed_twice_is_one_rule_for_the_api_and_the_commands(cli, 
     assert str(refused.value) == "criteria: a criterion is listed twice"
     assert command.exit_code == 2 and refused.value.problem in command.stderr
     assert server.requests == 0
+
+
+SAMPLED = {"samples": 3, "temperature": 0.7, "price_in": 2, "price_out": 10, "max_tokens": 50}
+
+
+def _check_sampled(judgments: pd.DataFrame, labels: pd.DataFrame, log: dict, running) -> None:
+    """Workers, labels and spreads against the server's rule per sample; tokens and cost against its sums."""
+    expected = {(f"llm:rule-1:rubric:s{s}", t, i, expected_label(t, i, s))
+                for t, items in POOL.items() for i in items for s in range(3) if expected_label(t, i) is not None}
+    got = {(r.worker_id, r.turn_id, r.item_id, int(r.relevance)) for r in judgments.itertuples()}
+    assert got == expected and len(judgments) == len(expected)
+    assert len(labels) == 16
+    for row in labels.itertuples():
+        answers = [expected_label(row.turn_id, row.item_id, s) for s in range(3)]
+        if answers[0] is None:
+            assert pd.isna(row.label) and pd.isna(row.spread) and row.parsed == 0 and row.samples == 3
+            continue
+        # Samples 0 and 2 agree (the seed's parity): the mode is theirs; the spread is max - min.
+        assert (row.label, row.spread, row.parsed) == (answers[0], max(answers) - min(answers), 3)
+    assert log["complete"] and log["answered"] == log["calls"] == 48
+    assert log["parameters"] == {"temperature": 0.7, "max_tokens": 50, "seed": "sample index"}
+    assert log["tokens"] == {"prompt": running.prompt_tokens, "completion": running.completion_tokens}
+    assert log["cost"]["usd"] == round((running.prompt_tokens * 2 + running.completion_tokens * 10) / 1e6, 6) > 0
+    assert running.requests == 48 and max(running.answered.values()) == 1
+    assert {(b["temperature"], b["max_tokens"]) for b in running.bodies} == {(0.7, 50)}
+    assert sorted({b.get("seed") or 0 for b in running.bodies}) == [0, 1, 2]
+
+
+def test_samples_prices_and_a_budget_then_resumed_api_and_command(cli, inputs, tmp_path, keyed):  # noqa: F811
+    running = serve(faults=False)
+    try:
+        first = api.judge(POOL, BANK, TOPICS, "relevance", model="rule-1", base_url=running.base_url,
+                          cache=tmp_path / "c.sqlite", max_requests=5, **SAMPLED, **FAST)
+        assert not first.log["complete"] and first.log["answered"] == 5 and running.requests == 5
+        assert first.log["this_run"]["budget_spent"] and first.log["this_run"]["calls_not_sent"] == 43
+        resumed = api.judge(POOL, BANK, TOPICS, "relevance", model="rule-1", base_url=running.base_url,
+                            cache=tmp_path / "c.sqlite", **SAMPLED, **FAST)
+    finally:
+        running.shutdown()
+    assert resumed.log["this_run"]["from_cache"] == 5 and resumed.log["this_run"]["requests"] == 43
+    _check_sampled(resumed.judgments, resumed.labels, resumed.log, running)
+
+    other = serve(faults=False)
+    out = tmp_path / "out"
+    options = ["--criteria", "relevance", "--samples", "3", "--temperature", "0.7", "--price-in", "2",
+               "--price-out", "10", "--max-tokens", "50"]
+    try:
+        budget = cli(*judge_args(inputs, other, out, *options, "--max-requests", "5"))
+        assert budget.exit_code == 0 and "the budget of --max-requests is spent; 43 call(s) not made" in budget.stderr
+        again = cli(*judge_args(inputs, other, out, *options))
+        assert again.exit_code == 0, again.stderr
+    finally:
+        other.shutdown()
+    command = {
+        "judgments": pd.read_csv(out / "judgments.csv", dtype={"worker_id": "string", "turn_id": "string",
+                                                               "item_id": "string", "relevance": "Int64"}),
+        "labels": pd.read_csv(out / "labels.csv", dtype={"turn_id": "string", "item_id": "string",
+                                                         "criterion": "string", "label": "Int64", "spread": "Int64",
+                                                         "samples": "int64", "parsed": "int64", "answers": "string"},
+                              keep_default_na=False, na_values={"label": [""], "spread": [""]}),
+        "log": json.loads((out / "run_log.json").read_text()),
+    }
+    _check_sampled(command["judgments"], command["labels"], command["log"], other)
+    pd.testing.assert_frame_equal(resumed.judgments, command["judgments"])
+    pd.testing.assert_frame_equal(resumed.labels, command["labels"])
+    assert f"cost ${command['log']['cost']['usd']:.4f}" in again.stderr
