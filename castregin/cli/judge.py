@@ -56,7 +56,8 @@ LABELS = "labels.csv"
               help="Longest answer asked for (default: the endpoint's own limit).")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, metavar="N",
               help="Calls in flight at once.")
-@click.option("--timeout", type=FiniteFloat(min=0.001, max=MAX_JUDGE_TIMEOUT), default=120.0, show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=FiniteFloat(min=0.001, max=MAX_JUDGE_TIMEOUT), default=120.0, show_default=True,
+              metavar="SECONDS",
               help="Longest wait for one answer; then the call is retried.")
 @click.option("--max-retries", type=click.IntRange(min=0, max=100), default=5, show_default=True, metavar="N",
               help="Retries of a call after a 429, a 5xx, a timeout or a malformed answer; waits as the "

@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError
 from ..formats.llm_cache import AnswerCache, CachedAnswer
@@ -454,6 +455,10 @@ def api_key(variable: str) -> str | None:
     return os.environ.get(variable) or None
 
 
+def _within(value: Any, low: float, high: float | None) -> bool:
+    return low <= value and (high is None or value <= high)
+
+
 def _finite(value: numbers.Real) -> bool:
     try:
         return math.isfinite(float(value))
@@ -499,8 +504,8 @@ class JudgeSettings:
                 continue
             kind = numbers.Integral if name in whole else numbers.Real
             # The bounds are compared before float(): a huge int overflows it (10**400).
-            ok = (isinstance(value, kind) and not isinstance(value, bool) and low <= value
-                  and (high is None or value <= high) and (name in whole or _finite(value)))
+            ok = (not isinstance(value, bool) and isinstance(value, kind) and _within(value, low, high)
+                  and (name in whole or _finite(value)))
             if not ok:
                 span = f"{low} to {high}" if high is not None else f">= {low}"
                 described = "an integer" if name in whole else "a finite number"
@@ -511,8 +516,12 @@ class JudgeSettings:
         if self.samples > 1 and self.temperature <= 0:
             raise InputError("several samples of one prompt need --temperature > 0 (at 0 they would be the same "
                              "answer)", argument="temperature")
-        return replace(self, **{name: None if getattr(self, name) is None
-                                else (int if name in whole else float)(getattr(self, name)) for name in bounds})
+        return replace(self, samples=int(self.samples), temperature=float(self.temperature),
+                       max_tokens=None if self.max_tokens is None else int(self.max_tokens),
+                       concurrency=int(self.concurrency), timeout=float(self.timeout),
+                       max_retries=int(self.max_retries), retry_wait=float(self.retry_wait),
+                       max_requests=None if self.max_requests is None else int(self.max_requests),
+                       price_in=float(self.price_in), price_out=float(self.price_out))
 
 
 @dataclass

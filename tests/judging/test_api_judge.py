@@ -235,7 +235,7 @@ def test_the_apis_errors_name_its_arguments_not_the_commands_options(cli, inputs
 
 def test_a_scored_dict_pool_can_be_cut_to_some_turns(inputs, command, tmp_path, keyed):  # noqa: F811
     # A Run made from a dict has no rank column: keeping some of its turns was a KeyError.
-    scored = {turn: {item: 1.0 for item in items} for turn, items in POOL.items()}
+    scored = {turn: dict.fromkeys(items, 1.0) for turn, items in POOL.items()}
     running = serve(faults=False)
     try:
         with pytest.warns(InputWarning, match=r"^3 pooled turns not in turns left out"):
@@ -252,7 +252,7 @@ def test_a_scored_dict_pool_can_be_cut_to_some_turns(inputs, command, tmp_path, 
     ({"1_1-1": ["Q01", 1.5]}, "turn '1_1-1': item id 1.5 is not a string"),
     ({"1_1-1": ["Q01", "Q01"]}, "turn '1_1-1', item 'Q01': given twice"),
 ])
-def test_a_pool_of_item_lists_is_checked_as_a_dict_run_is(tmp_path, keyed, pool, message):
+def test_a_pool_of_item_lists_is_checked_as_a_dict_run_is(tmp_path, keyed, pool, message):  # noqa: F811
     with pytest.raises(InputError, match=rf"^pool: {message}$"):
         api.judge(pool, BANK, TOPICS, "relevance", model="rule-1", base_url="http://127.0.0.1:9/v1",
                   cache=tmp_path / "c.sqlite", **FAST)
@@ -269,8 +269,8 @@ def test_the_command_checks_its_settings_as_the_api_does(cli, inputs, server, tm
     assert server.requests == 0
 
 
-def test_a_criterion_listed_twice_is_one_rule_for_the_api_and_the_commands(cli, inputs, server, tmp_path,  # noqa: F811
-                                                                             keyed):
+def test_a_criterion_listed_twice_is_one_rule_for_the_api_and_the_commands(
+        cli, inputs, server, tmp_path, keyed):  # noqa: F811
     with pytest.raises(InputError) as refused:
         api.judge(POOL, BANK, TOPICS, ["relevance", "relevance"], model="rule-1", base_url=server.base_url,
                   cache=tmp_path / "c.sqlite", **FAST)
