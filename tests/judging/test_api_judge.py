@@ -42,6 +42,13 @@ def command(inputs, tmp_path_factory):  # noqa: F811 - the fixture imported abov
     finally:
         running.shutdown()
     assert result.exit_code == 0, result.stderr
+    # The reference is castregin's own output: its labels are checked against the server's rule (which
+    # answers every criterion alike) before the API is compared with it.
+    expected = {(t, i): expected_label(t, i) for t, items in POOL.items() for i in items}
+    for criterion in CRITERIA:
+        qrels = read_qrels(out / f"llm_{criterion}.qrel").labels
+        got = {(t, i): label for t, items in qrels.items() for i, label in items.items()}
+        assert got == {pair: label for pair, label in expected.items() if label is not None}, criterion
     log = json.loads((out / "run_log.json").read_text())
     return {
         "judgments": pd.read_csv(out / "judgments.csv", dtype={**dict.fromkeys(["worker_id", "turn_id", "item_id"],
