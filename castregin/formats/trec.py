@@ -185,6 +185,8 @@ def score_texts(scores: Sequence[float]) -> list[str]:
     """
     from msgspec.json import encode  # once a turn: the conversions alone import msgspec
 
+    if not scores:  # "[]" would split into one empty text
+        return []
     try:
         text = encode(scores).decode()
     except TypeError:  # not a number msgspec writes (say numpy's float32): repr decides
