@@ -57,6 +57,18 @@ def _ten_line_run(tmp_path, compressed: bool = False):
     return run, qrels
 
 
+@pytest.fixture(scope="module")
+def ten_line_inputs(tmp_path_factory) -> dict:
+    """The ten-line run (plain and gzipped), its qrels, and 1.4 MB qrels: written once for every case."""
+    tmp_path = tmp_path_factory.mktemp("ten_line")
+    run, qrels = _ten_line_run(tmp_path)
+    run_gz, _ = _ten_line_run(tmp_path, compressed=True)
+    # Qrels of 1.4 MB, as CAsT's passage qrels: beyond the byte count that used to send a run to pyarrow.
+    large_qrels = tmp_path / "large.qrel"
+    large_qrels.write_text("".join(f"t{t % 2 if t < 4 else t} 0 doc{t:07d} {t % 4}\n" for t in range(50_000)))
+    return {"run": run, "qrels": qrels, "run_gz": run_gz, "large_qrels": large_qrels}
+
+
 @pytest.mark.parametrize("args", [
     ["trec_eval", "{qrels}", "{run}"],
     ["trec_eval", "-q", "-m", "all_trec", "{qrels}", "{run}"],
@@ -66,16 +78,10 @@ def _ten_line_run(tmp_path, compressed: bool = False):
     ["evaluate", "{run_gz}", "--qrels", "{qrels}", "--format", "trec"],
     ["evaluate", "{run}", "--qrels", "{large_qrels}", "-m", "bpref", "-m", "P@3"],
 ])
-def test_a_ten_line_call_imports_python_click_and_castregin_only(tmp_path, args):
+def test_a_ten_line_call_imports_python_click_and_castregin_only(ten_line_inputs, args):
     # What a script calling `castregin trec_eval` once per run pays for: the interpreter, click and the
     # pure-Python rules. numpy, pyarrow or pandas alone would take ten times trec_eval's whole time.
-    run, qrels = _ten_line_run(tmp_path)
-    run_gz, _ = _ten_line_run(tmp_path, compressed=True)
-    # Qrels of 1.4 MB, as CAsT's passage qrels: beyond the byte count that used to send a run to pyarrow.
-    large_qrels = tmp_path / "large.qrel"
-    large_qrels.write_text("".join(f"t{t % 2 if t < 4 else t} 0 doc{t:07d} {t % 4}\n" for t in range(50_000)))
-    paths = {"run": run, "qrels": qrels, "run_gz": run_gz, "large_qrels": large_qrels}
-    imported, foreign, text = _imports_of([arg.format(**paths) for arg in args])
+    imported, foreign, text = _imports_of([arg.format(**ten_line_inputs) for arg in args])
     assert foreign == set(), foreign  # so none of HEAVY either: each is a foreign package
     assert "castregin.evaluation.plain" in imported  # the plain-Python path scored it
     assert text.strip()
