@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import statistics
 
 import pytest
+import pytrec_eval
 
 from castregin.evaluation import small
 
@@ -65,6 +68,17 @@ def test_both_paths_print_the_same(tmp_path, cli, monkeypatch, measure):
     engine = cli(*args)
     assert plain.exit_code == engine.exit_code == 0, (plain.stderr, engine.stderr)
     assert plain.stdout == engine.stdout
+    # Both paths are castregin's: the values themselves are pytrec_eval's (CAsT's relevance level 2).
+    scores = {f"t{t}": {f"d{i}": (7 * i + t) % 5 + 0.5 for i in range(9)} for t in range(4)}
+    labels = {f"t{t}": {f"d{i}": (i + t) % 4 for i in range(0, 9, 2)} for t in range(5)}
+    names = {"P@3": "P_3", "bpref": "bpref", "nDCG@5": "ndcg_cut_5"}
+    oracle = pytrec_eval.RelevanceEvaluator(labels, {"P.3", "bpref", "ndcg_cut.5"}, relevance_level=2).evaluate(scores)
+    printed = {(row["measure"], row["turn"]): row["value"] for row in json.loads(plain.stdout)}
+    for name in (measure, "nDCG@5"):
+        want = {turn: values[names[name]] for turn, values in oracle.items()}
+        assert {turn: printed[name, turn] for turn in want} == pytest.approx(want, abs=1e-12), name
+        assert printed[name, "all"] == pytest.approx(statistics.fmean(want.values()), abs=1e-12), name
+        assert {turn for (printed_name, turn) in printed if printed_name == name} == {*want, "all"}, name
 
 
 def test_a_compressed_file_beyond_the_bomb_bounds_is_streamed(tmp_path, monkeypatch):
