@@ -386,10 +386,18 @@ def test_cast_baselines_scores_and_ends_equal_pytrec_eval(cast2022, run_paths):
 
 def test_cast_a_baseline_without_its_own_judgments_has_its_full_score_inside_the_interval(cast2022, run_paths):
     """The new-system case on real data: each baseline scored on the qrels without the items only it
-    brought to the depth-1 pool (as analyze loro); judging them again is the full qrels' score."""
-    qrels = formats.read_qrels(cast2022 / "regin/qrels/question_relevance_all.qrel")
+    brought to the depth-1 pool (as analyze loro); judging them again is the full qrels' score (pytrec_eval's
+    mean over the turns the run shares with the qrels)."""
+    qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    qrels, plain_qrels = formats.read_qrels(qrels_path), read_qrels_plain(qrels_path)
     runs = [formats.read_run(p) for p in run_paths]
-    full = {(r.run, r.measure): r.score for r in hole_intervals(runs, qrels, ["nDCG@3", "AP"], depth=3).runs}
+    full = {}
+    for path, run in zip(run_paths, runs, strict=True):
+        plain_run = read_run_plain(path)
+        shared = [turn for turn in plain_run if turn in plain_qrels]
+        for measure in ("nDCG@3", "AP"):
+            values = pytrec(plain_qrels, plain_run, measure, 2)
+            full[run.tag, measure] = math.fsum(values[turn] for turn in shared) / len(shared)
     for run, removed in zip(runs, unique_contributions(runs, 1), strict=True):
         reduced = hole_intervals([run], _without(qrels, removed), ["nDCG@3", "AP"], depth=3)
         for summary in reduced.runs:
