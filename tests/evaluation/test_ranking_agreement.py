@@ -115,7 +115,7 @@ def test_tau_and_rho_equal_scipy_with_and_without_ties():
         row = agreement_statistics(list(a), list(b), 3)
         assert row["kendall_tau"] == pytest.approx(stats.kendalltau(a, b).statistic, abs=1e-12)
         assert row["spearman_rho"] == pytest.approx(stats.spearmanr(a, b).statistic, abs=1e-12)
-        if n <= 6:  # the brute force enumerates up to 6! x 6! orders
+        if n <= 6:  # the brute force enumerates up to 6! orders (one for both)
             assert row["tau_ap"] == pytest.approx(brute_force_tau_ap(a, b))
 
 
@@ -175,7 +175,7 @@ def test_movers_by_hand():
 
 
 def _toy():
-    """Four runs over three turns and two label sources; the means come from pytrec_eval below."""
+    """Five runs over three turns and two label sources; the means come from pytrec_eval below."""
     rng = np.random.default_rng(4)
     turns = ["1_1", "1_2", "2_1"]
     items = [f"d{i}" for i in range(8)]
