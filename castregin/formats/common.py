@@ -445,7 +445,7 @@ def read_text(path: str | os.PathLike) -> str:
 
 #: Integers beyond this magnitude would overflow a float: they are read as infinities, which every
 #: reader of numbers refuses with its JSON path ("not a finite number").
-_FLOAT_LIMIT = 1 << 1023
+FLOAT_LIMIT = 1 << 1023
 
 
 class TooLarge(float):
@@ -466,7 +466,7 @@ def _json_int(text: str):
     if len(text) > 320:  # beyond any float, and beyond Python's default limit on digits
         return TooLarge(text)
     value = int(text)
-    return value if abs(value) < _FLOAT_LIMIT else TooLarge(text)
+    return value if abs(value) < FLOAT_LIMIT else TooLarge(text)
 
 
 _DECODER = json.JSONDecoder(parse_int=_json_int)

@@ -43,6 +43,7 @@ from typing import NoReturn
 from ..errors import InputError
 from . import schema
 from .common import (
+    FLOAT_LIMIT,
     decode,
     display_name,
     invalid_json,
@@ -597,7 +598,6 @@ class _TurnReader:
 
 #: A batch of mixed-initiative turns read by msgspec at once: about this many characters.
 BATCH_CHARS = 1 << 20
-_FLOAT_BOUND = float(1 << 1023)  # the integers json reads as TooLarge from here on (common._json_int)
 
 
 class _MIBatches:
@@ -689,7 +689,7 @@ def _mi_batch_columns(turns: list) -> list[tuple[str, tuple[list, list]]] | None
         if not _NO_SPACE.match(turn_id):
             return None
         scores = list(map(_score_of, questions))
-        if scores and (max(scores) >= _FLOAT_BOUND or min(scores) <= -_FLOAT_BOUND):
+        if scores and (max(scores) >= FLOAT_LIMIT or min(scores) <= -FLOAT_LIMIT):  # json's TooLarge integers
             return None
         columns.append((turn_id, (list(map(_question_of, questions)), scores)))
     return columns
