@@ -45,7 +45,7 @@ def write_small_inputs(out: Path) -> tuple[Path, Path]:
 
 
 def trec_eval_binary() -> Path | None:
-    """The C trec_eval binary named by ``$CASTREGIN_TREC_EVAL``, or None."""
+    """The C trec_eval 9.0.8 binary named by ``$CASTREGIN_TREC_EVAL`` (as the tests take it), or None."""
     path = os.environ.get(TREC_EVAL_VARIABLE)
     return Path(path) if path and os.access(path, os.X_OK) else None
 

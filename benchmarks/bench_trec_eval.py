@@ -12,7 +12,6 @@ of wall time and peak resident memory (GNU time); their outputs are compared byt
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -23,18 +22,13 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from bench_evaluate import Timing, markdown, measure
+from bench_startup import trec_eval_binary
 
 CASTREGIN = REPO / ".venv" / "bin" / "castregin"
 #: The command's arguments: every measure of trec_eval on qrels, as scripts call it.
 ALL_TREC = ["-m", "all_trec"]
 C_TOOL = "trec_eval 9.0.8 (C)"
 OURS = "castregin trec_eval"
-
-
-def trec_eval_binary() -> Path | None:
-    """The trec_eval 9.0.8 binary named by ``CASTREGIN_TREC_EVAL`` (as the tests take it), or None."""
-    path = os.environ.get("CASTREGIN_TREC_EVAL")
-    return Path(path) if path and os.access(path, os.X_OK) else None
 
 
 def commands(qrels: Path, run: Path, binary: Path | None) -> dict[str, list[str]]:
