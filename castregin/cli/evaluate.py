@@ -10,6 +10,7 @@ from .. import formats
 from ..arrays import choose_allocator
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
 from ..evaluation.measures import DEFAULT_MEASURES, MEAN, measure_catalogue, parse_measures
+from ..formats.common import json_text
 from ..limits import MAX_RESAMPLES
 from ..render.tables import FORMATS, render_rows, text_table
 from ..track import qrels as qrels_tools
@@ -223,22 +224,22 @@ def qrels_merge(qrels_files, output, provenance_output):
 
     merged, source = qrels_tools.merge([formats.read_qrels(p) for p in qrels_files])
     made = provenance(qrels_files)
-    counts = [0] * len(qrels_files)
+    # Counted per path, as provenance lists them: a file given twice is one source (the second adds nothing).
+    counts = dict.fromkeys((path for path, _ in made.inputs), 0)
     for position in source.values():
-        counts[position] += 1
+        counts[str(qrels_files[position])] += 1
     record = {
         "castregin": made.version, "command": made.command, "date": made.date,
-        "sources": [{"path": path, "sha256": digest, "labels": n}
-                    for (path, digest), n in zip(made.inputs, counts, strict=True)],
+        "sources": [{"path": path, "sha256": digest, "labels": counts[path]} for path, digest in made.inputs],
         "labels": [{"turn_id": turn, "item_id": item, "label": merged.labels[turn][item],
-                    "source": qrels_files[source[turn, item]]}
+                    "source": str(qrels_files[source[turn, item]])}
                    for turn in sorted(merged.labels) for item in sorted(merged.labels[turn])],
     }
     with OutputSet(qrels_files) as outputs:
         outputs.write_text(output, formats.format_qrels(merged))
-        outputs.write_text(provenance_output, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        outputs.write_text(provenance_output, json_text(record))
     click.echo(f"castregin: {len(merged)} labels: " + ", ".join(
-        f"{n} from {path}" for path, n in zip(qrels_files, counts, strict=True)), err=True)
+        f"{n} from {path}" for path, n in counts.items()), err=True)
 
 
 @qrels.command("stats")

@@ -576,7 +576,6 @@ class RankedTurns:
         self.turn_of_segment = turn_of_segment
         self.index = index
         self.unseen_on_top = unseen_on_top
-        self._ideal_gains: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         #: What several measures derive alike from these lines (the gain measures' prefix sums).
         self.cache: dict = {}
 
@@ -613,18 +612,17 @@ class RankedTurns:
 
     def ideal_gains(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per turn, the ideal ranking of its positive labels (largest first): ``(segment, position, label)``
-        of each, turn after turn; computed once and kept (the gain measures share it)."""
-        if self._ideal_gains is None:
-            positive, turn_starts = self.index.positive_labels()
-            begin = turn_starts[self.turn_of_segment]
-            count = turn_starts[self.turn_of_segment + 1] - begin
-            offsets = np.r_[0, np.cumsum(count)]
-            rows = np.repeat(begin - offsets[:-1], count) + np.arange(int(offsets[-1]))
-            labels = positive[rows].astype(np.int64)
-            segment = np.repeat(np.arange(len(count), dtype=np.int64), count)
-            order = np.lexsort((-labels, segment))
-            self._ideal_gains = (segment, segment_positions(segment), labels[order])
-        return self._ideal_gains
+        of each, turn after turn. Computed on each call, not kept: the gain measures keep what they derive from
+        it in :attr:`cache` (one copy of the ideal ranking, not two)."""
+        positive, turn_starts = self.index.positive_labels()
+        begin = turn_starts[self.turn_of_segment]
+        count = turn_starts[self.turn_of_segment + 1] - begin
+        offsets = np.r_[0, np.cumsum(count)]
+        rows = np.repeat(begin - offsets[:-1], count) + np.arange(int(offsets[-1]))
+        labels = positive[rows].astype(np.int64)
+        segment = np.repeat(np.arange(len(count), dtype=np.int64), count)
+        order = np.lexsort((-labels, segment))
+        return segment, segment_positions(segment), labels[order]
 
 
 #: The orders of the rankings measures read, as (bits of the scores, ties by item id descending): trec_eval's

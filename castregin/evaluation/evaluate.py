@@ -390,8 +390,9 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
-    small = small_inputs(run_paths, [path for _, path in qrels_paths])  # before anything heavy is imported
     diversity = diversity_reader(parsed)
+    # Before anything heavy is imported; only when it decides something (it may decompress MiBs of an input).
+    small = diversity is None and small_inputs(run_paths, [path for _, path in qrels_paths])
     if diversity is not None or (not small and not all(m.in_engine for m in parsed)):
         read = diversity or formats.read_qrels
         qrels_list = [read(path, name) for name, path in qrels_paths]

@@ -87,3 +87,18 @@ def test_a_compressed_file_beyond_the_bomb_bounds_is_streamed(tmp_path, monkeypa
     assert small.small_inputs([run], [])
     monkeypatch.setenv("CASTREGIN_MAX_DECOMPRESSED", "500")
     assert not small.small_inputs([run], [])
+
+
+def test_sizes_are_not_read_for_diversity_measures(tmp_path, cli, monkeypatch):
+    # ndeval's measures read whole files whatever their size: decompressing MiBs to size them would be waste.
+    from castregin.evaluation import evaluate
+
+    sized = []
+    monkeypatch.setattr(evaluate, "small_inputs", lambda runs, qrels: sized.append(runs) or True)
+    run, qrels = tmp_path / "r.run", tmp_path / "q.qrel"
+    run.write_text("t1 Q0 d1 1 2.0 r\nt1 Q0 d2 2 1.0 r\n")
+    qrels.write_text("t1 0 d1 1\nt1 0 d2 0\n")
+    assert cli("evaluate", run, "--qrels", qrels, "-m", "alpha_nDCG@5").exit_code == 0
+    assert sized == []
+    assert cli("evaluate", run, "--qrels", qrels, "-m", "P@1").exit_code == 0
+    assert len(sized) == 1  # the same call path as above: the monkeypatch does reach it

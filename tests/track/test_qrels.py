@@ -93,3 +93,19 @@ def test_stats_histogram():
     assert s["labels"] == {"-1": 1, "0": 1, "2": 2}
     assert s["topics"] == 2 and s["turns_with_relevant"] == 2
     assert s["items_per_turn"] == {"min": 1, "mean": 4 / 3, "max": 2}
+
+
+def test_merging_a_qrels_with_itself_gives_it_back_with_one_provenance_source(cli, tmp_path):
+    import hashlib
+
+    qrels = tmp_path / "m1.qrel"
+    qrels.write_text("1_1-1 0 Q01 2\n1_1-1 0 Q02 -1\n1_1-2 0 Q03 0\n")
+    result = cli("qrels", "merge", qrels, qrels, "-o", tmp_path / "out.qrel", "--provenance", tmp_path / "p.json")
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert (tmp_path / "out.qrel").read_text() == qrels.read_text()
+    record = json.loads((tmp_path / "p.json").read_text())
+    assert record["sources"] == [{"path": str(qrels), "sha256": hashlib.sha256(qrels.read_bytes()).hexdigest(),
+                                  "labels": 3}]
+    assert {r["source"] for r in record["labels"]} == {str(qrels)}
+    assert result.stderr == f"castregin: 3 labels: 3 from {qrels}\n"

@@ -80,20 +80,25 @@ def _num_nonrel_judged_ret_arrays(ranked, measure):
 
 
 def _relstring_arrays(ranked, measure):
-    """Each turn's relstring (an object array of str): a row of characters per turn, '-' where no line is judged."""
+    """Each turn's relstring (an object array of str): a character per shown line, '-' where no line is judged."""
     import numpy as np
 
-    # No row is longer than the longest ranking: relstring.900000000 must not allocate turns x 10^9 bytes.
     length = max(0, min(int(measure.params[0]), int(ranked.lengths.max(initial=0))))
     shown = np.minimum(ranked.lengths, length)
-    rows = np.full((ranked.turn_count, length), ord("-"), dtype=np.uint8)
-    top = np.flatnonzero(ranked.position < length)
+    # One flat buffer of exactly the characters shown, not turns x longest: one long ranking among many short
+    # ones must not allocate turns x its length.
+    offsets = np.zeros(ranked.turn_count + 1, dtype=np.int64)
+    np.cumsum(shown, out=offsets[1:])
+    flat = np.full(int(offsets[-1]), ord("-"), dtype=np.uint8)
+    top = np.flatnonzero(ranked.position < shown[ranked.segment])
     labels = ranked.labels[top]
     chars = np.where(labels > 9, ord(">"), np.where(labels < 0, ord("."), ord("0") + np.clip(labels, 0, 9)))
-    rows[ranked.segment[top], ranked.position[top]] = chars
+    flat[offsets[ranked.segment[top]] + ranked.position[top]] = chars
+    text = flat.tobytes().decode("ascii")
     out = np.empty(ranked.turn_count, dtype=object)
-    for turn, (row, size) in enumerate(zip(rows, shown.tolist(), strict=True)):
-        out[turn] = row[:size].tobytes().decode("ascii")
+    bounds = offsets.tolist()
+    for turn in range(ranked.turn_count):
+        out[turn] = text[bounds[turn]:bounds[turn + 1]]
     return out
 
 

@@ -317,13 +317,6 @@ def _G_arrays(ranked, measure):
     inside = position < walked
     cost = np.where(inside, costs[np.where(inside, i_first[segment] + position, 0)] if len(costs) else 0.0,
                     sum_cost[segment] + (position + 1 - walked).astype(float))
-    # The rule adds 1.0 position by position beyond the ideal ranking: the same sums while they stay exact.
-    inexact = np.flatnonzero(~inside & (sum_cost[segment] + ranked.lengths[segment] >= 2.0 ** 53))
-    for line in inexact.tolist():
-        total = sum_cost[segment[line]]
-        for _ in range(int(position[line]) + 1 - int(walked[line])):
-            total += 1.0
-        cost[line] = total
     with np.errstate(divide="ignore", invalid="ignore"):
         # c_log2 and C's division: what the rule gives where huge labels round the costs below the results.
         terms = gain / libm(c_log2, 2 + cost - sum_results)
