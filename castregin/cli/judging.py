@@ -361,6 +361,22 @@ def _check_ranking_options(run_paths, measure, scatter, per_worker) -> None:
                          "nothing: leave out --per-worker", argument="--runs")
 
 
+def _check_between_options(within, per_worker, sections, fmt, run_paths) -> None:
+    """Refusals that depend on the options alone, before any source is read (a mistyped option should not
+    wait for a million crowd rows, nor hide behind a file's error)."""
+    if per_worker and within:
+        raise InputError("--per-worker compares each worker with the other sources; --within measures the "
+                         "crowd's own agreement: choose one", argument="--per-worker")
+    if within:
+        _refuse_between_options()
+        return
+    if sections and "ranking" in sections and not run_paths:
+        raise InputError("the section 'ranking' needs runs to rank: give them with --runs", argument="--show")
+    if fmt == "csv" and sections is not None and len(sections) != 1:
+        raise InputError("csv holds one table: name one section with --show (pairs, overall, labels, "
+                         "topics, confusion, ranking)", argument="--show")
+
+
 def _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision) -> list:
     """With --runs: the ranking agreement of every pair of sources (each source's labels as qrels)."""
     if not run_paths:
@@ -396,14 +412,9 @@ def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
     from ..render.agreement import DEFAULT_SECTIONS, agreement_csv, agreement_text
     from ..render.analysis import ranking_agreement_report
 
-    if sections and "ranking" in sections and not ranking:
-        raise InputError("the section 'ranking' needs runs to rank: give them with --runs", argument="--show")
     if fmt == "json":
         return json_text(result)
     if fmt == "csv":
-        if sections is not None and len(sections) != 1:
-            raise InputError("csv holds one table: name one section with --show (pairs, overall, labels, "
-                             "topics, confusion, ranking)", argument="--show")
         if sections == ("ranking",):
             return ranking_agreement_report(ranking, "csv")
         return agreement_csv(result, sections[0] if sections else "pairs")
@@ -503,10 +514,8 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
         ensure_not_input(path, inputs)
     check_settings(rel_level, samples, confidence, negative_labels)
     _check_ranking_options(run_paths, measure, scatter, per_worker)
+    _check_between_options(within, per_worker, sections, fmt, run_paths)
     loaded = _load_sources(sources)
-    if per_worker and within:
-        raise InputError("--per-worker compares each worker with the other sources; --within measures the "
-                         "crowd's own agreement: choose one", argument="--per-worker")
     if within or (len(loaded) == 1 and loaded[0].kind == "crowd" and not per_worker):
         _refuse_between_options()
         with warnings_as_lines():
