@@ -132,8 +132,9 @@ def _crowd_options_optional(function):
     return _crowd_options(function, criteria_required=False)
 
 
-def _read(judgments, criteria, gold, input_format, columns, label_map, scale, loaded=None):
-    """(Judgments, gold frame): the CSVs ``judgments`` name, or ``loaded`` ``(bytes, source)`` pairs already read."""
+def _read(judgments, criteria, gold, input_format, columns, label_map, scale, loaded=None, gold_frame=None):
+    """(Judgments, gold frame): the CSVs ``judgments`` name, or ``loaded`` ``(bytes, source)`` pairs already read;
+    ``gold_frame``: the gold file already read (crowd sources sharing one --gold), else ``gold`` is read."""
     from ..formats.crowd import parse_columns, parse_judgments, read_gold, read_judgments
 
     try:
@@ -143,7 +144,8 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale, lo
     # pyarrow parses the judgments: jemalloc holds its blocks in a third less memory than mimalloc here.
     choose_allocator()
     # The gold file is read first: it is small, and a bad one should not wait for a million rows.
-    gold_frame = read_gold(gold, scale) if gold else None
+    if gold_frame is None and gold:
+        gold_frame = read_gold(gold, scale)
     options = {"input_format": input_format, "columns": roles, "label_map": label_map, "scale": scale}
     data = (read_judgments(judgments, criteria, **options) if loaded is None
             else parse_judgments(loaded, criteria, **options))
@@ -283,13 +285,15 @@ def _between_sources(loaded: list[_Source], crowd: dict, per_worker: bool) -> tu
                          f"compared: give --criteria NAME{among}{within}", argument="--criteria")
     sources: list[tuple[str, dict]] = []
     groups: list[str | None] = []
+    gold_frame = None  # read with the first crowd source, shared by the others
     for s in loaded:
         if s.kind == "qrels":
             sources.append((s.name, parse_qrels(s.data, s.source, s.name).labels))
             groups.append(None)
             continue
         data, gold_frame = _read([s.path], criteria, crowd["gold"], crowd["input_format"], crowd["columns"],
-                                 crowd["label_map"], crowd["scale"], loaded=[(s.data, s.source)])
+                                 crowd["label_map"], crowd["scale"], loaded=[(s.data, s.source)],
+                                 gold_frame=gold_frame)
         if per_worker:
             for worker, labels in worker_labels(data, gold_frame, criteria[0]).items():
                 sources.append((f"{s.name}:{worker}", labels))
