@@ -508,7 +508,7 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
       castregin agreement judgments_*.csv --within --criteria relevance --format json -o agreement.json
       castregin agreement nist=human.qrel gpt4o=llm.qrel --runs runs/ -m nDCG@10 --scatter scores.png
     """
-    from ..judging.label_agreement import check_settings, label_agreement
+    from ..judging.label_agreement import label_agreement
 
     crowd = {"criteria": criteria, "gold": gold, "input_format": input_format, "columns": columns,
              "label_map": label_map, "scale": scale, "majority": majority, "tie": tie, "rounding": rounding,
@@ -516,7 +516,6 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
     inputs = [*(split_source(s)[2] for s in sources), *([gold] if gold else []), *run_paths]
     for path in (output, plot, scatter):
         ensure_not_input(path, inputs)
-    check_settings(rel_level, samples, confidence, negative_labels)
     _check_ranking_options(run_paths, measure, scatter, per_worker)
     _check_between_options(within, per_worker, sections, fmt, run_paths)
     loaded = _load_sources(sources)
