@@ -178,7 +178,6 @@ def _judge(task_set, prompt, settings, cache_file: str, already: int,
     from ..render.llm import judgments_csv, labels_csv, run_log_json
 
     criteria = task_set.criteria
-    prices = (settings.price_in, settings.price_out)
     from tqdm import tqdm
 
     bars = []
@@ -192,7 +191,7 @@ def _judge(task_set, prompt, settings, cache_file: str, already: int,
             if reply is not None:
                 tokens["in"] += reply.prompt_tokens
                 tokens["out"] += reply.completion_tokens
-                cost = (tokens["in"] * prices[0] + tokens["out"] * prices[1]) / 1e6
+                cost = settings.cost(tokens["in"], tokens["out"])
                 bar.set_postfix_str(f"tokens {tokens['in']}+{tokens['out']}, ${cost:.4f}", refresh=False)
             bar.update(1)
 
