@@ -104,19 +104,28 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     """
     from pathlib import Path
 
+    from ..errors import InputError
     from ..formats import read_run
+    from ..formats.aggregation import check_file_name_part
     from ..formats.output import OutputSet, check_outputs, make_directories, remove_empty
     from ..formats.topics import read_topics
+    from ..judging.llm import JudgeSettings, api_key, check_api_key
     from ..judging.tasks import build_tasks
     from ..render.llm import load_prompt
     from ..render.tasks import check_criteria
     from ..track.convert import Bank
 
-    if samples > 1 and temperature <= 0:
-        raise click.BadParameter("several samples of one prompt need --temperature > 0 (at 0 they would be "
-                                 "the same answer)", param_hint="--temperature")
-    from ..errors import InputError
-    from ..formats.aggregation import check_file_name_part
+    try:
+        settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
+                                 temperature=temperature, max_tokens=max_tokens, concurrency=concurrency,
+                                 timeout=timeout, max_retries=max_retries, retry_wait=retry_wait,
+                                 max_requests=max_requests, price_in=price_in, price_out=price_out).check()
+    except InputError as err:
+        # click's ranges refuse every other number as a usage error (exit 2); the temperature the samples
+        # need is the one rule of numbers click cannot state, and is refused alike.
+        if err.argument != "temperature":
+            raise
+        raise click.BadParameter(err.problem, param_hint="--temperature") from None
 
     try:
         check_file_name_part(prefix)
@@ -125,7 +134,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     check_criteria(criteria)
     template = load_prompt(prompt, criteria)
     inputs = [pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else []),
-              *([prompt] if prompt == template.source and not template.system else [])]
+              *([prompt] if not template.system else [])]
     qrels_names = {c: f"{prefix}_{c}.qrel" if prefix else f"{c}.qrel" for c in criteria}
     names = [JUDGMENTS, LABELS, RUN_LOG, *qrels_names.values()]
     if cache_path == "-":
@@ -133,8 +142,6 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     cache_file = cache_path or os.path.join(out_dir, CACHE_NAME)
     # The cache with the outputs, in one check: neither an input nor another output.
     check_outputs([*(os.path.join(out_dir, name) for name in names), cache_file], inputs)
-
-    from ..judging.llm import JudgeSettings, api_key, check_api_key
 
     check_api_key(api_key(api_key_env), api_key_env)
     pooled = read_run(pool)
@@ -151,10 +158,6 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     pooled, already = without_judged(pooled, (read_qrels(path) for path in unjudged_qrels))
     bank = Bank.read(banks).entries
     task_set = build_tasks(pooled, bank, read_topics(topics), criteria)
-    settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
-                             temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
-                             max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
-                             price_in=price_in, price_out=price_out).check()
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
     made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
@@ -178,7 +181,6 @@ def _judge(task_set, prompt, settings, cache_file: str, already: int,
     from ..render.llm import judgments_csv, labels_csv, run_log_json
 
     criteria = task_set.criteria
-    prices = (settings.price_in, settings.price_out)
     from tqdm import tqdm
 
     bars = []
@@ -192,7 +194,7 @@ def _judge(task_set, prompt, settings, cache_file: str, already: int,
             if reply is not None:
                 tokens["in"] += reply.prompt_tokens
                 tokens["out"] += reply.completion_tokens
-                cost = (tokens["in"] * prices[0] + tokens["out"] * prices[1]) / 1e6
+                cost = settings.cost(tokens["in"], tokens["out"])
                 bar.set_postfix_str(f"tokens {tokens['in']}+{tokens['out']}, ${cost:.4f}", refresh=False)
             bar.update(1)
 

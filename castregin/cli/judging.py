@@ -132,8 +132,9 @@ def _crowd_options_optional(function):
     return _crowd_options(function, criteria_required=False)
 
 
-def _read(judgments, criteria, gold, input_format, columns, label_map, scale, loaded=None):
-    """(Judgments, gold frame): the CSVs ``judgments`` name, or ``loaded`` ``(bytes, source)`` pairs already read."""
+def _read(judgments, criteria, gold, input_format, columns, label_map, scale, loaded=None, gold_frame=None):
+    """(Judgments, gold frame): the CSVs ``judgments`` name, or ``loaded`` ``(bytes, source)`` pairs already read;
+    ``gold_frame``: the gold file already read (crowd sources sharing one --gold), else ``gold`` is read."""
     from ..formats.crowd import parse_columns, parse_judgments, read_gold, read_judgments
 
     try:
@@ -143,7 +144,8 @@ def _read(judgments, criteria, gold, input_format, columns, label_map, scale, lo
     # pyarrow parses the judgments: jemalloc holds its blocks in a third less memory than mimalloc here.
     choose_allocator()
     # The gold file is read first: it is small, and a bad one should not wait for a million rows.
-    gold_frame = read_gold(gold, scale) if gold else None
+    if gold_frame is None and gold:
+        gold_frame = read_gold(gold, scale)
     options = {"input_format": input_format, "columns": roles, "label_map": label_map, "scale": scale}
     data = (read_judgments(judgments, criteria, **options) if loaded is None
             else parse_judgments(loaded, criteria, **options))
@@ -283,13 +285,15 @@ def _between_sources(loaded: list[_Source], crowd: dict, per_worker: bool) -> tu
                          f"compared: give --criteria NAME{among}{within}", argument="--criteria")
     sources: list[tuple[str, dict]] = []
     groups: list[str | None] = []
+    gold_frame = None  # read with the first crowd source, shared by the others
     for s in loaded:
         if s.kind == "qrels":
             sources.append((s.name, parse_qrels(s.data, s.source, s.name).labels))
             groups.append(None)
             continue
         data, gold_frame = _read([s.path], criteria, crowd["gold"], crowd["input_format"], crowd["columns"],
-                                 crowd["label_map"], crowd["scale"], loaded=[(s.data, s.source)])
+                                 crowd["label_map"], crowd["scale"], loaded=[(s.data, s.source)],
+                                 gold_frame=gold_frame)
         if per_worker:
             for worker, labels in worker_labels(data, gold_frame, criteria[0]).items():
                 sources.append((f"{s.name}:{worker}", labels))
@@ -361,6 +365,22 @@ def _check_ranking_options(run_paths, measure, scatter, per_worker) -> None:
                          "nothing: leave out --per-worker", argument="--runs")
 
 
+def _check_between_options(within, per_worker, sections, fmt, run_paths) -> None:
+    """Refusals that depend on the options alone, before any source is read (a mistyped option should not
+    wait for a million crowd rows, nor hide behind a file's error)."""
+    if per_worker and within:
+        raise InputError("--per-worker compares each worker with the other sources; --within measures the "
+                         "crowd's own agreement: choose one", argument="--per-worker")
+    if within:
+        _refuse_between_options()
+        return
+    if sections and "ranking" in sections and not run_paths:
+        raise InputError("the section 'ranking' needs runs to rank: give them with --runs", argument="--show")
+    if fmt == "csv" and sections is not None and len(sections) != 1:
+        raise InputError("csv holds one table: name one section with --show (pairs, overall, labels, "
+                         "topics, confusion, ranking)", argument="--show")
+
+
 def _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision) -> list:
     """With --runs: the ranking agreement of every pair of sources (each source's labels as qrels)."""
     if not run_paths:
@@ -396,14 +416,9 @@ def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
     from ..render.agreement import DEFAULT_SECTIONS, agreement_csv, agreement_text
     from ..render.analysis import ranking_agreement_report
 
-    if sections and "ranking" in sections and not ranking:
-        raise InputError("the section 'ranking' needs runs to rank: give them with --runs", argument="--show")
     if fmt == "json":
         return json_text(result)
     if fmt == "csv":
-        if sections is not None and len(sections) != 1:
-            raise InputError("csv holds one table: name one section with --show (pairs, overall, labels, "
-                             "topics, confusion, ranking)", argument="--show")
         if sections == ("ranking",):
             return ranking_agreement_report(ranking, "csv")
         return agreement_csv(result, sections[0] if sections else "pairs")
@@ -493,7 +508,7 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
       castregin agreement judgments_*.csv --within --criteria relevance --format json -o agreement.json
       castregin agreement nist=human.qrel gpt4o=llm.qrel --runs runs/ -m nDCG@10 --scatter scores.png
     """
-    from ..judging.label_agreement import check_settings, label_agreement
+    from ..judging.label_agreement import label_agreement
 
     crowd = {"criteria": criteria, "gold": gold, "input_format": input_format, "columns": columns,
              "label_map": label_map, "scale": scale, "majority": majority, "tie": tie, "rounding": rounding,
@@ -501,12 +516,9 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
     inputs = [*(split_source(s)[2] for s in sources), *([gold] if gold else []), *run_paths]
     for path in (output, plot, scatter):
         ensure_not_input(path, inputs)
-    check_settings(rel_level, samples, confidence, negative_labels)
     _check_ranking_options(run_paths, measure, scatter, per_worker)
+    _check_between_options(within, per_worker, sections, fmt, run_paths)
     loaded = _load_sources(sources)
-    if per_worker and within:
-        raise InputError("--per-worker compares each worker with the other sources; --within measures the "
-                         "crowd's own agreement: choose one", argument="--per-worker")
     if within or (len(loaded) == 1 and loaded[0].kind == "crowd" and not per_worker):
         _refuse_between_options()
         with warnings_as_lines():

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..data import is_judged, judged_labels, natural_key, topic_of
 from ..errors import InputError, InputWarning
+from ..limits import MAX_SCALE_LABELS
 from ..statistics import cohen_kappa_from_confusion
 from .agreement import LEVELS, alpha_from_coincidences, coincidence_matrix
 
@@ -227,7 +228,8 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
     ``groups`` (one per source, or None) names the crowd a source's labels come from: two sources of
     one group (two workers of one crowd) are not compared, that being the within-crowd agreement.
     A label below 0 is "in the pool but unjudged" and left out (``negative_labels="unjudged"``), or a
-    category like any other (``"category"``).
+    category like any other (``"category"``). More than :data:`castregin.limits.MAX_SCALE_LABELS` distinct
+    labels over the sources are an :class:`InputError` (see :func:`check_scale`).
     Returns ``settings``, ``sources`` (``name``, ``judged``: how many (turn, item) pairs the agreement takes
     as judged, ``below_zero``: how many labels below 0 the source holds), ``pairs``
     (:func:`pair_agreement` of each pair, in the order given) and ``overall`` (:func:`alpha_of_all`, with
@@ -246,6 +248,7 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
         raise InputError(f"two sources are named {duplicate!r}; name them NAME=PATH", argument="sources")
     if len(sources) < 2:
         raise InputError("agreement needs two sources of labels or more", argument="sources")
+    check_scale(sources)
     groups = list(groups) if groups is not None else [None] * len(sources)
     pairs = []
     for i, j in combinations(range(len(sources)), 2):
@@ -273,3 +276,17 @@ def label_agreement(sources: Sequence[tuple[str, Labels]], *, groups: Sequence[s
         "pairs": pairs,
         "overall": alpha_of_all([labels for _, labels in sources]) if len(sources) >= 3 else None,
     }
+
+
+def check_scale(sources: Sequence[tuple[str, Labels]]) -> None:
+    """Refuse, in one line, sources holding more than :data:`~castregin.limits.MAX_SCALE_LABELS` distinct labels.
+
+    Each pair's statistics hold a K x K confusion matrix per topic (K: the distinct labels), so memory
+    grows with K squared: 2,000 labels took 1 GB, 3,000 would take 9 GB. A judging scale is far smaller;
+    qrels labels may be any int64.
+    """
+    distinct = {int(label) for _, labels in sources for items in labels.values() for label in items.values()}
+    if len(distinct) > MAX_SCALE_LABELS:
+        raise InputError(f"the sources hold {len(distinct)} distinct labels; agreement takes at most "
+                         f"{MAX_SCALE_LABELS} (a judging scale): check that the files are qrels of "
+                         "relevance labels, not scores", argument="sources")

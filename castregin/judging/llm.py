@@ -271,8 +271,11 @@ def judge_calls(calls: Sequence[Call], cache: AnswerCache, caller: Callable[[Cal
     lock = threading.Lock()
 
     def settle(reply: Reply | None) -> None:
+        # Under the lock: the callback keeps running totals and a progress bar, and calls settle from the
+        # worker threads (answers) and from this one (failed calls).
         if progress is not None:
-            progress(reply)
+            with lock:
+                progress(reply)
 
     def one(call: Call) -> str:
         attempt = 0
@@ -484,6 +487,10 @@ class JudgeSettings:
     price_in: float = 0.0
     price_out: float = 0.0
 
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """What so many tokens cost in US dollars, at ``price_in`` and ``price_out`` per million tokens."""
+        return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1e6
+
     def check(self) -> JudgeSettings:
         """Refuse, as the command's options do, a value out of its range (an :class:`InputError` naming it).
 
@@ -604,7 +611,7 @@ def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: Judg
     label_rows = [(p.turn_id, p.item_id, p.criterion, p.label, p.spread, p.answered, p.parsed, p.answers)
                   for p in judged.pairs]
     answered_calls = len(judged.by_sample)
-    cost = (judged.prompt_tokens * settings.price_in + judged.completion_tokens * settings.price_out) / 1e6
+    cost = settings.cost(judged.prompt_tokens, judged.completion_tokens)
     log = {
         "model": model,
         "endpoint": public_url(settings.base_url),

@@ -117,11 +117,10 @@ def _negative_note(result: dict) -> str:
 
 
 def _overall_table(result: dict, fmt: str) -> str:
-    overall = result.get("overall")
-    if not overall:
+    if not result.get("overall"):
         return ""
-    return (_title("all sources together: Krippendorff's alpha on the units judged by two sources or more", fmt)
-            + render_records([overall], ["sources", "units", "labels", *_ALPHAS], fmt))
+    return _records_table(result, "overall",
+                          "all sources together: Krippendorff's alpha on the units judged by two sources or more", fmt)
 
 
 def _records_table(result: dict, section: str, title: str, fmt: str) -> str:

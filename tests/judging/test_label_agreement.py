@@ -292,3 +292,24 @@ def test_alpha_of_all_leaves_labels_below_0_out():
     for level in LEVELS:
         want = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
         assert result["overall"][f"alpha_{level}"] == pytest.approx(want, abs=1e-12), level
+
+
+def test_more_distinct_labels_than_a_scale_are_refused_before_any_matrix():
+    """K distinct labels make a K x K confusion matrix per topic (2,000 took 1 GB): more than
+    limits.MAX_SCALE_LABELS are refused in one line, through the API too; as many are compared."""
+    from castregin.limits import MAX_SCALE_LABELS
+
+    def sources(distinct: int):
+        a = {"1_1": {f"d{k}": k for k in range(distinct)}}
+        b = {"1_1": {f"d{k}": k for k in range(distinct)}}
+        return a, b
+
+    a, b = sources(MAX_SCALE_LABELS + 1)
+    message = f"the sources hold {MAX_SCALE_LABELS + 1} distinct labels; agreement takes at most {MAX_SCALE_LABELS}"
+    with pytest.raises(InputError, match=message):
+        label_agreement([("a", a), ("b", b)], samples=0)
+    with pytest.raises(InputError, match=message):
+        api_label_agreement(a, b, samples=0)
+    a, b = sources(MAX_SCALE_LABELS)
+    (pair,) = label_agreement([("a", a), ("b", b)], samples=0)["pairs"]
+    assert pair["both"] == MAX_SCALE_LABELS and pair["statistics"]["exact"] == 1.0
