@@ -133,8 +133,8 @@ def score_assignments(assignments: Sequence[Assignment], source: str = "nuggets"
     for assignment in assignments:
         by_run.setdefault(assignment.run_id, []).append(assignment)
     rows: list[tuple] = []
-    for run, answers in by_run.items():
-        answers = sorted(answers, key=lambda a: natural_key(a.qid))
+    for run, unordered in by_run.items():
+        answers = sorted(unordered, key=lambda a: natural_key(a.qid))
         values: dict[str, dict[str, float]] = {m: {} for m in chosen}
         for a in answers:
             scores = turn_scores([n.importance for n in a.nuggets], a.labels)

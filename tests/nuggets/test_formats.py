@@ -12,7 +12,6 @@ import pytest
 
 from castregin.errors import InputError
 from castregin.formats.nuggets import (
-    Answer,
     AnswerSentence,
     format_answers,
     format_assignments,
@@ -37,19 +36,20 @@ ASSIGNED = {"query": "What is Python?", "qid": "q1", "answer_text": "Python is a
                 {"text": "Python supports multithreading", "importance": "okay", "assignment": "not_support"}]}
 # A TREC RAG 2024 answer as Ragnarok writes it (castorini/nuggetizer's tests hold the same shape).
 RAG_ANSWER = {"run_id": "ragnarok", "topic_id": "2024-145979", "topic": "what is vicarious trauma",
-              "references": ["msmarco_v2.1_doc_13_1647729865#0_3617397938", "msmarco_v2.1_doc_13_1647729865#1_3617399497"],
+              "references": ["msmarco_v2.1_doc_13_1647729865#0_3617397938",
+                             "msmarco_v2.1_doc_13_1647729865#1_3617399497"],
               "response_length": 9, "answer": [{"text": "Vicarious trauma is indirect trauma.", "citations": [0]},
                                                 {"text": "Helpers can suffer it.", "citations": [1, 0]}]}
 # Two turns of TREC iKAT 2024's sample run (irlabamsterdam/iKAT, 2024/scripts/run_validation/tests/data).
 IKAT_RUN = {"run_name": "sample_run", "run_type": "automatic", "eval_response": True, "turns": [
-    {"turn_id": "0_1", "responses": [{"rank": 1, "text": "<placeholder text for response 1>", "ptkb_provenance": ["13"],
-                                      "passage_provenance": [
-                                          {"id": "clueweb22-en0025-76-08262:14", "score": 3.160177230834961, "used": True},
-                                          {"id": "clueweb22-en0014-65-01836:7", "score": 3.0112557411193848, "used": True},
-                                          {"id": "clueweb22-en0023-59-02639:9", "score": 1.929551601409912, "used": False}]}]},
-    {"turn_id": "0_2", "responses": [{"rank": 1, "text": "<placeholder text for response 1>", "ptkb_provenance": ["19", "12"],
-                                      "passage_provenance": [
-                                          {"id": "clueweb22-en0013-35-05370:0", "score": 2.327969551086426, "used": True}]}]}]}
+    {"turn_id": "0_1", "responses": [{
+        "rank": 1, "text": "<placeholder text for response 1>", "ptkb_provenance": ["13"], "passage_provenance": [
+            {"id": "clueweb22-en0025-76-08262:14", "score": 3.160177230834961, "used": True},
+            {"id": "clueweb22-en0014-65-01836:7", "score": 3.0112557411193848, "used": True},
+            {"id": "clueweb22-en0023-59-02639:9", "score": 1.929551601409912, "used": False}]}]},
+    {"turn_id": "0_2", "responses": [{
+        "rank": 1, "text": "<placeholder text for response 1>", "ptkb_provenance": ["19", "12"], "passage_provenance": [
+            {"id": "clueweb22-en0013-35-05370:0", "score": 2.327969551086426, "used": True}]}]}]}
 # The first three turns of TREC iKAT 2024's topic 0 (irlabamsterdam/iKAT, 2024/data/2024_test_topics.json).
 IKAT_TOPICS = [{"number": 0, "title": "Traveling to Egypt", "ptkb": {"12": "I am from San Francisco, California."},
                 "turns": [
