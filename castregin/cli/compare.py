@@ -175,7 +175,7 @@ def compare(runs, qrels_specs, score_files, measures, baseline, test, correction
               help="Also write DIR/runs/<run>.html: one self-contained page per run, for its participant.")
 @click.option("--out", "out_dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Directory for index.html, figures/*.png and runs/*.html (replaced as a whole).")
-def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
+def report(runs, qrels_specs, score_files, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
            score_precision, depth, plot_measure, ci_samples, correlation, loro_depth, top_k, per_run_files, out_dir):
     """A static HTML report: DIR/index.html, one self-contained file, and DIR/figures/*.png.
 
@@ -198,6 +198,12 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
           -m nDCG@3 -m P@1 --out report
       castregin report runs/ --qrels all.qrel --plot-measure P@1 --correlation --loro-depth 5 \\
           --per-run-files --out report
+      castregin report --scores human.tsv --scores gpt4o.tsv --plot-measure vital_score --out report
+
+    With --scores (per-turn tables computed elsewhere, such as nuggets score -q's), the report holds
+    what the tables allow: no judged@k, label histograms, top-k labels or leave-one-run-out test; the
+    qrels are the tables' sources, the plotted measure --plot-measure if they hold it, else their
+    first.
     """
     # matplotlib is slow to import; only this command needs it
     from ..evaluation.report_data import ReportSettings, report_data
@@ -205,11 +211,16 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     from ..formats.provenance import provenance
     from ..render.report import INDEX, REPORT_FILES, build_report, report_files
 
-    inputs = input_paths(runs, qrels_specs)
+    runs_or_scores(runs, qrels_specs, score_files)
+    inputs = [*input_paths(runs, qrels_specs), *score_files]
     check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
-    shown = _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
-    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
-    base = resolve_baseline(baseline, runs, run_list)
+    if score_files:
+        rows, _, base = _given_scores(score_files, measures, baseline, None, command="report", minimum_runs=1)
+        shown = []
+    else:
+        shown = _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
+        run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
+        base = resolve_baseline(baseline, runs, run_list)
     settings = ReportSettings(measures=tuple(shown), baseline=base, rel_level=rel_level,
                               score_precision=score_precision, depth=depth, test=test, correction=correction,
                               alpha=alpha, permutations=permutations, seed=seed,
@@ -218,7 +229,12 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     progress = sys.stderr.isatty()
     with warnings_as_lines():
         record = provenance(inputs)
-        data = report_data(run_list, qrels_list, settings, progress)
+        if score_files:
+            from ..evaluation.report_data import report_data_from_scores
+
+            data = report_data_from_scores(rows, settings, progress)
+        else:
+            data = report_data(run_list, qrels_list, settings, progress)
         report_pages = build_report(data, record, per_run_files=per_run_files, progress=progress)
         directory = replace_directory(out_dir, report_files(report_pages), kind="report", inputs=inputs,
                                       allowed=REPORT_FILES)
