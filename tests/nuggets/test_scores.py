@@ -126,3 +126,18 @@ def test_an_assignment_source_is_a_label_per_qid_run_and_nugget():
     first = json.loads(HUMAN[0].read_text().splitlines()[0])
     assert table[first["qid"], first["run_id"], 0] == first["nuggets"][0]["assignment"]
     assert len(table) == sum(len(json.loads(line)["nuggets"]) for line in HUMAN[0].read_text().splitlines())
+
+
+def test_the_python_api_gives_the_commands_rows(cli):
+    from castregin.api import nugget_scores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)
+        frame = nugget_scores(DATA / "cone_rag_human", source="human", per_turn=True)
+    printed = json.loads(cli("nuggets", "score", DATA / "cone_rag_human", "--name", "human", "-q",
+                             "--format", "json").stdout)
+    assert frame.to_dict("records") == printed
+    records = [json.loads(line) for line in HUMAN[0].read_text().splitlines()]
+    ours = frame[(frame["run"] == records[0]["run_id"]) & (frame["turn"] == ALL_TURNS)]
+    assert dict(zip(ours["measure"], ours["value"], strict=True))["vital_score"] == \
+        calculate_global_metrics(records)["vital_score"]
