@@ -90,26 +90,36 @@ def parse_measure_names(names: Iterable[str] | None) -> list[str]:
     return chosen
 
 
-def _turn_list(turns: Iterable[str]) -> str:
-    ordered = sorted(set(turns), key=natural_key)
-    named = ", ".join(ordered[:_NAMED_TURNS])
+def _turn_list(found: dict[str, list[str]], runs: dict[str, int]) -> str:
+    """``found`` (turn -> the runs where it lacks nuggets) as text: a turn lacking them in only some of the runs
+    that answer it names those runs."""
+    ordered = sorted(found, key=natural_key)
+    named = ", ".join(turn if len(found[turn]) == runs[turn] else f"{turn} ({', '.join(found[turn])})"
+                      for turn in ordered[:_NAMED_TURNS])
     return named + (f" and {len(ordered) - _NAMED_TURNS} more" if len(ordered) > _NAMED_TURNS else "")
 
 
 def _warn_empty_turns(assignments: Sequence[Assignment], no_vital: str, measures: Sequence[str]) -> None:
     """Say which turns have no nugget, and which no vital nugget, and what they score (not silently 0)."""
-    without_nuggets = {a.qid for a in assignments if not a.nuggets}
-    without_vital = {a.qid for a in assignments if a.nuggets and VITAL not in (n.importance for n in a.nuggets)}
+    runs: dict[str, int] = {}
+    without_nuggets: dict[str, list[str]] = {}
+    without_vital: dict[str, list[str]] = {}
+    for a in assignments:
+        runs[a.qid] = runs.get(a.qid, 0) + 1
+        if not a.nuggets:
+            without_nuggets.setdefault(a.qid, []).append(a.run_id)
+        elif VITAL not in (n.importance for n in a.nuggets):
+            without_vital.setdefault(a.qid, []).append(a.run_id)
     if without_nuggets:
         warnings.warn(InputWarning(
-            f"{len(without_nuggets)} turn(s) have no nugget: {_turn_list(without_nuggets)}; they score 0 on every "
+            f"{len(without_nuggets)} turn(s) have no nugget: {_turn_list(without_nuggets, runs)}; they score 0 on every "
             "nugget measure, as nuggetizer scores them"), stacklevel=3)
     if without_vital and any(m in _VITAL_MEASURES for m in measures):
         what = ("they score 0 on strict_vital_score and vital_score, as nuggetizer scores them (--no-vital skip "
                 "leaves them out of those means)" if no_vital == "zero" else
                 "they are left out of strict_vital_score and vital_score (--no-vital skip)")
         warnings.warn(InputWarning(
-            f"{len(without_vital)} turn(s) have no vital nugget: {_turn_list(without_vital)}; {what}"), stacklevel=3)
+            f"{len(without_vital)} turn(s) have no vital nugget: {_turn_list(without_vital, runs)}; {what}"), stacklevel=3)
 
 
 def score_assignments(assignments: Sequence[Assignment], source: str = "nuggets",

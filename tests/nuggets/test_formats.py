@@ -206,7 +206,8 @@ def test_every_output_format_holds_the_same_numbers(cli):
 
 def test_turns_without_a_vital_nugget_are_named_on_standard_error(cli):
     result = cli("nuggets", "score", HUMAN)
-    assert "castregin: warning: 3 turn(s) have no vital nugget: 0_2, 8_3, 10_2; they score 0" in result.stderr
+    assert ("castregin: warning: 3 turn(s) have no vital nugget: 0_2, 8_3, 10_2 (infos-2); they score 0"
+            in result.stderr)
 
 
 def test_an_unknown_measure_is_a_usage_error(cli):
