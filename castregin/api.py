@@ -788,11 +788,10 @@ def nugget_scores(assignments, source: str = "nuggets", measures: Sequence[str] 
     from .nuggets.scores import score_assignments
 
     given = [assignments] if isinstance(assignments, (str, os.PathLike, Assignment)) else list(assignments)
-    if given and all(isinstance(a, Assignment) for a in given):
-        read = given
-    elif given and all(isinstance(a, (str, os.PathLike)) for a in given):
-        read = read_assignment_files(formats.expand_run_paths(given), failed)
-    else:
+    objects = [a for a in given if isinstance(a, Assignment)]
+    paths = [a for a in given if isinstance(a, (str, os.PathLike))]
+    if not given or (objects and paths) or len(objects) + len(paths) != len(given):
         raise InputError("expected assignment files (paths) or Assignment objects", argument="assignments")
+    read = objects or read_assignment_files(formats.expand_run_paths(paths), failed)
     rows = score_assignments(read, source, measures, per_turn, no_vital)
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)

@@ -7,6 +7,7 @@ import sys
 import click
 
 from .. import formats
+from ..errors import InputError
 from ..evaluation.compare import (
     CORRECTIONS,
     DEFAULT_PERMUTATIONS,
@@ -18,7 +19,6 @@ from ..evaluation.compare import (
 from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
-from ..errors import InputError
 from ..formats.output import identity
 from ..limits import MAX_PERMUTATIONS, MAX_REPORT_DEPTH, MAX_RESAMPLES
 from ..render.comparison import COMPARE_FORMATS, render_comparison
@@ -119,12 +119,13 @@ def compare(runs, qrels_specs, score_files, measures, baseline, test, correction
             rel_level, score_precision, sort, fmt, output):
     """Are the differences between runs significant? Paired tests on per-turn values.
 
-    For each qrels and measure, every run is compared with --baseline (or every pair of runs) on
-    the turns both runs have (from RUN... and --qrels, or from --scores: per-turn values computed
-    elsewhere, such as nuggets score -q's, with the names of their runs and measures): mean difference (run - baseline), the test statistic, the p-value
-    and the p-value corrected over the comparisons of that measure, Cohen's d of the differences.
-    When every difference is zero the p-value is 1 and the statistic 0. The randomization test is
-    reproducible: the same --seed gives the same p-values.
+    For each qrels and measure, every run is compared with --baseline (or every pair of runs) on the
+    turns both runs have (from RUN... and --qrels, or from --scores: per-turn values computed
+    elsewhere, such as nuggets score -q's, with the names of their runs and measures): mean
+    difference (run - baseline), the test statistic, the p-value and the p-value corrected over the
+    comparisons of that measure, Cohen's d of the differences. When every difference is zero the
+    p-value is 1 and the statistic 0. The randomization test is reproducible: the same --seed gives
+    the same p-values.
 
     In table, markdown and LaTeX the leaderboard comes first (in the order given, or by --sort):
     the best value of each column in bold, a dagger on significant wins over the baseline (without
@@ -214,6 +215,9 @@ def report(runs, qrels_specs, score_files, measures, baseline, test, correction,
     runs_or_scores(runs, qrels_specs, score_files)
     inputs = [*input_paths(runs, qrels_specs), *score_files]
     check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
+    rows: list[tuple] = []
+    run_list: list = []
+    qrels_list: list = []
     if score_files:
         rows, _, base = _given_scores(score_files, measures, baseline, None, command="report", minimum_runs=1)
         shown = []

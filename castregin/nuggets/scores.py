@@ -112,14 +112,15 @@ def _warn_empty_turns(assignments: Sequence[Assignment], no_vital: str, measures
             without_vital.setdefault(a.qid, []).append(a.run_id)
     if without_nuggets:
         warnings.warn(InputWarning(
-            f"{len(without_nuggets)} turn(s) have no nugget: {_turn_list(without_nuggets, runs)}; they score 0 on every "
-            "nugget measure, as nuggetizer scores them"), stacklevel=3)
+            f"{len(without_nuggets)} turn(s) have no nugget: {_turn_list(without_nuggets, runs)}; they score 0 on "
+            "every nugget measure, as nuggetizer scores them"), stacklevel=3)
     if without_vital and any(m in _VITAL_MEASURES for m in measures):
         what = ("they score 0 on strict_vital_score and vital_score, as nuggetizer scores them (--no-vital skip "
                 "leaves them out of those means)" if no_vital == "zero" else
                 "they are left out of strict_vital_score and vital_score (--no-vital skip)")
         warnings.warn(InputWarning(
-            f"{len(without_vital)} turn(s) have no vital nugget: {_turn_list(without_vital, runs)}; {what}"), stacklevel=3)
+            f"{len(without_vital)} turn(s) have no vital nugget: {_turn_list(without_vital, runs)}; {what}"),
+            stacklevel=3)
 
 
 def score_assignments(assignments: Sequence[Assignment], source: str = "nuggets",
