@@ -227,6 +227,30 @@ def mean_intervals(results: pd.DataFrame, measures: Sequence[str], samples: int 
             for r in bootstrap_intervals(list(rows), "turn", samples, confidence, seed)}
 
 
+def _comparisons(results: pd.DataFrame, settings: ReportSettings, progress: bool) -> tuple[pd.DataFrame,
+                                                                                             pd.DataFrame]:
+    """Every pair of runs compared, and the comparisons the leaderboard marks (against the baseline, if any)."""
+
+    def comparisons(baseline: str | None) -> pd.DataFrame:
+        return compare(results, baseline, test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                       permutations=settings.permutations, seed=settings.seed, progress=progress)
+
+    all_pairs = comparisons(None)
+    return all_pairs, (comparisons(settings.baseline) if settings.baseline is not None else all_pairs)
+
+
+def _means_and_baseline(data: ReportData) -> None:
+    """``data.means`` and ``data.versus_baseline`` from its results and marks."""
+    means = data.results[data.results["turn"] == ALL_TURNS]
+    # Looked up by key rather than filtered out of the frames again for each of 30 runs.
+    data.means = {(str(q), str(r), str(m)): float(v)
+                  for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(index=False)}
+    if data.settings.baseline is not None:
+        data.versus_baseline = {(str(r.qrels), str(r.measure), str(r.run)):
+                                (r.mean_difference, r.p_value_corrected, r.significant)
+                                for r in data.marks.itertuples(index=False)}
+
+
 def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSettings | None = None,
                 progress: bool = False) -> ReportData:
     """Evaluate (once), compare, bootstrap and analyse: the report's numbers.
@@ -238,24 +262,11 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
     """
     settings = settings or ReportSettings()
     measures, tested, results, plotted, plot_measure, judged = _evaluate(runs, qrels, settings)
-
-    def comparisons(baseline: str | None) -> pd.DataFrame:
-        return compare(results, baseline, test=settings.test, correction=settings.correction, alpha=settings.alpha,
-                       permutations=settings.permutations, seed=settings.seed, progress=progress)
-
-    all_pairs = comparisons(None)
-    marks = comparisons(settings.baseline) if settings.baseline is not None else all_pairs
+    all_pairs, marks = _comparisons(results, settings, progress)
     intervals = mean_intervals(results, tested, settings.ci_samples, settings.seed)
     data = ReportData(runs, qrels, run_names(runs), measures, tested, results, plot_measure, all_pairs, marks,
                       judged, intervals, settings)
-    means = results[results["turn"] == ALL_TURNS]
-    # Looked up by key rather than filtered out of the frames again for each of 30 runs.
-    data.means = {(str(q), str(r), str(m)): float(v)
-                  for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(index=False)}
-    if settings.baseline is not None:
-        data.versus_baseline = {(str(r.qrels), str(r.measure), str(r.run)):
-                                (r.mean_difference, r.p_value_corrected, r.significant)
-                                for r in marks.itertuples(index=False)}
+    _means_and_baseline(data)
     data.per_turn = {q.name: turn_statistics(plotted, q.name, plot_measure) for q in qrels}
     data.label_counts = {q.name: judgments_per_label(q) for q in qrels}
     data.top_labels = {(q.name, name): top_labels(run, q, settings.depth, settings.score_precision)
@@ -303,22 +314,11 @@ def report_data_from_scores(rows: Sequence[tuple], settings: ReportSettings | No
     runs = [Run(name, scores) for name, scores in turns.items()]
     sources = [Qrels({}, name) for name in dict.fromkeys(results["qrels"])]
 
-    def comparisons(baseline: str | None) -> pd.DataFrame:
-        return compare(results, baseline, test=settings.test, correction=settings.correction, alpha=settings.alpha,
-                       permutations=settings.permutations, seed=settings.seed, progress=progress)
-
-    all_pairs = comparisons(None)
-    marks = comparisons(settings.baseline) if settings.baseline is not None else all_pairs
+    all_pairs, marks = _comparisons(results, settings, progress)
     data = ReportData(runs, sources, names, measures, tested, results, plot_measure, all_pairs, marks, {},
                       mean_intervals(results, tested, settings.ci_samples, settings.seed), settings,
                       given_scores=True)
-    means = results[results["turn"] == ALL_TURNS]
-    data.means = {(str(q), str(r), str(m)): float(v)
-                  for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(index=False)}
-    if settings.baseline is not None:
-        data.versus_baseline = {(str(r.qrels), str(r.measure), str(r.run)):
-                                (r.mean_difference, r.p_value_corrected, r.significant)
-                                for r in marks.itertuples(index=False)}
+    _means_and_baseline(data)
     data.per_turn = {q.name: turn_statistics(results, q.name, plot_measure) for q in sources}
     if len(runs) > 1 and settings.correlation:
         data.correlations = ranking_correlations_of([row for row in rows if row[2] in tested], settings.top_k)

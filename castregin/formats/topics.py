@@ -115,36 +115,27 @@ def _check_ancestry(nodes: dict[str, Node], number: str, where: str, topic, sour
         node = nodes[node.parent]
 
 
-def _ikat_topics(data: list, source: str) -> TopicsTree:
-    """iKAT's topics (2023-2024): ``[{"number", "turns": [{"turn_id", "utterance", "response"}]}]``, each topic one
-    linear conversation; turn ``2`` of topic ``0`` is ``0_2``, as iKAT's runs and qrels name it."""
-    problem = schema.first_error(schema.validator("ikat-topics"), data)
-    if problem is not None:
-        raise InputError(problem, source=source)
-    topics: dict[str, dict[str, Node]] = {}
-    for index, topic in enumerate(data):
-        name = str(topic["number"])
-        if name in topics:
-            raise InputError(f"[{index}].number: topic {name} is listed twice", source=source)
-        nodes: dict[str, Node] = {}
-        previous = None
-        for k, turn in enumerate(topic["turns"]):
-            number = str(turn["turn_id"])
-            if number in nodes:
-                raise InputError(f"[{index}].turns[{k}].turn_id: turn {number} is listed twice in topic {name}",
-                                 source=source)
-            nodes[number] = Node(number, turn["utterance"], turn.get("response"), previous)
-            previous = number
-        topics[name] = nodes
-    return TopicsTree(topics, source)
+def _ikat_nodes(topic: dict, index: int, source: str) -> dict[str, Node]:
+    """The turns of one iKAT topic (2023-2024: ``{"number", "turns": [{"turn_id", "utterance", "response"}]}``),
+    one linear conversation; turn ``2`` of topic ``0`` is ``0_2``, as iKAT's runs and qrels name it."""
+    nodes: dict[str, Node] = {}
+    previous = None
+    for k, turn in enumerate(topic["turns"]):
+        number = str(turn["turn_id"])
+        if number in nodes:
+            raise InputError(f"[{index}].turns[{k}].turn_id: turn {number} is listed twice in topic "
+                             f"{topic['number']}", source=source)
+        nodes[number] = Node(number, turn["utterance"], turn.get("response"), previous)
+        previous = number
+    return nodes
 
 
 def parse_topics(data, source: str) -> TopicsTree:
     """A parsed topics JSON document as a :class:`TopicsTree` (``source`` names it in messages): CAsT's, or
     iKAT's (topics with ``turns`` rather than ``turn``)."""
-    if isinstance(data, list) and data and isinstance(data[0], dict) and "turns" in data[0] and "turn" not in data[0]:
-        return _ikat_topics(data, source)
-    problem = schema.first_error(schema.validator("topics-tree"), data)
+    ikat = isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "turns" in data[0] \
+        and "turn" not in data[0]
+    problem = schema.first_error(schema.validator("ikat-topics" if ikat else "topics-tree"), data)
     if problem is not None:
         raise InputError(problem, source=source)
     topics: dict[str, dict[str, Node]] = {}
@@ -152,7 +143,7 @@ def parse_topics(data, source: str) -> TopicsTree:
         name = str(topic["number"])
         if name in topics:
             raise InputError(f"[{index}].number: topic {name} is listed twice", source=source)
-        topics[name] = _nodes(topic, index, source)
+        topics[name] = (_ikat_nodes if ikat else _nodes)(topic, index, source)
     return TopicsTree(topics, source)
 
 
