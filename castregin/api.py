@@ -764,3 +764,34 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
                                               "parsed": "int64", "answers": "string"})
     qrels = {c: Qrels(labels=judged.qrels[c], name=f"llm_{c}", source=None) for c in criteria}
     return JudgeResult(judgments, labels, qrels, judged.log)
+
+
+# --- nuggets -------------------------------------------------------------------------------------------------
+
+
+def nugget_scores(assignments, source: str = "nuggets", measures: Sequence[str] | None = None,
+                  per_turn: bool = False, no_vital: str = "zero", failed: str = "refuse") -> pd.DataFrame:
+    """``castregin nuggets score``: nuggetizer's four scores and iKAT 2024's nugget recall of every run.
+
+    ``assignments``: nuggetizer assignment files (a path, a directory standing for its files, or a list of them),
+    or :class:`castregin.formats.nuggets.Assignment` objects. ``source`` names the assignment source in the
+    ``qrels`` column; ``measures``, ``no_vital`` and ``failed`` as the command's ``-m``, ``--no-vital`` and
+    ``--failed`` (:mod:`castregin.nuggets.scores`). Returns evaluate's columns ``run, qrels, measure, turn,
+    value``; turns without a (vital) nugget are said as :class:`~castregin.errors.InputWarning` warnings.
+
+    >>> nugget_scores("assignments/", source="human", per_turn=True)  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    from .evaluation.evaluate import RESULT_COLUMNS
+    from .formats.nuggets import Assignment, read_assignment_files
+    from .nuggets.scores import score_assignments
+
+    given = [assignments] if isinstance(assignments, (str, os.PathLike, Assignment)) else list(assignments)
+    objects = [a for a in given if isinstance(a, Assignment)]
+    paths = [a for a in given if isinstance(a, (str, os.PathLike))]
+    if not given or (objects and paths) or len(objects) + len(paths) != len(given):
+        raise InputError("expected assignment files (paths) or Assignment objects", argument="assignments")
+    read = objects or read_assignment_files(formats.expand_run_paths(paths), failed)
+    rows = score_assignments(read, source, measures, per_turn, no_vital)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
