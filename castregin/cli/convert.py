@@ -28,6 +28,7 @@ from .options import (
     OutputPath,
     format_option,
     output_option,
+    rel_level_option,
     runs_argument,
     turns_option,
 )
@@ -313,25 +314,111 @@ def pool_group():
 @pool_group.command("build")
 @runs_argument("RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Items taken from each run per turn, by the rank column.")
+              help="Items taken from each run per turn, by the rank column (with --strategy: the items the "
+                   "strategy may judge; default then: all).")
 @turns_option("Pool only these turns (e.g. 2022_evaluation_topics_turn_ids.json): one id a line, a qrels or "
               "run, or turn-ids JSON; the runs' other turns are left out, with a warning.")
+@click.option("--sample", "strata", metavar="STRATA",
+              help="A stratified sample of the pool, strata by the best rank any run gives an item: "
+                   "1-10:1,11-50:0.5,51-1000:10% (or FIRST-LAST:#N, N items a turn). The pool is then the "
+                   "sampled items; see --strata-out.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of --sample: the same seed, runs and strata give the same sample.")
+@click.option("--strata-out", type=OutputPath(), metavar="FILE",
+              help="With --sample: every pooled item with its stratum (turn 0 item stratum label), as "
+                   "sample_eval reads it; -1 for the items not sampled, and for sampled ones --qrels lacks.")
+@click.option("--strategy", type=click.Choice(["depth", "mtf", "bandit"]),
+              help="Adaptive judging: the items the strategy judges next within --budget (docs/sampling.md).")
+@click.option("--budget", type=click.IntRange(min=1), metavar="N",
+              help="With --strategy: judgments per turn, those in --qrels included.")
+@click.option("--qrels", "qrels_file", type=InputPath(), metavar="QRELS",
+              help="The judgments so far: labels of --sample's items for --strata-out, and what --strategy "
+                   "has seen (an item it has not seen judged counts as non-relevant).")
+@rel_level_option
 @output_option()
-def pool_command(runs, depth, turns_file, output):
+def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, budget, qrels_file, rel_level, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
     `castregin pool RUN...` is this command.
 
+    --sample pools down to the last stratum's rank and writes the seeded sample of each stratum as the
+    pool (what to judge); --strata-out the stratified qrels for `castregin sample_eval` (run again with
+    --qrels once judged). --strategy depth|mtf|bandit with --budget N writes the next items to judge
+    per turn (Losada et al.'s adaptive judging; give the judgments so far with --qrels and run again).
+
     \b
     Examples:
       castregin pool build runs/*.run --depth 1 -o question_pool_depth_1.pool
       castregin pool build runs/ --depth 3 --turns mi_turns.txt -o mi_pool_depth_3.pool
+      castregin pool runs/ --sample 1-10:1,11-50:0.5,51-1000:10% --seed 7 -o sample.pool \\
+          --strata-out strata.qrel
+      castregin pool runs/ --sample 1-10:1,11-50:0.5,51-1000:10% --seed 7 -o sample.pool \\
+          --strata-out stratified.qrel --qrels judged.qrel
+      castregin pool runs/ --strategy mtf --budget 20 --qrels judged.qrel -o next.pool
     """
-    inputs = [*runs, *([turns_file] if turns_file else [])]
-    check_outputs([output], inputs)
+    inputs = [*runs, *([turns_file] if turns_file else []), *([qrels_file] if qrels_file else [])]
+    check_outputs([output, strata_out], inputs)
+    ctx = click.get_current_context()
+    depth_given = ctx.get_parameter_source("depth") is not ParameterSource.DEFAULT
+    if strata is not None and (strategy is not None or depth_given):
+        raise click.UsageError("--sample takes its depth from its strata: give neither --depth nor --strategy")
+    if (strategy is None) != (budget is None):
+        raise click.UsageError("--strategy and --budget go together")
+    if strata_out is not None and strata is None:
+        raise click.UsageError("--strata-out needs --sample")
+    if qrels_file is not None and strata is None and strategy is None:
+        raise click.UsageError("--qrels goes with --sample or --strategy")
     turns = read_turn_list(turns_file) if turns_file else None
-    pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
+    if strata is None and strategy is None:
+        pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
+        _write_pool(pool, turns, turns_file, output, inputs)
+        return
+    judged = read_qrels(qrels_file) if qrels_file else None
+    run_list = [read_run(path) for path in runs]
+    if strategy is not None:
+        from ..track.sampling import adaptive_pool
+
+        chosen = adaptive_pool(run_list, strategy, budget, judged.labels if judged else None, rel_level,
+                               depth if depth_given else None)
+        _write_pool({turn: set(items) for turn, items in chosen.items()}, turns, turns_file, output, inputs)
+        return
+    from ..formats.strata import format_stratified_qrels, stratified
+    from ..track.sampling import sample_pool
+
+    sample = sample_pool(run_list, _strata(strata), seed)
+    kept, left_out = (sample.sampled, None)
+    strata_of = sample.strata
+    if turns is not None:
+        from ..track.pool import keep_turns
+
+        kept, left_out = keep_turns(sample.sampled, turns, f"--turns {turns_file}")
+        strata_of = {turn: items for turn, items in strata_of.items() if turn in kept}
+    if left_out:
+        click.echo(f"castregin: warning: {left_out}", err=True)
+    with OutputSet(inputs) as outputs:
+        outputs.write_text(output, format_pool(kept))
+        if strata_out is not None:
+            qrels, missing = stratified(strata_of, kept, judged)
+            if missing and judged is not None:
+                click.echo(f"castregin: warning: {missing} sampled items have no judgment in {qrels_file}; written "
+                           "as -1 (not sampled)", err=True)
+            outputs.write_text(strata_out, format_stratified_qrels(qrels))
+    for row in sample.statistics():
+        click.echo(f"castregin: stratum {row['stratum']} (ranks {row['ranks']}, {row['sample']}): "
+                   f"{row['sampled']} of {row['pooled']} pooled items sampled", err=True)
+
+
+def _strata(text: str):
+    from ..track.sampling import parse_strata
+
+    try:
+        return parse_strata(text)
+    except InputError as err:
+        raise click.BadParameter(err.problem, param_hint="--sample") from None
+
+
+def _write_pool(pool, turns, turns_file, output, inputs) -> None:
     if turns is not None:
         from ..track.pool import keep_turns
 
