@@ -40,9 +40,10 @@ def sample_eval_command(args):
     items = iter(args)
     for arg in items:
         if arg == "--output":
-            output = next(items, None)
-            if output is None:
+            given = next(items, None)
+            if given is None:
                 raise click.UsageError("--output needs a file")
+            output = given
         elif arg.startswith("--output="):
             output = arg.partition("=")[2]
         else:

@@ -122,8 +122,8 @@ class TopicEstimates:
     how many items counted (at most the result size).
     """
 
-    xinfAP: float
-    infNDCG: float
+    xinf_ap: float
+    inf_ndcg: float
     precision: Mapping[int, float]
     inum_rel_ret: float
     inum_rel: float
@@ -249,8 +249,8 @@ class SampleEvalResult:
     """
 
     topics: tuple[SampleEvalTopic, ...]
-    xinfAP: float
-    infNDCG: float
+    xinf_ap: float
+    inf_ndcg: float
     interpolated: tuple[float, ...]
     precision: Mapping[int, float]
     inum_rel_ret: float
@@ -296,8 +296,8 @@ def sample_eval(qrels: StratifiedQrels, run: Run, rel_level: int = 1) -> SampleE
     sums = {"ap": 0.0, "ndcg": 0.0, "rel_ret": 0.0}
     precision_sums = dict.fromkeys(SAMPLE_EVAL_CUTOFFS, 0.0)
     for one in topics:
-        sums["ap"] += one.estimates.xinfAP
-        sums["ndcg"] += one.estimates.infNDCG
+        sums["ap"] += one.estimates.xinf_ap
+        sums["ndcg"] += one.estimates.inf_ndcg
         sums["rel_ret"] += one.estimates.inum_rel_ret
         for cutoff in SAMPLE_EVAL_CUTOFFS:
             precision_sums[cutoff] += one.estimates.precision[cutoff]

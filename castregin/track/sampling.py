@@ -58,8 +58,7 @@ class Stratum:
         """How many of a turn's ``size`` items of this stratum are sampled."""
         if self.count is not None:
             return min(self.count, size)
-        assert self.rate is not None
-        return min(size, math.ceil(self.rate * size))
+        return min(size, math.ceil((self.rate or 0) * size))
 
     def describe(self) -> str:
         """``all``, ``rate 0.5`` or ``20 a turn``."""
@@ -221,8 +220,14 @@ def turn_rankings(runs: Sequence[Run], turn: str, depth: int | None = None) -> l
     return [run.top_by_rank(turn, depth if depth is not None else len(run.scores.get(turn, {}))) for run in runs]
 
 
-def adaptive_pool(runs: Sequence[Run], strategy: str, budget: int, judged: Mapping[str, Mapping[str, int]] | None = None,
-                  rel_level: int = 2, depth: int | None = None) -> dict[str, list[str]]:
+def _relevant_in(labels: Mapping[str, int], rel_level: int) -> Callable[[str], bool]:
+    """Whether an item is relevant by ``labels`` (an item they lack is not)."""
+    return lambda item: labels.get(item, 0) >= rel_level
+
+
+def adaptive_pool(runs: Sequence[Run], strategy: str, budget: int,
+                  judged: Mapping[str, Mapping[str, int]] | None = None, rel_level: int = 2,
+                  depth: int | None = None) -> dict[str, list[str]]:
     """The next items to judge per turn: ``strategy``'s order over the runs, within ``budget`` judgments a turn.
 
     ``judged`` holds the labels known so far (turn -> item -> label; below 0 is not a judgment): the
@@ -238,8 +243,7 @@ def adaptive_pool(runs: Sequence[Run], strategy: str, budget: int, judged: Mappi
     turns = dict.fromkeys(turn for run in runs for turn in run.turns)
     for turn in turns:
         labels = {item: label for item, label in judged.get(turn, {}).items() if label >= 0}
-        order = judging_order(turn_rankings(runs, turn, depth), strategy,
-                              lambda item, labels=labels: labels.get(item, 0) >= rel_level)
+        order = judging_order(turn_rankings(runs, turn, depth), strategy, _relevant_in(labels, rel_level))
         spent = sum(1 for item in order if item in labels)
         fresh = [item for item in order if item not in labels][:max(0, budget - spent)]
         if fresh:
