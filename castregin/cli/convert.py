@@ -453,3 +453,71 @@ def pool_stats_command(runs, pool_file, depth, fmt, output):
     pool = read_pool(pool_file) if pool_file else None
     stats = pool_statistics(run_list, run_names(run_list), depth, pool)
     write_text(output, pool_stats_report(stats, fmt))
+
+
+def _budgets(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        budgets = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected judgments a turn, such as 1,2,5,10,20") from None
+    if not budgets or min(budgets) < 1:
+        raise click.BadParameter("expected judgments a turn of 1 or more, such as 1,2,5,10,20")
+    return budgets
+
+
+@pool_group.command("simulate")
+@runs_argument("RUN...")
+@click.option("--qrels", "qrels_file", required=True, type=InputPath(), metavar="QRELS",
+              help="The judgments taken as complete (an item they lack is non-relevant).")
+@click.option("--depth", type=click.IntRange(min=1), metavar="K",
+              help="The pool: each run's top K items by the rank column (default: all it ranks).")
+@click.option("--strategy", "strategies", multiple=True, type=click.Choice(["depth", "mtf", "bandit"]),
+              help="A judging strategy, repeatable (default: all three).")
+@click.option("--budgets", callback=_budgets, metavar="N,...",
+              help="Judgments a turn to try (default: 1 to 20, then about 10% apart, up to the largest pool).")
+@click.option("-m", "--measure", default="AP", show_default=True, metavar="MEASURE",
+              help="The measure the runs are ranked by.")
+@click.option("--threshold", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+              help="The Kendall's tau whose judgments the summary gives.")
+@rel_level_option
+@click.option("--plot", type=OutputPath(), metavar="FILE.png",
+              help="Relevant items found and Kendall's tau against judgments, a line per strategy.")
+@format_option(RECORD_FORMATS)
+@output_option()
+def pool_simulate_command(runs, qrels_file, depth, strategies, budgets, measure, threshold, rel_level, plot, fmt,
+                          output):
+    """Simulate adaptive judging on a complete qrels: judgments vs relevant found and vs Kendall's tau.
+
+    Per turn the pool is the runs' top --depth; each strategy (depth, mtf, bandit: docs/sampling.md)
+    judges it in its order, seeing the labels of --qrels. At each budget (judgments a turn) the runs
+    are ranked by their mean --measure on what was judged (the rest non-relevant) and compared with
+    their ranking on all of the pool's labels (Kendall's tau-b). The summary gives, per strategy, the
+    judgments from which tau stays at or above --threshold.
+
+    \b
+    Examples:
+      castregin pool simulate runs/*.run --qrels question_relevance_all.qrel --plot simulation.png
+      castregin pool simulate runs/ --qrels all.qrel --depth 10 -m nDCG@3 --strategy mtf --format csv
+    """
+    from ..evaluation.pooling import simulate_pooling
+    from ..render.sampling import simulation_report
+
+    inputs = [*runs, qrels_file]
+    check_outputs([output, plot], inputs)
+    run_list = [read_run(path) for path in runs]
+    qrels = read_qrels(qrels_file)
+    from . import warnings_as_lines
+
+    with warnings_as_lines():
+        simulation = simulate_pooling(run_list, qrels, list(strategies) or ["depth", "mtf", "bandit"], budgets,
+                                      measure, rel_level, depth, threshold)
+    with OutputSet(inputs) as outputs:
+        outputs.write_text(output, simulation_report(simulation, fmt))
+        if plot is not None:
+            from ..render.plots import pooling_simulation_plot
+
+            title = (f"{len(run_list)} runs, {simulation.turns} turns, pool of {simulation.pool} "
+                     f"({'all ranked' if depth is None else f'depth {depth}'}), {measure}")
+            outputs.write_bytes(plot, pooling_simulation_plot(simulation.points, threshold, title))

@@ -220,7 +220,7 @@ def turn_rankings(runs: Sequence[Run], turn: str, depth: int | None = None) -> l
     return [run.top_by_rank(turn, depth if depth is not None else len(run.scores.get(turn, {}))) for run in runs]
 
 
-def _relevant_in(labels: Mapping[str, int], rel_level: int) -> Callable[[str], bool]:
+def relevant_in(labels: Mapping[str, int], rel_level: int) -> Callable[[str], bool]:
     """Whether an item is relevant by ``labels`` (an item they lack is not)."""
     return lambda item: labels.get(item, 0) >= rel_level
 
@@ -243,7 +243,7 @@ def adaptive_pool(runs: Sequence[Run], strategy: str, budget: int,
     turns = dict.fromkeys(turn for run in runs for turn in run.turns)
     for turn in turns:
         labels = {item: label for item, label in judged.get(turn, {}).items() if label >= 0}
-        order = judging_order(turn_rankings(runs, turn, depth), strategy, _relevant_in(labels, rel_level))
+        order = judging_order(turn_rankings(runs, turn, depth), strategy, relevant_in(labels, rel_level))
         spent = sum(1 for item in order if item in labels)
         fresh = [item for item in order if item not in labels][:max(0, budget - spent)]
         if fresh:
