@@ -210,7 +210,8 @@ def test_cli_json_and_tables(cli, tmp_path):
     paths = []
     for run in runs:
         paths.append(tmp_path / f"{run.tag}.run")
-        paths[-1].write_text(format_run(Run(run.tag, run.scores, {t: dict.fromkeys(s, 1) for t, s in run.scores.items()})))
+        ranks = {turn: dict.fromkeys(scores, 1) for turn, scores in run.scores.items()}
+        paths[-1].write_text(format_run(Run(run.tag, run.scores, ranks)))
     (tmp_path / "human.qrel").write_text(format_qrels(truth.subset(list(truth.labels)[::3])))
     (tmp_path / "model.qrel").write_text(format_qrels(model))
     args = ["analyze", "ppi", *paths, "--qrels", tmp_path / "human.qrel", "--model-qrels", tmp_path / "model.qrel"]
