@@ -243,10 +243,10 @@ def ppi_estimates(runs: Sequence[Run], human: Qrels, model: Qrels, measures: Seq
             for i in range(len(names)):
                 for j in range(i + 1, len(names)):
                     (ya, yhata, ua), (yb, yhatb, ub) = columns[i], columns[j]
-                    y = np.subtract(ya, yb)
-                    interval, lam = ppi_mean(y, np.subtract(yhata, yhatb), np.subtract(ua, ub), alpha)
+                    gaps = np.subtract(ya, yb)
+                    interval, lam = ppi_mean(gaps, np.subtract(yhata, yhatb), np.subtract(ua, ub), alpha)
                     differences.append(Difference(names[i], names[j], measure, interval, lam,
-                                                  classical_mean(y, alpha)))
+                                                  classical_mean(gaps, alpha)))
     return PpiResult(tuple(estimates), tuple(differences), tuple(plans), confidence, len(labelled),
                      len(labelled) + len(unlabelled))
 
