@@ -13,11 +13,12 @@ a strategy needs for a tau are those from which tau stays at or above it for eve
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
-from ..errors import InputError
+from ..errors import CoverageWarning, InputError
 from ..track.sampling import STRATEGIES, judging_order, relevant_in, turn_rankings
 from .analysis import _means
 from .ranking import DEFAULT_SCORE_PRECISION
@@ -108,8 +109,11 @@ def simulate_pooling(runs: Sequence[Run], qrels: Qrels, strategies: Sequence[str
         for budget in budgets:
             judged = {turn: {item: truth[turn][item] for item in order[:budget]} for turn, order in orders.items()}
             found = sum(label >= rel_level for items in judged.values() for label in items.values())
-            scores = _means(runs, Qrels(judged, qrels.name, qrels.source), [measure], rel_level,
-                            score_precision)[measure]
+            with warnings.catch_warnings():
+                # A small budget leaves most of a run's items unjudged: that is the point, not a mistake.
+                warnings.simplefilter("ignore", CoverageWarning)
+                scores = _means(runs, Qrels(judged, qrels.name, qrels.source), [measure], rel_level,
+                                score_precision)[measure]
             line.append(SimulationPoint(strategy, budget, sum(len(items) for items in judged.values()), found,
                                         found / total_relevant if total_relevant else math.nan,
                                         _tau(reference, scores)))
