@@ -59,7 +59,8 @@ def test_ppi_equals_ppi_py():
     ppi_py = pytest.importorskip("ppi_py")
     rng = np.random.default_rng(0)
     labels = {f"t{k}": {"a": int(rng.integers(0, 4)), "b": int(rng.integers(0, 4))} for k in range(40)}
-    model = {t: {i: max(0, min(3, v + int(rng.integers(-1, 2)))) for i, v in items.items()} for t, items in labels.items()}
+    model = {t: {i: max(0, min(3, v + int(rng.integers(-1, 2)))) for i, v in items.items()}
+             for t, items in labels.items()}
     human = {t: labels[t] for t in list(labels)[:15]}
     run = {t: {"a": 2.0, "b": 1.0} for t in labels}
     result = api.ppi(run, human, model, "P@1")
