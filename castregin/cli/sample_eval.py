@@ -35,19 +35,11 @@ def sample_eval_command(args):
     from ..evaluation.inferred import sample_eval
     from ..formats.strata import read_stratified_qrels
     from ..render.sample_eval import sample_eval_text
+    from .gdeval import _castregin_options  # --output FILE, as gdeval and ndeval take it
 
-    rest, output = [], "-"
-    items = iter(args)
-    for arg in items:
-        if arg == "--output":
-            given = next(items, None)
-            if given is None:
-                raise click.UsageError("--output needs a file")
-            output = given
-        elif arg.startswith("--output="):
-            output = arg.partition("=")[2]
-        else:
-            rest.append(arg)
+    rest, rewrite, output = _castregin_options(args)
+    if rewrite:
+        raise click.UsageError("--rewrite-ids is gdeval's and ndeval's: sample_eval reads topics as they are")
     per_topic = bool(rest) and rest[0] == "-q"
     if per_topic:
         rest.pop(0)

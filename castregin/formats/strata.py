@@ -23,24 +23,14 @@ NOT_SAMPLED = -1
 
 
 @dataclass
-class StratifiedQrels:
+class StratifiedQrels(Qrels):
     """Labels per (turn, item) and the stratum each pooled item was sampled from.
 
     ``labels[turn][item]`` is the judgment (0 and up) or a label below 0 for an item of the pool that
     was not sampled; ``strata[turn][item]`` its stratum, a name (``"1"``, ``"2"``...).
     """
 
-    labels: dict[str, dict[str, int]] = field(default_factory=dict)
     strata: dict[str, dict[str, str]] = field(default_factory=dict)
-    name: str = "qrels"
-    source: str | None = None
-
-    @property
-    def turns(self) -> list[str]:
-        return list(self.labels)
-
-    def __len__(self) -> int:
-        return sum(len(items) for items in self.labels.values())
 
     def judged(self) -> Qrels:
         """The sampled items' judgments as plain qrels (what evaluate reads; unsampled items left out)."""
