@@ -23,6 +23,7 @@ from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
 from . import CastreginSubgroup, main
 from .options import (
+    FiniteFloat,
     InputPath,
     OutputDirectory,
     OutputPath,
@@ -367,8 +368,8 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
         raise click.UsageError("--strategy and --budget go together")
     if strata_out is not None and strata is None:
         raise click.UsageError("--strata-out needs --sample")
-    if qrels_file is not None and strata is None and strategy is None:
-        raise click.UsageError("--qrels goes with --sample or --strategy")
+    if qrels_file is not None and strategy is None and strata_out is None:
+        raise click.UsageError("--qrels goes with --strategy, or with --sample and --strata-out (which it labels)")
     turns = read_turn_list(turns_file) if turns_file else None
     if strata is None and strategy is None:
         pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
@@ -381,6 +382,9 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
 
         chosen = adaptive_pool(run_list, strategy, budget, judged.labels if judged else None, rel_level,
                                depth if depth_given else None)
+        if not chosen:
+            click.echo(f"castregin: warning: every turn has spent its budget of {budget} judgments or judged all "
+                       "its pool: nothing left to judge", err=True)
         _write_pool({turn: set(items) for turn, items in chosen.items()}, turns, turns_file, output, inputs)
         return
     from ..formats.strata import format_stratified_qrels, stratified
@@ -479,7 +483,7 @@ def _budgets(ctx: click.Context, param: click.Parameter, value: str | None) -> l
               help="Judgments a turn to try (default: 1 to 20, then about 10% apart, up to the largest pool).")
 @click.option("-m", "--measure", default="AP", show_default=True, metavar="MEASURE",
               help="The measure the runs are ranked by.")
-@click.option("--threshold", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+@click.option("--threshold", type=FiniteFloat(-1, 1), default=0.9, show_default=True,
               help="The Kendall's tau whose judgments the summary gives.")
 @rel_level_option
 @click.option("--plot", type=OutputPath(), metavar="FILE.png",

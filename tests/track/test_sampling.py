@@ -177,3 +177,21 @@ def test_adaptive_pool_counts_the_judged_items_against_the_budget():
     with pytest.raises(InputError, match="budget"):
         adaptive_pool(runs, "depth", 0)
     assert math.isclose(len(judging_order([[], ["x"]], "mtf", bool)), 1)
+
+
+def test_pool_command_usage_errors_and_an_empty_next_batch(cli, tmp_path):
+    from castregin.formats import format_run
+
+    run = tmp_path / "a.run"
+    run.write_text(format_run(_run("a", {"t": ["x", "y"]})))
+    (tmp_path / "q.qrel").write_text("t 0 x 2\nt 0 y 0\n")
+    out = tmp_path / "p.pool"
+    for args in (["--sample", "1-1:1", "--depth", "3"], ["--sample", "1-1:1", "--strategy", "mtf", "--budget", "2"],
+                 ["--strategy", "mtf"], ["--strata-out", tmp_path / "s"], ["--qrels", tmp_path / "q.qrel"],
+                 ["--sample", "1-1:1", "--qrels", tmp_path / "q.qrel"], ["--sample", "1-0:1"]):
+        result = cli("pool", run, *args, "-o", out)
+        assert result.exit_code == 2, (args, result.stderr)
+    result = cli("pool", run, "--strategy", "bandit", "--budget", "2", "--qrels", tmp_path / "q.qrel", "-o", out)
+    assert result.exit_code == 0 and "nothing left to judge" in result.stderr and out.read_text() == ""
+    result = cli("pool", run, "--strategy", "depth", "--budget", "1", "-o", out)
+    assert result.exit_code == 0 and out.read_text() == "t\tQ0\tx\t1\t0.0\tdummytag\n"
