@@ -207,3 +207,45 @@ def holes_command(runs, qrels_spec, depth, measures, hole_label, per_turn, rel_l
         result = hole_intervals(run_list, qrels, list(measures) or ["nDCG@3"], depth, hole_label, rel_level,
                                 score_precision)
     formats.write_text(output, holes_report(result, fmt, per_turn))
+
+
+@analyze.command("ppi")
+@runs_argument()
+@click.option("--qrels", "human_spec", required=True, type=InputPath(named=True), metavar="[NAME=]HUMAN",
+              help="People's judgments of a random sample of the turns.")
+@click.option("--model-qrels", "model_spec", required=True, type=InputPath(named=True), metavar="[NAME=]MODEL",
+              help="A model's judgments of every turn (castregin judge's qrels, say).")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Measure whose per-turn mean is estimated, repeatable (default nDCG@3).")
+@click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="The coverage of the intervals (0.95: 95%).")
+@click.option("--plan-width", type=FiniteFloat(0, min_open=True), metavar="WIDTH",
+              help="Plan: the turns people must judge for intervals this wide, from the agreement observed.")
+@click.option("--no-pairs", is_flag=True, help="Leave out the differences between runs.")
+@rel_level_option
+@format_option(RECORD_FORMATS)
+@output_option()
+def ppi_command(runs, human_spec, model_spec, measures, confidence, plan_width, no_pairs, rel_level, fmt, output):
+    """Prediction-powered means: people judge a random sample of turns, a model every turn (PPI++).
+
+    Per run: the PPI++ estimate of its mean per-turn score (power-tuned lambda) and its interval,
+    beside the classical estimate from people's labels alone and the model's labels alone (biased);
+    effective_n is the human-judged turns the classical estimate would need for the PPI++ precision,
+    gained the turns the model's labels are worth. Then each pair of runs' difference with its
+    interval (significant: the interval leaves out 0). --plan-width W: how many turns people must judge
+    for intervals W wide, from the agreement of the two sources so far. A turn a run lacks scores 0.
+
+    \b
+    Examples:
+      castregin analyze ppi runs/*.run --qrels human_sample.qrel --model-qrels llm_relevance.qrel -m nDCG@3
+      castregin analyze ppi runs/ --qrels human.qrel --model-qrels llm.qrel --plan-width 0.05 --format json
+    """
+    from ..evaluation.ppi import ppi_estimates
+    from ..render.sampling import ppi_report
+
+    formats.ensure_not_input(output, input_paths(runs, [human_spec, model_spec]))
+    run_list, (human, model) = read_runs_and_qrels(runs, [human_spec, model_spec])
+    with warnings_as_lines():
+        result = ppi_estimates(run_list, human, model, list(measures) or ["nDCG@3"], rel_level, confidence,
+                               plan_width, pairs=not no_pairs)
+    formats.write_text(output, ppi_report(result, fmt))

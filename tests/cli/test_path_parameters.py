@@ -19,6 +19,8 @@ PATH_TYPES = (InputPath, OutputPath, OutputDirectory)
 #: Text parameters that name no file, and what they name instead.
 NOT_FILES = {
     "criteria": "criterion names",
+    "strata": "FIRST-LAST:RATE,... (pool --sample)",
+    "budgets": "judgments a turn, N,... (pool simulate)",
     "sections": "section names (agreement --show)",
     "columns": "ROLE=COLUMN",
     "label_map": "TEXT=N",
