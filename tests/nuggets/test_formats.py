@@ -22,7 +22,7 @@ from castregin.formats.nuggets import (
     read_assignments,
 )
 from castregin.formats.topics import parse_topics
-from tests.formats.test_schema_fields import refused_or_unread
+from schema_mutations import refused_or_unread
 
 DATA = Path(__file__).resolve().parent / "data"
 HUMAN = DATA / "cone_rag_human"
