@@ -49,7 +49,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from ..formats.privateshared import WORDS_1_0, Experiment, GameTexts, Instance, Words
+from ..formats.provenance import castregin_version
+from ..formats.privateshared import GAME, WORDS_1_0, Experiment, GameTexts, Instance, Words
 from .scorekeeping import score_episode
 
 RULES = ("1.0", "2.0")
@@ -106,22 +107,37 @@ def filter_tag(answer: str, tag: str) -> str:
 
 
 class _Recorder:
-    """clemgame 1.0's records: ``{"players", "turns": [[event...]...], keys...}`` and a list of calls."""
+    """The records of one episode, as the framework of ``rules`` writes them.
 
-    def __init__(self, clock: Callable[[], str]):
+    clemgame 1.0 (``"1.0"``): ``interactions = {"players", "turns": [[event...]...], keys...}``; requests one
+    list of calls. clemcore (``"2.0"``): ``interactions = {"meta", "player_models", "players", "turns", keys...}``;
+    requests one ``{"meta", "calls": [{"round", "call"}...]}`` per player (``player_1``, ``player_2``).
+    """
+
+    def __init__(self, rules: str, clock: Callable[[], str]):
+        self.rules = rules
         self.clock = clock
         self.interactions: dict = {"players": {}, "turns": []}
-        self.requests: list = []
+        self.requests: dict[str, list] = {"Player 1": [], "Player 2": []}
 
     def next_round(self) -> None:
         self.interactions["turns"].append([])
+
+    @property
+    def round(self) -> int:
+        return len(self.interactions["turns"]) - 1
 
     def event(self, from_: str, to: str, action: dict, call: tuple | None = None) -> None:
         timestamp = self.clock()
         self.interactions["turns"][-1].append({"from": from_, "to": to, "timestamp": timestamp, "action": action})
         if call:
-            self.requests.append({"timestamp": timestamp, "manipulated_prompt_obj": copy.deepcopy(call[0]),
-                                  "raw_response_obj": copy.deepcopy(call[1])})
+            self.call(from_, call, timestamp)
+
+    def call(self, player: str, call: tuple, timestamp: str | None = None) -> None:
+        """A call to a player: the prompt as sent and the raw response (``requests.json``)."""
+        record = {"timestamp": timestamp or self.clock(), "manipulated_prompt_obj": copy.deepcopy(call[0]),
+                  "raw_response_obj": copy.deepcopy(call[1])}
+        self.requests[player].append(record if self.rules == "1.0" else {"round": self.round, "call": record})
 
     def key(self, name: str, value) -> None:
         self.interactions[name] = value
@@ -135,10 +151,12 @@ class _Game:
         if rules not in RULES:
             raise ValueError(f"rules must be one of {RULES}, not {rules!r}")
         self.rules = rules
+        self.v2 = rules == "2.0"
+        self.experiment = experiment
         self.instance = instance
         self.player = player
         self.model = model
-        self.words: Words = WORDS_1_0 if rules == "1.0" else texts.words[instance.lang or "en"]
+        self.words: Words = texts.words[instance.lang or "en"] if self.v2 else WORDS_1_0
         self.probing_questions = texts.probing_questions[experiment.name]
         self.request_texts = texts.requests[experiment.name]
         self.retries = list(texts.reprompts)
@@ -151,7 +169,7 @@ class _Game:
         self.played_probing_rounds = 0
         self.aborted = False
         self.messages: list[Message] = []
-        self.recorder = _Recorder(clock)
+        self.recorder = _Recorder(rules, clock)
 
     # --- the model -------------------------------------------------------------------------------------
 
@@ -167,6 +185,10 @@ class _Game:
     def count(self, name: str, round_number: int) -> None:
         self.counts[name][round_number] += 1
 
+    def note(self, type_: str, content: str) -> None:
+        """An event of the game master to itself."""
+        self.recorder.event("GM", "GM", {"type": type_, "content": content})
+
     # --- probing ---------------------------------------------------------------------------------------
 
     def probe_content(self, question: str, tries: int) -> str:
@@ -174,7 +196,7 @@ class _Game:
 
     def parse_probe_answer(self, response: str) -> str:
         aside = self.words.aside.strip()
-        if not response.startswith(aside) or (self.rules == "2.0" and has_continuation(response)):
+        if not response.startswith(aside) or (self.v2 and has_continuation(response)):
             return INVALID
         clean = filter_tag(response, aside).lower()
         if clean.startswith(self.words.yes):
@@ -186,49 +208,55 @@ class _Game:
     def value_of(self, parsed: str) -> int:
         return 1 if parsed == self.words.yes else 0 if parsed == self.words.no else INVALID_LABEL
 
-    def probe(self, round_number: int) -> bool:
-        """One probing round: every slot's probe (in the instance's order), each tried until it parses."""
+    def ask_probe(self, probe: dict, round_number: int) -> bool:
+        """One probe, tried until its answer parses or the reprompt suffixes run out."""
         record = self.recorder
-        if self.rules == "1.0":
-            record.event("GM", "GM", {"type": "info", "content": "Begin probing"})
+        tries, successful = 1, False
+        answer, parsed = "", INVALID
+        while tries <= len(self.retries):
+            question = self.probe_content(probe["question"], tries)
+            prompt = [*self.messages, {"role": "user", "content": question}]
+            if self.v2:  # clemcore records the call, not the exchange
+                answer, response = self.ask(prompt)
+                record.call("Player 1", (prompt, response))
+            else:
+                record.event("GM", "Player 1", {"type": "probe question", "content": question})
+                answer, response = self.ask(prompt)
+                record.event("Player 1", "GM", {"type": "probe answer", "content": answer}, call=(prompt, response))
+            self.count("Request Count", round_number)
+            parsed = self.parse_probe_answer(answer)
+            self.note("parse", parsed)
+            if parsed in (self.words.yes, self.words.no):
+                successful = True
+                self.count("Parsed Request Count", round_number)
+                break
+            self.count("Violated Request Count", round_number)
+            tries += 1
+        probe.update(answer=answer, value=self.value_of(parsed), tries=tries)
+        self.note("metadata", SUCCESS.format(probe["target"], tries) if successful else NOT_SUCCESS.format(probe["target"]))
+        self.note("check", RESULT.format("" if probe["value"] == probe["gt"] else "in"))
+        return successful
+
+    def probe(self, round_number: int) -> bool:
+        """One probing round: every slot's probe, in the instance's order; False: aborted."""
+        if not self.v2:
+            self.note("info", "Begin probing")
         probes = [{"target": slot.upper(),
                    "question": self.words.probe.format(self.probing_questions[slot][index]),
                    "gt": 1 if round_number > self.probe_gt[slot] else 0}
                   for slot, index in self.instance.probes[str(round_number)].items()]
         successes = []
         for probe in probes:
-            tries, successful = 1, False
-            answer, parsed = "", INVALID
-            while tries <= len(self.retries):
-                question = self.probe_content(probe["question"], tries)
-                prompt = [*self.messages, {"role": "user", "content": question}]
-                record.event("GM", "Player 1", {"type": "probe question", "content": question})
-                answer, response = self.ask(prompt)
-                record.event("Player 1", "GM", {"type": "probe answer", "content": answer}, call=(prompt, response))
-                self.count("Request Count", round_number)
-                parsed = self.parse_probe_answer(answer)
-                record.event("GM", "GM", {"type": "parse", "content": parsed})
-                if parsed in (self.words.yes, self.words.no):
-                    successful = True
-                    self.count("Parsed Request Count", round_number)
-                    break
-                self.count("Violated Request Count", round_number)
-                tries += 1
-            probe.update(answer=answer, value=self.value_of(parsed), tries=tries)
-            content = SUCCESS.format(probe["target"], tries) if successful else NOT_SUCCESS.format(probe["target"])
-            record.event("GM", "GM", {"type": "metadata", "content": content})
-            record.event("GM", "GM", {"type": "check",
-                                      "content": RESULT.format("" if probe["value"] == probe["gt"] else "in")})
-            successes.append(successful)
-            if not successful and self.rules == "2.0":
+            successes.append(self.ask_probe(probe, round_number))
+            if self.v2 and not successes[-1]:  # 2.0 stops at the first probe that fails (the rest stay unasked)
                 break
         self.all_probes.append(probes)
-        if self.rules == "1.0":
-            record.event("GM", "GM", {"type": "info", "content": "End probing"})
+        if not self.v2:
+            self.note("info", "End probing")
         if all(successes):
             self.played_probing_rounds += 1
             return True
-        record.event("GM", "GM", {"type": "invalid format", "content": ABORT_PROBING})
+        self.note("invalid format", ABORT_PROBING)
         self.aborted = True
         return False
 
@@ -237,74 +265,139 @@ class _Game:
     def update_anticipated_slots(self, answer: str, turn: int) -> None:
         for slot, value in self.instance.slots.items():
             if value.lower() in answer.lower() and turn < self.probe_gt[slot]:
-                self.recorder.event("GM", "GM", {"type": "metadata",
-                                                 "content": UPDATE.format(slot.upper(), self.probe_gt[slot], turn)})
+                self.note("metadata", UPDATE.format(slot.upper(), self.probe_gt[slot], turn))
                 self.probe_gt[slot] = turn
 
-    def request(self, round_number: int) -> bool:
-        """Round ``round_number`` (1...): the questioner's request and the model's answer; False: aborted."""
+    def questioner(self, round_number: int) -> str:
+        """The programmatic questioner's request of round ``round_number`` (1...), logged as clembench logs it."""
+        slot = self.instance.request_order[round_number - 1]
+        request = self.request_texts[slot][self.instance.requests[slot]]
+        if self.v2:
+            prompt = {"role": "user", "content": self.words.dummy_prompt}
+            self.recorder.event("GM", "Player 2", {"type": "send message", "content": self.words.dummy_prompt,
+                                                   "label": "context"})
+            self.recorder.event("Player 2", "GM", {"type": "get message", "content": request, "label": "response"})
+            self.recorder.call("Player 2", (prompt, {"clem_player": {"response": request,
+                                                                     "model_name": "programmatic"}}))
+        else:
+            tagged = f"{self.questioner_tag}{request}"
+            self.recorder.event("GM", "Player 2", {"type": "send message", "content": self.words.dummy_prompt})
+            self.recorder.event("Player 2", "GM", {"type": "get message",
+                                                   "content": tagged.replace(self.questioner_tag, "").strip()})
+        return request
+
+    def answerer(self, round_number: int, request: str) -> None:
+        """The model's answer to the request of round ``round_number``, and (when it is valid) the probing after it."""
         record = self.recorder
         slot = self.instance.request_order[round_number - 1]
-        value = self.instance.slots[slot]
-        request = self.request_texts[slot][self.instance.requests[slot]]
         tagged = f"{self.questioner_tag}{request}"
-        record.event("GM", "Player 2", {"type": "send message", "content": self.words.dummy_prompt})
-        record.event("Player 2", "GM", {"type": "get message", "content": tagged.replace(self.questioner_tag, "").strip()})
-        record.event("GM", "Player 1", {"type": "send message", "content": tagged})
+        label = {"label": "context"} if self.v2 else {}
+        record.event("GM", "Player 1", {"type": "send message", "content": tagged, **label})
         self.messages.append({"role": "user", "content": tagged})
         answer, response = self.ask(self.messages)
-        record.event("Player 1", "GM", {"type": "get message", "content": answer}, call=(self.messages, response))
+        label = {"label": "response"} if self.v2 else {}
+        record.event("Player 1", "GM", {"type": "get message", "content": answer, **label},
+                     call=(self.messages, response))
         self.messages.append({"role": "assistant", "content": answer})
-        self.count("Request Count", round_number)
         answer_tag = self.words.answer.strip()
+        if self.v2:
+            if not answer.startswith(answer_tag) or has_continuation(answer):
+                # clemcore's DialogueGameMaster: an invalid answer is only counted; the game goes on
+                self.count("Violated Request Count", round_number)
+                return
+            self.count("Parsed Request Count", round_number)
+            parsed = filter_tag(answer, answer_tag)
+            filled = self.instance.slots[slot].lower() in parsed.lower()
+            self.filled_slots.append(filled)
+            self.note("metadata", f"Slot filled: {filled}")
+            self.update_anticipated_slots(parsed, round_number - 1)
+            self.probe(round_number)
+            self.count("Request Count", round_number)  # counted after the probing round, as clembench does
+            return
+        self.count("Request Count", round_number)
         parsed = filter_tag(answer, answer_tag) if answer.startswith(answer_tag) else INVALID
-        record.event("GM", "GM", {"type": "parse", "content": parsed})
+        self.note("parse", parsed)
         if parsed == INVALID:
             self.count("Violated Request Count", round_number)
-            record.event("GM", "GM", {"type": "invalid format", "content": ABORT_SLOT})
+            self.note("invalid format", ABORT_SLOT)
             self.aborted = True
-            return False
+            return
         self.count("Parsed Request Count", round_number)
-        filled = value.lower() in answer.lower()
+        filled = self.instance.slots[slot].lower() in answer.lower()
         self.filled_slots.append(filled)
-        record.event("GM", "GM", {"type": "metadata", "content": f"Slot filled: {filled}"})
+        self.note("metadata", f"Slot filled: {filled}")
         self.update_anticipated_slots(answer, round_number - 1)
         record.event("GM", "Player 2", {"type": "send message", "content": parsed})
-        return True
+        self.probe(round_number)
 
     # --- the episode -----------------------------------------------------------------------------------
 
     def play(self) -> dict:
         record = self.recorder
-        record.key("players", {"GM": "Game master for privateshared", "Player 1": f"Answerer: {self.model}",
-                               "Player 2": "Questioner: Programmatic"})
+        if self.v2:
+            record.interactions = {
+                "meta": {"game_name": GAME, "experiment_name": self.experiment.name,
+                         "game_id": self.instance.game_id, "results_folder": None, "clem_version": None,
+                         "round_count": None, "completed": None},
+                "player_models": {"0": {"model_name": self.model}},
+                "players": {"GM": {"game_role": "Game Master", "model_name": "programmatic"},
+                            "Player 1": {"game_role": "Answerer", "model_name": self.model},
+                            "Player 2": {"game_role": "Questioner", "model_name": "programmatic"}},
+                "turns": []}
+        else:
+            record.key("players", {"GM": "Game master for privateshared", "Player 1": f"Answerer: {self.model}",
+                                   "Player 2": "Questioner: Programmatic"})
         record.next_round()
         self.messages.append({"role": "user", "content": self.instance.initial_prompt})
-        record.event("GM", "Player 1", {"type": "send message", "content": self.instance.initial_prompt})
-        if self.probe(0):
-            for round_number in range(1, self.rounds):
-                record.next_round()
-                if not self.request(round_number) or not self.probe(round_number):
+        if self.v2:
+            record.event("GM", "Player 1", {"type": "send message", "content": self.instance.initial_prompt,
+                                            "label": "pseudo"})
+            self.messages.append({"role": "assistant", "content": self.words.ok})
+            record.event("Player 1", "GM", {"type": "get message", "content": self.words.ok, "label": "pseudo"})
+        else:
+            record.event("GM", "Player 1", {"type": "send message", "content": self.instance.initial_prompt})
+        self.probe(0)
+        for round_number in range(1, self.rounds):
+            if self.v2:
+                # clemcore's round: the questioner speaks even after the probing before the game failed
+                if round_number > 1:
+                    record.next_round()
+                request = self.questioner(round_number)
+                if self.aborted:
                     break
+                self.answerer(round_number, request)
+            else:
+                if self.aborted:
+                    break
+                record.next_round()
+                self.answerer(round_number, self.questioner(round_number))
+            if self.aborted:
+                break
         record.key("probes", self.all_probes)
         record.key("realised_slots", self.probe_gt)
-        record.event("GM", "GM", {"type": "end", "content": "Game finished."})
+        self.note("end", "Game finished.")
         for name in REQUEST_COUNTS:
             record.key(name, self.counts[name])
         record.key("Filled Slots", self.filled_slots)
         record.key("Aborted", self.aborted)
         record.key("Played Probe Rounds", self.played_probing_rounds)
+        if self.v2:
+            record.interactions["meta"].update(round_count=len(record.interactions["turns"]), completed=True)
         return record.interactions
 
 
 def play_episode(experiment: Experiment, instance: Instance, texts: GameTexts, player: Player, *, model: str,
-                 rules: str = DEFAULT_RULES, clock: Callable[[], str] = now) -> EpisodeRecords:
+                 rules: str = DEFAULT_RULES, results_folder: str | None = None,
+                 clock: Callable[[], str] = now) -> EpisodeRecords:
     """Play one instance against ``player``; the records of the episode, scored.
 
-    ``model`` names the answerer in the records; ``clock`` gives each event's timestamp.
+    ``model`` names the answerer in the records, ``results_folder`` the model's results directory (2.0's
+    records name it); ``clock`` gives each event's timestamp.
     """
     game = _Game(experiment, instance, texts, player, model, rules, clock)
     interactions = game.play()
+    if rules == "2.0":
+        interactions["meta"].update(results_folder=results_folder, clem_version=f"castregin {castregin_version()}")
     records = EpisodeRecords(instance=copy.deepcopy(instance.raw), interactions=interactions,
                              requests=game.recorder.requests)
     records.scores = score_episode(interactions, source=f"{experiment.name} game {instance.game_id}")

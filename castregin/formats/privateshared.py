@@ -224,3 +224,67 @@ def clembench_json(data) -> str:
 def experiment_path(model: str, experiment: Experiment) -> str:
     """``MODEL/privateshared/I_EXPERIMENT``, relative to the results directory."""
     return f"{model}/{GAME}/{experiment.directory}"
+
+
+def clemcore_json(data) -> str:
+    """JSON as clemcore's ``store_json`` writes it (clembench 2.0): ``indent=2``, ``ensure_ascii=False``, no final
+    newline."""
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def results_folder(model: str, temperature: float, rules: str) -> str:
+    """The directory of a model's results: ``MODEL-tT--MODEL-tT`` (clembench 1.0: a pair, the single player
+    plays against itself), ``MODEL-tT`` (2.0). A ``/`` in the model's name (``org/model``) becomes ``_``."""
+    name = f"{model.replace('/', '_')}-t{float(temperature)}"
+    return f"{name}--{name}" if rules == "1.0" else name
+
+
+def experiment_directory(experiment: Experiment, rules: str) -> str:
+    """``I_EXPERIMENT`` (1.0, ``I`` its place in the instances file), ``EXPERIMENT`` (2.0)."""
+    return experiment.directory if rules == "1.0" else experiment.name
+
+
+def episode_directory(experiment: Experiment, position: int, rules: str) -> str:
+    """``episode_N`` (1.0, N the instance's place in its experiment), ``instance_NNNNN`` (2.0, its game id)."""
+    if rules == "1.0":
+        return f"episode_{position}"
+    return f"instance_{experiment.instances[position].game_id:05d}"
+
+
+def episode_file_names(rules: str) -> tuple[str, ...]:
+    """The files of an episode: all of them exist once it is played (they are written together)."""
+    if rules == "1.0":
+        return (INSTANCE, "interactions.json", REQUESTS, "scores.json")
+    return (INSTANCE, "interactions.json", "player_1.requests.json", "player_2.requests.json", "scores.json")
+
+
+def experiment_file(experiment: Experiment, model: str, rules: str, timestamp: str) -> tuple[str, str]:
+    """(name, text) of the experiment's own file beside its episodes: ``experiment_NAME.json`` (1.0, the
+    experiment's configuration, the time and the dialogue partners) or ``experiment.json`` (2.0)."""
+    if rules == "1.0":
+        return (f"experiment_{experiment.name}.json",
+                clembench_json({**experiment.config, "timestamp": timestamp, "dialogue_partners": [model]}))
+    return ("experiment.json", clemcore_json({**experiment.config, "timestamp": timestamp, "game_name": GAME,
+                                              "player_models": {"0": {"model_name": model}}}))
+
+
+def episode_files(records, rules: str) -> dict[str, str]:
+    """name -> text of an episode's files (:func:`episode_file_names`) from its
+    :class:`~castregin.dialogue.privateshared_game.EpisodeRecords`."""
+    from .dialogue import scores_text
+
+    if rules == "1.0":
+        return {INSTANCE: clembench_json(records.instance), "interactions.json": clembench_json(records.interactions),
+                REQUESTS: clembench_json(records.requests["Player 1"]), "scores.json": scores_text(records.scores)}
+    meta = records.interactions["meta"]
+    files = {INSTANCE: clemcore_json(records.instance), "interactions.json": clemcore_json(records.interactions)}
+    answerer = records.interactions["players"]["Player 1"]["model_name"]
+    for number, (player, role, model) in enumerate((("Player 1", "Answerer", answerer),
+                                                    ("Player 2", "Questioner", "programmatic")), start=1):
+        files[f"player_{number}.requests.json"] = clemcore_json({
+            "meta": {"game_name": GAME, "experiment_name": meta["experiment_name"], "game_id": meta["game_id"],
+                     "player_name": player, "game_role": role, "model_name": model,
+                     "round_count": meta["round_count"], "completed": True},
+            "calls": records.requests[player]})
+    files["scores.json"] = clemcore_json({"meta": {}, "players": {}, **records.scores})
+    return files

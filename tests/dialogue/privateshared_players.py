@@ -16,6 +16,8 @@ the oracle (``tests/data/privateshared/oracle-2.0``).
 * ``eager``: as ``truthful``, but gives the value of the slot requested after the current one too
   (so that slot's truth moves forward), answers the second probe of every round on two lines (a
   continuation: invalid under clembench 2.0's rules, still valid under 1.0's), then correctly.
+* ``untagged``: as ``truthful``, but answers the second request without its tag (1.0 aborts the
+  episode; 2.0 counts a violated request and goes on to the next request, without probing).
 """
 
 from __future__ import annotations
@@ -119,5 +121,11 @@ def make_players(game_dir: Path) -> dict:
             return truthful_probe(messages) + "\nI hope that helps."
         return truthful_probe(messages)
 
+    def untagged(messages):
+        requests_so_far = sum(m["role"] == "user" for m in messages[1:])  # probes are never kept
+        if not is_probe(messages) and requests_so_far == 2:
+            return request_answer(messages).replace("ANSWER: ", "")
+        return truthful(messages)
+
     return {"truthful": truthful, "always-yes": always_yes, "unparseable-first": unparseable_first,
-            "never-parseable": never_parseable, "eager": eager}
+            "never-parseable": never_parseable, "eager": eager, "untagged": untagged}
