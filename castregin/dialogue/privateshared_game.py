@@ -402,3 +402,71 @@ def play_episode(experiment: Experiment, instance: Instance, texts: GameTexts, p
                              requests=game.recorder.requests)
     records.scores = score_episode(interactions, source=f"{experiment.name} game {instance.game_id}")
     return records
+
+
+# --- many episodes ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    """One episode to play, and where its files go below the results directory."""
+
+    experiment: Experiment
+    instance: Instance
+    directory: str  # MODEL/privateshared/EXPERIMENT/EPISODE
+
+
+def plan_episodes(experiments: list[Experiment], folder: str, rules: str) -> list[EpisodePlan]:
+    """Every instance of ``experiments`` as an episode of the model whose results go to ``folder``, in order."""
+    from ..formats.privateshared import episode_directory, experiment_directory
+
+    return [EpisodePlan(experiment, instance, "/".join([folder, GAME, experiment_directory(experiment, rules),
+                                                        episode_directory(experiment, position, rules)]))
+            for experiment in experiments for position, instance in enumerate(experiment.instances)]
+
+
+def play_episodes(plans: list[EpisodePlan], texts: GameTexts, player: Player, *, model: str, rules: str,
+                  folder: str, on_episode: Callable[[EpisodePlan, EpisodeRecords], None], concurrency: int = 1,
+                  progress: Callable[[int], Callable[[], None]] | None = None,
+                  clock: Callable[[], str] = now) -> None:
+    """Play ``plans`` against ``player``, up to ``concurrency`` episodes at once (``player`` must then be
+    safe to call from several threads); ``on_episode`` gets each episode as it ends, in the calling thread,
+    so that it is written before the next one is waited for. An error stops the run: the episodes already
+    ended are handed over first, those in flight are abandoned (a later run plays them again).
+
+    ``progress(total)`` returns a function called once per episode ended.
+    """
+    tick = progress(len(plans)) if progress else (lambda: None)
+
+    def play(plan: EpisodePlan) -> EpisodeRecords:
+        return play_episode(plan.experiment, plan.instance, texts, player, model=model, rules=rules,
+                            results_folder=folder, clock=clock)
+
+    if concurrency <= 1:
+        for plan in plans:
+            on_episode(plan, play(plan))
+            tick()
+        return
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    waiting = list(plans)
+    running: dict = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < concurrency:
+                plan = waiting.pop(0)
+                running[pool.submit(play, plan)] = plan
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            errors = []
+            for future in sorted(done, key=lambda f: plans.index(running[f])):
+                plan = running.pop(future)
+                if future.exception() is not None:
+                    errors.append(future.exception())
+                    continue
+                on_episode(plan, future.result())
+                tick()
+            if errors:
+                raise errors[0]
+    finally:
+        # episodes in flight are abandoned: their answers so far are in the client's cache
+        pool.shutdown(wait=False, cancel_futures=True)
