@@ -10,6 +10,7 @@ the one place that talks to an endpoint.
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 
 import click
@@ -59,14 +60,13 @@ def play():
     Examples:
       castregin play privateshared --game-dir clembench/privateshared --model llama3.1:8b \\
           --base-url http://localhost:11434/v1 --out-dir results/
-      castregin play privateshared --generate --game-dir my-game/ --seed 7
+      castregin play privateshared --generate my-game/ --seed 7
     """
 
 
 @play.command("privateshared")
-@click.option("--game-dir", required=True, type=InputPath(), metavar="DIR",
-              help="clembench's privateshared/ folder (in/instances.json, resources/): the game to play. With "
-                   "--generate, the folder to write.")
+@click.option("--game-dir", type=InputPath(), metavar="DIR",
+              help="clembench's privateshared/ folder (in/instances.json, resources/): the game to play.")
 @click.option("--instances", "instances_file", type=InputPath(), metavar="FILE",
               help="The instances to play (default: DIR/in/instances.json), e.g. in/instances_v1.0.json.")
 @click.option("--experiment", "experiments", multiple=True, metavar="NAME",
@@ -89,9 +89,9 @@ def play():
 @click.option("--out-dir", type=OutputDirectory(), metavar="DIR",
               help="The results directory, laid out as clembench's (MODEL/privateshared/EXPERIMENT/EPISODE/). "
                    "Episodes already there are kept and not played again.")
-@click.option("--generate", is_flag=True,
-              help="Write a new game in castregin's own wording to --game-dir (its resources and "
-                   "in/instances.json) and stop; then play it without --generate.")
+@click.option("--generate", "generate_dir", type=OutputDirectory(), metavar="DIR",
+              help="Write a new game in castregin's own wording to DIR (its resources and in/instances.json) "
+                   "and stop; then play it with --game-dir DIR.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="With --generate: the seed of the instances.")
 @click.option("--games", type=click.IntRange(min=1, max=1000), default=10, show_default=True, metavar="N",
@@ -99,7 +99,7 @@ def play():
 @format_option(["table", "csv", "json", "markdown", "latex"])
 @output_option(help="Where to write the results table (`-`: standard output).")
 def play_privateshared(game_dir, instances_file, experiments, rules, model, base_url, api_key_env, temperature,
-                       max_tokens, concurrency, out_dir, generate, seed, games, fmt, output):
+                       max_tokens, concurrency, out_dir, generate_dir, seed, games, fmt, output):
     """Play clembench's privateshared game (scorekeeping) against a model.
 
     \b
@@ -121,9 +121,9 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
     written are kept. Then the table of `castregin scorekeeping summary OUT` (every model in OUT).
 
     \b
-    --generate writes a game of castregin's own (three experiments: flat-viewing, clinic-reception,
+    --generate DIR writes a game of castregin's own (three experiments: flat-viewing, clinic-reception,
     colour-animal; slot values that do not overlap, checked as clembench's checkvalues.py checks
-    them), --games instances per experiment drawn with --seed, to --game-dir.
+    them), --games instances per experiment drawn with --seed, to DIR.
 
     \b
     Examples:
@@ -132,14 +132,17 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
       castregin play privateshared --game-dir clembench/privateshared --instances \\
           clembench/privateshared/in/instances_v1.0.json --rules 1.0 --model gpt-4o-mini \\
           --base-url https://api.openai.com/v1 --out-dir results/ --format markdown
-      castregin play privateshared --generate --game-dir my-game/ --seed 7 --games 5
+      castregin play privateshared --generate my-game/ --seed 7 --games 5
     """
-    if generate:
-        _generate(game_dir, seed, games, instances_file, out_dir)
+    if generate_dir:
+        if game_dir or instances_file or out_dir:
+            raise click.UsageError("--generate writes a game and stops: give no --game-dir, --instances or --out-dir")
+        _generate(generate_dir, seed, games)
         return
-    for value, name in ((model, "--model"), (base_url, "--base-url"), (out_dir, "--out-dir")):
+    for value, name in ((game_dir, "--game-dir"), (model, "--model"), (base_url, "--base-url"),
+                        (out_dir, "--out-dir")):
         if not value:
-            raise click.UsageError(f"Missing option '{name}' (needed to play; or give --generate).")
+            raise click.UsageError(f"Missing option '{name}' (needed to play; or give --generate DIR).")
     from pathlib import Path
 
     from ..dialogue.privateshared_game import plan_episodes, play_episodes
@@ -148,8 +151,16 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
     from ..formats import display_name, write_text
     from ..formats.dialogue import find_episodes
     from ..formats.output import OutputSet, check_outputs
-    from ..formats.privateshared import (INSTANCES_PATH, check_instances, episode_file_names, episode_files,
-                                         experiment_file, read_game_texts, read_instances, results_folder)
+    from ..formats.privateshared import (
+        INSTANCES_PATH,
+        check_instances,
+        episode_file_names,
+        episode_files,
+        experiment_file,
+        read_game_texts,
+        read_instances,
+        results_folder,
+    )
     from ..render.dialogue import leaderboard_report
 
     instances_path = instances_file or os.path.join(game_dir, INSTANCES_PATH)
@@ -195,8 +206,22 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                 if not os.path.exists(os.path.join(experiment_dir, name)):
                     outputs.write_text(os.path.join(experiment_dir, name), text)
 
-        play_episodes(plans, texts, player, model=model, rules=rules, folder=folder, on_episode=write,
-                      concurrency=concurrency, progress=_progress)
+        from . import Stopped
+
+        written = []
+
+        def keep(plan, records) -> None:
+            write(plan, records)
+            written.append(plan)
+
+        try:
+            play_episodes(plans, texts, player, model=model, rules=rules, folder=folder, on_episode=keep,
+                          concurrency=concurrency, progress=_progress)
+        except (Stopped, KeyboardInterrupt) as stop:
+            click.echo(f"castregin: stopped; the {len(written)} episode(s) played in this run are written to "
+                       f"{out_dir}; run the same command again to go on", err=True)
+            number = stop.number if isinstance(stop, Stopped) else signal.SIGINT
+            click.get_current_context().exit(128 + number)
     write_text(output, leaderboard_report(summarize(episode_records(find_episodes(out_dir))), fmt))
 
 
@@ -213,12 +238,10 @@ def _progress(total: int):
     return tick
 
 
-def _generate(game_dir: str, seed: int, games: int, instances_file: str | None, out_dir: str | None) -> None:
+def _generate(game_dir: str, seed: int, games: int) -> None:
     from ..dialogue.privateshared_instances import game_files
     from ..formats.output import replace_directory
 
-    if instances_file or out_dir:
-        raise click.UsageError("--generate writes a game and stops: give neither --instances nor --out-dir")
     files = game_files(seed, games)
     replace_directory(game_dir, files, kind="privateshared game")
     click.echo(f"castregin: wrote a privateshared game to {game_dir} ({games} instance(s) per experiment, "

@@ -44,13 +44,13 @@ one at a time, in order: a replay of the same answers gives the same conversatio
 from __future__ import annotations
 
 import copy
-import datetime
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from ..formats.provenance import castregin_version
 from ..formats.privateshared import GAME, WORDS_1_0, Experiment, GameTexts, Instance, Words
+from ..formats.provenance import castregin_version
 from .scorekeeping import score_episode
 
 RULES = ("1.0", "2.0")
@@ -84,7 +84,7 @@ class Player(Protocol):
 
 def now() -> str:
     """clembench's timestamps: local time, ISO 8601 with microseconds."""
-    return datetime.datetime.now().isoformat()
+    return dt.datetime.now().isoformat()  # noqa: DTZ005 - clembench's: local time, no zone
 
 
 @dataclass
@@ -233,7 +233,8 @@ class _Game:
             self.count("Violated Request Count", round_number)
             tries += 1
         probe.update(answer=answer, value=self.value_of(parsed), tries=tries)
-        self.note("metadata", SUCCESS.format(probe["target"], tries) if successful else NOT_SUCCESS.format(probe["target"]))
+        self.note("metadata", SUCCESS.format(probe["target"], tries) if successful
+                  else NOT_SUCCESS.format(probe["target"]))
         self.note("check", RESULT.format("" if probe["value"] == probe["gt"] else "in"))
         return successful
 
@@ -286,8 +287,9 @@ class _Game:
                                                    "content": tagged.replace(self.questioner_tag, "").strip()})
         return request
 
-    def answerer(self, round_number: int, request: str) -> None:
-        """The model's answer to the request of round ``round_number``, and (when it is valid) the probing after it."""
+    def answerer(self, round_number: int, request: str) -> bool:
+        """The model's answer to the request of round ``round_number``, and (when it is valid) the probing after it;
+        False: the episode is aborted."""
         record = self.recorder
         slot = self.instance.request_order[round_number - 1]
         tagged = f"{self.questioner_tag}{request}"
@@ -304,7 +306,7 @@ class _Game:
             if not answer.startswith(answer_tag) or has_continuation(answer):
                 # clemcore's DialogueGameMaster: an invalid answer is only counted; the game goes on
                 self.count("Violated Request Count", round_number)
-                return
+                return True
             self.count("Parsed Request Count", round_number)
             parsed = filter_tag(answer, answer_tag)
             filled = self.instance.slots[slot].lower() in parsed.lower()
@@ -313,7 +315,7 @@ class _Game:
             self.update_anticipated_slots(parsed, round_number - 1)
             self.probe(round_number)
             self.count("Request Count", round_number)  # counted after the probing round, as clembench does
-            return
+            return not self.aborted
         self.count("Request Count", round_number)
         parsed = filter_tag(answer, answer_tag) if answer.startswith(answer_tag) else INVALID
         self.note("parse", parsed)
@@ -321,14 +323,14 @@ class _Game:
             self.count("Violated Request Count", round_number)
             self.note("invalid format", ABORT_SLOT)
             self.aborted = True
-            return
+            return False
         self.count("Parsed Request Count", round_number)
         filled = self.instance.slots[slot].lower() in answer.lower()
         self.filled_slots.append(filled)
         self.note("metadata", f"Slot filled: {filled}")
         self.update_anticipated_slots(answer, round_number - 1)
         record.event("GM", "Player 2", {"type": "send message", "content": parsed})
-        self.probe(round_number)
+        return self.probe(round_number)
 
     # --- the episode -----------------------------------------------------------------------------------
 
@@ -356,23 +358,19 @@ class _Game:
             record.event("Player 1", "GM", {"type": "get message", "content": self.words.ok, "label": "pseudo"})
         else:
             record.event("GM", "Player 1", {"type": "send message", "content": self.instance.initial_prompt})
-        self.probe(0)
+        go_on = self.probe(0)
         for round_number in range(1, self.rounds):
-            if self.v2:
-                # clemcore's round: the questioner speaks even after the probing before the game failed
-                if round_number > 1:
-                    record.next_round()
-                request = self.questioner(round_number)
-                if self.aborted:
+            if self.v2 and round_number == 1:
+                # clemcore's first round: the questioner speaks even when the probing before the game failed
+                request = self.questioner(1)
+                if not go_on:
                     break
-                self.answerer(round_number, request)
             else:
-                if self.aborted:
+                if not go_on:
                     break
                 record.next_round()
-                self.answerer(round_number, self.questioner(round_number))
-            if self.aborted:
-                break
+                request = self.questioner(round_number)
+            go_on = self.answerer(round_number, request)
         record.key("probes", self.all_probes)
         record.key("realised_slots", self.probe_gt)
         self.note("end", "Game finished.")
@@ -388,13 +386,13 @@ class _Game:
 
 def play_episode(experiment: Experiment, instance: Instance, texts: GameTexts, player: Player, *, model: str,
                  rules: str = DEFAULT_RULES, results_folder: str | None = None,
-                 clock: Callable[[], str] = now) -> EpisodeRecords:
+                 clock: Callable[[], str] | None = None) -> EpisodeRecords:
     """Play one instance against ``player``; the records of the episode, scored.
 
     ``model`` names the answerer in the records, ``results_folder`` the model's results directory (2.0's
-    records name it); ``clock`` gives each event's timestamp.
+    records name it); ``clock`` gives each event's timestamp (default: :func:`now`, looked up when called).
     """
-    game = _Game(experiment, instance, texts, player, model, rules, clock)
+    game = _Game(experiment, instance, texts, player, model, rules, clock or now)
     interactions = game.play()
     if rules == "2.0":
         interactions["meta"].update(results_folder=results_folder, clem_version=f"castregin {castregin_version()}")
@@ -427,7 +425,7 @@ def plan_episodes(experiments: list[Experiment], folder: str, rules: str) -> lis
 def play_episodes(plans: list[EpisodePlan], texts: GameTexts, player: Player, *, model: str, rules: str,
                   folder: str, on_episode: Callable[[EpisodePlan, EpisodeRecords], None], concurrency: int = 1,
                   progress: Callable[[int], Callable[[], None]] | None = None,
-                  clock: Callable[[], str] = now) -> None:
+                  clock: Callable[[], str] | None = None) -> None:
     """Play ``plans`` against ``player``, up to ``concurrency`` episodes at once (``player`` must then be
     safe to call from several threads); ``on_episode`` gets each episode as it ends, in the calling thread,
     so that it is written before the next one is waited for. An error stops the run: the episodes already
@@ -457,11 +455,12 @@ def play_episodes(plans: list[EpisodePlan], texts: GameTexts, player: Player, *,
                 plan = waiting.pop(0)
                 running[pool.submit(play, plan)] = plan
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            errors = []
+            errors: list[BaseException] = []
             for future in sorted(done, key=lambda f: plans.index(running[f])):
                 plan = running.pop(future)
-                if future.exception() is not None:
-                    errors.append(future.exception())
+                error = future.exception()
+                if error is not None:
+                    errors.append(error)
                     continue
                 on_episode(plan, future.result())
                 tick()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 
 from ..errors import InputError
@@ -42,7 +42,7 @@ def _json(relative: str):
     return json.loads(_text(relative))
 
 
-def value_overlaps(slot_values: Mapping[str, list[str]], texts: list[str] = ()) -> list[str]:
+def value_overlaps(slot_values: Mapping[str, list[str]], texts: Sequence[str] = ()) -> list[str]:
     """What clembench's ``checkvalues.py`` reports, case-insensitively: values that appear twice, values
     inside other values; and values that occur in one of ``texts``. Empty when the values are fine."""
     values = [value for slot in slot_values.values() for value in slot]
@@ -51,12 +51,9 @@ def value_overlaps(slot_values: Mapping[str, list[str]], texts: list[str] = ()) 
     for i, value in enumerate(values):
         if lowered.index(lowered[i]) != i:
             problems.append(f"{value!r} appears twice")
-        for other in values:
-            if lowered[i] in other.lower() and lowered[i] != other.lower():
-                problems.append(f"{value!r} is inside {other!r}")
-        for text in texts:
-            if lowered[i] in text.lower():
-                problems.append(f"{value!r} occurs in {text!r}")
+        problems.extend(f"{value!r} is inside {other!r}" for other in values
+                        if lowered[i] in other.lower() and lowered[i] != other.lower())
+        problems.extend(f"{value!r} occurs in {text!r}" for text in texts if lowered[i] in text.lower())
     return problems
 
 
