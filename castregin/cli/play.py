@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import click
 
+from ..limits import MAX_GENERATED_GAMES, MAX_PLAY_CONCURRENCY
 from . import main
 from .options import FiniteFloat, InputPath, OutputDirectory, format_option, output_option
 
@@ -84,7 +85,7 @@ def play():
               help="Sampling temperature of every call; it also names the results (MODEL-tT).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Longest answer asked for (clembench 1.0 asked for 100; default: the endpoint's limit).")
-@click.option("--concurrency", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
+@click.option("--concurrency", type=click.IntRange(min=1, max=MAX_PLAY_CONCURRENCY), default=1, show_default=True, metavar="N",
               help="Episodes played at once (the calls of one episode are always one after the other).")
 @click.option("--out-dir", type=OutputDirectory(), metavar="DIR",
               help="The results directory, laid out as clembench's (MODEL/privateshared/EXPERIMENT/EPISODE/). "
@@ -94,7 +95,7 @@ def play():
                    "and stop; then play it with --game-dir DIR.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="With --generate: the seed of the instances.")
-@click.option("--games", type=click.IntRange(min=1, max=1000), default=10, show_default=True, metavar="N",
+@click.option("--games", type=click.IntRange(min=1, max=MAX_GENERATED_GAMES), default=10, show_default=True, metavar="N",
               help="With --generate: instances per experiment.")
 @format_option(["table", "csv", "json", "markdown", "latex"])
 @output_option(help="Where to write the results table (`-`: standard output).")
