@@ -85,7 +85,8 @@ def play():
               help="Sampling temperature of every call; it also names the results (MODEL-tT).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Longest answer asked for (clembench 1.0 asked for 100; default: the endpoint's limit).")
-@click.option("--concurrency", type=click.IntRange(min=1, max=MAX_PLAY_CONCURRENCY), default=1, show_default=True, metavar="N",
+@click.option("--concurrency", type=click.IntRange(min=1, max=MAX_PLAY_CONCURRENCY), default=1, show_default=True,
+              metavar="N",
               help="Episodes played at once (the calls of one episode are always one after the other).")
 @click.option("--out-dir", type=OutputDirectory(), metavar="DIR",
               help="The results directory, laid out as clembench's (MODEL/privateshared/EXPERIMENT/EPISODE/). "
@@ -95,7 +96,8 @@ def play():
                    "and stop; then play it with --game-dir DIR.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="With --generate: the seed of the instances.")
-@click.option("--games", type=click.IntRange(min=1, max=MAX_GENERATED_GAMES), default=10, show_default=True, metavar="N",
+@click.option("--games", type=click.IntRange(min=1, max=MAX_GENERATED_GAMES), default=10, show_default=True,
+              metavar="N",
               help="With --generate: instances per experiment.")
 @format_option(["table", "csv", "json", "markdown", "latex"])
 @output_option(help="Where to write the results table (`-`: standard output).")
