@@ -30,7 +30,7 @@ Two rule sets, selected by ``rules``, reproduce the two game masters clembench h
     break before its end (a continuation) is invalid; a round of probes stops at the first probe that
     fails; an invalid answer to a request counts as a violated request and the game goes on to the
     next request without probing. Checked against clembench's own game master run with scripted
-    players (the records kept in ``tests/data/privateshared/oracle-2.0``).
+    players (the records kept in ``tests/data/privateshared/oracle-2.0.tar.xz``).
 
 The model is any ``player(messages) -> str`` (or a :class:`Reply`, to record the raw response):
 ``messages`` is the chat so far as OpenAI-style ``{"role", "content"}`` dicts, the last one the

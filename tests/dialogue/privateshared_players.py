@@ -6,7 +6,7 @@ them), stateless, and knows nothing of castregin: it reads the slot values from 
 the game's own texts (``requests.json`` and ``probing_questions.json`` of the game folder). The same
 functions play the game in castregin's tests and, through a clemcore backend
 (``make_privateshared_oracle.py``), in clembench's own game master, whose records are kept as
-the oracle (``tests/data/privateshared/oracle-2.0``).
+the oracle (``tests/data/privateshared/oracle-2.0.tar.xz``).
 
 * ``truthful``: answers every request with the slot's value; answers a probe "yes" exactly when the
   slot's value has been said by the model before (in an earlier answer).
