@@ -1,7 +1,7 @@
 """The package's layers: every import points down (README, Layout).
 
-foundation (errors, limits, data, arrays, labels) < formats < stages (track, judging, evaluation, dialogue, ope)
-< render < cli < the public API (castregin/__init__). A stage imports no other stage, except evaluation,
+foundation (errors, limits, data, arrays, labels) < formats < stages (track, judging, evaluation, dialogue, ope,
+nuggets) < render < cli < the public API (castregin/__init__). A stage imports no other stage, except evaluation,
 which may use track (pools for reusability analyses). Imports inside functions count too.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "castregin"
 FOUNDATION = {"errors", "limits", "data", "arrays", "labels", "statistics"}
-STAGES = {"track", "judging", "evaluation", "dialogue", "ope"}
+STAGES = {"track", "judging", "evaluation", "dialogue", "ope", "nuggets"}
 RANKS = {"formats": 1, "render": 3, "cli": 4}
 ALLOWED_BETWEEN_STAGES = {("evaluation", "track")}
 

@@ -107,9 +107,10 @@ def _expand_runs(ctx: click.Context, param: click.Parameter, value: tuple[str, .
     return tuple(expand_run_paths(value))
 
 
-def runs_argument(metavar: str = "RUN..."):
+def runs_argument(metavar: str = "RUN...", required: bool = True):
     """``RUN...``: one or more runs; a directory stands for the files in it (see :func:`expand_run_paths`)."""
-    return click.argument("runs", nargs=-1, required=True, type=InputPath(), metavar=metavar, callback=_expand_runs)
+    return click.argument("runs", nargs=-1, required=required, type=InputPath(), metavar=metavar,
+                          callback=_expand_runs)
 
 
 def format_option(choices, default: str = "table"):
@@ -117,12 +118,31 @@ def format_option(choices, default: str = "table"):
     return click.option("--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True)
 
 
-def qrels_option(function):
+def qrels_option(function, required: bool = True):
     """``--qrels [NAME=]QRELS``, repeatable."""
-    return click.option("--qrels", "qrels_specs", multiple=True, required=True, type=InputPath(named=True),
+    return click.option("--qrels", "qrels_specs", multiple=True, required=required, type=InputPath(named=True),
                         metavar="[NAME=]QRELS",
                         help="Qrels to evaluate against; repeat for several, optionally named "
                              "(mi=subset.qrel).")(function)
+
+
+def scores_option(function):
+    """``--scores FILE``, repeatable: per-turn scores computed elsewhere, instead of ``RUN...`` and ``--qrels``."""
+    return click.option("--scores", "score_files", multiple=True, type=InputPath(), metavar="FILE",
+                        help="Per-turn scores computed elsewhere, instead of RUN... and --qrels: the table of "
+                             "evaluate -q or nuggets score -q (--format tsv, csv or json; columns run, qrels, "
+                             "measure, turn, value); repeatable. -m then picks measures by the names in the "
+                             "table.")(function)
+
+
+def runs_or_scores(runs, qrels_specs, score_files) -> None:
+    """A usage error unless the command got ``RUN...`` with ``--qrels``, or ``--scores`` alone."""
+    if score_files and (runs or qrels_specs):
+        raise click.UsageError("give RUN... with --qrels, or --scores, not both")
+    if not score_files and not runs:
+        raise click.UsageError("missing RUN... (or --scores FILE)")
+    if not score_files and not qrels_specs:
+        raise click.UsageError("missing option '--qrels' (or --scores FILE instead of RUN...)")
 
 
 def measure_option(function):
@@ -166,10 +186,13 @@ def top_k_option(function):
                              "k-th place, the mean over every order of the tied runs).")(function)
 
 
-def evaluation_options(*between):
+def evaluation_options(*between, scores: bool = False):
     """What every command that evaluates runs takes: ``RUN...``, ``--qrels``, ``-m``, the options ``between``
-    (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``."""
-    options = [runs_argument(), qrels_option, measure_option, *between, rel_level_option, score_precision_option]
+    (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``; with
+    ``scores``, ``--scores`` too, ``RUN...`` and ``--qrels`` then being optional (:func:`runs_or_scores`)."""
+    options = [runs_argument(required=not scores), lambda f: qrels_option(f, required=not scores),
+               *([scores_option] if scores else []), measure_option, *between, rel_level_option,
+               score_precision_option]
 
     def decorate(function):
         for option in reversed(options):
