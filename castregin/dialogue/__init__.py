@@ -8,6 +8,9 @@ Plain functions on plain data, usable without the CLI:
 * :mod:`castregin.dialogue.scorekeeping`: the ``scores.json`` of a privateshared episode from its
   ``interactions.json`` (:func:`score_episode`) and the leaderboard's % played and quality score
   (:func:`summarize`).
+* :mod:`castregin.dialogue.privateshared_game`: the privateshared game itself, clembench's game master with
+  the model behind a plain ``player(messages) -> text`` (:func:`~castregin.dialogue.privateshared_game.play_episode`);
+  :mod:`castregin.dialogue.privateshared_instances`: new games in castregin's own wording.
 
 statsmodels and scipy are imported only inside the functions that need them.
 """

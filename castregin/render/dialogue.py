@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..formats.common import json_text
 from .numbers import fixed, p_value
-from .tables import csv_text, text_table
+from .tables import csv_text, render_table, text_table
 
 #: The episode scores `scorekeeping score` shows in its table.
 EPISODE_COLUMNS = ("Aborted", "Accuracy", "Kappa", "Slot-Filling-Accuracy", "Main Score", "Request Success Ratio")
@@ -115,4 +115,4 @@ def leaderboard_report(rows: Sequence[Mapping], fmt: str) -> str:
     header = ["model", "game", "experiment", "episodes", "% played", "quality", "std", "clemscore"]
     body = [[r["model"], r["game"], r["experiment"], str(r["episodes"]), fixed(r["played"], 2), fixed(r["quality"], 2),
              fixed(r["quality_std"], 2, undefined=""), fixed(r["clemscore"], 2)] for r in rows]
-    return text_table(header, body, {3, 4, 5, 6, 7})
+    return render_table(header, body, fmt, {3, 4, 5, 6, 7})  # table, markdown or latex

@@ -47,6 +47,7 @@ NOT_FILES = {
     "model": "a model's name at the endpoint",
     "base_url": "an endpoint's URL",
     "api_key_env": "an environment variable's name",
+    "experiments": "experiment names of a clembench game",
     "name": "an assignment source's name (nuggets score --name)",
 }
 
