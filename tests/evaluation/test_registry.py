@@ -180,8 +180,8 @@ def test_every_registered_measure_equals_its_oracle(definition, tmp_path):
 def _rules(run: dict, qrels: dict, measures) -> list[dict[str, float]]:
     """The measures' rules on every turn, none refused (the engine's contract; evaluate refuses, for the measures
     without ``any_label``, what trec_eval cannot evaluate: tests/cli/test_trec_eval_labels.py)."""
-    evaluation = trec_rules.evaluate(qrels, run, [m.marked() for m in measures],
-                                     trec_rules.Settings(measures[0].rel), strict=False)
+    evaluation = plain.evaluate(qrels, run, [m.marked() for m in measures],
+                                trec_rules.Settings(measures[0].rel), strict=False)
     return [{topic.topic: topic.values[i][0] for topic in evaluation.topics} for i in range(len(measures))]
 
 

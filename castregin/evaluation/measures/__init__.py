@@ -38,6 +38,7 @@ from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
 from . import average_precision, counts, gain, judged, novelty, precision, sets
+from .catalogue import measure_catalogue
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,
@@ -76,14 +77,6 @@ from .names import (
     parse_measures,
     split_measure_argument,
 )
-
-
-def measure_catalogue() -> list[dict]:
-    """Every measure name castregin knows (see :func:`castregin.evaluation.measures.catalogue.measure_catalogue`)."""
-    from .catalogue import measure_catalogue as catalogue  # only `castregin measures` needs it
-
-    return catalogue()
-
 
 __all__ = [
     "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GEOMETRIC", "IR_MEASURES_ORDER",

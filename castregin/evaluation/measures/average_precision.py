@@ -10,6 +10,16 @@ import math
 from collections.abc import Callable, Sequence
 
 from ...limits import MAX_TREC_LABEL
+from ..kernels import (
+    libm,
+    prefix_before,
+    ratio,
+    segment_positions,
+    segment_starts,
+    segment_suffix_max,
+    sequential_prefix_sums,
+    sequential_sums,
+)
 from ..trec_rules import MIN_GEO_MEAN, UNJUDGED, Ranking, TrecEvalRefusal, c_div
 from .definition import (
     ALL_LINES,
@@ -42,8 +52,6 @@ def _map(rr, s, p):
 
 def _map_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import ratio, segment_positions, sequential_sums
 
     where = np.flatnonzero(ranked.relevant(measure.rel))
     segment = ranked.segment[where]
@@ -183,8 +191,6 @@ def _geometric(values):
     """``log(max(MIN_GEO_MEAN, value))`` as the rules take it, with the C library's log."""
     import numpy as np
 
-    from ..engine import libm
-
     return libm(math.log, np.where(values > MIN_GEO_MEAN, values, MIN_GEO_MEAN))
 
 
@@ -194,8 +200,6 @@ def _gm_map_arrays(ranked, measure):
 
 def _map_cut_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import prefix_before, ratio, segment_positions, sequential_prefix_sums
 
     key = ("precision sums", measure.rel)
     if key not in ranked.cache:
@@ -212,8 +216,6 @@ def _before_in_segment(flags, segment):
     """For each line, how many lines of its segment before it have ``flags`` set."""
     import numpy as np
 
-    from ..engine import segment_starts
-
     before = np.cumsum(flags) - flags
     starts = segment_starts(segment, int(segment[-1]) + 1 if len(segment) else 0)
     return before - before[starts[:-1]][segment] if len(segment) else before
@@ -221,8 +223,6 @@ def _before_in_segment(flags, segment):
 
 def _bpref_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import sequential_sums
 
     level = measure.rel
     _check_bpref_level(level)
@@ -249,8 +249,6 @@ def _gm_bpref_arrays(ranked, measure):
 
 def _infap_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import sequential_sums
 
     level = measure.rel
     segment, labels = ranked.segment, ranked.labels
@@ -283,8 +281,6 @@ def _interpolated_arrays(ranked, rel, percents):
     below; a cutoff of 0 or less the best of all, one beyond the relevant retrieved 0.
     """
     import numpy as np
-
-    from ..engine import segment_positions, segment_starts, segment_suffix_max
 
     key = ("interpolated", rel)
     if key in ranked.cache:

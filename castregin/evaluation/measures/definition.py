@@ -231,7 +231,7 @@ class Measure:
         return self.definition.per_turn
 
     def marked(self) -> Marked:
-        """As :func:`castregin.evaluation.trec_rules.evaluate` takes it: one value, named as the measure."""
+        """As :func:`castregin.evaluation.plain.evaluate` takes it: one value, named as the measure."""
         return Marked(self.definition, self.params, (self.name,))
 
 

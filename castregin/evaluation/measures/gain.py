@@ -14,6 +14,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..kernels import (
+    libm,
+    log2_table,
+    prefix_before,
+    ratio,
+    segment_positions,
+    segment_starts,
+    sequential_prefix_sums,
+    sequential_sums,
+)
 from ..trec_rules import NONPOOL, Ranking, TrecEvalRefusal, c_div, c_log2
 from .definition import CUT_LONG, P_PAIR, Definition, IrName, register
 from .precision import CUTOFFS
@@ -240,8 +250,6 @@ def _ndcg_arrays(ranked, measure):
     """nDCG and nDCG@k: the turn's DCG over the ideal ranking's (0 where that is 0)."""
     import numpy as np
 
-    from ..engine import prefix_before
-
     # The DCG so far at each gain, once for every cutoff: at a cutoff, the last one above it.
     segment, position, _, dcg_so_far = _gained(ranked)
     dcg = prefix_before(dcg_so_far, segment, position, measure.param, ranked.turn_count)
@@ -257,8 +265,6 @@ def _ndcg_arrays(ranked, measure):
 def _binG_arrays(ranked, measure):
     import numpy as np
 
-    from ..engine import log2_table, ratio, segment_positions, sequential_sums
-
     where = np.flatnonzero(ranked.relevant(measure.rel))
     segment = ranked.segment[where]
     argument = 3 + ranked.position[where] - (segment_positions(segment) + 1)
@@ -270,8 +276,6 @@ def _binG_arrays(ranked, measure):
 def _gained(ranked):
     """The retrieved items with a gain (label above 0), in ranking order: ``(segment, position, gain, DCG so far)``."""
     import numpy as np
-
-    from ..engine import log2_table, sequential_prefix_sums
 
     if "gained" in ranked.cache:
         return ranked.cache["gained"]
@@ -288,8 +292,6 @@ def _ideal(ranked):
     number of positive labels of each turn)``."""
     import numpy as np
 
-    from ..engine import log2_table, segment_starts, sequential_prefix_sums
-
     if "ideal" in ranked.cache:
         return ranked.cache["ideal"]
     segment, position, labels = ranked.ideal_gains()
@@ -303,8 +305,6 @@ def _ideal(ranked):
 
 def _G_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import libm, sequential_prefix_sums, sequential_sums
 
     i_segment, _, i_gain, _, i_first, n_ideal = _ideal(ranked)
     costs = sequential_prefix_sums(np.maximum(i_gain, 1.0), i_segment)
@@ -328,8 +328,6 @@ def _G_arrays(ranked, measure):
 def _ndcg_rel_arrays(ranked, measure):
     import numpy as np
 
-    from ..engine import sequential_sums
-
     _, _, _, ideal_dcg, i_first, n_ideal = _ideal(ranked)
     segment, position, _, dcg = _gained(ranked)
     # A retrieved gain implies a positive label, so the turn's ideal ranking is not empty.
@@ -351,8 +349,6 @@ def _ndcg_rel_arrays(ranked, measure):
 def _rndcg_arrays(ranked, measure):
     """Rndcg: where the ideal gain changes (and where it ends), the run's DCG over the ideal's so far; averaged."""
     import numpy as np
-
-    from ..engine import sequential_sums
 
     i_segment, i_position, i_gain, ideal_dcg, i_first, n_ideal = _ideal(ranked)
     segment, position, _, dcg = _gained(ranked)

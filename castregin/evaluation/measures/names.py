@@ -55,6 +55,28 @@ TREC_SETS = {
             "set_relative_P", "set_map", "set_F"),
 }
 
+#: trec_eval's preference measures (``-R prefs``, ``-R qrels_prefs``: :mod:`castregin.evaluation.preferences`), in its
+#: table order (``measures.c``).
+PREFERENCE_FAMILIES = (
+    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+)
+#: trec_eval's judgment-group measures (``-R qrels_jg``), in its table order.
+GROUP_FAMILIES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+#: What every ``-R`` format can give: the run's id and the number of topics.
+COMMON_FAMILIES = ("runid", "num_q")
+#: trec_eval's measure sets of these formats (``prefs_names``, ``prefs_off_name``, ``qrels_jg_names``).
+PREFERENCE_SETS = {
+    "all_prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES,
+    "prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES[:6],
+    "qrels_jg": COMMON_FAMILIES + GROUP_FAMILIES,
+}
+#: Every name of these formats, sets included: with ``-R qrels`` trec_eval cannot compute them ("Can't calculate
+#: measure").
+PREFERENCE_NAMES = frozenset(PREFERENCE_SETS) | frozenset(PREFERENCE_FAMILIES) | frozenset(GROUP_FAMILIES)
+
 
 class MeasureRefused(InputError):
     """A measure castregin cannot give with a number checked against trec_eval."""
@@ -422,15 +444,6 @@ def _parse_pairs(name: str, text: str) -> tuple[tuple[int, float], ...]:
     return tuple(pairs)
 
 
-def _preference_name(name: str) -> bool:
-    """Whether ``name`` is one of trec_eval's preference or judgment-group measures."""
-    from ..preferences import (
-        PREFERENCE_NAMES,  # here: only a name outside trec_eval's qrels measures needs it
-    )
-
-    return name in PREFERENCE_NAMES
-
-
 def mark_measures(args: Sequence[str]) -> list[Marked]:
     """What ``trec_eval -m ARG ...`` computes, in the order trec_eval prints it.
 
@@ -453,7 +466,7 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
             marked.add(name)
             if text is not None:
                 texts.setdefault(name, text)
-        elif name == "yaap" or _preference_name(name):
+        elif name == "yaap" or name in PREFERENCE_NAMES:
             raise InputError(f"measure {arg!r}: " + (
                 "castregin does not compute yaap" if name == "yaap" else
                 "a judgment-group measure: it needs -R qrels_jg judgments (trec_eval stops too)"

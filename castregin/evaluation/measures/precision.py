@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 
+from ..kernels import ratio
 from ..trec_rules import c_div
 from .definition import CUT_DOUBLE, CUT_LONG, Definition, IrName, register
 
@@ -31,8 +32,6 @@ def _recall(rr, s, cutoffs):
 
 
 def _recall_arrays(ranked, measure):
-    from ..engine import ratio
-
     return ratio(ranked.found(measure.rel, measure.param), ranked.num_rel(measure.rel))
 
 
@@ -59,8 +58,6 @@ def _rprec(rr, s, p):
 
 
 def _rprec_arrays(ranked, measure):
-    from ..engine import ratio
-
     num_rel = ranked.num_rel(measure.rel)
     return ratio(ranked.count(ranked.relevant(measure.rel) & (ranked.position < num_rel[ranked.segment])), num_rel)
 
