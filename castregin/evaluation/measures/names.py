@@ -344,7 +344,9 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
     try:
         measure = ir_measures.parse_measure(name)
     except (ValueError, NameError, SyntaxError, TypeError, AttributeError, AssertionError, KeyError) as err:
-        raise MeasureRefused(f"unknown measure {name!r}; use ir_measures names (P@5, nDCG@3, AP, RR, R@10) or "
+        close = suggestion(name)
+        hint = f"did you mean {close}? " if close else ""
+        raise MeasureRefused(f"unknown measure {name!r}; {hint}use ir_measures names (P@5, nDCG@3, AP, RR, R@10) or "
                              "trec_eval names (P_5, ndcg_cut_3, map, recip_rank, recall_10, all_trec); `castregin "
                              "measures` lists them") from err
     try:
@@ -357,6 +359,68 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
     if "rel" in measure.SUPPORTED_PARAMS and not user_set_rel and (measure.NAME != "NumRet" or "rel" in measure.params):
         measure = measure(rel=rel_level)
     return _ir_measure(name, measure, rel_level)
+
+
+# --- a known name close to an unknown one ----------------------------------------------------------------------
+
+#: A name as a cutoff measure's: what stands before the cutoff, the separator, and the cutoff (``ndcg-cut-5``).
+_NAME_AND_CUTOFF = re.compile(
+    r"(?P<kind>[A-Za-z][A-Za-z0-9_.\- ]*?)(?P<separator>[@_.\- ]?)(?P<cutoff>[0-9]{1,6}(\.[0-9]{1,2})?)")
+
+
+def _folded(name: str) -> str:
+    """A name without case and separators: ``ndcg_cut``, ``NDCG-Cut`` and ``ndcgcut`` alike."""
+    return re.sub(r"[\s_.\-@]", "", name).lower()
+
+
+def _spellings(kind: str, cutoff: str | None) -> tuple[list[str], list[str]]:
+    """The names at ``cutoff``, in ir_measures' and in trec_eval's spelling, of the measures one of whose names is
+    ``kind`` but for case and separators (both spellings of each: ``recall`` is also ``R``)."""
+    folded = _folded(kind)
+    ir_names, trec_names = [], []
+    for definition in registered():
+        aliases = [alias.name for alias in definition.ir_measures]
+        if not definition.numeric or folded not in {_folded(name) for name in [*aliases, definition.name]}:
+            continue
+        if definition.trec_name:
+            trec_names.append(definition.name if cutoff is None else f"{definition.name}_{cutoff}")
+        ir_names += [alias if cutoff is None else f"{alias}@{cutoff}" for alias in aliases]
+    trec_names += [name for name in TREC_SETS if _folded(name) == folded and cutoff is None]
+    return ir_names, trec_names
+
+
+def _parses(name: str) -> bool:
+    """Whether castregin reads ``name`` as a measure (without importing ir_measures: only plain names are tried)."""
+    try:
+        return bool(_parse_trec(name, 1) or _plain_ir_measure(name, 1))
+    except InputError:
+        return False
+
+
+def suggestion(name: str, trec_eval: bool = False) -> str | None:
+    """The known name that ``name`` spells but for case and separators, or None: ``nDCG@5`` for ``ndcg@5``,
+    ``ndcg_cut_5`` for ``NDCG-cut-5``. Where two spellings are as close, ir_measures' for a name written with
+    ``@`` (or no separator), else trec_eval's; only trec_eval's names with ``trec_eval`` (``-m``, where
+    parameters follow a ``.``).
+
+    >>> suggestion("ndcg@5"), suggestion("Ndcg-Cut-5"), suggestion("p_5"), suggestion("nonsense")
+    ('nDCG@5', 'ndcg_cut_5', 'P_5', None)
+    """
+    if trec_eval:
+        family, dot, params = name.partition(".")
+        _, trec_names = _spellings(family, None)
+        known = [known for known in trec_names if known in TREC_SETS or known in TREC_SETS["all_trec"]]
+        return f"{known[0]}{dot}{params}" if known and known[0] != family else None
+    match = _NAME_AND_CUTOFF.fullmatch(name)
+    kind, cutoff = (match["kind"], match["cutoff"]) if match else (name, None)
+    ir_names, trec_names = _spellings(kind, cutoff)
+    if match and not (ir_names or trec_names):  # the digits belong to the name (no such name today)
+        ir_names, trec_names = _spellings(name, None)
+    in_trec_style = "@" not in name and re.search(r"[_.\-]", name) is not None
+    in_order = trec_names + ir_names if in_trec_style else ir_names + trec_names
+    # The same name but for case and separators first, then another name of the same measure (R for recall).
+    in_order.sort(key=lambda known: _folded(known) != _folded(name))
+    return next((known for known in in_order if known != name and _parses(known)), None)
 
 
 def parse_measure(name: str, rel_level: int = 2) -> list[Measure]:
@@ -473,8 +537,10 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
                 if name in _JUDGMENT_GROUP_NAMES else
                 "a preference measure: it needs -R prefs or -R qrels_prefs judgments (trec_eval stops too)"))
         else:
+            close = suggestion(arg, trec_eval=True)
+            hint = f"did you mean {close}? " if close else ""
             raise InputError(f"measure {arg!r}: not a trec_eval measure or measure set (trec_eval: illegal "
-                             "measure); `castregin measures` lists them")
+                             f"measure); {hint}`castregin measures` lists them")
     return [_marked(registered_as(name), texts.get(name)) for name in trec_eval_measures if name in marked]
 
 
