@@ -59,13 +59,17 @@ CAST_SOURCES = ["slice", *(["cast2022"] if (_cast2022_dir() / "regin").is_dir() 
 
 
 @pytest.fixture(scope="session", params=CAST_SOURCES)
-def cast_data(request) -> CastData:
+def cast_data(request, tmp_path_factory) -> CastData:
     """CAsT 2022 qrels and baseline runs: the slice in the repository, then the full reference data (if present)."""
     if request.param == "slice":
         from reference_runs import MI_RUNS
 
         return CastData("slice", CAST_SLICE, [CAST_SLICE / "runs" / f"{name}.run" for name in MI_RUNS])
-    return CastData("cast2022", request.getfixturevalue("cast2022"), request.getfixturevalue("run_paths"))
+    # Not through the cast2022 and run_paths fixtures: a test module may name its own fixtures so.
+    from reference_runs import write_reference_runs
+
+    root = _cast2022_dir()
+    return CastData("cast2022", root, write_reference_runs(root, tmp_path_factory.mktemp("cast2022_runs")))
 
 
 @pytest.fixture(autouse=True)
