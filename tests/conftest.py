@@ -58,13 +58,20 @@ class CastData:
 CAST_SOURCES = ["slice", *(["cast2022"] if (_cast2022_dir() / "regin").is_dir() else [])]
 
 
+@pytest.fixture(scope="session")
+def cast_slice() -> CastData:
+    """The slice of CAsT 2022 in the repository alone: for tests that need CAsT-shaped inputs, not the full data's
+    numbers."""
+    from reference_runs import MI_RUNS
+
+    return CastData("slice", CAST_SLICE, [CAST_SLICE / "runs" / f"{name}.run" for name in MI_RUNS])
+
+
 @pytest.fixture(scope="session", params=CAST_SOURCES)
 def cast_data(request, tmp_path_factory) -> CastData:
     """CAsT 2022 qrels and baseline runs: the slice in the repository, then the full reference data (if present)."""
     if request.param == "slice":
-        from reference_runs import MI_RUNS
-
-        return CastData("slice", CAST_SLICE, [CAST_SLICE / "runs" / f"{name}.run" for name in MI_RUNS])
+        return request.getfixturevalue("cast_slice")
     # Not through the cast2022 and run_paths fixtures: a test module may name its own fixtures so.
     from reference_runs import write_reference_runs
 
