@@ -60,6 +60,7 @@ from .definition import (
     IrName,
     Marked,
     Measure,
+    Option,
     lookup,
     register,
     registered,
@@ -82,6 +83,6 @@ __all__ = [
     "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GEOMETRIC", "IR_MEASURES_ORDER",
     "JUDGED_SHARE", "MEAN", "NONE", "NUM_REL", "POSITIVE_LINES", "POSITIVE_LINES_AND_TOP", "P_DOUBLE", "P_PAIR",
     "SUM", "TEXT", "TREC_EVAL_ORDER", "TREC_SETS", "Definition", "IrName", "Marked", "Measure", "MeasureRefused",
-    "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "register",
-    "registered", "split_measure_argument", "unregister", "value_names",
+    "Option", "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures",
+    "register", "registered", "split_measure_argument", "unregister", "value_names",
 ]

@@ -270,13 +270,11 @@ def _options(name: str, kind: str, definition: Definition, params: Mapping) -> t
     if params.get("judged_only"):
         raise _refuse(name, f"{kind} takes no judged_only (unjudged items count as not relevant)")
     values = []
-    for key, default in definition.options:
-        value = params.get(key, default)
-        if isinstance(default, str):
-            if not isinstance(value, str):
-                raise _refuse(name, f"{kind}'s {key} must be a text, not {value!r}")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise _refuse(name, f"{kind}'s {key} must be a number, not {value!r}")
+    for option in definition.options:
+        value = params.get(option.name, option.default)
+        why = option.refusal(value)
+        if why is not None:
+            raise _refuse(name, f"{kind}'s {why}")
         values.append(value)
     why = definition.check_options(tuple(values)) if definition.check_options is not None else None
     if why is not None:
@@ -306,7 +304,7 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
     found = _match(match["kind"], params)
     if found is None or not found[0].options:
         return None
-    allowed = {key for key, _ in found[0].options} | {"cutoff"} | ({"rel"} if found[0].uses_level else set())
+    allowed = {option.name for option in found[0].options} | {"cutoff"} | ({"rel"} if found[0].uses_level else set())
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise _refuse(name, f"{match['kind']} takes {', '.join(sorted(allowed))}, not {', '.join(unknown)} (labels "
