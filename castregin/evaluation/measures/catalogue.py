@@ -103,7 +103,7 @@ def _trec_eval_names(definition: Definition) -> tuple[str, str] | None:
 
 def _parameters(definition: Definition) -> list[dict]:
     """The parameters a name may give: ``{"name", "default", "choices", "description"}`` each."""
-    out = []
+    out: list[dict] = []
     if definition.params not in (NONE, TEXT):
         described = definition.param_doc or PARAMS_DOC[definition.params]
         description = described.partition(": ")[2] if ": " in described else described
