@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from ..errors import InputError
-from . import trec_rules
 from .measures import Marked, Measure
 from .ranking import DEFAULT_BITS
+from .trec_rules import Settings, TrecEvalRefusal, check_labels, rank_topic
 from .zscores import ZScores, zscore_values
 
 
@@ -57,7 +57,7 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
         if gains is not None:
             mapping = dict(gains)
             labels = {t: {i: mapping.get(label, label) for i, label in items.items()} for t, items in qrels.items()}
-        settings = trec_rules.Settings(rel, judged_only, score_bits=score_bits)
+        settings = Settings(rel, judged_only, score_bits=score_bits)
         # trec_eval's limits bind its own measures only (gdeval's and ndeval's take a turn labelled only below 0),
         # and not those that take any label (Definition.any_label).
         strict = not all(measures[i].any_label or not measures[i].definition.trec_name for i in members)
@@ -110,7 +110,7 @@ class Evaluation(NamedTuple):
 
 
 def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], marked: Sequence[Marked],
-             settings: trec_rules.Settings, complete: bool = False, zscores: ZScores | None = None,
+             settings: Settings, complete: bool = False, zscores: ZScores | None = None,
              source: str | None = None, strict: bool = True) -> Evaluation:
     """Every marked measure on every topic both ``run`` and ``qrels`` have, by its rule, and their ``all`` values.
 
@@ -121,15 +121,15 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[s
     """
     topics = sorted(topic for topic in run if topic in qrels)
     if strict:
-        trec_rules.check_labels(qrels, topics, source)
+        check_labels(qrels, topics, source)
     names = [name for m in marked for name in m.slot_names]
     accumulated = [0.0] * len(names)
     out = []
     for topic in topics:
         try:
-            ranking = trec_rules.rank_topic(topic, run[topic], qrels[topic], settings, strict)
-        except trec_rules.TrecEvalRefusal as refusal:
-            raise trec_rules.TrecEvalRefusal(f"{source}: {refusal}" if source else str(refusal)) from None
+            ranking = rank_topic(topic, run[topic], qrels[topic], settings, strict)
+        except TrecEvalRefusal as refusal:
+            raise TrecEvalRefusal(f"{source}: {refusal}" if source else str(refusal)) from None
         values: list[list[float] | str] = []
         slots: list[float] = []
         for m in marked:
