@@ -44,8 +44,9 @@ def _module_name(path: Path) -> str:
 
 
 def _imported(path: Path):
-    """Each import of a castregin module in ``path``: ``(line, module, names)``, where ``names`` are those a
-    ``from module import ...`` takes (empty for ``import module``)."""
+    """Each import of a castregin module in ``path``: ``(line, module, names, bare)``, where ``names`` are those a
+    ``from module import ...`` takes (empty for ``import module``) and ``bare`` says a ``from . import names``,
+    whose names are modules of the package ``module``."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text())):
@@ -55,34 +56,22 @@ def _imported(path: Path):
                 found = [".".join(base + ([node.module] if node.module else []))]
             else:
                 found = [node.module or ""]
-            names = [alias.name for alias in node.names]
+            names, bare = [alias.name for alias in node.names], bool(node.level and not node.module)
         elif isinstance(node, ast.Import):
-            found, names = [alias.name for alias in node.names], []
+            found, names, bare = [alias.name for alias in node.names], [], False
         else:
             continue
         for target in found:
             if target.startswith("castregin.") or target == "castregin":
-                yield node.lineno, target, names
+                yield node.lineno, target, names, bare
 
 
 def _imports(path: Path):
-    module = _module_name(path)
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            targets = [target] if node.module or not node.level else [f"{target}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        else:
-            continue
-        for target in targets:
-            if target.startswith("castregin.") or target == "castregin":
-                yield node.lineno, target
+    """Each ``(line, module)`` imported in ``path``: the package's modules of a ``from . import``, else the module
+    named."""
+    for line, target, names, bare in _imported(path):
+        for imported in [f"{target}.{name}" for name in names] if bare else [target]:
+            yield line, imported
 
 
 def _modules() -> dict[str, Path]:
@@ -100,7 +89,7 @@ def import_graph() -> dict[str, dict[str, int]]:
     graph: dict[str, dict[str, int]] = {}
     for module, path in modules.items():
         edges = graph.setdefault(module, {})
-        for line, target, names in _imported(path):
+        for line, target, names, _ in _imported(path):
             targets = [f"{target}.{name}" if f"{target}.{name}" in modules else target for name in names] or [target]
             for found in targets:
                 parts = found.split(".")
