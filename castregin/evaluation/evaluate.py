@@ -394,8 +394,8 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     # Before anything heavy is imported; only when it decides something (it may decompress MiBs of an input).
     small = diversity is None and small_inputs(run_paths, [path for _, path in qrels_paths])
     if diversity is not None or (not small and not all(m.in_engine for m in parsed)):
-        read = diversity or formats.read_qrels
-        qrels_list = [read(path, name) for name, path in qrels_paths]
+        qrels_list = [diversity(path, name) if diversity else formats.read_qrels(path, name, stratified=None)
+                      for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
                              **{**options, "measures": parsed})
     complete = options.get("complete", False)
@@ -425,7 +425,7 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     """:func:`_score_files` for small files: the line reader and the measures in plain Python."""
     from . import plain
 
-    qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
+    qrels_list = [formats.read_qrels(path, name, stratified=None) for name, path in qrels_paths]
     sizes = [len(q.labels) for q in qrels_list]
     if turns is not None:
         qrels_list = [q.subset(turns) for q in qrels_list]
@@ -465,7 +465,7 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     def load_qrels():
         facts, sizes, indexes = [], [], []
         for name, path in qrels_paths:
-            qrels = columnar.read_qrels(path, name, positive_only=positive_only)
+            qrels = columnar.read_qrels(path, name, positive_only=positive_only, stratified=None)
             sizes.append(len(qrels.turns))
             if turns is not None:
                 qrels = qrels.subset(turns)
@@ -512,7 +512,7 @@ def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts:
         for q in wanted:
             if q not in indexes:
                 name, path = qrels_paths[q]
-                qrels = columnar.read_qrels(path, name)
+                qrels = columnar.read_qrels(path, name, stratified=None)
                 indexes[q] = QrelsIndex(qrels if turns is None else qrels.subset(turns), keep_all=False)
         loading: Future = Future()
         loading.set_result(([facts[q] for q in wanted], None, [indexes[q] for q in wanted]))

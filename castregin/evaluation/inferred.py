@@ -32,9 +32,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..data import Run
+from ..data import Run, StratifiedQrels
 from ..errors import InputError
-from ..formats.strata import StratifiedQrels
 
 #: Items of a ranking sample_eval.pl reads (its ``$maxResultSize``, TREC's 1000).
 MAX_RESULT_SIZE = 1000
@@ -82,7 +81,10 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
     relevant: dict[str, int] = {}
     by_grade: dict[str, dict[str, int]] = {}
     for item, label in labels.items():
-        stratum = strata[item]
+        stratum = strata.get(item)
+        if stratum is None:
+            raise InputError(f"item {item} has a label and no stratum: every item of stratified qrels has both",
+                             argument="strata")
         pooled[stratum] = pooled.get(stratum, 0) + 1
         if label >= 0:
             sampled[stratum] = sampled.get(stratum, 0) + 1
@@ -143,8 +145,6 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
     precision_sum = dict.fromkeys(names, 0.0)
     pooled_above = 0
     relevant_at: list[float] = []
-    precision: dict[int, float] = {}
-    wanted = set(cutoffs)
     for rank, item in enumerate(ranking[:max_result_size], start=1):
         label = labels.get(item, -1)
         stratum = strata.get(item)
@@ -170,11 +170,7 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
             retrieved += seen_pooled[name] * (seen_relevant[name] + _SMOOTH_RELEVANT) / (
                 seen_sampled[name] + _SMOOTH_SAMPLED)
         relevant_at.append(retrieved)
-        if rank in wanted:
-            precision[rank] = retrieved / rank
     relevant_retrieved = relevant_at[-1] if relevant_at else 0.0
-    for cutoff in cutoffs:
-        precision.setdefault(cutoff, relevant_retrieved / cutoff)
     average_precision: float = 0
     for name in names:
         if sample.sampled[name] != 0 and sample.num_rel != 0:
@@ -187,8 +183,19 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
         if pooled_above != 0 and seen_sampled[name] != 0:
             dcg += (seen_pooled[name] / pooled_above) * gain[name] / seen_sampled[name]
     ndcg = pooled_above * dcg / sample.ideal_dcg if sample.ideal_dcg != 0 else 0.0
-    return TopicEstimates(average_precision, ndcg, {k: precision[k] for k in cutoffs}, relevant_retrieved,
-                          sample.num_rel, tuple(relevant_at), len(relevant_at))
+    return TopicEstimates(average_precision, ndcg, {k: _precision_at(relevant_at, k) for k in cutoffs},
+                          relevant_retrieved, sample.num_rel, tuple(relevant_at), len(relevant_at))
+
+
+def _precision_at(relevant_at: Sequence[float], cutoff: int) -> float:
+    # Past the ranking (or the result size), the relevant retrieved at its end over the cutoff.
+    return (relevant_at[cutoff - 1] if cutoff <= len(relevant_at) else relevant_at[-1] if relevant_at else 0.0) / cutoff
+
+
+def inferred_precision(estimates: TopicEstimates, cutoff: int) -> float:
+    """iP@cutoff: the estimated relevant items among the first ``cutoff`` (all those ranked, when fewer) over
+    ``cutoff``; ``estimate_topic(..., cutoffs=[cutoff])``'s value."""
+    return _precision_at(estimates.relevant_at, cutoff)
 
 
 def interpolated_precision(estimates: TopicEstimates) -> list[float]:

@@ -8,7 +8,11 @@ run with perl 5.36 (``perl sample_eval.pl [-q] QRELS RUN``).
 Its standard output on the cases below is kept in ``data/sample_eval/outputs.json.xz`` (``{case: text}``),
 so that the tests need neither perl nor the script. ``$CASTREGIN_SAMPLE_EVAL`` (the path of sample_eval.pl)
 makes the tests run the live original too; ``python tests/cli/sample_eval_oracle.py`` with it set writes the
-kept outputs again.
+kept outputs again. ``data/sample_eval/level2.json.xz`` keeps its ``-q`` output on each case's qrels with the
+labels 1 (those above 0 and below 2) made 0, for the inferred measures at relevance level 2
+(tests/evaluation/test_registry.py): the script's relevant is "above 0", and with those labels 0 the
+relevant items are those labelled 2 or more while every sampled item stays sampled, which is what
+``--rel-level 2`` means for xinfAP, iP@k, the interpolated precision and the counts.
 
 The cases: stratified qrels (``topic 0 item stratum label``, label -1 for an item of the pool left out of
 the sample) of 1-4 strata a topic named by numbers that sort otherwise as text (``2`` after ``10``),
@@ -32,6 +36,7 @@ import subprocess
 from pathlib import Path
 
 KEPT = Path(__file__).resolve().parent / "data" / "sample_eval" / "outputs.json.xz"
+KEPT_LEVEL2 = KEPT.with_name("level2.json.xz")
 CASES = 150
 DEEP_CASES = 6
 CAST_CASES = 12
@@ -114,22 +119,33 @@ def blocks(text: str) -> tuple[list[str], list[str]]:
     return sorted("".join(per_topic[i:i + 8]) for i in range(0, len(per_topic), 8)), rest
 
 
+def at_level(qrels_text: str, level: int) -> str:
+    """Stratified qrels whose labels above 0 and below ``level`` are 0: the script's "above 0" is then ``level``
+    or more."""
+    lines = []
+    for line in qrels_text.splitlines():
+        *fields, label = line.split()
+        lines.append(" ".join([*fields, "0" if 0 < int(label) < level else label]))
+    return "\n".join(lines) + "\n"
+
+
 @functools.cache
-def kept_outputs() -> dict[str, str]:
-    """The kept outputs of the original, by case."""
-    return json.loads(lzma.decompress(KEPT.read_bytes()).decode())
+def kept_outputs(level: int = 1) -> dict[str, str]:
+    """The kept outputs of the original, by case: as the cases are, or (``-q``) at relevance ``level`` 2."""
+    return json.loads(lzma.decompress((KEPT if level == 1 else KEPT_LEVEL2).read_bytes()).decode())
 
 
-def write_kept(directory: Path) -> None:
-    """Run the original on every case and keep its outputs."""
+def write_kept(directory: Path, level: int = 1) -> None:
+    """Run the original on every case and keep its outputs (at ``level`` 2: :func:`at_level`, always ``-q``)."""
     outputs = {}
     for name, (qrels_text, run_text, options) in cases().items():
         qrels, run = directory / f"{name}.qrels", directory / f"{name}.run"
-        qrels.write_text(qrels_text)
+        qrels.write_text(qrels_text if level == 1 else at_level(qrels_text, level))
         run.write_text(run_text)
-        outputs[name] = run_original(qrels, run, options)
-    KEPT.parent.mkdir(parents=True, exist_ok=True)
-    KEPT.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
+        outputs[name] = run_original(qrels, run, options if level == 1 else ["-q"])
+    kept = KEPT if level == 1 else KEPT_LEVEL2
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(lzma.compress(json.dumps(outputs, sort_keys=True).encode(), preset=9 | lzma.PRESET_EXTREME))
 
 
 if __name__ == "__main__":
@@ -137,3 +153,4 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as scratch:
         write_kept(Path(scratch))
+        write_kept(Path(scratch), level=2)
