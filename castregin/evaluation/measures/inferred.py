@@ -22,7 +22,6 @@ from ...errors import InputError
 from ..inferred import (
     MAX_RESULT_SIZE,
     RECALL_LEVELS,
-    SAMPLE_EVAL_CUTOFFS,
     TopicEstimates,
     estimate_topic,
     inferred_precision,
@@ -86,40 +85,45 @@ def _check_level(value: float) -> str | None:
 
 
 _TOOL = "sample_eval.pl (NIST, 10 Oct 2011)"
-_NOTE = "sample_eval.pl's, checked against it; stratified qrels"
 #: What the formulas share: a stratum's pooled, sampled and sampled relevant items.
 _STRATA = ("per stratum s: `N_s` items pooled, `n_s` sampled (labelled 0 or more), `r_s` of them relevant; "
            "`R = sum_s r_s * N_s / n_s` (inum_rel)")
-_RETRIEVED = ("`sum_s m_s * (q_s + 0.00001) / (p_s + 0.00003)`, over the strata of the pooled items among the "
-              "first k (1000 at most): `m_s` of stratum s, `p_s` of them sampled, `q_s` relevant")
 
 
-def _declare(name: str, rule, formula: str, **kwargs) -> None:
+def _retrieved(among: str) -> str:
+    """The estimated relevant items among ``among`` (the first k items, the ranking)."""
+    return (f"`sum_s m_s * (q_s + 0.00001) / (p_s + 0.00003)` over the strata, of the pooled items among {among} "
+            "(1000 at most): `m_s` of stratum s, `p_s` of them sampled, `q_s` of those relevant")
+
+
+def _declare(name: str, rule, formula: str, printed: str, **kwargs) -> None:
+    """Register an inferred measure, which sample_eval.pl prints as ``printed``."""
     kwargs.setdefault("ir_measures", (IrName(name, name),))
-    register(Definition(name, rule, trec_name=False, note=_NOTE, formula=formula, oracle=_TOOL, stratified=True,
-                        **kwargs))
+    register(Definition(name, rule, trec_name=False, formula=formula, oracle=_TOOL, stratified=True,
+                        note=f"sample_eval.pl's {printed}, checked against it; stratified qrels", **kwargs))
 
 
 _declare("xinfAP", _xinf_ap,
          "extended inferred AP (Yilmaz, Kanoulas and Aslam 2008; sample_eval.pl prints it as infAP): "
          "`sum_s (r_s * N_s / n_s) / R * (sum_i PC(i)) / r_s` over stratum s's sampled relevant items i, at rank i "
          "`PC(i) = 1/i + (m/i) * sum_t (m_t/m) * (q_t + 0.00001) / (p_t + 0.00003)` of the m pooled items above it "
-         f"(`m_t` of stratum t, `p_t` sampled, `q_t` relevant); {_STRATA}")
+         f"(`m_t` of stratum t, `p_t` sampled, `q_t` relevant); {_STRATA}", "infAP")
 _declare("infNDCG", _inf_ndcg,
          "inferred nDCG: `m * sum_s (m_s / m) * g_s / p_s` over the estimated ideal DCG, `g_s` the sum of "
          "`label(i) / log2(i + 1)` of stratum s's sampled items labelled above 0 in the ranking, `m` the pooled "
          "items ranked (`m_s` of stratum s, `p_s` sampled); the ideal DCG ranks each grade's estimated count "
-         "(rounded half up) from the largest grade, grades ordered as text", uses_level=False)
-_declare("iP", _ip, f"inferred precision at k: {_RETRIEVED}, over k",
-         params=CUT_LONG, defaults=SAMPLE_EVAL_CUTOFFS, ir_measures=(IrName("iP", "iP@k", cutoff=True),))
+         "(rounded half up) from the largest grade, grades ordered as text", "infNDCG", uses_level=False)
+_declare("iP", _ip, f"inferred precision at k: {_retrieved('the first k')}, over k", "iP10, iP50, iP1000",
+         params=CUT_LONG, ir_measures=(IrName("iP", "iP@k", cutoff=True),))
 _declare("infIPrec", _inf_iprec,
          "inferred interpolated precision at recall r (sample_eval.pl's iprec@rec): walking the ranks from the "
          "deepest up, the largest `iP(i)` so far goes to the highest of the 11 levels `r * R` not yet given one "
          "that exceeds the estimated relevant among the first i, one level a rank (levels above inum_rel_ret "
-         "skipped first); the levels left get the largest `iP(i)` of the ranking",
-         params=CUT_DOUBLE, defaults=RECALL_VALUES, check=_check_level,
+         "skipped first); the levels left get the largest `iP(i)` of the ranking", "iprec@rec0.00 ... iprec@rec1.00 "
+         "(over the turns only)", params=CUT_DOUBLE, check=_check_level,
          ir_measures=(IrName("infIPrec", "infIPrec@r", param="recall"),),
          param_doc="r: a recall level, one of 0, 0.1, ..., 1")
-_declare("inum_rel_ret", _inum_rel_ret, f"the estimated relevant items retrieved: {_RETRIEVED} at the ranking's end",
-         aggregate=SUM)
-_declare("inum_rel", _inum_rel, f"the estimated relevant items of the turn's pool: `R`; {_STRATA}", aggregate=SUM)
+_declare("inum_rel_ret", _inum_rel_ret, f"the estimated relevant items retrieved: {_retrieved('the ranking')}",
+         "inum_rel_ret", aggregate=SUM)
+_declare("inum_rel", _inum_rel, f"the estimated relevant items of the turn's pool: `R`; {_STRATA}",
+         "inum_rel (its all value sums every qrels turn, the run's or not)", aggregate=SUM)
