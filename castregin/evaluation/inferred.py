@@ -94,7 +94,7 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
             grades = by_grade.setdefault(stratum, {})
             grades[str(label)] = grades.get(str(label), 0) + 1
     names = tuple(sorted(pooled))
-    num_rel: float = 0
+    num_rel = 0.0
     for stratum in names:
         if sampled.get(stratum, 0):
             num_rel += relevant.get(stratum, 0) * pooled[stratum] / sampled[stratum]
@@ -102,7 +102,7 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
     for stratum in names:
         for grade in sorted(by_grade.get(stratum, {})):
             per_grade[grade] = per_grade.get(grade, 0) + by_grade[stratum][grade] * pooled[stratum] / sampled[stratum]
-    ideal: float = 0
+    ideal = 0.0
     start = 0
     for grade in sorted(per_grade, reverse=True):
         count = int(per_grade[grade] + 0.5)
@@ -150,7 +150,7 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
         stratum = strata.get(item)
         if label > 0 and stratum is not None:
             if label >= rel_level:
-                above: float = 0
+                above = 0.0
                 if pooled_above != 0:
                     for name in names:
                         share = seen_pooled[name] / pooled_above
@@ -165,20 +165,20 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
             seen_pooled[stratum] += 1
             if label >= 0:
                 seen_sampled[stratum] += 1
-        retrieved: float = 0
+        retrieved = 0.0
         for name in names:
             retrieved += seen_pooled[name] * (seen_relevant[name] + _SMOOTH_RELEVANT) / (
                 seen_sampled[name] + _SMOOTH_SAMPLED)
         relevant_at.append(retrieved)
     relevant_retrieved = relevant_at[-1] if relevant_at else 0.0
-    average_precision: float = 0
+    average_precision = 0.0
     for name in names:
         if sample.sampled[name] != 0 and sample.num_rel != 0:
             estimated = sample.sampled_relevant[name] * sample.pooled[name] / sample.sampled[name]
             share = estimated / sample.num_rel
             within = precision_sum[name] / sample.sampled_relevant[name] if sample.sampled_relevant[name] else 0
             average_precision += share * within
-    dcg: float = 0
+    dcg = 0.0
     for name in names:
         if pooled_above != 0 and seen_sampled[name] != 0:
             dcg += (seen_pooled[name] / pooled_above) * gain[name] / seen_sampled[name]
@@ -211,7 +211,7 @@ def interpolated_precision(estimates: TopicEstimates) -> list[float]:
     current = len(levels) - 1
     while current >= 0 and levels[current] > estimates.inum_rel_ret:
         current -= 1
-    best: float = 0
+    best = 0.0
     for rank in range(len(estimates.relevant_at), 0, -1):
         retrieved = estimates.relevant_at[rank - 1]
         best = max(best, retrieved / rank)
@@ -312,7 +312,7 @@ def sample_eval(qrels: StratifiedQrels, run: Run, rel_level: int = 1) -> SampleE
     for one in sorted(topics, key=lambda t: t.topic):  # sample_eval.pl: `sort keys`, as text
         for index, value in enumerate(interpolated_precision(one.estimates)):
             interpolated[index] += value
-    num_rel: float = 0
+    num_rel = 0.0
     for turn in sorted(samples):
         num_rel += samples[turn].num_rel
     return SampleEvalResult(

@@ -233,3 +233,24 @@ def test_a_stratified_file_is_refused_where_five_columns_are_not_qrels(files, cl
     assert result.exit_code == 1
     assert result.stderr.endswith(":2: expected 4 columns (turn 0 item label), found 5; the first line has 4 (a "
                                   "stratified qrels, turn 0 item stratum label, has 5 on every line)\n")
+
+
+def test_a_turn_nobody_sampled(cli, tmp_path):
+    """Turn 1's pool is all -1 (a stratum nobody sampled counts a third of its items relevant in iP@k): values are
+    numbers (floats, printed as such). Oracle: sample_eval.pl -q on these files, its lines copied here."""
+    qrels, run = tmp_path / "strata.qrel", tmp_path / "r.run"
+    qrels.write_text("1 0 d1 1 -1\n1 0 d2 2 -1\n2 0 d1 1 1\n")
+    run.write_text("1 Q0 d1 1 3 r\n1 Q0 d2 2 2 r\n1 Q0 d3 3 1 r\n2 Q0 d1 1 1 r\n")
+    script = {("infAP", "1"): "0.0000", ("infNDCG", "1"): "0.0000", ("iP10", "1"): "0.0667",
+              ("inum_rel_ret", "1"): "0.6667", ("inum_rel", "1"): "0.0000", ("infAP", "2"): "1.0000",
+              ("infNDCG", "2"): "1.0000", ("iP10", "2"): "0.1000", ("inum_rel_ret", "2"): "1.0000",
+              ("inum_rel", "2"): "1.0000", ("infAP", "all"): "0.5000", ("infNDCG", "all"): "0.5000",
+              ("iP10", "all"): "0.0833", ("inum_rel_ret", "all"): "1.6666", ("inum_rel", "all"): "1.0000"}
+    result = cli("evaluate", run, "--qrels", qrels, *[arg for name in PER_TURN if name != "iP@1000"
+                                                      for arg in ("-m", name)],
+                 "--rel-level", "1", "-q", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    got = {(PER_TURN[row["measure"]], row["turn"]): row["value"] for row in rows if row["measure"] in PER_TURN}
+    assert all(isinstance(value, float) for value in got.values())
+    assert {key: f"{value:.4f}" for key, value in got.items()} == script
