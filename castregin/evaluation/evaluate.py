@@ -360,6 +360,10 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
                    **options) -> pd.DataFrame:
     """:func:`evaluate` on files: ``qrels_paths`` holds ``(name or None, path)`` pairs.
 
+    A qrels file whose first line has five columns is stratified qrels (``turn 0 item stratum label``:
+    :func:`castregin.formats.trec.parse_qrels`), whose strata the inferred measures read and whose labels
+    the others do.
+
     Each qrels is read and indexed once, while the first runs are parsed. Each run is streamed
     (:class:`~castregin.formats.columnar.TurnStream`): a thread parses it while another scores the
     whole turns already read (pyarrow's kernels and numpy's big loops release the GIL), keeping
