@@ -6,6 +6,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import cast
 
 from ..data import Qrels, Run, StratifiedQrels
@@ -126,25 +127,28 @@ def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = F
     :class:`~castregin.data.StratifiedQrels`; None either, as the first line says. Every line has the
     same number of columns, and a (turn, item) is listed once.
     """
-    qrels: Qrels | None = None
+    lines = _fields(decode(data, source), source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
+    first = next(lines)  # an empty file is an error (_fields)
     chose = stratified is None
-    for line, fields in _fields(decode(data, source), source, STRATIFIED_WHAT if stratified else QRELS_WHAT):
-        if qrels is None:
-            if chose:
-                stratified = len(fields) == 5
-            qrels = StratifiedQrels(name=name, source=source) if stratified else Qrels(name=name, source=source)
-        if len(fields) != (5 if stratified else 4):
-            raise InputError(_width_problem(len(fields), bool(stratified), chose), source=source, line=line)
-        turn, item, label_text = fields[0], fields[2], fields[-1]
-        label = _parse_int(label_text, "label", source, line)
-        if item in qrels.labels.get(turn, ()):
+    if stratified is None:
+        stratified = len(first[1]) == 5
+    width = 5 if stratified else 4
+    qrels = StratifiedQrels(name=name, source=source) if stratified else Qrels(name=name, source=source)
+    by_turn = qrels.labels
+    for line, fields in chain([first], lines):
+        if len(fields) != width:
+            raise InputError(_width_problem(len(fields), stratified, chose), source=source, line=line)
+        turn, item = fields[0], fields[2]
+        label = _parse_int(fields[-1], "label", source, line)
+        labels = by_turn.get(turn) or {}
+        if item in labels:
             raise InputError(f"item {item} is {'listed' if stratified else 'judged'} twice for turn {turn}",
                              source=source, line=line)
-        if isinstance(qrels, StratifiedQrels):
-            qrels.add(turn, item, fields[3], label)
+        if stratified:
+            cast(StratifiedQrels, qrels).add(turn, item, fields[3], label)
         else:
-            qrels.labels.setdefault(turn, {})[item] = label
-    return cast(Qrels, qrels)  # set: an empty file is an error (_fields)
+            by_turn.setdefault(turn, labels)[item] = label
+    return qrels
 
 
 def _width_problem(found: int, stratified: bool, chose: bool) -> str:
