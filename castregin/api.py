@@ -123,7 +123,9 @@ QRELS = _Kind(
     "query_id, doc_id, relevance",
     "label", (("query_id", "doc_id", "relevance"), ("q_id", "doc_id", "score")),
     "Qrel(query_id, doc_id, relevance)", "relevance", _label,
-    Qrels, formats.read_qrels, lambda table, name, source: Qrels(labels=table, name=name, source=source))
+    # A file may be stratified qrels (turn 0 item stratum label): what the inferred measures read.
+    Qrels, lambda path: formats.read_qrels(path, stratified=None),
+    lambda table, name, source: Qrels(labels=table, name=name, source=source))
 
 
 def _id(value, what: str, where: str, argument: str) -> str:

@@ -218,12 +218,15 @@ def input_paths(run_paths, qrels_specs) -> list[str]:
 
 def read_runs_and_qrels(run_paths, qrels_specs, measures=()) -> tuple[list, list]:
     """A command's ``RUN...`` and ``--qrels [NAME=]QRELS``, read: the runs, then the qrels (named); as diversity
-    qrels (``topic subtopic item label``) when one of the parsed ``measures`` is ndeval's."""
+    qrels (``topic subtopic item label``) when one of the parsed ``measures`` is ndeval's, else as qrels or
+    stratified qrels (``turn 0 item stratum label``), as their first line says."""
     from ..formats.diversity import diversity_reader
 
-    read = diversity_reader(measures) or read_qrels
+    diversity = diversity_reader(measures)
+    # Stratified qrels (five columns) too: the inferred measures read their strata, the others their labels.
     return ([read_run(path) for path in run_paths],
-            [read(path, name) for name, path in map(split_named, qrels_specs)])
+            [diversity(path, name) if diversity else read_qrels(path, name, stratified=None)
+             for name, path in map(split_named, qrels_specs)])
 
 
 def criteria_list(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:

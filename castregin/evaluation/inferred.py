@@ -32,9 +32,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..data import Run
+from ..data import Run, StratifiedQrels
 from ..errors import InputError
-from ..formats.strata import StratifiedQrels
 
 #: Items of a ranking sample_eval.pl reads (its ``$maxResultSize``, TREC's 1000).
 MAX_RESULT_SIZE = 1000
@@ -82,7 +81,10 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
     relevant: dict[str, int] = {}
     by_grade: dict[str, dict[str, int]] = {}
     for item, label in labels.items():
-        stratum = strata[item]
+        stratum = strata.get(item)
+        if stratum is None:
+            raise InputError(f"item {item} has a label and no stratum: every item of stratified qrels has both",
+                             argument="strata")
         pooled[stratum] = pooled.get(stratum, 0) + 1
         if label >= 0:
             sampled[stratum] = sampled.get(stratum, 0) + 1
@@ -92,7 +94,7 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
             grades = by_grade.setdefault(stratum, {})
             grades[str(label)] = grades.get(str(label), 0) + 1
     names = tuple(sorted(pooled))
-    num_rel: float = 0
+    num_rel = 0.0
     for stratum in names:
         if sampled.get(stratum, 0):
             num_rel += relevant.get(stratum, 0) * pooled[stratum] / sampled[stratum]
@@ -100,7 +102,7 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
     for stratum in names:
         for grade in sorted(by_grade.get(stratum, {})):
             per_grade[grade] = per_grade.get(grade, 0) + by_grade[stratum][grade] * pooled[stratum] / sampled[stratum]
-    ideal: float = 0
+    ideal = 0.0
     start = 0
     for grade in sorted(per_grade, reverse=True):
         count = int(per_grade[grade] + 0.5)
@@ -143,14 +145,12 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
     precision_sum = dict.fromkeys(names, 0.0)
     pooled_above = 0
     relevant_at: list[float] = []
-    precision: dict[int, float] = {}
-    wanted = set(cutoffs)
     for rank, item in enumerate(ranking[:max_result_size], start=1):
         label = labels.get(item, -1)
         stratum = strata.get(item)
         if label > 0 and stratum is not None:
             if label >= rel_level:
-                above: float = 0
+                above = 0.0
                 if pooled_above != 0:
                     for name in names:
                         share = seen_pooled[name] / pooled_above
@@ -165,30 +165,37 @@ def estimate_topic(ranking: Sequence[str], sample: TopicSample, cutoffs: Sequenc
             seen_pooled[stratum] += 1
             if label >= 0:
                 seen_sampled[stratum] += 1
-        retrieved: float = 0
+        retrieved = 0.0
         for name in names:
             retrieved += seen_pooled[name] * (seen_relevant[name] + _SMOOTH_RELEVANT) / (
                 seen_sampled[name] + _SMOOTH_SAMPLED)
         relevant_at.append(retrieved)
-        if rank in wanted:
-            precision[rank] = retrieved / rank
     relevant_retrieved = relevant_at[-1] if relevant_at else 0.0
-    for cutoff in cutoffs:
-        precision.setdefault(cutoff, relevant_retrieved / cutoff)
-    average_precision: float = 0
+    average_precision = 0.0
     for name in names:
         if sample.sampled[name] != 0 and sample.num_rel != 0:
             estimated = sample.sampled_relevant[name] * sample.pooled[name] / sample.sampled[name]
             share = estimated / sample.num_rel
             within = precision_sum[name] / sample.sampled_relevant[name] if sample.sampled_relevant[name] else 0
             average_precision += share * within
-    dcg: float = 0
+    dcg = 0.0
     for name in names:
         if pooled_above != 0 and seen_sampled[name] != 0:
             dcg += (seen_pooled[name] / pooled_above) * gain[name] / seen_sampled[name]
     ndcg = pooled_above * dcg / sample.ideal_dcg if sample.ideal_dcg != 0 else 0.0
-    return TopicEstimates(average_precision, ndcg, {k: precision[k] for k in cutoffs}, relevant_retrieved,
-                          sample.num_rel, tuple(relevant_at), len(relevant_at))
+    return TopicEstimates(average_precision, ndcg, {k: _precision_at(relevant_at, k) for k in cutoffs},
+                          relevant_retrieved, sample.num_rel, tuple(relevant_at), len(relevant_at))
+
+
+def _precision_at(relevant_at: Sequence[float], cutoff: int) -> float:
+    # Past the ranking (or the result size), the relevant retrieved at its end over the cutoff.
+    return (relevant_at[cutoff - 1] if cutoff <= len(relevant_at) else relevant_at[-1] if relevant_at else 0.0) / cutoff
+
+
+def inferred_precision(estimates: TopicEstimates, cutoff: int) -> float:
+    """iP@cutoff: the estimated relevant items among the first ``cutoff`` (all those ranked, when fewer) over
+    ``cutoff``; ``estimate_topic(..., cutoffs=[cutoff])``'s value."""
+    return _precision_at(estimates.relevant_at, cutoff)
 
 
 def interpolated_precision(estimates: TopicEstimates) -> list[float]:
@@ -204,7 +211,7 @@ def interpolated_precision(estimates: TopicEstimates) -> list[float]:
     current = len(levels) - 1
     while current >= 0 and levels[current] > estimates.inum_rel_ret:
         current -= 1
-    best: float = 0
+    best = 0.0
     for rank in range(len(estimates.relevant_at), 0, -1):
         retrieved = estimates.relevant_at[rank - 1]
         best = max(best, retrieved / rank)
@@ -305,7 +312,7 @@ def sample_eval(qrels: StratifiedQrels, run: Run, rel_level: int = 1) -> SampleE
     for one in sorted(topics, key=lambda t: t.topic):  # sample_eval.pl: `sort keys`, as text
         for index, value in enumerate(interpolated_precision(one.estimates)):
             interpolated[index] += value
-    num_rel: float = 0
+    num_rel = 0.0
     for turn in sorted(samples):
         num_rel += samples[turn].num_rel
     return SampleEvalResult(

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from ..errors import InputError
 from .measures import Marked, Measure
+from .measures.inferred import missing_strata
 from .ranking import DEFAULT_BITS
 from .trec_rules import Settings, TrecEvalRefusal, check_labels, rank_topic
 from .zscores import ZScores, zscore_values
@@ -37,9 +38,13 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     relevance level, judged-only flag and gain map among the measures (those the level does not concern
     join any; ndeval's measures with ``order='rank'`` rank by ``ranks``, the run's rank column, instead of
     the scores); those groups with a measure the engine lacks refuse what trec_eval cannot evaluate,
-    ``source`` naming the qrels. The same as :func:`castregin.evaluation.engine.evaluate_run` on the same
-    run and qrels.
+    ``source`` naming the qrels; the inferred measures are refused on ``qrels`` whose turns' labels carry
+    no strata (:class:`~castregin.data.StratumLabels`). The same as
+    :func:`castregin.evaluation.engine.evaluate_run` on the same run and qrels.
     """
+    stratified = [m.name for m in measures if m.definition.stratified]
+    if stratified and not all(hasattr(labels, "strata") for labels in qrels.values()):
+        raise InputError(missing_strata(", ".join(stratified)), source=source)
     results: list[dict[str, float]] = [{} for _ in measures]
     groups: dict[tuple, list[int]] = {}
     for position, measure in enumerate(measures):

@@ -625,12 +625,15 @@ def read_run(path: str | os.PathLike, threads: int = THREADS, *, data: bytes | N
     return run_from_dict(trec.parse_run(data if data is not None else read_bytes(path), source))
 
 
-def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_only: bool = False) -> ColumnarQrels:
+def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_only: bool = False,
+               stratified: bool | None = False) -> ColumnarQrels:
     """Read TREC qrels into columns; same rules and errors as :func:`castregin.formats.read_qrels`.
 
     Qrels written turn by turn are read piece by piece (:class:`TurnStream`): memory holds the
     columns, not the text. ``positive_only``: lines labelled 0 or less may be left out (every
-    turn is kept), as all that Judged@k needs of them.
+    turn is kept), as all that Judged@k needs of them. ``stratified`` as in
+    :func:`castregin.formats.trec.parse_qrels` (stratified qrels are read by the line reader: their
+    labels become the columns, their strata are dropped).
     """
     source = display_name(path)
     name = name or stem(path)
@@ -642,7 +645,7 @@ def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_onl
     fast, data = _fast_qrels(path, source, name, data)
     if fast is not None:
         return fast
-    return qrels_from_dict(trec.parse_qrels(data if data is not None else read_bytes(path), source, name))
+    return qrels_from_dict(trec.parse_qrels(data if data is not None else read_bytes(path), source, name, stratified))
 
 
 # ---------------------------------------------------------------------------------------------

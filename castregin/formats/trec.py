@@ -6,13 +6,16 @@ import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
+from typing import cast
 
-from ..data import Qrels, Run
+from ..data import Qrels, Run, StratifiedQrels
 from ..errors import InputError
 from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
+STRATIFIED_WHAT = "stratified qrels file (turn 0 item stratum label)"
 
 
 def refuse_nul(text: str, source: str) -> None:
@@ -110,26 +113,57 @@ def read_pool(path: str | os.PathLike) -> dict[str, set[str]]:
     return {turn: set(items) for turn, items in read_run(path).scores.items()}
 
 
-def read_qrels(path: str | os.PathLike, name: str | None = None) -> Qrels:
-    """Read TREC qrels (``turn 0 item label``, integer labels, any whitespace)."""
-    return parse_qrels(read_bytes(path), display_name(path), name or stem(path))
+def read_qrels(path: str | os.PathLike, name: str | None = None, stratified: bool | None = False) -> Qrels:
+    """Read TREC qrels (``turn 0 item label``, integer labels, any whitespace); ``stratified`` as in
+    :func:`parse_qrels`."""
+    return parse_qrels(read_bytes(path), display_name(path), name or stem(path), stratified)
 
 
-def parse_qrels(data: bytes, source: str, name: str) -> Qrels:
-    """:func:`read_qrels` on the bytes of a file that ``source`` names in messages."""
-    qrels = Qrels(name=name, source=source)
-    for line, fields in _fields(decode(data, source), source, QRELS_WHAT):
-        if len(fields) != 4:
-            raise InputError(
-                f"expected 4 columns (turn 0 item label), found {len(fields)}", source=source, line=line
-            )
-        turn, _, item, label_text = fields
-        label = _parse_int(label_text, "label", source, line)
-        labels = qrels.labels.setdefault(turn, {})
+def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = False) -> Qrels:
+    """:func:`read_qrels` on the bytes of a file that ``source`` names in messages.
+
+    ``stratified``: False reads qrels (4 columns); True stratified qrels (``turn 0 item stratum label``,
+    as sample_eval.pl reads them, :mod:`castregin.formats.strata`) into a
+    :class:`~castregin.data.StratifiedQrels`; None either, as the first line says. Every line has the
+    same number of columns, and a (turn, item) is listed once.
+    """
+    lines = _fields(decode(data, source), source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
+    first = next(lines)  # an empty file is an error (_fields)
+    chose = stratified is None
+    if stratified is None:
+        stratified = len(first[1]) == 5
+    width = 5 if stratified else 4
+    qrels = StratifiedQrels(name=name, source=source) if stratified else Qrels(name=name, source=source)
+    by_turn = qrels.labels
+    for line, fields in chain([first], lines):
+        if len(fields) != width:
+            raise InputError(_width_problem(len(fields), stratified, chose), source=source, line=line)
+        turn, item = fields[0], fields[2]
+        label = _parse_int(fields[-1], "label", source, line)
+        labels = by_turn.get(turn) or {}
         if item in labels:
-            raise InputError(f"item {item} is judged twice for turn {turn}", source=source, line=line)
-        labels[item] = label
+            raise InputError(f"item {item} is {'listed' if stratified else 'judged'} twice for turn {turn}",
+                             source=source, line=line)
+        if stratified:
+            cast(StratifiedQrels, qrels).add(turn, item, fields[3], label)
+        else:
+            by_turn.setdefault(turn, labels)[item] = label
     return qrels
+
+
+def _width_problem(found: int, stratified: bool, chose: bool) -> str:
+    """What is wrong with a qrels line of ``found`` columns."""
+    if stratified:
+        shown = "5 columns (turn 0 item stratum label" + (", as the first line)" if chose else ")")
+        hint = ("; plain qrels (turn 0 item label) have no stratum: pool --sample --strata-out writes one"
+                if found == 4 and not chose else "")
+        return f"expected {shown}, found {found}{hint}"
+    hint = ""
+    if found == 5:
+        hint = ("; the first line has 4 (a stratified qrels, turn 0 item stratum label, has 5 on every line)" if chose
+                else "; a stratified qrels (turn 0 item stratum label) is read by evaluate, compare, report, analyze "
+                     "and sample_eval only")
+    return f"expected 4 columns (turn 0 item label), found {found}{hint}"
 
 
 def read_turn_list(path: str | os.PathLike) -> list[str]:

@@ -9,7 +9,9 @@ measures the engine lacks), its vectorised computation alone, and ``castregin tr
   ``calc_avg`` rules, as tests/evaluation/test_measures_oracle.py forms them);
 - the trec_eval 9.0.8 binary's outputs kept in tests/cli/data/trec_eval (random runs, and random qrels
   with labels below 0), compared line for line with what ``castregin trec_eval`` prints of the measure;
-- ir_measures' judged provider for Judged@k.
+- ir_measures' judged provider for Judged@k;
+- NIST's sample_eval.pl's outputs kept in tests/cli/data/sample_eval (random stratified samples, per topic with
+  ``-q`` and the ``all`` values; at relevance level 1, the script's, and 2) for the inferred measures.
 
 A registered measure without an oracle case fails here: register it with one (:data:`ORACLES`).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 import sys
+import warnings
 from pathlib import Path
 
 import ir_measures
@@ -31,7 +34,7 @@ from trec_eval_oracle import kept_output, negative_pair, random_pair
 
 from castregin import formats
 from castregin.data import Qrels, Run
-from castregin.errors import InputError
+from castregin.errors import CoverageWarning, InputError
 from castregin.evaluation import engine, plain, trec_rules
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.evaluation.measures import (
@@ -176,11 +179,75 @@ def _rbp_case(definition: Definition, directory: Path) -> None:
     assert check_rbp(definition.name) > 100
 
 
+#: The values sample_eval.pl prints of each inferred measure: {castregin's name: the script's} (infIPrec: the means
+#: only, the script prints no value per topic).
+SAMPLE_EVAL_NAMES = {
+    "xinfAP": {"xinfAP": "infAP"}, "infNDCG": {"infNDCG": "infNDCG"},
+    "iP": {f"iP@{k}": f"iP{k}" for k in (10, 50, 1000)},
+    "infIPrec": {f"infIPrec@{r / 10:g}": f"iprec@rec{r / 10:4.2f}" for r in range(11)},
+    "inum_rel_ret": {"inum_rel_ret": "inum_rel_ret"}, "inum_rel": {"inum_rel": "inum_rel"},
+}
+
+
+def _printed(text: str) -> dict[tuple[str, str], str]:
+    """``{(name, topic or "all"): value as printed}`` of sample_eval.pl's output."""
+    return {(fields[0], fields[1]): fields[2].strip()
+            for fields in ([field for field in line.split("\t") if field] for line in text.splitlines())}
+
+
+def _sample_eval_case(definition: Definition, directory: Path) -> None:
+    # sample_eval.pl's kept outputs (tests/cli/sample_eval_oracle.py): what evaluate prints, at the script's four
+    # decimals, per turn (-q) and over the turns, on the stratified qrels read from the file as evaluate reads it.
+    from sample_eval_oracle import cases, kept_outputs
+
+    names = SAMPLE_EVAL_NAMES[definition.name]
+    compared = 0
+    for case, (qrels_text, run_text, options) in cases().items():
+        # The script strips the leading zeros of the run's topics (evaluate takes ids as they are).
+        (directory / "r.run").write_text("".join(line.lstrip("0") + "\n" for line in run_text.splitlines()))
+        run = formats.read_run(directory / "r.run")
+        (directory / "q.qrel").write_text(qrels_text)
+        qrels = formats.read_qrels(directory / "q.qrel", stratified=None)
+        for level in (1, 2):
+            # At level 2 the script read the qrels with the labels 1 made 0; infNDCG takes every label above 0 as
+            # its gain, whatever the level: the script's output on the qrels as they are.
+            kept = level if definition.uses_level else 1
+            printed = _printed(kept_outputs(kept)[case])
+            measures = [m for name in names for m in parse_measure(name, level)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CoverageWarning)  # runs covering few of the qrels' turns
+                rows = evaluate_rows(run, qrels, measures, level, per_turn=True)
+            by_rule = plain.evaluate_run(run.scores, qrels.labels, measures)
+            every_qrels_turn = set(qrels.labels) <= set(run.scores)
+            for position, measure in enumerate(measures):
+                printed_name = names[measure.name]
+                got = {turn: value for _, _, name, turn, value in rows if name == measure.name}
+                for turn, value in got.items():
+                    if turn == "all" and measure.name == "inum_rel" and not every_qrels_turn:
+                        # The script sums every qrels turn, evaluate the turns evaluated: the sum of the script's.
+                        shown = [float(printed[printed_name, t]) for t in got if t != "all"
+                                 if (printed_name, t) in printed]
+                        if len(shown) == len(got) - 1:
+                            assert value == pytest.approx(math.fsum(shown), abs=5e-5 * len(shown))
+                            compared += 1
+                        continue
+                    wanted = printed.get((printed_name, turn))
+                    if wanted is not None:
+                        assert f"{value:.4f}" == wanted, (case, level, measure.name, turn)
+                        compared += 1
+                    else:
+                        # Not printed: a turn's value without -q, or of the interpolated precision.
+                        assert turn != "all" and ((kept == 1 and "-q" not in options) or printed_name.startswith(
+                            "iprec")), (case, level, measure.name, turn)
+                assert by_rule[position] == {turn: value for turn, value in got.items() if turn != "all"}
+    assert compared > 400, compared
+
+
 #: The oracle case of each registered measure, by name.
 ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case,
            **dict.fromkeys(("gdeval_nDCG", "ERR", "alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall",
                             "NRBP", "nNRBP", "AP_IA"), _gdeval_ndeval_case),
-           **dict.fromkeys(("RBP", "RBP_residual"), _rbp_case)}
+           **dict.fromkeys(("RBP", "RBP_residual"), _rbp_case), **dict.fromkeys(SAMPLE_EVAL_NAMES, _sample_eval_case)}
 
 
 

@@ -19,8 +19,10 @@ measure is one of trec_eval's (computed by castregin's engine where it can, else
 both checked against trec_eval's binary and pytrec_eval), ``Judged@k`` (ir_measures' definition,
 checked against ir_measures, except that an item labelled below 0 counts as unjudged, as trec_eval has
 it), gdeval's and ndeval's measures (``ERR@k``, ``nDCG(dcg='exp-log2')@k``, ``alpha_nDCG@k``...,
-checked against gdeval.pl and ndeval.c: :mod:`.novelty`) or RBP (checked against trectools); a test
-walks the registry and fails for a measure without an oracle. Everything else ir_measures can parse
+checked against gdeval.pl and ndeval.c: :mod:`.novelty`), RBP (checked against trectools) or the
+inferred measures of a stratified sample (``xinfAP``, ``infNDCG``, ``iP@k``..., checked against
+sample_eval.pl: :mod:`.inferred`); a test walks the registry and fails for a measure without an
+oracle. Everything else ir_measures can parse
 is refused with a line saying why: measures that only its other providers compute (``INST`` by
 cwl_eval ...), options trec_eval lacks (``RR@10``), parameters that are not numbers trec_eval takes.
 
@@ -37,7 +39,7 @@ counts the lines labelled above 0 of every qrels turn (whatever the level: its o
 from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
-from . import average_precision, counts, gain, judged, novelty, precision, sets
+from . import average_precision, counts, gain, inferred, judged, novelty, precision, sets
 from .catalogue import measure_catalogue
 from .definition import (
     ALL_LINES,

@@ -52,8 +52,9 @@ def _row(definition: Definition) -> dict:
     return {
         "trec_eval": definition.name + ("_k" if definition.cutoffs else "") if definition.trec_name else None,
         "ir_measures": ", ".join(alias.shown for alias in definition.ir_measures) or None,
-        # Measures with options (gdeval's, ndeval's, RBP) are other originals' rules, not trec_eval's.
-        "backend": "engine" if definition.vectorised else "rule" if definition.options else "trec_eval",
+        # Measures with options (gdeval's, ndeval's, RBP) or reading strata (sample_eval's) are other originals' rules.
+        "backend": "engine" if definition.vectorised else "rule" if definition.options or definition.stratified
+        else "trec_eval",
         "aggregate": definition.aggregate,
         "note": "; ".join(notes),
     }
@@ -65,7 +66,7 @@ def measure_catalogue() -> list[dict]:
     Rows ``{"trec_eval", "ir_measures", "backend", "aggregate", "note"}``; ``backend`` is ``engine``
     (castregin's vectorised engine), ``trec_eval`` (trec_eval's rules in castregin's Python, the
     measure's rule alone), both checked against trec_eval, ``rule`` (another original's rule in
-    castregin's Python: gdeval's, ndeval's, RBP's, each checked against it), or ``refused``.
+    castregin's Python: gdeval's, ndeval's, RBP's, sample_eval's, each checked against it), or ``refused``.
     """
     rows = [_row(definition) for definition in _in_order()]
     for name, why in _REFUSED_EXAMPLES.items():

@@ -157,6 +157,9 @@ class Definition(NamedTuple):
     check_options: Callable[[tuple], str | None] | None = None
     #: Reads each item's label per subtopic (a diversity qrels, ``topic subtopic item label``).
     diversity: bool = False
+    #: Reads each item's stratum (a stratified qrels, ``turn 0 item stratum label``: the inferred measures); refused
+    #: on qrels without strata.
+    stratified: bool = False
     #: How a turn's value is computed, in a line of Markdown (docs/measures.md, the catalogue).
     formula: str = ""
     #: The tool whose numbers it gives, which the tests check it against; trec_eval's by default (:attr:`matches`).

@@ -330,8 +330,28 @@ def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
 
+#: A name whose parameter other than a cutoff follows the ``@`` (``infIPrec@0.5``, ``infIPrec``).
+_AT_PARAM_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?")
+
+
+def _at_param_measure(name: str, rel_level: int) -> Measure | None:
+    """A measure neither trec_eval nor ir_measures has whose parameter follows the ``@`` as IPrec's recall does
+    (``infIPrec@0.5``), or None for any other name."""
+    match = _AT_PARAM_NAME.fullmatch(name)
+    if match is None:
+        return None
+    found = [(d, alias) for d, alias in _aliases(match["kind"]) if alias.param is not None and not d.trec_name]
+    if not found:
+        return None
+    alias = found[0][1]
+    if match["value"] is None:
+        raise _refuse(name, f"give {match['kind']} its {alias.param}, as in {match['kind']}@0.5")
+    return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params={alias.param: float(match["value"])}),
+                       rel_level)
+
+
 def _parse_ir_measures(name: str, rel_level: int) -> Measure:
-    plain = _plain_ir_measure(name, rel_level)
+    plain = _plain_ir_measure(name, rel_level) or _at_param_measure(name, rel_level)
     if plain is not None:
         return plain
     with_options = _options_measure(name, rel_level)
