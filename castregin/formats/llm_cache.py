@@ -212,7 +212,9 @@ class AnswerCache:
             if not self.closed:
                 with self._db_lock:
                     try:
-                        self._db.execute("BEGIN IMMEDIATE")
+                        # One answer: its INSERT is its own transaction (one statement, not three).
+                        if len(batch) > 1:
+                            self._db.execute("BEGIN IMMEDIATE")
                         for index, pending in enumerate(batch):
                             row = pending.row
                             if self._db.execute(_INSERT, row).rowcount:
@@ -222,7 +224,8 @@ class AnswerCache:
                                 first = self._db.execute(f"SELECT {_READ} FROM answers WHERE key = ?",  # noqa: S608
                                                          (row[0],)).fetchone()
                                 results[index] = CachedAnswer(*first)
-                        self._db.execute("COMMIT")
+                        if len(batch) > 1:
+                            self._db.execute("COMMIT")
                     except sqlite3.Error as err:
                         with contextlib.suppress(sqlite3.Error):
                             if self._db.in_transaction:
