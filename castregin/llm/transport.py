@@ -222,6 +222,18 @@ def _decoding_hook(http: Any) -> Callable[[Any], None]:
     return hook
 
 
+def _error_text(err: Any) -> str:
+    """The server's own words in an error answer (``{"error": {"message": ...}}``), else the SDK's text (which
+    differs between its versions)."""
+    body = getattr(err, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+        return error["message"]
+    if isinstance(error, str) and error:
+        return error
+    return str(err)
+
+
 class OpenAICaller:
     """Sends one :class:`Call` to ``settings.base_url``'s chat completions and returns its :class:`Reply`.
 
@@ -305,7 +317,7 @@ class OpenAICaller:
 
     def _status_failure(self, err: Any) -> Exception:
         status = err.status_code
-        message = f"HTTP {status}: {server_text(str(err), self._redact)}"
+        message = f"HTTP {status}: {server_text(_error_text(err), self._redact)}"
         headers = err.response.headers
         if status == 429:
             return Transient("rate_limited", message, retry_after_seconds(headers.get("retry-after")))
