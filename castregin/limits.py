@@ -102,6 +102,8 @@ ENDPOINT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
     "price_in": (0, None, False),
     "price_out": (0, None, False),
 }
+#: Samples ``castregin judge --samples`` asks of each prompt: each is a call of every pair.
+MAX_JUDGE_SAMPLES = 100
 #: Bytes of one answer read from a model endpoint, headers and body, after decompression: a chat completion of
 #: 100,000 tokens is about a megabyte of JSON; an endless chunked body or a gzip bomb stops here.
 MAX_ANSWER_BYTES = 16 << 20

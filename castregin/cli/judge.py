@@ -13,6 +13,7 @@ import os
 
 import click
 
+from ..limits import MAX_JUDGE_SAMPLES
 from . import main
 from .endpoint import endpoint_option, endpoint_settings
 from .options import InputPath, OutputDirectory, OutputPath, criteria_list, turns_option
@@ -39,7 +40,7 @@ CACHE_NAME = "cache.sqlite"
               help="rubric: the judging pages' 0-3 rubric of each criterion; umbrela: the UMBRELA relevance "
                    "scale (Thomas et al. 2023); FILE: your Jinja template (rendered in a sandbox).")
 @endpoint_option("api_key_env")
-@click.option("--samples", type=click.IntRange(min=1, max=100), default=1, show_default=True, metavar="N",
+@click.option("--samples", type=click.IntRange(min=1, max=MAX_JUDGE_SAMPLES), default=1, show_default=True, metavar="N",
               help="Ask N times (a worker each); the label is the mode, the spread is reported. N > 1 "
                    "needs --temperature > 0.")
 @endpoint_option("temperature")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
+from ..limits import MAX_JUDGE_SAMPLES
 from ..llm import Call, Client, EndpointSettings, Reply, public_url
 from ..llm.settings import check_number
 
@@ -160,8 +161,6 @@ def collect_labels(calls: Mapping[tuple[str, str, str, int], Call], answers: Map
 
 #: The unparseable answers a run log shows (the count is always whole).
 EXAMPLES_SHOWN = 20
-#: The range of ``--samples``: each sample is a call of every pair.
-SAMPLES_BOUNDS = (1, 100)
 
 
 def worker_id(model: str, prompt: str, sample: int, samples: int) -> str:
@@ -180,7 +179,7 @@ class JudgeSettings(EndpointSettings):
     def check(self) -> JudgeSettings:
         """The endpoint's checks, the range of ``samples``, and several samples only with a temperature above 0
         (at 0 they would be the same answer); an :class:`InputError` naming the argument."""
-        samples = check_number(self.samples, "samples", *SAMPLES_BOUNDS, True)
+        samples = check_number(self.samples, "samples", 1, MAX_JUDGE_SAMPLES, True)
         checked = super().check()
         if samples > 1 and checked.temperature <= 0:
             raise InputError("several samples of one prompt need --temperature > 0 (at 0 they would be the same "
