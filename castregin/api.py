@@ -694,9 +694,11 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     -------
     A :class:`JudgeResult`: ``judgments`` and ``labels`` (DataFrames), ``qrels`` per criterion and
     ``log``. Errors a user can cause are :class:`InputError` naming the argument; a budget spent or
-    calls failed after every retry are no error: ``log["complete"]`` is False and a later call goes on.
+    calls failed after every retry are no error: ``log["complete"]`` is False and a later call goes on. When
+    calls were to be made and not one has an answer, that is an :class:`InputError` naming the first failure.
 
-    >>> result = judge("pool.txt", "question_bank.json", "topics.json", "relevance",  # doctest: +SKIP
+    >>> result = judge("pool.txt", ["question_bank.json", "mixed_initiative_question_pool.json"],  # doctest: +SKIP
+    ...                "topics.json", "relevance",
     ...                model="llama3.1:8b", base_url="http://localhost:11434/v1", cache="llm/cache.sqlite")
     >>> result.qrels["relevance"].labels["132_1-1"]  # doctest: +SKIP
     {'Q0001': 2, 'Q0003': 0}
