@@ -26,9 +26,11 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
 8. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
    ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
    needs (the floor); the table goes into the documentation's Speed page, docs/speed.md
-   (``bench_evaluate.scaling_section``).
+   (``bench_evaluate.scaling_section``);
+9. the model client (``benchmarks/bench_llm.py``): 2,000 chat completions (500 with ``--quick``) to an
+   instant local server, castregin's :class:`castregin.llm.Client` beside a plain openai-SDK thread pool.
 
-``--only small,convert`` measures those workloads alone.
+``--only small,convert,llm`` measures those workloads alone.
 
 Data goes to ``bench-out/`` (``bench-out/quick`` with ``--quick``) and is reused while its
 parameters are unchanged. The peers are installed, pinned, into their own virtualenv
@@ -52,6 +54,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_aggregate import bench_aggregate
 from bench_evaluate import Timing, many_runs, markdown, measure, scaling_section, single_run
+from bench_llm import bench_llm
 from bench_report import bench_report
 from bench_startup import bench_small
 from bench_trec_eval import bench_trec_eval
@@ -195,8 +198,12 @@ def only_parts(args: argparse.Namespace) -> None:
                 notes.append(f"- convert: {outcome}")
             else:
                 timings += outcome
+        elif part == "llm":
+            rows, said = bench_llm(args.repeat, 500 if args.quick else 2000)
+            timings += rows
+            notes += said
         else:
-            raise SystemExit(f"--only: unknown part {part!r} (small, convert)")
+            raise SystemExit(f"--only: unknown part {part!r} (small, convert, llm)")
     print(f"\nMachine: {machine()}; load average before: {load_average()}; medians of {args.repeat} runs "
           "(the small case: of at least 10); peak memory is the process's maximum resident set size.\n")
     print(markdown(timings))
@@ -218,7 +225,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="Scaled-down workloads for a smoke run.")
     parser.add_argument("--no-peers", action="store_true", help="Measure castregin only.")
     parser.add_argument("--only", metavar="PARTS",
-                        help="Only these workloads, comma-separated: small (the 10-line trec_eval), convert.")
+                        help="Only these workloads, comma-separated: small (the 10-line trec_eval), convert, llm.")
     args = parser.parse_args()
     if args.only:
         only_parts(args)
@@ -249,6 +256,10 @@ def main() -> None:
     small_rows, small_notes = bench_small(out / "small", max(args.repeat, 10))
     timings += small_rows
     notes += small_notes
+    print("the model client ...", file=sys.stderr)
+    llm_rows, llm_notes = bench_llm(args.repeat, 500 if args.quick else 2000)
+    timings += llm_rows
+    notes += llm_notes
     for name, outcome in (("convert", bench_convert(out, args.repeat, args.quick)),
                           ("aggregate", bench_aggregate(out, args.repeat, args.quick)),
                           ("report", bench_report(out, args.repeat))):

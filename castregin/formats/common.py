@@ -506,6 +506,18 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
         raise nested_too_deeply(source, line) from None
 
 
+def check_unicode(text: str, where: str, source: str) -> None:
+    """Refuse a string holding a lone surrogate (half of a UTF-16 pair: JSON's ``\\ud800`` escape makes one),
+    which is no Unicode text: no file can hold it, and a prompt or an output would fail on it later."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(f"{where}: character {err.start + 1} is a lone surrogate (\\u{ord(text[err.start]):04x}, "
+                         "half of a UTF-16 pair), which is no Unicode text; fix the escape", source=source) from None
+
+
 def json_decoder() -> json.JSONDecoder:
     """The decoder of :func:`parse_json_text` without ``unique_keys``, for readers that take a document
     apart themselves (``JSONDecoder.raw_decode``), such as the streaming reader of JSON runs."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from . import schema
-from .common import display_name, read_json
+from .common import check_unicode, display_name, read_json
 
 USER, SYSTEM = "user", "system"
 #: Where a turn keeps its user utterance and its system response: CAsT 2022's keys first, then 2020-2021's.
@@ -95,6 +95,9 @@ def _nodes(topic: dict, index: int, source: str) -> dict[str, Node]:
         if user is None and system is None:
             raise InputError(f"[{index}].turn[{k}]: missing the key \"utterance\" (or \"response\")",
                              source=source)
+        for said in (user, system):
+            if said is not None:
+                check_unicode(said, f"[{index}].turn[{k}]", source)
         previous = str(turns[k - 1]["number"]) if k else None
         parent = (str(turn["parent"]) if "parent" in turn else None) if linked else previous
         nodes[number] = Node(number, user, system, parent)

@@ -94,7 +94,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
+    def _leave(self):
+        """The request is no longer in flight: said before its answer is written, so that the client's next
+        request (sent once it has read the answer) is never counted as overlapping this one."""
+        if getattr(self, "_counted", False):
+            with self.server.lock:
+                self.server.in_flight -= 1
+            self._counted = False
+
     def _send(self, status: int, payload: bytes, headers: dict | None = None):
+        self._leave()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -109,11 +118,11 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.in_flight += 1
             self.server.most_in_flight = max(self.server.most_in_flight, self.server.in_flight)
+        self._counted = True
         try:
             self._answer()
         finally:
-            with self.server.lock:
-                self.server.in_flight -= 1
+            self._leave()
 
     def _answer(self):
         length = int(self.headers.get("Content-Length", 0))
