@@ -702,16 +702,13 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     >>> result.qrels["relevance"].labels["132_1-1"]  # doctest: +SKIP
     {'Q0001': 2, 'Q0003': 0}
     """
-    from pathlib import Path
+    from functools import partial
 
     import pandas as pd
 
-    from .formats.output import check_outputs, make_directories, remove_empty
-    from .judging.llm import JudgeSettings, api_key, check_api_key, judge_tasks
-    from .judging.tasks import build_tasks
+    from .judging.judge import JudgeInputs, judge_pool
+    from .judging.llm import JudgeSettings
     from .render.llm import LABEL_COLUMNS, load_prompt
-    from .render.tasks import check_criteria
-    from .track.pool import keep_run_turns, without_judged
 
     criteria = [criteria] if isinstance(criteria, str) else criteria
     if not isinstance(criteria, (list, tuple)) or not criteria or not all(isinstance(c, str) for c in criteria):
@@ -719,42 +716,25 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
                              temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                              max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
-                             price_in=price_in, price_out=price_out).check()
-    check_criteria(criteria)
+                             price_in=price_in, price_out=price_out)
     if not isinstance(prompt, (str, os.PathLike)):
         raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",
                          argument="prompt")
-    template = load_prompt(os.fspath(prompt), criteria)
     if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
         raise InputError("expected the answer cache's file path", argument="cache")
-    cache_file = os.fspath(cache)
-    unjudged = [] if only_unjudged is None else _inputs(only_unjudged, QRELS, as_qrels, "only_unjudged")
-    inputs = [*_paths(pool), *_paths(bank), *_paths(topics), *_paths(only_unjudged),
-              *([turns] if isinstance(turns, (str, os.PathLike)) else []),
-              *([prompt] if not template.system else [])]
-    check_outputs([cache_file], inputs)
-    check_api_key(api_key(api_key_env), api_key_env)
-    pooled = _judge_pool(pool)
-    if turns is not None:
+
+    def turns_given() -> tuple[list[str], str]:
         if isinstance(turns, (str, os.PathLike)):
-            listed, turns_source = formats.read_turn_list(turns), f"turns {os.fspath(turns)}"
-        else:
-            listed, turns_source = [_id(t, "turn", "", "turns") for t in turns], "turns"
-        pooled, left_out = keep_run_turns(pooled, listed, turns_source)
-        if left_out:
-            import warnings
+            return formats.read_turn_list(turns), f"turns {os.fspath(turns)}"
+        return [_id(t, "turn", "", "turns") for t in turns], "turns"
 
-            from .errors import InputWarning
-
-            warnings.warn(left_out, InputWarning, stacklevel=2)
-    pooled, already = without_judged(pooled, unjudged)
-    task_set = build_tasks(pooled, _judge_bank(bank), _judge_topics(topics), criteria)
-    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    try:
-        judged = judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already)
-    except BaseException:
-        remove_empty(made)
-        raise
+    inputs = JudgeInputs(
+        pool=partial(_judge_pool, pool), bank=partial(_judge_bank, bank), topics=partial(_judge_topics, topics),
+        only_unjudged=lambda: [] if only_unjudged is None else _inputs(only_unjudged, QRELS, as_qrels, "only_unjudged"),
+        turns=turns_given if turns is not None else None,
+        paths=[*_paths(pool), *_paths(bank), *_paths(topics), *_paths(only_unjudged),
+               *([turns] if isinstance(turns, (str, os.PathLike)) else [])])
+    judged = judge_pool(inputs, criteria, partial(load_prompt, os.fspath(prompt)), settings, os.fspath(cache))
     columns = ["worker_id", "turn_id", "item_id", *criteria]
     judgments = pd.DataFrame([(worker, turn, item, *(labels[c] for c in criteria))
                               for worker, turn, item, labels in judged.rows], columns=columns)

@@ -13,8 +13,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "castregin"
 FOUNDATION = {"errors", "limits", "data", "arrays", "labels", "statistics"}
 STAGES = {"track", "judging", "evaluation", "dialogue", "ope", "nuggets"}
-RANKS = {"formats": 1, "render": 3, "cli": 4}
-ALLOWED_BETWEEN_STAGES = {("evaluation", "track")}
+# llm (the model client) between formats and the stages; judging may use track too (the pool it judges).
+RANKS = {"formats": 1, "llm": 1.5, "render": 3, "cli": 4}
+ALLOWED_BETWEEN_STAGES = {("evaluation", "track"), ("judging", "track")}
 
 
 def _part(module: str) -> str:
