@@ -94,8 +94,17 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                    interactions.json, requests.json, scores.json
     scores.json holds the scores of `castregin scorekeeping score` (Accuracy, Middle-Accuracy,
     Kappa, Truncated Kappa, Slot-Filling-Accuracy, Main Score, Aborted, Success, Lose, request
-    counts). A run stopped (Ctrl-C, SIGTERM) goes on where it stopped when run again: the episodes
-    written are kept. Then the table of `castregin scorekeeping summary OUT` (every model in OUT).
+    counts). Beside the episodes: OUT/MODEL-tT/privateshared/run_log.json (episodes played and not,
+    requests, failures, tokens, cost) and the answer cache OUT/cache.sqlite. Then the table of
+    `castregin scorekeeping summary OUT` (every model in OUT).
+
+    \b
+    Every answer is stored in the cache before the game goes on. An episode the run could not
+    finish (stopped by Ctrl-C or SIGTERM, --max-requests spent, a call failed after every retry)
+    is not written; run the same command again: the episodes written are kept, the others are
+    played from their start with the answers so far from the cache, no request sent twice, the
+    files the same as an undisturbed run's. The command fails (exit 1) only when no episode could
+    be played; otherwise it names the episodes it could not play.
 
     \b
     --generate DIR writes a game of castregin's own (three experiments: flat-viewing, clinic-reception,
@@ -106,9 +115,10 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
     Examples:
       castregin play privateshared --game-dir clembench/privateshared --model llama3.1:8b \\
           --base-url http://localhost:11434/v1 --out-dir results/
-      castregin play privateshared --game-dir clembench/privateshared --instances \\
+      OPENAI_API_KEY=... castregin play privateshared --game-dir clembench/privateshared --instances \\
           clembench/privateshared/in/instances_v1.0.json --rules 1.0 --model gpt-4o-mini \\
-          --base-url https://api.openai.com/v1 --out-dir results/ --format markdown
+          --base-url https://api.openai.com/v1 --price-in 0.15 --price-out 0.60 --max-requests 5000 \\
+          --out-dir results/ --format markdown
       castregin play privateshared --generate my-game/ --seed 7 --games 5
     """
     if generate_dir:

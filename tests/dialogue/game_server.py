@@ -9,10 +9,15 @@ Faults hit the first request of a call only (the retry is answered), chosen by t
 ``faults`` (default none): ``rate_limit`` (429 with ``Retry-After``), ``server_error`` (500), ``drop`` (the
 connection closed with no answer), about one call in ten for each; ``broken`` is a set of texts whose calls
 get a 500 every time (an episode whose call fails after every retry).
+
+As a process, to try ``castregin play`` by hand (from ``tests/``; stop it with Ctrl-C)::
+
+    python -m dialogue.game_server data/privateshared/clembench 8000    # http://127.0.0.1:8000/v1
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -55,3 +60,9 @@ def serve_game(game_dir: Path, **options) -> GameServer:
     server = GameServer(game_dir, **options)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+if __name__ == "__main__":
+    running = GameServer(Path(sys.argv[1]), port=int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    print(f"castregin's scripted players of {sys.argv[1]} answer at {running.base_url}", flush=True)
+    running.serve_forever()

@@ -445,3 +445,20 @@ def test_generate_then_play_the_generated_game(cli, tmp_path):
     assert "truthful-t0.0,privateshared,all,3,100.0,100.0,0.0,100.0" in played.stdout
     for path in (tmp_path / "out").rglob("scores.json"):
         assert_scores(json.loads(path.read_text())["episode scores"], hand_scores("truthful", 5, "2.0"))
+
+
+def test_the_readme_command_prints_the_readme_table(cli, server, tmp_path):
+    from test_docs_examples import README, shell_commands
+
+    text = README.read_text(encoding="utf-8")
+    heading = "## Playing clembench's game"
+    [command] = shell_commands(text, heading)
+    printed = text.split(heading, 1)[1].split("```sh\n", 1)[1].split("\n```\n```\n", 1)[1].split("\n```", 1)[0]
+    assert command[command.index("--base-url") + 1] == "http://127.0.0.1:8000/v1"
+    command[command.index("--base-url") + 1] = server.base_url  # the README's port may be taken here
+    command[command.index("--out-dir") + 1] = str(tmp_path / "results")
+    assert command[command.index("--game-dir") + 1] == "tests/data/privateshared/clembench"
+    command[command.index("--game-dir") + 1] = str(CLEMBENCH_GAME)
+    result = cli(*command[1:])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == printed + "\n"

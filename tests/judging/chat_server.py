@@ -60,8 +60,9 @@ def rule_label(prompt: str, seed: int) -> int:
 class ChatServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, faults: bool = True, delay: float = 0.0, retry_after: str = "0.05", slow: float = 2.0):
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, faults: bool = True, delay: float = 0.0, retry_after: str = "0.05", slow: float = 2.0,
+                 port: int = 0):
+        super().__init__(("127.0.0.1", port), _Handler)
         self.faults = faults
         self.delay = delay
         self.retry_after = retry_after
