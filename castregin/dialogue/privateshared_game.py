@@ -39,6 +39,9 @@ one at a time, in order: a replay of the same answers gives the same conversatio
 
 :func:`play_episode` plays one instance and returns its records; the scores are
 :func:`castregin.dialogue.scorekeeping.score_episode`'s, the same that score published episodes.
+:func:`play_episodes` plays many (side by side through a ``parallel`` runner such as the model
+client's), writing nothing: a player that cannot answer raises :class:`Unanswered` and its episode is
+not played. The player behind a model endpoint is :mod:`castregin.dialogue.privateshared_play`'s.
 """
 
 from __future__ import annotations
