@@ -462,3 +462,39 @@ def test_the_readme_command_prints_the_readme_table(cli, server, tmp_path):
     result = cli(*command[1:])
     assert result.exit_code == 0, result.stderr
     assert result.stdout == printed + "\n"
+
+
+def test_tokens_and_cost_are_the_servers_count(cli, server, tmp_path):
+    """The run log's tokens are what the server reported in its answers' usage (its own count: words of the
+    prompt and the answer); the cost is them at --price-in and --price-out per million tokens."""
+    out = tmp_path / "out"
+    result = cli(*play_args(CLEMBENCH_GAME, out, "truthful", server, "--experiment", "travel-booking",
+                            "--price-in", "2000000", "--price-out", "5000000"))
+    assert result.exit_code == 0, result.stderr
+    log = run_log(out, "truthful-t0.0")
+    assert log["tokens"] == {"prompt": server.prompt_tokens, "completion": server.completion_tokens}
+    assert log["cost"]["usd"] == 2 * server.prompt_tokens + 5 * server.completion_tokens
+    assert log["calls"] == server.requests == 35
+    assert f"cost ${log['cost']['usd']:.4f}" in result.stderr
+
+
+def test_progress_is_told_of_every_episode(server, tmp_path):
+    from castregin.dialogue.privateshared_game import plan_episodes
+    from castregin.dialogue.privateshared_play import play_game
+    from castregin.formats.privateshared import read_game
+    from castregin.llm import EndpointSettings
+
+    game = read_game(CLEMBENCH_GAME, rules="2.0")
+    plans = plan_episodes(game.experiments, "truthful-t0.0", "2.0")
+    told: list = []
+
+    def progress(total: int):
+        told.append(total)
+        return lambda outcome, stats, cost: told.append((outcome.plan.directory, outcome.status, stats.requests))
+
+    settings = EndpointSettings(model="truthful", base_url=server.base_url, api_key_env="CASTREGIN_TEST_KEY",
+                                concurrency=1, max_requests=80)
+    run = play_game(plans, game.texts, settings, str(tmp_path / "cache.sqlite"), rules="2.0", folder="truthful-t0.0",
+                    progress=progress)
+    assert told == [4, *((o.plan.directory, o.status, r) for o, r in zip(run.outcomes, (35, 70, 80, 80), strict=True))]
+    assert [o.status for o in run.outcomes] == ["played", "played", "budget", "budget"]
