@@ -87,8 +87,6 @@ MAX_DIVERSITY_CUTOFF = 10_000
 #: Seconds ``castregin judge`` waits for one answer (``--timeout``): a day is far past any model's answer, and
 #: the socket's timer overflows on larger ones (``socket.settimeout(1e300)``: "timestamp out of range").
 MAX_JUDGE_TIMEOUT = 86_400
-#: Episodes ``castregin play`` plays at once (``--concurrency``): one thread and one open call each.
-MAX_PLAY_CONCURRENCY = 64
 #: Instances per experiment ``castregin play privateshared --generate`` draws (``--games``): clembench draws 10.
 MAX_GENERATED_GAMES = 1_000
 #: The settings of a model endpoint (:class:`castregin.llm.EndpointSettings`; the options of ``judge``,

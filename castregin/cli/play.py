@@ -1,56 +1,27 @@
 """``castregin play``: castregin plays clembench's games against a model (``privateshared``).
 
-Parses the arguments, reads and checks the game (:mod:`castregin.formats.privateshared`), plays every
-episode not yet in the results directory (:func:`castregin.dialogue.privateshared_game.play_episodes`),
-writes each as it ends, all its files or none, and prints the leaderboard of the results directory
-(:func:`castregin.dialogue.scorekeeping.summarize`). The model is reached through :func:`model_player`,
-the one place that talks to an endpoint.
+Parses the arguments, reads and checks the game (:func:`castregin.formats.privateshared.read_game`),
+plays every episode not yet in the results directory through the one model client
+(:func:`castregin.dialogue.privateshared_play.play_game`), writes each as it ends, all its files or none,
+then the run log, and prints the leaderboard of the results directory
+(:func:`castregin.dialogue.scorekeeping.summarize`). tqdm, the openai SDK and pandas are imported inside
+the command.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass
 
 import click
 
-from ..limits import MAX_GENERATED_GAMES, MAX_PLAY_CONCURRENCY
+from ..limits import MAX_GENERATED_GAMES
 from . import main
-from .options import FiniteFloat, InputPath, OutputDirectory, format_option, output_option
+from .endpoint import endpoint_option, endpoint_settings
+from .options import InputPath, OutputDirectory, format_option, output_option
 
 CACHE_NAME = "cache.sqlite"
-
-
-@dataclass(frozen=True)
-class PlaySettings:
-    """How to reach the model, as the command line gives it."""
-
-    model: str
-    base_url: str
-    api_key_env: str
-    temperature: float
-    max_tokens: int | None
-    cache_file: str
-
-
-# ====================================================================================================
-# THE MODEL CALL: the one function to connect to castregin's shared LLM client (castregin.llm).
-#
-# It returns a Player: a callable taking the chat so far, a list of {"role": "user" | "assistant",
-# "content": str} dicts (the last one the game master's request or probe), and returning the model's
-# answer text (or castregin.dialogue.privateshared_game.Reply(text, raw_response) to keep the raw
-# response in requests.json). It is called one message list at a time per episode, from up to
-# --concurrency threads at once (one per episode). The cache key must be made of what the answer
-# depends on: the model, the base URL, the temperature, max_tokens and the messages, compared
-# exactly; a replay of the same episode sends the same message lists in the same order, so every call
-# of an interrupted episode hits the cache when the command is run again.
-# ====================================================================================================
-def model_player(settings: PlaySettings):
-    """The model behind ``settings`` as a :class:`~castregin.dialogue.privateshared_game.Player`."""
-    from ..errors import InputError
-
-    raise InputError("castregin play needs the LLM client (castregin.llm), which is not connected yet")
+RUN_LOG_NAME = "run_log.json"
 
 
 @main.group(short_help="Play clembench's games against a model: privateshared (scorekeeping).")
@@ -75,19 +46,21 @@ def play():
 @click.option("--rules", type=click.Choice(["2.0", "1.0"]), default="2.0", show_default=True,
               help="2.0: clembench's current game master (the words file, 'Ok.' after the initial prompt, no "
                    "continuation lines). 1.0: the game of clembench 0.9/1.0, its published leaderboard.")
-@click.option("--model", metavar="NAME", help="The model's name as the endpoint knows it.")
-@click.option("--base-url", metavar="URL",
-              help="The OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama), "
-                   "http://localhost:8000/v1 (vLLM), https://api.openai.com/v1.")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, metavar="VAR",
-              help="The environment variable holding the API key (never written anywhere); unset: no key.")
-@click.option("--temperature", type=FiniteFloat(min=0, max=2), default=0.0, show_default=True, metavar="T",
-              help="Sampling temperature of every call; it also names the results (MODEL-tT).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Longest answer asked for (clembench 1.0 asked for 100; default: the endpoint's limit).")
-@click.option("--concurrency", type=click.IntRange(min=1, max=MAX_PLAY_CONCURRENCY), default=1, show_default=True,
-              metavar="N",
-              help="Episodes played at once (the calls of one episode are always one after the other).")
+@endpoint_option("model", required=False)
+@endpoint_option("base_url", required=False)
+@endpoint_option("api_key_env")
+@endpoint_option("temperature", help="Sampling temperature of every call; it also names the results (MODEL-tT).")
+@endpoint_option("max_tokens", help="Longest answer asked for (clembench 1.0 asked for 100; default: the "
+                                    "endpoint's limit).")
+@endpoint_option("concurrency", help="Episodes played at once, each with one request in flight at most (the "
+                                     "calls of one episode are always one after the other).")
+@endpoint_option("timeout")
+@endpoint_option("max_retries")
+@endpoint_option("retry_wait")
+@endpoint_option("max_requests", help="Send at most N requests (retries count); the episodes played are written "
+                                      "and a later run goes on from there.")
+@endpoint_option("price_in")
+@endpoint_option("price_out")
 @click.option("--out-dir", type=OutputDirectory(), metavar="DIR",
               help="The results directory, laid out as clembench's (MODEL/privateshared/EXPERIMENT/EPISODE/). "
                    "Episodes already there are kept and not played again.")
@@ -102,7 +75,8 @@ def play():
 @format_option(["table", "csv", "json", "markdown", "latex"])
 @output_option(help="Where to write the results table (`-`: standard output).")
 def play_privateshared(game_dir, instances_file, experiments, rules, model, base_url, api_key_env, temperature,
-                       max_tokens, concurrency, out_dir, generate_dir, seed, games, fmt, output):
+                       max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
+                       out_dir, generate_dir, seed, games, fmt, output):
     """Play clembench's privateshared game (scorekeeping) against a model.
 
     \b
@@ -120,8 +94,17 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                    interactions.json, requests.json, scores.json
     scores.json holds the scores of `castregin scorekeeping score` (Accuracy, Middle-Accuracy,
     Kappa, Truncated Kappa, Slot-Filling-Accuracy, Main Score, Aborted, Success, Lose, request
-    counts). A run stopped (Ctrl-C, SIGTERM) goes on where it stopped when run again: the episodes
-    written are kept. Then the table of `castregin scorekeeping summary OUT` (every model in OUT).
+    counts). Beside the episodes: OUT/MODEL-tT/privateshared/run_log.json (episodes played and not,
+    requests, failures, tokens, cost) and the answer cache OUT/cache.sqlite. Then the table of
+    `castregin scorekeeping summary OUT` (every model in OUT).
+
+    \b
+    Every answer is stored in the cache before the game goes on. An episode the run could not
+    finish (stopped by Ctrl-C or SIGTERM, --max-requests spent, a call failed after every retry)
+    is not written; run the same command again: the episodes written are kept, the others are
+    played from their start with the answers so far from the cache, no request sent twice, the
+    files the same as an undisturbed run's. The command fails (exit 1) only when no episode could
+    be played; otherwise it names the episodes it could not play.
 
     \b
     --generate DIR writes a game of castregin's own (three experiments: flat-viewing, clinic-reception,
@@ -132,9 +115,10 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
     Examples:
       castregin play privateshared --game-dir clembench/privateshared --model llama3.1:8b \\
           --base-url http://localhost:11434/v1 --out-dir results/
-      castregin play privateshared --game-dir clembench/privateshared --instances \\
+      OPENAI_API_KEY=... castregin play privateshared --game-dir clembench/privateshared --instances \\
           clembench/privateshared/in/instances_v1.0.json --rules 1.0 --model gpt-4o-mini \\
-          --base-url https://api.openai.com/v1 --out-dir results/ --format markdown
+          --base-url https://api.openai.com/v1 --price-in 0.15 --price-out 0.60 --max-requests 5000 \\
+          --out-dir results/ --format markdown
       castregin play privateshared --generate my-game/ --seed 7 --games 5
     """
     if generate_dir:
@@ -146,44 +130,31 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                         (out_dir, "--out-dir")):
         if not value:
             raise click.UsageError(f"Missing option '{name}' (needed to play; or give --generate DIR).")
-    from pathlib import Path
-
-    from ..dialogue.privateshared_game import plan_episodes, play_episodes
+    from ..dialogue.privateshared_game import now, plan_episodes
+    from ..dialogue.privateshared_play import play_game
     from ..dialogue.scorekeeping import episode_records, summarize
     from ..errors import InputError
     from ..formats import display_name, write_text
+    from ..formats.common import json_text
     from ..formats.dialogue import find_episodes
     from ..formats.output import OutputSet, check_outputs
     from ..formats.privateshared import (
-        INSTANCES_PATH,
-        check_instances,
+        GAME,
         episode_file_names,
         episode_files,
         experiment_file,
-        read_game_texts,
-        read_instances,
+        read_game,
         results_folder,
     )
-    from ..render.dialogue import leaderboard_report
+    from ..llm import EndpointSettings
+    from ..render.dialogue import leaderboard_report, play_summary
 
-    instances_path = instances_file or os.path.join(game_dir, INSTANCES_PATH)
-    if instances_file is None and not os.path.isfile(instances_path):
-        raise InputError(f"the game folder has no {INSTANCES_PATH}; give clembench's privateshared/ folder, "
-                         "or --instances", source=game_dir)
-    chosen = read_instances(instances_path)
-    if experiments:
-        unknown = [name for name in experiments if name not in {e.name for e in chosen}]
-        if unknown:
-            raise InputError(f"--experiment {unknown[0]}: no such experiment; the instances have "
-                             f"{', '.join(e.name for e in chosen)}", source=display_name(instances_path))
-        chosen = [e for e in chosen if e.name in experiments]
-    texts = read_game_texts(game_dir, chosen, words=rules == "2.0")
-    check_instances(chosen, texts, display_name(instances_path))
-
+    settings = EndpointSettings(**endpoint_settings(locals())).check()
+    game = read_game(game_dir, instances_file, experiments, rules=rules)
     folder = results_folder(model, temperature, rules)
     names = episode_file_names(rules)
     plans = []
-    for plan in plan_episodes(chosen, folder, rules):
+    for plan in plan_episodes(game.experiments, folder, rules):
         present = [name for name in names if os.path.lexists(os.path.join(out_dir, plan.directory, name))]
         if len(present) == len(names):
             continue  # played in an earlier run
@@ -191,16 +162,15 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
             raise InputError(f"{plan.directory} holds {present[0]} but not every file of an episode; it was not "
                              "written by castregin: move it away", source=out_dir)
         plans.append(plan)
-    inputs = [instances_path, *(str(p) for p in Path(game_dir).rglob("*.json"))]
-    check_outputs([os.path.join(out_dir, plan.directory, name) for plan in plans for name in names], inputs)
+    inputs = game.paths()
+    cache_file = os.path.join(out_dir, CACHE_NAME)
+    run_log_file = os.path.join(out_dir, folder, GAME, RUN_LOG_NAME)
+    check_outputs([*(os.path.join(out_dir, plan.directory, name) for plan in plans for name in names),
+                   run_log_file, cache_file], inputs)
     if plans:
-        player = model_player(PlaySettings(model=model, base_url=base_url, api_key_env=api_key_env,
-                                           temperature=temperature, max_tokens=max_tokens,
-                                           cache_file=os.path.join(out_dir, CACHE_NAME)))
+        written: list = []
 
         def write(plan, records) -> None:
-            from ..dialogue.privateshared_game import now
-
             with OutputSet(inputs) as outputs:  # the episode's files, all or none
                 for name, text in episode_files(records, rules).items():
                     outputs.write_text(os.path.join(out_dir, plan.directory, name), text)
@@ -208,37 +178,55 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                 name, text = experiment_file(plan.experiment, model, rules, now())
                 if not os.path.exists(os.path.join(experiment_dir, name)):
                     outputs.write_text(os.path.join(experiment_dir, name), text)
-
-        from . import Stopped
-
-        written = []
-
-        def keep(plan, records) -> None:
-            write(plan, records)
             written.append(plan)
 
+        kept: list = []
+        progress, close_bars = _progress()
+        from . import Stopped
+
         try:
-            play_episodes(plans, texts, player, model=model, rules=rules, folder=folder, on_episode=keep,
-                          concurrency=concurrency, progress=_progress)
+            run = play_game(plans, game.texts, settings, cache_file, rules=rules, folder=folder,
+                            game={"game_dir": display_name(game_dir), "instances": display_name(game.instances_path)},
+                            already=len(plan_episodes(game.experiments, folder, rules)) - len(plans),
+                            on_episode=write, progress=progress, kept=lambda path, n: kept.append((path, n)))
         except (Stopped, KeyboardInterrupt) as stop:
-            click.echo(f"castregin: stopped; the {len(written)} episode(s) played in this run are written to "
-                       f"{out_dir}; run the same command again to go on", err=True)
+            close_bars()
+            answers = f"; the answers received are kept in {kept[0][0]}" if kept else ""
             number = stop.number if isinstance(stop, Stopped) else signal.SIGINT
+            click.echo(f"castregin: stopped by {signal.Signals(number).name}; the {len(written)} episode(s) played in "
+                       f"this run are written to {out_dir}{answers}; run the same command again to go on", err=True)
             click.get_current_context().exit(128 + number)
+        finally:
+            close_bars()
+        write_text(run_log_file, json_text(run.log))
+        for line in play_summary(run.log):
+            click.echo(line, err=True)
     write_text(output, leaderboard_report(summarize(episode_records(find_episodes(out_dir))), fmt))
 
 
-def _progress(total: int):
+def _progress():
+    """A progress bar of episodes on standard error (when it is a terminal), with the requests, tokens and cost
+    so far: ``(factory, close)``, the factory as :func:`~castregin.dialogue.privateshared_play.play_game` takes it."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, unit="episode", desc="castregin play", disable=None, dynamic_ncols=True)
+    bars: list = []
 
-    def tick() -> None:
-        bar.update(1)
-        if bar.n == total:
+    def factory(total: int):
+        bar = tqdm(total=total, unit="episode", desc="castregin play", disable=None, dynamic_ncols=True)
+        bars.append(bar)
+
+        def update(outcome, stats, cost: float) -> None:
+            bar.set_postfix_str(f"requests {stats.requests}, tokens {stats.prompt_tokens}+{stats.completion_tokens}, "
+                                f"${cost:.4f}", refresh=False)
+            bar.update(1)
+
+        return update
+
+    def close() -> None:
+        for bar in bars:
             bar.close()
 
-    return tick
+    return factory, close
 
 
 def _generate(game_dir: str, seed: int, games: int) -> None:

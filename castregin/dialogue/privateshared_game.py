@@ -39,12 +39,18 @@ one at a time, in order: a replay of the same answers gives the same conversatio
 
 :func:`play_episode` plays one instance and returns its records; the scores are
 :func:`castregin.dialogue.scorekeeping.score_episode`'s, the same that score published episodes.
+:func:`play_episodes` plays many (side by side through a ``parallel`` runner such as the model
+client's), writing nothing: a player that cannot answer raises :class:`Unanswered` and its episode is
+not played. The player behind a model endpoint is :mod:`castregin.dialogue.privateshared_play`'s.
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import datetime as dt
+import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
@@ -83,7 +89,12 @@ class Player(Protocol):
 
 
 def now() -> str:
-    """clembench's timestamps: local time, ISO 8601 with microseconds."""
+    """clembench's timestamps: local time, ISO 8601 with microseconds; with ``SOURCE_DATE_EPOCH`` set (as in
+    reproducible builds), that moment in UTC, the same for every event, so that two runs write the same bytes."""
+    configured = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if configured.isdigit():
+        moment = dt.datetime.fromtimestamp(int(configured), dt.timezone.utc).replace(tzinfo=None)
+        return moment.isoformat(timespec="microseconds")
     return dt.datetime.now().isoformat()  # noqa: DTZ005 - clembench's: local time, no zone
 
 
@@ -422,50 +433,67 @@ def plan_episodes(experiments: list[Experiment], folder: str, rules: str) -> lis
             for experiment in experiments for position, instance in enumerate(experiment.instances)]
 
 
+class Unanswered(Exception):
+    """A call of the player that got no answer: the episode cannot go on and is not played (a later run plays it
+    from its start). ``status`` says why: ``"failed"`` (after every retry; ``error`` the last failure),
+    ``"budget"`` (the budget of requests is spent), ``"stopped"`` (the run was stopped)."""
+
+    def __init__(self, status: str, error: str | None = None):
+        super().__init__(f"{status}: {error}" if error else status)
+        self.status = status
+        self.error = error
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What became of one planned episode: its records when it was played, else why not (an
+    :class:`Unanswered`'s ``status`` and ``error``)."""
+
+    plan: EpisodePlan
+    records: EpisodeRecords | None
+    status: str = "played"
+    error: str | None = None
+
+    @property
+    def played(self) -> bool:
+        return self.records is not None
+
+
 def play_episodes(plans: list[EpisodePlan], texts: GameTexts, player: Player, *, model: str, rules: str,
-                  folder: str, on_episode: Callable[[EpisodePlan, EpisodeRecords], None], concurrency: int = 1,
-                  progress: Callable[[int], Callable[[], None]] | None = None,
-                  clock: Callable[[], str] | None = None) -> None:
-    """Play ``plans`` against ``player``, up to ``concurrency`` episodes at once (``player`` must then be
-    safe to call from several threads); ``on_episode`` gets each episode as it ends, in the calling thread,
-    so that it is written before the next one is waited for. An error stops the run: the episodes already
-    ended are handed over first, those in flight are abandoned (a later run plays them again).
+                  folder: str, on_episode: Callable[[EpisodePlan, EpisodeRecords], None] | None = None,
+                  parallel: Callable[[Callable[[EpisodePlan], EpisodeOutcome], list[EpisodePlan]],
+                                     list[EpisodeOutcome]] | None = None,
+                  progress: Callable[[int], Callable[[EpisodeOutcome], None]] | None = None,
+                  clock: Callable[[], str] | None = None) -> list[EpisodeOutcome]:
+    """Play ``plans`` against ``player``: every episode's outcome, in the plans' order. Writes nothing.
 
-    ``progress(total)`` returns a function called once per episode ended.
+    ``parallel(work, plans)`` runs ``work`` on every plan and returns the results in order (default: one
+    after the other; :meth:`castregin.llm.Client.parallel` plays episodes side by side, ``player`` then
+    being called from several threads, the calls of one episode always one after the other). An episode
+    whose player raises :class:`Unanswered` is not played (its outcome says why) and the others go on;
+    any other exception ends the run. ``on_episode(plan, records)`` gets each episode played as soon as
+    it ends, one at a time, in the calling thread's context (its context variables), so that it can be
+    written while the others are played; ``progress(total)`` returns a function told of every outcome.
     """
-    tick = progress(len(plans)) if progress else (lambda: None)
+    tick = progress(len(plans)) if progress else None
+    lock = threading.Lock()
+    caller = contextvars.copy_context()
 
-    def play(plan: EpisodePlan) -> EpisodeRecords:
-        return play_episode(plan.experiment, plan.instance, texts, player, model=model, rules=rules,
-                            results_folder=folder, clock=clock)
+    def play(plan: EpisodePlan) -> EpisodeOutcome:
+        try:
+            records = play_episode(plan.experiment, plan.instance, texts, player, model=model, rules=rules,
+                                   results_folder=folder, clock=clock)
+        except Unanswered as missing:
+            outcome = EpisodeOutcome(plan, None, missing.status, missing.error)
+        else:
+            outcome = EpisodeOutcome(plan, records)
+        with lock:  # one at a time: the context is entered by one thread only, the experiment file written once
+            if outcome.records is not None and on_episode is not None:
+                caller.run(on_episode, plan, outcome.records)
+            if tick is not None:
+                tick(outcome)
+        return outcome
 
-    if concurrency <= 1:
-        for plan in plans:
-            on_episode(plan, play(plan))
-            tick()
-        return
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
-    pool = ThreadPoolExecutor(max_workers=concurrency)
-    waiting = list(plans)
-    running: dict = {}
-    try:
-        while waiting or running:
-            while waiting and len(running) < concurrency:
-                plan = waiting.pop(0)
-                running[pool.submit(play, plan)] = plan
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            errors: list[BaseException] = []
-            for future in sorted(done, key=lambda f: plans.index(running[f])):
-                plan = running.pop(future)
-                error = future.exception()
-                if error is not None:
-                    errors.append(error)
-                    continue
-                on_episode(plan, future.result())
-                tick()
-            if errors:
-                raise errors[0]
-    finally:
-        # episodes in flight are abandoned: their answers so far are in the client's cache
-        pool.shutdown(wait=False, cancel_futures=True)
+    if parallel is None:
+        return [play(plan) for plan in plans]
+    return parallel(play, list(plans))

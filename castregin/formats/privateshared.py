@@ -213,6 +213,44 @@ def check_instances(experiments: Iterable[Experiment], texts: GameTexts, source:
                 fail("lang", f"no words for language {game.lang!r}")
 
 
+@dataclass(frozen=True)
+class Game:
+    """A game folder read and checked for playing: the instances file, the experiments chosen, their texts."""
+
+    directory: str
+    instances_path: str
+    experiments: list[Experiment]
+    texts: GameTexts
+
+    def paths(self) -> list[str]:
+        """The files the game is read from (none may be an output)."""
+        return [self.instances_path, *(str(p) for p in sorted(Path(self.directory).rglob("*.json")))]
+
+
+def read_game(game_dir: str | os.PathLike, instances: str | os.PathLike | None = None,
+              experiments: Iterable[str] = (), *, rules: str) -> Game:
+    """The game of ``game_dir`` (clembench's ``privateshared/`` folder, or one ``--generate`` wrote) for
+    ``rules`` (``"1.0"``, ``"2.0"``): the instances of ``instances`` (default ``DIR/in/instances.json``),
+    only the ``experiments`` named (default all), what they need read from the folder, and all of it
+    checked (:func:`check_instances`) before anything is played."""
+    instances_path = os.fspath(instances) if instances is not None else os.path.join(game_dir, INSTANCES_PATH)
+    if instances is None and not os.path.isfile(instances_path):
+        raise InputError(f"the game folder has no {INSTANCES_PATH}; give clembench's privateshared/ folder, "
+                         "or the instances file", source=os.fspath(game_dir))
+    chosen = read_instances(instances_path)
+    names = list(experiments)
+    if names:
+        unknown = [name for name in names if name not in {e.name for e in chosen}]
+        if unknown:
+            raise InputError(f"{unknown[0]}: no such experiment; the instances have "
+                             f"{', '.join(e.name for e in chosen)}", source=display_name(instances_path),
+                             argument="experiments")
+        chosen = [e for e in chosen if e.name in names]
+    texts = read_game_texts(game_dir, chosen, words=rules == "2.0")
+    check_instances(chosen, texts, display_name(instances_path))
+    return Game(os.fspath(game_dir), instances_path, chosen, texts)
+
+
 # --- writing episodes -------------------------------------------------------------------------------------
 
 def clembench_json(data) -> str:
