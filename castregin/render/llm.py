@@ -75,6 +75,12 @@ def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
             raise InputError("umbrela judges relevance only; give --criteria relevance, or use "
                              "--prompt rubric for the other criteria", argument="prompt")
         return PromptTemplate(spec, spec, _template_text(f"llm_{spec}.txt.j2"), system=True)
+    return load_template_file(spec)
+
+
+def load_template_file(spec: str) -> PromptTemplate:
+    """A user's template file (``-``: standard input), compiled in the sandbox: the ``--prompt FILE`` of every
+    command that calls a model. Its name is the file's stem and 8 hex digits of its text's SHA-256."""
     from ..formats.prompts import read_prompt_file
 
     text = read_prompt_file(spec)  # a missing file, a directory, not UTF-8: one line, as for every input
@@ -110,16 +116,24 @@ def prompt_variables(task: Task, criterion: str) -> dict:
             "delimiter": item_delimiter(task.text)}
 
 
+def render_text(template: PromptTemplate, variables: dict) -> str:
+    """``template`` rendered with ``variables``: a built-in one as is, a user's in the bounded sandbox (within
+    :data:`castregin.limits.MAX_PROMPT_CHARS` and :data:`~castregin.limits.MAX_PROMPT_SECONDS`); whatever a
+    user's template does wrong is a :class:`~castregin.render.prompt_sandbox.TemplateFailure`."""
+    from .prompt_sandbox import render_bounded
+
+    compiled = _compile(template)
+    return compiled.render(**variables) if template.system else render_bounded(compiled, variables)
+
+
 def prompt_messages(template: PromptTemplate, task: Task, criterion: str) -> tuple[dict[str, str], ...]:
     """The chat messages of one (task, criterion). A user's template renders within
     :data:`castregin.limits.MAX_PROMPT_CHARS` and :data:`~castregin.limits.MAX_PROMPT_SECONDS`; whatever it
     does wrong (a division by zero, a range too big, a macro calling itself) is one line naming the pair."""
-    from .prompt_sandbox import TemplateFailure, render_bounded
+    from .prompt_sandbox import TemplateFailure
 
-    compiled = _compile(template)
     try:
-        user = (compiled.render(**prompt_variables(task, criterion)) if template.system
-                else render_bounded(compiled, prompt_variables(task, criterion)))
+        user = render_text(template, prompt_variables(task, criterion))
     except TemplateFailure as err:
         raise InputError(f"the template fails on turn {task.turn_id}, item {task.item_id}: {err}",
                          source=template.source) from None
