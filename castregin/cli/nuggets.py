@@ -380,7 +380,7 @@ def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, p
     from ..formats.nuggets import read_answers
     from ..formats.passages import read_passages
     from ..llm import EndpointSettings
-    from ..nuggets.citations import cited_pairs, citation_scores, judge_citations
+    from ..nuggets.citations import citation_scores, cited_pairs, judge_citations
     from ..render.nugget_prompts import load_nugget_prompt
     from ..render.nugget_runs import (
         CITATION_SCORES_TSV,

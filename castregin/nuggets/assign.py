@@ -19,11 +19,12 @@ run stopped) is left out of the output and counted: the next run, asking only wh
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..data import natural_key
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from ..formats.nuggets import FAILED, LABELS, NOT_SUPPORT, SUPPORT, Answer, Assignment, TurnNuggets
 from ..llm import Call, Client, Reply
 from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_answered, parse_labels
@@ -56,7 +57,7 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
     window, and ``describe()`` (:class:`castregin.render.nugget_prompts.NuggetPrompt`); every prompt is made
     before the first request. ``grades``: 3 (support, partial_support, not_support) or 2 (no partial
     support); ``topics`` (a :class:`~castregin.formats.topics.TopicsTree`, optional) gives each turn's
-    conversation. ``progress`` as :meth:`castregin.llm.Client.run` takes it. When calls were to be made and
+    conversation (turns it lacks are said, an :class:`InputWarning`, and get the nuggets' query alone). ``progress`` as :meth:`castregin.llm.Client.run` takes it. When calls were to be made and
     not one has an answer, an :class:`InputError` says why.
     """
     started = time.monotonic()
@@ -64,6 +65,7 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
     by_qid = {turn.qid: turn for turn in turns}
     plans: list[tuple[Answer, TurnNuggets, list[tuple[int, int, Call]]]] = []
     without_nuggets: list[str] = []
+    not_in_topics: set[str] = set()
     empty = 0
     for answer in answers:
         turn = by_qid.get(answer.qid)
@@ -75,12 +77,19 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
             plans.append((answer, turn, []))
             continue
         query = turn.query or answer.query or ""
-        conversation = topics.conversation(answer.qid) if topics is not None else []
+        conversation = topics.conversation(answer.qid) if topics is not None and answer.qid in topics else []
+        if topics is not None and not conversation:
+            not_in_topics.add(answer.qid)
         texts = [nugget.text for nugget in turn.nuggets]
         plans.append((answer, turn, [
             (start, end, client.call(prompt.assign(answer.qid, answer.run_id, query, conversation, answer.text,
                                                    texts[start:end])))
             for start, end in windows(len(texts), window)]))
+    if not_in_topics:
+        named = sorted(not_in_topics, key=natural_key)
+        warnings.warn(InputWarning(f"{len(named)} turn(s) are not in the topics; their prompts hold the nuggets' query "
+                                   f"alone: {', '.join(named[:10])}" + (f" and {len(named) - 10} more"
+                                                                        if len(named) > 10 else "")), stacklevel=2)
     if not plans:
         raise InputError("no answer is to a turn the nuggets have; check that the answers' topic ids are the "
                          "nuggets' qids", argument="answers")
@@ -89,7 +98,9 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
     if calls and not got:
         raise InputError(nothing_answered(client))
 
-    assignments, incomplete, unparseable, failed_nuggets, refusals, examples = [], 0, 0, 0, 0, []
+    assignments: list[Assignment] = []
+    examples: list[dict] = []
+    incomplete, unparseable, failed_nuggets, refusals = 0, 0, 0, 0
     for answer, turn, planned in plans:
         if any(call.key not in got for _, _, call in planned):
             incomplete += 1

@@ -110,7 +110,8 @@ def judge_citations(client: Client, answers: Sequence[Answer], passages: Mapping
     if not got:
         raise InputError(nothing_answered(client))
     labels: dict[PairKey, str] = {}
-    unparseable, refusals, examples = 0, 0, []
+    examples: list[dict] = []
+    unparseable, refusals = 0, 0
     for key, call in calls.items():
         reply = got.get(call.key)
         if reply is None:

@@ -34,7 +34,15 @@ from ..formats.nuggets import OKAY, VITAL, Nugget, TurnNuggets
 from ..formats.passages import Passage
 from ..llm import Client
 from .assign import windows
-from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_answered, parse_labels, parse_texts
+from .llm import (
+    EXAMPLES_SHOWN,
+    answer_tokens,
+    call_log,
+    last_line,
+    nothing_answered,
+    parse_labels,
+    parse_texts,
+)
 
 DEFAULT_WINDOW = 10
 DEFAULT_MAX_NUGGETS = 30

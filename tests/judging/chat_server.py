@@ -81,6 +81,15 @@ class ChatServer(ThreadingHTTPServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
+    def reply(self, prompt: str, seed: int, body: dict) -> tuple[str | None, str | None]:
+        """The answer's content and refusal: the rule's label (a server for another task overrides this)."""
+        item = _between(prompt, "BEGIN ITEM", "END ITEM")
+        if "REFUSE" in item:
+            return None, "I can't help with that."
+        if "RAMBLE" in item:
+            return "This item seems somewhat related to the conversation.\nI would call it fair.", None
+        return f"The item shares words with the conversation.\nLabel: {rule_label(prompt, seed)}", None
+
     def fault_for(self, key: str, attempt: int) -> str | None:
         if not self.faults or attempt > 0:
             return None
@@ -154,15 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "slow":
             time.sleep(server.slow)
         prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
-        item = _between(prompt, "BEGIN ITEM", "END ITEM")
-        seed = int(body.get("seed") or 0)
-        refusal = None
-        if "REFUSE" in item:
-            content, refusal = None, "I can't help with that."
-        elif "RAMBLE" in item:
-            content = "This item seems somewhat related to the conversation.\nI would call it fair."
-        else:
-            content = f"The item shares words with the conversation.\nLabel: {rule_label(prompt, seed)}"
+        content, refusal = server.reply(prompt, int(body.get("seed") or 0), body)
         answer = {
             "id": f"chatcmpl-{key[:12]}", "object": "chat.completion", "created": 1700000000,
             "model": body["model"],
@@ -184,9 +185,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, payload)
 
 
-def serve(**options) -> ChatServer:
+def serve(server_class: type[ChatServer] = ChatServer, **options) -> ChatServer:
     """A running server in a daemon thread (``server.shutdown()`` stops it)."""
-    server = ChatServer(**options)
+    server = server_class(**options)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
