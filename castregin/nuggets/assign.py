@@ -27,7 +27,7 @@ from ..data import natural_key
 from ..errors import InputError, InputWarning
 from ..formats.nuggets import FAILED, LABELS, NOT_SUPPORT, SUPPORT, Answer, Assignment, TurnNuggets
 from ..llm import Call, Client, Reply
-from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_answered, parse_labels
+from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_complete, parse_labels
 
 #: nuggetizer's window of nuggets per call.
 DEFAULT_WINDOW = 10
@@ -95,8 +95,6 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
                          "nuggets' qids", argument="answers")
     calls = [call for _, _, planned in plans for _, _, call in planned]
     got = client.run(calls, progress)
-    if calls and not got:
-        raise InputError(nothing_answered(client))
 
     assignments: list[Assignment] = []
     examples: list[dict] = []
@@ -121,6 +119,8 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
         assignments.append(Assignment(answer.run_id, answer.qid, turn.query or answer.query or "", turn.nuggets,
                                       tuple(labels), answer.text))
     answered = sum(call.key in got for call in calls)
+    if not assignments:
+        raise InputError(nothing_complete(client, answered, "answer's assignment"))
     head, tail = call_log(client, {"assign": prompt}, len(calls), answered,
                           answer_tokens(got[call.key] for call in calls if call.key in got), started)
     log = {**head, "window": window, "grades": grades,

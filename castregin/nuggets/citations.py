@@ -36,7 +36,7 @@ from ..formats.citations import FULL_SUPPORT, NO_SUPPORT, PARTIAL_SUPPORT, SUPPO
 from ..formats.nuggets import Answer
 from ..formats.passages import Passage
 from ..llm import Client, Reply
-from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_answered
+from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_complete
 from .scores import ALL_TURNS, NUM_Q
 
 CITATION_PRECISION, CITATION_RECALL = "citation_precision", "citation_recall"
@@ -108,7 +108,7 @@ def judge_citations(client: Client, answers: Sequence[Answer], passages: Mapping
         raise InputError("no answer cites a passage with a text: there is no pair to judge", argument="answers")
     got = client.run(list(calls.values()), progress)
     if not got:
-        raise InputError(nothing_answered(client))
+        raise InputError(nothing_complete(client, 0, "pair"))
     labels: dict[PairKey, str] = {}
     examples: list[dict] = []
     unparseable, refusals = 0, 0

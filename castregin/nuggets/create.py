@@ -39,7 +39,7 @@ from .llm import (
     answer_tokens,
     call_log,
     last_line,
-    nothing_answered,
+    nothing_complete,
     parse_labels,
     parse_texts,
 )
@@ -202,7 +202,7 @@ def create_nuggets(client: Client, requests: Sequence[CreationRequest], create_p
     done = [(request, outcome) for request, outcome in zip(requests, outcomes, strict=True)
             if outcome.nuggets is not None]
     if not done:
-        raise InputError(nothing_answered(client))
+        raise InputError(nothing_complete(client, sum(len(o.answers) for o in outcomes), "turn"))
     turns = [TurnNuggets(request.qid, request.query, outcome.nuggets) for request, outcome in done
              if outcome.nuggets is not None]
     used = [answer for outcome in outcomes for answer in outcome.answers]

@@ -152,6 +152,19 @@ def nothing_answered(client: Client) -> str:
     return f"no call was answered ({said}){first}; nothing written"
 
 
+def nothing_complete(client: Client, answered: int, what: str) -> str:
+    """Why a run whose calls were partly answered has nothing complete to write, in one line."""
+    if not answered:
+        return nothing_answered(client)
+    stats = client.stats
+    reason = ("the budget of --max-requests is spent" if stats.budget_spent else
+              f"{stats.failed_calls} call(s) failed after every retry" if stats.failed_calls else
+              "calls were not answered")
+    first = f"; the first error: {stats.first_error}" if stats.first_error and not stats.budget_spent else ""
+    return (f"no {what} is complete yet ({answered} call(s) answered and kept in the cache; {reason}{first}); "
+            "run the same command again to go on; nothing written")
+
+
 def answer_tokens(answers: Iterable[CachedAnswer]) -> tuple[int, int]:
     """The prompt and completion tokens of the answers used (each distinct answer once)."""
     distinct = {answer.key: answer for answer in answers}.values()

