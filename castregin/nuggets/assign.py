@@ -57,8 +57,9 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
     window, and ``describe()`` (:class:`castregin.render.nugget_prompts.NuggetPrompt`); every prompt is made
     before the first request. ``grades``: 3 (support, partial_support, not_support) or 2 (no partial
     support); ``topics`` (a :class:`~castregin.formats.topics.TopicsTree`, optional) gives each turn's
-    conversation (turns it lacks are said, an :class:`InputWarning`, and get the nuggets' query alone). ``progress`` as :meth:`castregin.llm.Client.run` takes it. When calls were to be made and
-    not one has an answer, an :class:`InputError` says why.
+    conversation (turns it lacks are said, an :class:`InputWarning`, and get the nuggets' query alone).
+    ``progress`` as :meth:`castregin.llm.Client.run` takes it. When no answer's assignment is complete, an
+    :class:`InputError` says why.
     """
     started = time.monotonic()
     allowed = GRADES[grades]
