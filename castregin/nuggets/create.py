@@ -96,7 +96,7 @@ def creation_requests(qrels: Qrels, passages: Mapping[str, Passage], queries: Ma
         warnings.warn(InputWarning(f"{len(no_query)} turn(s) with relevant passages have no query in --queries or "
                                    f"--topics and are left out: {_named(no_query)}"), stacklevel=2)
     if missing_texts:
-        warnings.warn(InputWarning(f"{missing_texts} relevant passage(s) have no text in --passages and are left out"
+        warnings.warn(InputWarning(f"{missing_texts} relevant passage(s) have no text among the passages and are left out"
                                    + (f"; so are the turns left without any: {_named(no_passage)}" if no_passage
                                       else "")), stacklevel=2)
     if not requests:

@@ -104,7 +104,7 @@ def test_labels_follow_the_rule_and_the_scores_are_those_worked_by_hand(cli, inp
     assert scores["A", "all", "citation_recall"] == pytest.approx((2 / 3 + 1) / 2, abs=1e-15)
     assert scores["B", "all", "citation_precision"] == 0.5 and scores["B", "all", "citation_recall"] == 0.25
     assert scores["A", "all", "num_q"] == 2 and scores["B", "all", "num_q"] == 2
-    assert "castregin: warning: 1 cited passage(s) have no text in --passages, so 1 pair(s) are not judged" \
+    assert "castregin: warning: 1 cited passage(s) have no text among the passages, so 1 pair(s) are not judged" \
         in result.stderr
     assert "1 answer(s) have a cited pair without a support label and are not scored: B:q4" in result.stderr
     # The run means on standard output, in evaluate's table.

@@ -151,7 +151,7 @@ def test_nuggets_follow_the_servers_rules_in_nuggetizers_procedure(cli, inputs, 
     log = json.loads((tmp_path / "out" / "run_log.json").read_text())
     assert log["calls"] == log["answered"] == 2 + 2 + 1 + 1 and log["complete"]
     assert log["turns_written"] == 2 and log["passages"] == 13 and log["nuggets"] == 8 + 3
-    assert "1 relevant passage(s) have no text in --passages and are left out" in result.stderr
+    assert "1 relevant passage(s) have no text among the passages and are left out" in result.stderr
     # The passages are in the prompt as nuggetizer numbers them, their text alone (no title).
     first = server.bodies[0]["messages"]
     assert first[0]["content"].startswith("You are NuggetizeLLM")
