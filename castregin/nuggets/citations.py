@@ -101,8 +101,8 @@ def judge_citations(client: Client, answers: Sequence[Answer], passages: Mapping
     if without_text:
         named = sorted(without_text, key=natural_key)
         warnings.warn(InputWarning(
-            f"{len(named)} cited passage(s) have no text among the passages, so {sum(without_text.values())} pair(s) are "
-            f"not judged and their answers not scored: {', '.join(named[:_NAMED])}"
+            f"{len(named)} cited passage(s) have no text among the passages, so {sum(without_text.values())} pair(s) "
+            f"are not judged and their answers not scored: {', '.join(named[:_NAMED])}"
             + (f" and {len(named) - _NAMED} more" if len(named) > _NAMED else "")), stacklevel=2)
     if not calls:
         raise InputError("no answer cites a passage with a text: there is no pair to judge", argument="answers")

@@ -153,7 +153,7 @@ def test_nuggets_follow_the_servers_rules_in_nuggetizers_procedure(cli, inputs, 
     assert log["turns_written"] == 2 and log["passages"] == 13 and log["nuggets"] == 8 + 3
     assert "1 relevant passage(s) have no text among the passages and are left out" in result.stderr
     # The passages are in the prompt as nuggetizer numbers them, their text alone (no title).
-    first = server.bodies[0]["messages"]
+    first = next(b for b in server.bodies if PASSAGES["b1"] in b["messages"][1]["content"])["messages"]
     assert first[0]["content"].startswith("You are NuggetizeLLM")
     assert f"Context:\n[1] {PASSAGES['b1']}\n[2] {PASSAGES['b2']}\n" in first[1]["content"]
     assert "Initial Nugget List: []\nInitial Nugget List Length: 0" in first[1]["content"]
