@@ -96,9 +96,9 @@ def creation_requests(qrels: Qrels, passages: Mapping[str, Passage], queries: Ma
         warnings.warn(InputWarning(f"{len(no_query)} turn(s) with relevant passages have no query in --queries or "
                                    f"--topics and are left out: {_named(no_query)}"), stacklevel=2)
     if missing_texts:
-        warnings.warn(InputWarning(f"{missing_texts} relevant passage(s) have no text among the passages and are left out"
-                                   + (f"; so are the turns left without any: {_named(no_passage)}" if no_passage
-                                      else "")), stacklevel=2)
+        warnings.warn(InputWarning(f"{missing_texts} relevant passage(s) have no text among the passages and are left "
+                                   "out" + (f"; so are the turns left without any: {_named(no_passage)}"
+                                            if no_passage else "")), stacklevel=2)
     if not requests:
         raise InputError(f"no turn has a passage of grade {min_grade} or more with a text and a query; check "
                          "--qrels, --passages, --queries or --topics, and --min-grade", argument="qrels")

@@ -12,9 +12,9 @@ from castregin import api
 from castregin.errors import InputError
 from castregin.formats.nuggets import parse_answers
 
-from . import test_assign as A
-from . import test_cite as C
-from . import test_create as R
+from . import test_assign as assign_data
+from . import test_cite as cite_data
+from . import test_create as create_data
 from .nugget_server import serve_nuggets
 
 
@@ -26,31 +26,31 @@ def server():
 
 
 def test_assign_create_and_cite_give_what_the_commands_give(server, tmp_path):
-    (tmp_path / "nuggets.jsonl").write_text("".join(json.dumps(t) + "\n" for t in A.NUGGETS))
-    answers = parse_answers("".join(json.dumps(a) + "\n" for a in A.ANSWERS).encode(), "answers.jsonl")
+    (tmp_path / "nuggets.jsonl").write_text("".join(json.dumps(t) + "\n" for t in assign_data.NUGGETS))
+    answers = parse_answers("".join(json.dumps(a) + "\n" for a in assign_data.ANSWERS).encode(), "answers.jsonl")
     cache = tmp_path / "llm" / "cache.sqlite"
     assigned = api.nuggets_assign(tmp_path / "nuggets.jsonl", answers, model="rule-1", base_url=server.base_url,
                                   cache=cache, window=5, retry_wait=0.01)
-    assert {(a.run_id, a.qid): list(a.labels) for a in assigned.assignments} == A.expected_assignments(ikat=False)
+    assert {(a.run_id, a.qid): list(a.labels) for a in assigned.assignments} == assign_data.expected_assignments(ikat=False)
     assert assigned.log["complete"] and sorted(p.name for p in tmp_path.iterdir()) == ["llm", "nuggets.jsonl"]
     scores = api.nugget_scores(assigned.assignments, source="rule")
     assert set(scores["run"]) == {"alpha", "beta"}
 
     with pytest.warns(Warning, match="1 relevant passage"):
-        created = api.nuggets_create({qid: dict(items) for qid, items in R.QRELS.items()}, R.PASSAGES,
-                                     queries=R.QUERIES, model="rule-1", base_url=server.base_url, cache=cache,
+        created = api.nuggets_create({qid: dict(items) for qid, items in create_data.QRELS.items()}, create_data.PASSAGES,
+                                     queries=create_data.QUERIES, model="rule-1", base_url=server.base_url, cache=cache,
                                      window=5, max_nuggets=8)
     assert {t.qid: [{"text": n.text, "importance": n.importance} for n in t.nuggets] for t in created.turns} == {
-        qid: R.expected_nuggets(R.QUERIES[qid], R.relevant(qid)) for qid in R.QUERIES}
+        qid: create_data.expected_nuggets(create_data.QUERIES[qid], create_data.relevant(qid)) for qid in create_data.QUERIES}
 
-    cite_answers = parse_answers("".join(json.dumps(a) + "\n" for a in C.ANSWERS).encode(), "answers.jsonl")
-    passages = {d: f"{title}: {text}" for d, (title, text) in C.PASSAGES.items()}
-    with pytest.warns(Warning):
+    cite_answers = parse_answers("".join(json.dumps(a) + "\n" for a in cite_data.ANSWERS).encode(), "answers.jsonl")
+    passages = {d: f"{title}: {text}" for d, (title, text) in cite_data.PASSAGES.items()}
+    with pytest.warns(Warning, match="not scored: B:q4"):
         cited = api.nuggets_cite(cite_answers, passages, model="rule-1", base_url=server.base_url, cache=cache)
-    assert cited.labels == C.LABELS
+    assert cited.labels == cite_data.LABELS
     values = {(r.run, r.turn, r.measure): r.value for r in cited.scores.itertuples()}
     assert values["A", "q1", "citation_precision"] == pytest.approx(2.5 / 3, abs=1e-15)
-    with pytest.warns(Warning):
+    with pytest.warns(Warning, match="not scored: B:q4"):
         again = api.citation_scores(cite_answers, cited.labels, source="people", per_turn=True)
     assert list(again["value"]) == list(cited.scores["value"]) and set(again["qrels"]) == {"people"}
 
@@ -64,7 +64,7 @@ def test_assign_create_and_cite_give_what_the_commands_give(server, tmp_path):
      "cache: expected the answer cache's file path"),
     (lambda url, cache: api.nuggets_create({}, {}, model="m", base_url=url, cache=cache),
      "queries: give queries or topics"),
-    (lambda url, cache: api.nuggets_assign(A.NUGGETS, "a.jsonl", model="m", base_url=url, cache=cache),
+    (lambda url, cache: api.nuggets_assign(assign_data.NUGGETS, "a.jsonl", model="m", base_url=url, cache=cache),
      "nuggets: expected a nuggets file or TurnNuggets objects"),
 ])
 def test_refusals_name_the_argument(server, tmp_path, call, message):
