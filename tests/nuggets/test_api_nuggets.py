@@ -31,17 +31,19 @@ def test_assign_create_and_cite_give_what_the_commands_give(server, tmp_path):
     cache = tmp_path / "llm" / "cache.sqlite"
     assigned = api.nuggets_assign(tmp_path / "nuggets.jsonl", answers, model="rule-1", base_url=server.base_url,
                                   cache=cache, window=5, retry_wait=0.01)
-    assert {(a.run_id, a.qid): list(a.labels) for a in assigned.assignments} == assign_data.expected_assignments(ikat=False)
+    got = {(a.run_id, a.qid): list(a.labels) for a in assigned.assignments}
+    assert got == assign_data.expected_assignments(ikat=False)
     assert assigned.log["complete"] and sorted(p.name for p in tmp_path.iterdir()) == ["llm", "nuggets.jsonl"]
     scores = api.nugget_scores(assigned.assignments, source="rule")
     assert set(scores["run"]) == {"alpha", "beta"}
 
     with pytest.warns(Warning, match="1 relevant passage"):
-        created = api.nuggets_create({qid: dict(items) for qid, items in create_data.QRELS.items()}, create_data.PASSAGES,
-                                     queries=create_data.QUERIES, model="rule-1", base_url=server.base_url, cache=cache,
-                                     window=5, max_nuggets=8)
+        created = api.nuggets_create({qid: dict(items) for qid, items in create_data.QRELS.items()},
+                                     create_data.PASSAGES, queries=create_data.QUERIES, model="rule-1",
+                                     base_url=server.base_url, cache=cache, window=5, max_nuggets=8)
+    queries = create_data.QUERIES
     assert {t.qid: [{"text": n.text, "importance": n.importance} for n in t.nuggets] for t in created.turns} == {
-        qid: create_data.expected_nuggets(create_data.QUERIES[qid], create_data.relevant(qid)) for qid in create_data.QUERIES}
+        qid: create_data.expected_nuggets(queries[qid], create_data.relevant(qid)) for qid in queries}
 
     cite_answers = parse_answers("".join(json.dumps(a) + "\n" for a in cite_data.ANSWERS).encode(), "answers.jsonl")
     passages = {d: f"{title}: {text}" for d, (title, text) in cite_data.PASSAGES.items()}
