@@ -140,3 +140,14 @@ class NuggetServer(ChatServer):
         if "RAMBLE" in statement:
             return "The passage and the statement are on the same subject."
         return f"I checked every piece of the statement against the passage.\n{citation_rule(statement, passage)}"
+
+
+if __name__ == "__main__":
+    # PYTHONPATH=tests python -m nuggets.nugget_server URL_FILE: a server for trying the nugget commands by hand.
+    import sys
+    import threading
+
+    running = serve_nuggets(faults=False)
+    with open(sys.argv[1], "w") as handle:
+        handle.write(running.base_url)
+    threading.Event().wait()
