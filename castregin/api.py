@@ -916,13 +916,15 @@ def _file_paths(value) -> list:
 
 
 def _answers_of(answers) -> list:
-    from .formats.nuggets import Answer, read_answers
+    from .formats.nuggets import Answer, read_answer_files
 
     given = [answers] if isinstance(answers, (str, os.PathLike, Answer)) else list(answers)
-    if not given or not all(isinstance(a, (str, os.PathLike, Answer)) for a in given):
+    objects = [a for a in given if isinstance(a, Answer)]
+    paths = [a for a in given if isinstance(a, (str, os.PathLike))]
+    if not given or (objects and paths) or len(objects) + len(paths) != len(given):
         raise InputError("expected answer files (TREC RAG 2024 JSONL, iKAT 2024 runs) or Answer objects",
                          argument="answers")
-    return [one for a in given for one in (read_answers(a) if isinstance(a, (str, os.PathLike)) else [a])]
+    return objects or read_answer_files(formats.expand_run_paths(paths))
 
 
 def _topics_of(topics):

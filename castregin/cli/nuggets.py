@@ -115,7 +115,7 @@ def _run_model(command: str, settings, cache_path, out_dir, names, inputs, read,
     """Run a model stage (:func:`castregin.nuggets.llm.model_stage`) with a progress bar and the line that says
     what a stopped run kept; returns what ``work`` gives."""
     from ..nuggets.llm import model_stage
-    from .endpoint import call_progress
+    from .endpoint import call_progress, kept_saying
 
     if cache_path == "-":
         raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
@@ -124,17 +124,12 @@ def _run_model(command: str, settings, cache_path, out_dir, names, inputs, read,
     else:
         progress, close_bars = call_progress(f"castregin nuggets {command}", settings.cost)
 
-    def kept(path: str, stored: int) -> None:
-        close_bars()
-        click.echo(f"castregin: the answers received so far are kept in {path} ({stored} in this "
-                   "run); run the same command again to go on", err=True)
-
     try:
         with warnings_as_lines():
             return model_stage(settings, cache_path or os.path.join(out_dir, CACHE_NAME), read,
                                lambda client, data: work(client, data, progress),
                                outputs=[os.path.join(out_dir, name) for name in names], inputs=inputs,
-                               out_dir=out_dir, purpose=f"nuggets-{command}", kept=kept)
+                               out_dir=out_dir, purpose=f"nuggets-{command}", kept=kept_saying(close_bars))
     finally:
         close_bars()
 
@@ -213,7 +208,7 @@ def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window,
       OPENAI_API_KEY=... castregin nuggets assign nuggets.jsonl ikat_run.json --topics topics.json \\
           --model gpt-4o --base-url https://api.openai.com/v1 --price-in 2.5 --price-out 10 --out-dir gpt4o/
     """
-    from ..formats.nuggets import read_answers, read_nuggets
+    from ..formats.nuggets import read_answer_files, read_nuggets
     from ..formats.topics import read_topics
     from ..llm import EndpointSettings
     from ..nuggets.assign import assign_nuggets
@@ -225,8 +220,7 @@ def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window,
     inputs = [nuggets_file, *runs, *([topics] if topics else []), *_prompt_inputs(("assign", prompt))]
 
     def read():
-        answers = [answer for path in runs for answer in read_answers(path)]
-        return (load_nugget_prompt("assign", prompt), read_nuggets(nuggets_file), answers,
+        return (load_nugget_prompt("assign", prompt), read_nuggets(nuggets_file), read_answer_files(runs),
                 read_topics(topics) if topics else None)
 
     def work(client, data, progress):
@@ -377,7 +371,7 @@ def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, p
           --base-url https://api.openai.com/v1 --out-dir support/
       castregin compare --scores support/citation_scores.tsv -m citation_recall
     """
-    from ..formats.nuggets import read_answers
+    from ..formats.nuggets import read_answer_files
     from ..formats.passages import read_passages
     from ..llm import EndpointSettings
     from ..nuggets.citations import citation_scores, cited_pairs, judge_citations
@@ -396,7 +390,7 @@ def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, p
 
     def read():
         loaded = load_nugget_prompt("cite", prompt)
-        answers = [answer for path in runs for answer in read_answers(path)]
+        answers = read_answer_files(runs)
         wanted = {passage_id for answer in answers for _, passage_id in cited_pairs(answer, max_citations)}
         return loaded, answers, read_passages(passages_file, wanted)
 

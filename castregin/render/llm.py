@@ -182,22 +182,29 @@ def judge_files(judged, criteria: Sequence[str], qrels_names: Mapping[str, str])
     return files
 
 
+def missing_calls_lines(log: Mapping, then: str) -> list[str]:
+    """The warning of a run log's calls without an answer: the budget spent, or calls failed after every retry
+    (by kind, the first error), ``then`` saying what to do; no line when every call has its answer."""
+    this = log["this_run"]
+    missing = log["calls"] - log["answered"]
+    if this["budget_spent"]:
+        return [(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not made: "
+                 "run the same command again to go on")]
+    if not missing:
+        return []
+    failures = ", ".join(f"{k} {v}" for k, v in this["failures"].items())
+    first = f"; the first error: {this['first_failure']}" if this.get("first_failure") else ""
+    said = f"castregin: warning: {missing} call(s) failed after every retry or were not sent ({failures}){first}"
+    return [said + then]
+
+
 def judge_summary(log: Mapping) -> list[str]:
     """What a judging run says on standard error: what is missing and why, unparseable answers (a few shown),
     flagged items, and the totals."""
-    lines = []
     this = log["this_run"]
-    missing = log["calls"] - log["answered"]
     have = (f"the outputs hold the {log['answered']} answers there are ({this['from_cache']} from the cache, "
             f"{this['new_answers']} new)")
-    if this["budget_spent"]:
-        lines.append(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not made: "
-                     "run the same command again to go on")
-    elif missing:
-        failures = ", ".join(f"{k} {v}" for k, v in this["failures"].items())
-        first = f"; the first error: {this['first_failure']}" if this.get("first_failure") else ""
-        lines.append(f"castregin: warning: {missing} call(s) failed after every retry or were not sent "
-                     f"({failures}){first}; {have}: run again to retry the rest")
+    lines = missing_calls_lines(log, f"; {have}: run again to retry the rest")
     bad = sum(log["unparseable"].values())
     if bad:
         lines.append(f"castregin: warning: {bad} answer(s) have no label on their final line "

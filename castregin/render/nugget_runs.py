@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .llm import run_log_json
+from .llm import missing_calls_lines, run_log_json
 
 NUGGETS_JSONL, ASSIGNMENTS_JSONL, RUN_LOG_JSON = "nuggets.jsonl", "assignments.jsonl", "run_log.json"
 CITATION_SUPPORT_CSV, CITATION_SCORES_TSV = "citation_support.csv", "citation_scores.tsv"
@@ -46,17 +46,8 @@ def model_run_summary(log: Mapping, unparseable: int, what: str, written: str) -
     """What a nugget command says on standard error: calls missing and why, unparseable answers (a few
     shown), and the totals. ``what`` names the unit of an unparseable answer's consequence, ``written`` what
     the outputs hold."""
-    lines = []
     this = log["this_run"]
-    missing = log["calls"] - log["answered"]
-    if this["budget_spent"]:
-        lines.append(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not answered: "
-                     "run the same command again to go on")
-    elif missing:
-        failures = ", ".join(f"{k} {v}" for k, v in this["failures"].items())
-        first = f"; the first error: {this['first_failure']}" if this.get("first_failure") else ""
-        lines.append(f"castregin: warning: {missing} call(s) failed after every retry or were not sent "
-                     f"({failures}){first}: run again to retry them")
+    lines = missing_calls_lines(log, ": run again to retry them")
     if unparseable:
         lines.append(f"castregin: warning: {unparseable} answer(s) could not be read ({log.get('refusals', 0)} "
                      f"refusals): {what}; see run_log.json")
