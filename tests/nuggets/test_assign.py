@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from castregin.nuggets.llm import parse_labels, parse_list
 
+from .model_outputs import only_the_cache, outputs, stopped_by_sigterm
 from .nugget_server import serve_nuggets, support_rule
 
 KEY = "sk-test-0123456789abcdef-SECRET"
@@ -143,20 +141,6 @@ def assigned(out: Path) -> dict[tuple[str, str], list[str]]:
     return {(r["run_id"], r["qid"]): [n["assignment"] for n in r["nuggets"]] for r in lines}
 
 
-def outputs(out: Path) -> dict[str, str]:
-    """Every output but the cache, the run log's per-invocation part left out."""
-    found = {}
-    for path in sorted(out.iterdir()):
-        if path.name.startswith("cache.sqlite") or path.name.startswith("."):
-            continue
-        text = path.read_text()
-        if path.name == "run_log.json":
-            log = json.loads(text)
-            del log["this_run"], log["endpoint"]
-            text = json.dumps(log, sort_keys=True)
-        found[path.name] = text
-    return found
-
 
 @pytest.fixture(scope="module")
 def reference(inputs, tmp_path_factory) -> dict[str, str]:
@@ -238,19 +222,10 @@ def test_a_sigterm_resumes_asking_nothing_twice(cli, inputs, tmp_path, reference
     command = [sys.executable, "-m", "castregin", *assign_args(inputs, slow, out, "--concurrency", "2")]
     env = {**os.environ, "CASTREGIN_TEST_KEY": KEY}
     try:
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while sum(slow.answered.values()) < 4 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
-        assert process.returncode == 143, stderr
-        assert "answers received so far are kept" in stderr
-        assert {p.name for p in out.iterdir()} - {"cache.sqlite-wal", "cache.sqlite-shm"} == {"cache.sqlite"}
+        stopped_by_sigterm(command, env, slow, 4)
+        assert only_the_cache(out)
         first = sum(slow.answered.values())
         assert 4 <= first < 10
-        while slow.in_flight and time.monotonic() < deadline:
-            time.sleep(0.01)
         slow.delay = 0
         rerun = cli(*command[3:])
     finally:

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from castregin.data import Qrels
 from castregin.formats.passages import Passage
 from castregin.nuggets.create import creation_requests
 
+from .model_outputs import only_the_cache, outputs, stopped_by_sigterm
 from .nugget_server import NuggetServer, creation_rule, importance_rule, serve_nuggets
 
 KEY = "sk-test-create-SECRET"
@@ -97,19 +96,6 @@ def create_args(inputs, server, out, *extra) -> list[str]:
 def created(out: Path) -> dict[str, dict]:
     return {r["qid"]: r for r in map(json.loads, (out / "nuggets.jsonl").read_text().splitlines())}
 
-
-def outputs(out: Path) -> dict[str, str]:
-    found = {}
-    for path in sorted(out.iterdir()):
-        if path.name.startswith(("cache.sqlite", ".")):
-            continue
-        text = path.read_text()
-        if path.name == "run_log.json":
-            log = json.loads(text)
-            del log["this_run"], log["endpoint"]
-            text = json.dumps(log, sort_keys=True)
-        found[path.name] = text
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -222,19 +208,9 @@ def test_a_sigterm_resumes_asking_nothing_twice(cli, inputs, tmp_path, reference
     command = [sys.executable, "-m", "castregin", *create_args(inputs, slow, out)]
     env = {**os.environ, "CASTREGIN_TEST_KEY": KEY}
     try:
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while sum(slow.answered.values()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
-        assert process.returncode == 143, stderr
-        assert "answers received so far are kept" in stderr
-        assert {p.name for p in out.iterdir()} - {"cache.sqlite-wal", "cache.sqlite-shm"} == {"cache.sqlite"}
-        first = sum(slow.answered.values())
-        assert 2 <= first < 6
-        while slow.in_flight and time.monotonic() < deadline:
-            time.sleep(0.01)
+        stopped_by_sigterm(command, env, slow, 2)
+        assert only_the_cache(out)
+        assert 2 <= sum(slow.answered.values()) < 6
         slow.delay = 0
         rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     finally:
@@ -254,7 +230,7 @@ def test_a_budget_and_faults_give_the_outputs_of_an_undisturbed_run(cli, inputs,
         assert first.exit_code == 1, first.stderr
         assert "castregin: error: no turn is complete yet (" in first.stderr
         assert "the budget of --max-requests is spent); run the same command again to go on" in first.stderr
-        assert sorted(p.name for p in out.iterdir() if not p.name.endswith(("-wal", "-shm"))) == ["cache.sqlite"]
+        assert only_the_cache(out)
         again = cli(*create_args(inputs, faulty, out, "--timeout", "1.5"))
     finally:
         faulty.shutdown()
