@@ -272,6 +272,16 @@ def test_the_api_key_is_in_no_file_written(cli, inputs, tmp_path, keyed):
     for path in written:
         assert b"SECRET" not in path.read_bytes(), path
     assert "SECRET" not in result.stderr + result.stdout
+    # A server that echoes the request's credentials in a 401: one line, the key as ***, nothing left behind.
+    echoing = serve_nuggets(faults=False)
+    echoing.fault_for = lambda key, attempt: "echo_key"
+    try:
+        refused = cli(*assign_args(inputs, echoing, tmp_path / "refused"))
+    finally:
+        echoing.shutdown()
+    assert refused.exit_code == 1 and echoing.requests == 1
+    assert "HTTP 401" in refused.stderr and "***" in refused.stderr and "SECRET" not in refused.stderr
+    assert not (tmp_path / "refused").exists()
 
 
 def test_unreadable_answers_make_their_windows_failed(cli, inputs, tmp_path, keyed):
