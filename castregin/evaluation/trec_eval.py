@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..data import Qrels, Run
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
-from . import trec_rules
+from . import plain
 from .evaluate import warn_few_judged
 from .measures import P_PAIR, Marked, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
@@ -72,8 +72,8 @@ def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalO
     settings = Settings(options.rel_level, options.judged_only,
                         LONG_MAX if options.max_per_query is None else options.max_per_query, options.num_docs,
                         score_bits(options.score_precision))
-    evaluation = trec_rules.evaluate(qrels.labels, run.scores, marked, settings, options.complete, options.zscores,
-                                     qrels.source)
+    evaluation = plain.evaluate(qrels.labels, run.scores, marked, settings, options.complete, options.zscores,
+                                qrels.source)
     warn_few_judged(run, qrels, score_precision=options.score_precision)
     as_z = options.zscores is not None
     lines: list[TrecEvalLine] = []

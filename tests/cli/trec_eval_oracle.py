@@ -126,6 +126,21 @@ def golden_cases(cast2022: Path | None, directory: Path) -> list[tuple[str, str,
     return cases
 
 
+#: A slice of CAsT 2022 kept in the repository, with the binary's outputs on it (its README.md says how made).
+CAST_SLICE = Path(__file__).resolve().parents[1] / "data" / "cast2022_slice"
+
+
+def slice_cases(root: Path = CAST_SLICE) -> list[tuple[Path, str, Path, Path]]:
+    """``(kept output, trec_eval options, qrels, run)`` of the slice: each baseline run on its
+    ``question_relevance_all.qrel`` with ``-m all_trec`` and each of :data:`CAST_OPTIONS`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from reference_runs import MI_RUNS
+
+    qrels = root / "regin" / "qrels" / "question_relevance_all.qrel"
+    return [(root / "trec_eval" / golden_name(name, options), f"{options} -m all_trec", qrels,
+             root / "runs" / f"{name}.run") for name in MI_RUNS for options in CAST_OPTIONS]
+
+
 #: Random qrels with labels below 0 beside others (trec_eval: "in the pool but unjudged"): the options
 #: whose binary outputs are kept, by short name.
 NEGATIVE_SEEDS = range(4)

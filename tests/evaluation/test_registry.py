@@ -36,14 +36,18 @@ from castregin.evaluation import engine, plain, trec_rules
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.evaluation.measures import (
     COUNT_TURNS,
+    CUT_LONG,
     GEOMETRIC,
     NUM_REL,
     SUM,
     TREC_SETS,
     Definition,
+    IrName,
     mark_measures,
     parse_measure,
+    register,
     registered,
+    unregister,
 )
 from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
 from castregin.formats import columnar
@@ -79,10 +83,20 @@ def _calc_avg(definition: Definition, per_query: list[float], qrels: dict) -> fl
     return math.fsum(per_query) / len(per_query)
 
 
+def name_at(definition: Definition, cutoff: int = 3) -> str:
+    """A name that asks for ``definition``, read off its declaration: trec_eval's family name (``P``: its default
+    cutoffs), else its first ir_measures name at ``cutoff`` (``HitAt@3`` for the docs' ``hit_at``, whose ir_measures
+    name is not its own)."""
+    if definition.trec_name:
+        return definition.name
+    alias = definition.ir_measures[0]
+    return alias.shown.replace("@k", f"@{cutoff}") if alias.cutoff is not False else alias.shown
+
+
 def _check_paths(definition: Definition, rel_level: int, qrels: dict, run: dict, oracle: dict[str, dict]) -> None:
     """evaluate in memory, the rule, and the vectorised computation against ``oracle``
     ``{value name: {turn: value}}``."""
-    measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
+    measures = parse_measure(name_at(definition), rel_level)
     rows = evaluate_rows(Run("r", run), Qrels(qrels, name="q"), measures, rel_level, per_turn=True,
                          score_precision="float")
     by_rule = plain.evaluate_run(run, qrels, measures, 32)
@@ -180,8 +194,8 @@ def test_every_registered_measure_equals_its_oracle(definition, tmp_path):
 def _rules(run: dict, qrels: dict, measures) -> list[dict[str, float]]:
     """The measures' rules on every turn, none refused (the engine's contract; evaluate refuses, for the measures
     without ``any_label``, what trec_eval cannot evaluate: tests/cli/test_trec_eval_labels.py)."""
-    evaluation = trec_rules.evaluate(qrels, run, [m.marked() for m in measures],
-                                     trec_rules.Settings(measures[0].rel), strict=False)
+    evaluation = plain.evaluate(qrels, run, [m.marked() for m in measures],
+                                trec_rules.Settings(measures[0].rel), strict=False)
     return [{topic.topic: topic.values[i][0] for topic in evaluation.topics} for i in range(len(measures))]
 
 
@@ -207,7 +221,7 @@ def test_vectorised_and_rule_agree_on_any_label(definition):
         qrels["negative"] = {"a": -1, "b": -3}
         run["negative"] = {"a": 1.0, "b": 0.5, "c": 0.25}
         for rel_level in (1, 2, 2 ** 40):
-            measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
+            measures = parse_measure(name_at(definition), rel_level)
             by_engine = outcome(by_the_engine, run, qrels, measures)
             assert by_engine == outcome(_rules, run, qrels, measures), definition.name
             if isinstance(by_engine, str):
@@ -215,3 +229,35 @@ def test_vectorised_and_rule_agree_on_any_label(definition):
             unjudged = _rules({"negative": run["negative"]}, {"negative": {"unretrieved": 0}}, measures)
             assert [values["negative"] for values in by_engine] == [values["negative"] for values in unjudged], \
                 definition.name
+
+
+def test_a_measure_whose_ir_measures_name_is_not_its_own_is_walked_too():
+    """The docs' example (docs/evaluate.md, Adding a measure): ``hit_at``, named ``HitAt@k``. Its oracle is
+    counted here from the runs and qrels: at rank k (scores as 32-bit floats, pytrec_eval's rule, descending;
+    ties by item id descending), an item labelled at or above the level."""
+    import numpy as np
+
+    def rule(ranking, settings, cutoffs):
+        relevant = set(ranking.relevant)
+        return [1.0 if k - 1 in relevant else 0.0 for k in cutoffs]
+
+    def vectorised(ranked, measure):
+        return ranked.count(ranked.relevant(measure.rel) & (ranked.position == measure.param - 1)).astype(float)
+
+    definition = register(Definition("hit_at", rule, CUT_LONG, (1, 3), trec_name=False,
+                                     ir_measures=(IrName("HitAt", "HitAt@k", cutoff=True),), vectorised=vectorised,
+                                     formula="1 if the item at rank k is relevant, else 0", oracle="counted here"))
+    try:
+        assert name_at(definition) == "HitAt@3"
+        for qrels, run in CASES:
+            for rel_level in (1, 2):
+                oracle = {}
+                for turn, scores in run.items():
+                    if turn in qrels:
+                        ranked = sorted(scores, key=lambda item, s=scores: (float(np.float32(s[item])), item),
+                                        reverse=True)
+                        oracle[turn] = float(len(ranked) >= 3 and qrels[turn].get(ranked[2], -1) >= rel_level)
+                _check_paths(definition, rel_level, qrels, run, {"HitAt@3": oracle})
+        test_vectorised_and_rule_agree_on_any_label(definition)
+    finally:
+        unregister("hit_at")

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
 from . import average_precision, counts, gain, judged, novelty, precision, sets
+from .catalogue import measure_catalogue
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,
@@ -59,6 +60,7 @@ from .definition import (
     IrName,
     Marked,
     Measure,
+    Option,
     lookup,
     register,
     registered,
@@ -77,18 +79,10 @@ from .names import (
     split_measure_argument,
 )
 
-
-def measure_catalogue() -> list[dict]:
-    """Every measure name castregin knows (see :func:`castregin.evaluation.measures.catalogue.measure_catalogue`)."""
-    from .catalogue import measure_catalogue as catalogue  # only `castregin measures` needs it
-
-    return catalogue()
-
-
 __all__ = [
     "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GEOMETRIC", "IR_MEASURES_ORDER",
     "JUDGED_SHARE", "MEAN", "NONE", "NUM_REL", "POSITIVE_LINES", "POSITIVE_LINES_AND_TOP", "P_DOUBLE", "P_PAIR",
     "SUM", "TEXT", "TREC_EVAL_ORDER", "TREC_SETS", "Definition", "IrName", "Marked", "Measure", "MeasureRefused",
-    "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "register",
-    "registered", "split_measure_argument", "unregister", "value_names",
+    "Option", "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures",
+    "register", "registered", "split_measure_argument", "unregister", "value_names",
 ]
