@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from schema_mutations import refused_or_unread
 
 
