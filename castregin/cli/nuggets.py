@@ -17,13 +17,19 @@ from .options import InputPath, OutputDirectory, OutputPath, format_option, outp
 
 @main.group()
 def nuggets():
-    """Nugget evaluation of generated answers: nuggetizer's scores, iKAT 2024's nugget recall.
+    """Nugget evaluation of generated answers: nuggets and their assignment by a model, scores, citation support.
 
     \b
     Examples:
+      castregin nuggets create --qrels qrels.txt --passages segments.jsonl --queries topics.tsv \\
+          --model llama3.1:8b --base-url http://localhost:11434/v1 --out-dir nuggets/
+      castregin nuggets assign nuggets/nuggets.jsonl answers.jsonl --model llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --out-dir assigned/
       castregin nuggets score assignments/*.jsonl
       castregin nuggets score human/ --name human -q --format tsv -o human.tsv
       castregin compare --scores human.tsv --baseline bm25-gpt4o
+      castregin nuggets cite answers.jsonl --passages segments.jsonl --model llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --out-dir support/
     """
 
 
