@@ -106,6 +106,13 @@ ENDPOINT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
 }
 #: Samples ``castregin judge --samples`` asks of each prompt: each is a call of every pair.
 MAX_JUDGE_SAMPLES = 100
+#: Nuggets (or passages) put to a model in one call by ``castregin nuggets assign`` and ``create``
+#: (``--window``; nuggetizer's default is 10): each is in the prompt, so a window of thousands is no prompt.
+NUGGET_WINDOW_BOUNDS = (1, 1_000)
+#: Nuggets one turn may keep (``nuggets create --max-nuggets``; nuggetizer's default is 30).
+MAX_NUGGETS_BOUNDS = (1, 1_000)
+#: Citations of one sentence judged (``nuggets cite --max-citations``; TREC RAG 2024's support evaluation: 3).
+MAX_CITATIONS_BOUNDS = (1, 1_000)
 #: Bytes of one answer read from a model endpoint, headers and body, after decompression: a chat completion of
 #: 100,000 tokens is about a megabyte of JSON; an endless chunked body or a gzip bomb stops here.
 MAX_ANSWER_BYTES = 16 << 20

@@ -108,3 +108,14 @@ def call_progress(description: str, cost: Callable[[int, int], float]) -> tuple[
             bar.close()
 
     return factory, close
+
+
+def kept_saying(close_bars: Callable[[], None]) -> Callable[[str, int], None]:
+    """The ``kept`` callback of a model run: closes the progress bars, then says how many answers the stopped run
+    kept in its cache and that running the command again goes on."""
+    def kept(path: str, stored: int) -> None:
+        close_bars()
+        click.echo(f"castregin: the answers received so far are kept in {path} ({stored} in this "
+                   "run); run the same command again to go on", err=True)
+
+    return kept

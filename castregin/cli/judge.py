@@ -105,7 +105,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     )
     from ..track.convert import Bank
     from . import warnings_as_lines
-    from .endpoint import call_progress
+    from .endpoint import call_progress, kept_saying
 
     try:
         check_file_name_part(prefix)
@@ -122,11 +122,7 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
         turns=(lambda: (read_turn_list(turns_file), f"--turns {turns_file}")) if turns_file is not None else None,
         paths=[pool, *banks, topics, *unjudged_qrels, *([turns_file] if turns_file else [])])
     progress, close_bars = call_progress("castregin judge", settings.cost)
-
-    def kept(path: str, stored: int) -> None:
-        close_bars()
-        click.echo(f"castregin: the answers received so far are kept in {path} ({stored} in this "
-                   "run); run the same command again to go on", err=True)
+    kept = kept_saying(close_bars)
 
     try:
         with warnings_as_lines():

@@ -260,6 +260,22 @@ def read_answers(path: str | os.PathLike) -> list[Answer]:
     return parse_answers(read_bytes(path), display_name(path))
 
 
+def read_answer_files(paths: Iterable[str | os.PathLike]) -> list[Answer]:
+    """Several answer files as one set, in the files' order: a (run, query) answered in two files is an error
+    naming both."""
+    found: dict[tuple[str, str], str] = {}
+    answers = []
+    for path in paths:
+        source = display_name(path)
+        for answer in read_answers(path):
+            first = found.setdefault((answer.run_id, answer.qid), source)
+            if first != source:
+                raise InputError(f"run {answer.run_id!r} answers topic {answer.qid!r} here and in {first}; give each "
+                                 "(run, topic) once", source=source)
+            answers.append(answer)
+    return answers
+
+
 # --- writing ---------------------------------------------------------------------------------------------
 
 

@@ -75,6 +75,12 @@ def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
             raise InputError("umbrela judges relevance only; give --criteria relevance, or use "
                              "--prompt rubric for the other criteria", argument="prompt")
         return PromptTemplate(spec, spec, _template_text(f"llm_{spec}.txt.j2"), system=True)
+    return load_template_file(spec)
+
+
+def load_template_file(spec: str) -> PromptTemplate:
+    """A user's template file (``-``: standard input), compiled in the sandbox: the ``--prompt FILE`` of every
+    command that calls a model. Its name is the file's stem and 8 hex digits of its text's SHA-256."""
     from ..formats.prompts import read_prompt_file
 
     text = read_prompt_file(spec)  # a missing file, a directory, not UTF-8: one line, as for every input
@@ -110,16 +116,24 @@ def prompt_variables(task: Task, criterion: str) -> dict:
             "delimiter": item_delimiter(task.text)}
 
 
+def render_text(template: PromptTemplate, variables: dict) -> str:
+    """``template`` rendered with ``variables``: a built-in one as is, a user's in the bounded sandbox (within
+    :data:`castregin.limits.MAX_PROMPT_CHARS` and :data:`~castregin.limits.MAX_PROMPT_SECONDS`); whatever a
+    user's template does wrong is a :class:`~castregin.render.prompt_sandbox.TemplateFailure`."""
+    from .prompt_sandbox import render_bounded
+
+    compiled = _compile(template)
+    return compiled.render(**variables) if template.system else render_bounded(compiled, variables)
+
+
 def prompt_messages(template: PromptTemplate, task: Task, criterion: str) -> tuple[dict[str, str], ...]:
     """The chat messages of one (task, criterion). A user's template renders within
     :data:`castregin.limits.MAX_PROMPT_CHARS` and :data:`~castregin.limits.MAX_PROMPT_SECONDS`; whatever it
     does wrong (a division by zero, a range too big, a macro calling itself) is one line naming the pair."""
-    from .prompt_sandbox import TemplateFailure, render_bounded
+    from .prompt_sandbox import TemplateFailure
 
-    compiled = _compile(template)
     try:
-        user = (compiled.render(**prompt_variables(task, criterion)) if template.system
-                else render_bounded(compiled, prompt_variables(task, criterion)))
+        user = render_text(template, prompt_variables(task, criterion))
     except TemplateFailure as err:
         raise InputError(f"the template fails on turn {task.turn_id}, item {task.item_id}: {err}",
                          source=template.source) from None
@@ -168,22 +182,29 @@ def judge_files(judged, criteria: Sequence[str], qrels_names: Mapping[str, str])
     return files
 
 
+def missing_calls_lines(log: Mapping, then: str) -> list[str]:
+    """The warning of a run log's calls without an answer: the budget spent, or calls failed after every retry
+    (by kind, the first error), ``then`` saying what to do; no line when every call has its answer."""
+    this = log["this_run"]
+    missing = log["calls"] - log["answered"]
+    if this["budget_spent"]:
+        return [(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not made: "
+                 "run the same command again to go on")]
+    if not missing:
+        return []
+    failures = ", ".join(f"{k} {v}" for k, v in this["failures"].items())
+    first = f"; the first error: {this['first_failure']}" if this.get("first_failure") else ""
+    said = f"castregin: warning: {missing} call(s) failed after every retry or were not sent ({failures}){first}"
+    return [said + then]
+
+
 def judge_summary(log: Mapping) -> list[str]:
     """What a judging run says on standard error: what is missing and why, unparseable answers (a few shown),
     flagged items, and the totals."""
-    lines = []
     this = log["this_run"]
-    missing = log["calls"] - log["answered"]
     have = (f"the outputs hold the {log['answered']} answers there are ({this['from_cache']} from the cache, "
             f"{this['new_answers']} new)")
-    if this["budget_spent"]:
-        lines.append(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not made: "
-                     "run the same command again to go on")
-    elif missing:
-        failures = ", ".join(f"{k} {v}" for k, v in this["failures"].items())
-        first = f"; the first error: {this['first_failure']}" if this.get("first_failure") else ""
-        lines.append(f"castregin: warning: {missing} call(s) failed after every retry or were not sent "
-                     f"({failures}){first}; {have}: run again to retry the rest")
+    lines = missing_calls_lines(log, f"; {have}: run again to retry the rest")
     bad = sum(log["unparseable"].values())
     if bad:
         lines.append(f"castregin: warning: {bad} answer(s) have no label on their final line "

@@ -198,9 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, payload)
 
 
-def serve(**options) -> ChatServer:
+def serve(server_class: type[ChatServer] = ChatServer, **options) -> ChatServer:
     """A running server in a daemon thread (``server.shutdown()`` stops it)."""
-    server = ChatServer(**options)
+    server = server_class(**options)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
