@@ -148,9 +148,10 @@ class CastreginGroup(click.Group):
             click.echo(f"castregin: error: {err}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
-            # `castregin evaluate ... | head`: the reader left; that is not an error.
-            sys.stderr.close()
-            ctx.exit(0)
+            # `castregin evaluate ... | head -1`: the reader has had enough. Unix tools end quietly, killed by
+            # SIGPIPE (the shell's 141): the same exit status, and nothing said.
+            _silence_stdout()
+            ctx.exit(128 + signal.SIGPIPE)
         except Stopped as stop:
             # The writers have removed their temporary files on the way out.
             click.echo(f"castregin: stopped by {stop.name}; no output was written", err=True)
@@ -163,6 +164,20 @@ class CastreginGroup(click.Group):
         click.echo("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs",
                    err=True)
         ctx.exit(1)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null: the interpreter's last flush at exit would meet the closed pipe
+    again and print "Exception ignored ... BrokenPipeError"."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # a stream without a descriptor (a test runner's capture): nothing is flushed to a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 class Stopped(BaseException):

@@ -22,7 +22,8 @@ Every file castregin writes goes through here. The rules:
   (gzip's header holds no time and no name), so the same content gives the same bytes. Standard
   output and special files are written plain.
 - Disk full, permission denied, a closed standard output: one :class:`~castregin.errors.InputError`
-  line. Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command
+  line. A reader that has gone (``castregin ... | head -1``: EPIPE) is no error to report: a
+  :class:`BrokenPipeError`, on which the command line ends quietly, as Unix tools do (exit 141). Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command
   line turns into exceptions (:mod:`castregin.cli`).
 """
 
@@ -86,8 +87,11 @@ def _all_inputs(inputs: Iterable[str | os.PathLike | None]) -> list:
     return [*(p for p in inputs if p is not None), *_DECLARED_INPUTS.get()]
 
 
-def write_error(err: OSError, where: str) -> InputError:
-    """An OSError while writing ``where`` as one line saying what happened."""
+def write_error(err: OSError, where: str) -> InputError | BrokenPipeError:
+    """An OSError while writing ``where`` as one line saying what happened; EPIPE (the reader of a pipe has
+    had enough) stays a :class:`BrokenPipeError`, which the command line ends quietly on."""
+    if err.errno == errno.EPIPE:
+        return BrokenPipeError(err.errno, err.strerror or "Broken pipe")
     return InputError(f"cannot write: {_hint(err, err.strerror or str(err))}", source=where)
 
 

@@ -353,6 +353,23 @@ def test_disk_full(files):
     assert result.stderr == "castregin: error: <stdout>: cannot write: the disk is full\n"
 
 
+@pytest.mark.parametrize("command", ["trec_eval", "evaluate"])
+def test_a_reader_that_leaves_ends_castregin_quietly_as_sigpipe_ends_unix_tools(files, command):
+    # `castregin trec_eval ... | head -1`: the output is far larger than a pipe's buffer, so the write meets the
+    # closed pipe. trec_eval, cat and every Unix tool die of SIGPIPE there: exit 141 in the shell, nothing said.
+    turns = 3000
+    (files / "big.qrel").write_text("".join(f"t{t} 0 Q1 1\n" for t in range(turns)))
+    (files / "big.run").write_text("".join(f"t{t} Q0 Q{i} {i} {10 - i} alpha\n" for t in range(turns)
+                                           for i in range(1, 4)))
+    args = {"trec_eval": ["trec_eval", "-q", "-m", "all_trec", "big.qrel", "big.run"],
+            "evaluate": ["evaluate", "big.run", "--qrels", "big.qrel", "-q", "--format", "tsv"]}[command]
+    done = subprocess.run(["bash", "-c", f"{CASTREGIN} {' '.join(args)} | head -1; "
+                                         "echo \"status ${PIPESTATUS[0]}\" >&2"],
+                          cwd=files, capture_output=True, text=True, timeout=300, check=False)
+    assert done.stdout.count("\n") == 1
+    assert done.stderr == "status 141\n"  # quiet: no "cannot write: Broken pipe", no Python traceback
+
+
 def test_disk_full_while_writing_a_file_leaves_nothing(cli, files, monkeypatch):
     def no_space(self, *args):
         raise OSError(errno.ENOSPC, "No space left on device")
