@@ -141,9 +141,19 @@ class CastreginGroup(click.Group):
         for module in dict.fromkeys(entry.module for entry in COMMANDS.values()):
             importlib.import_module(module)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:  # `castregin --bogus`: the subcommands' are met in invoke
+            _usage_line(err)
+            ctx.exit(2)
+
     def invoke(self, ctx: click.Context):  # noqa: RET503 - every other path ends in ctx.exit, which raises
         try:
             return super().invoke(ctx)
+        except click.UsageError as err:
+            _usage_line(err)
+            ctx.exit(2)
         except InputError as err:
             click.echo(f"castregin: error: {err}", err=True)
             ctx.exit(1)
@@ -164,6 +174,25 @@ class CastreginGroup(click.Group):
         click.echo("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs",
                    err=True)
         ctx.exit(1)
+
+
+def _usage_line(err: click.UsageError) -> None:
+    """A usage error as one line naming the command's --help (click's own is four: usage, a hint, a blank line,
+    the error); click's "did you mean" kept on it. Help asked for by giving no arguments stays help."""
+    if isinstance(err, click.exceptions.NoArgsIsHelpError):
+        raise err
+    message = err.format_message()
+    if isinstance(err, click.NoSuchOption) and err.possibilities:
+        close = [p for p in err.possibilities if p not in ("-h", "--help")]
+        message = err.message.removesuffix(".") + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+    message = " ".join(message.split()).removesuffix(".")
+    names = []
+    context = err.ctx
+    while context is not None and context.parent is not None:  # the root is castregin, however it was started
+        names.insert(0, context.info_name or "")
+        context = context.parent
+    command = " ".join(["castregin", *names])
+    click.echo(f"castregin: error: {message}; see '{command} --help'", err=True)
 
 
 def _silence_stdout() -> None:
