@@ -13,6 +13,7 @@ command's module only, not the statistics, plotting and JSON-schema code of the 
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import json
 import os
@@ -74,12 +75,43 @@ def warnings_as_lines():
                 warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
+def _convert_ascii_number(self, value, param, ctx):
+    # Python's int() and float(), which click's number types call, read "٢", a full-width 2 and "1_0" (see
+    # castregin.formats.common.plain_number_text, the one rule of every reader of numbers).
+    if isinstance(value, str) and not (value.isascii() and "_" not in value):
+        self.fail(f"{value!r} is not a number written with the ASCII digits 0-9", param, ctx)
+    return super(type(self), self).convert(value, param, ctx)
+
+
+_ASCII_NUMBER_TYPES: dict[type, type] = {}
+
+
+def ascii_numbers(kind: click.ParamType) -> click.ParamType:
+    """``kind`` itself, or for a number type (``int``, ``click.IntRange``, ``FiniteFloat`` ...) a copy that takes the
+    ASCII digits only; a subclass of its class, so that ``--help`` still shows its range."""
+    if not isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):
+        return kind
+    cls = type(kind)
+    ascii_cls = _ASCII_NUMBER_TYPES.get(cls)
+    if ascii_cls is None:
+        ascii_cls = _ASCII_NUMBER_TYPES[cls] = type(cls.__name__, (cls,), {"convert": _convert_ascii_number})
+    ascii_kind = copy.copy(kind)
+    ascii_kind.__class__ = ascii_cls
+    return ascii_kind
+
+
 class CastreginCommand(click.Command):
-    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``).
+    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``), and
+    whose number options take the ASCII digits only (:func:`ascii_numbers`).
 
     Before it runs, no output file may be an input (any parameter typed as one, see
     :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            param.type = ascii_numbers(param.type)
 
     def invoke(self, ctx: click.Context):
         from ..formats.output import check_outputs, declared_inputs
@@ -186,7 +218,7 @@ def _usage_line(err: click.UsageError) -> None:
         close = [p for p in err.possibilities if p not in ("-h", "--help")]
         message = err.message.removesuffix(".") + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
     message = " ".join(message.split()).removesuffix(".")
-    names = []
+    names: list[str] = []
     context = err.ctx
     while context is not None and context.parent is not None:  # the root is castregin, however it was started
         names.insert(0, context.info_name or "")

@@ -507,7 +507,7 @@ def by_topic(rows: Sequence[tuple], measures: Sequence[str], keep_per_topic: boo
 
 
 def _topic_key(topic: str):
-    return (0, int(topic), "") if topic.isdigit() else (1, 0, topic)
+    return (0, int(topic), "") if topic.isascii() and topic.isdigit() else (1, 0, topic)
 
 
 def with_intervals(rows: Sequence[tuple], measures: Sequence[str], confidence: float = 0.95,

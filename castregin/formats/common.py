@@ -226,7 +226,7 @@ def decompression_bounds() -> tuple[int | None, int | None]:
     """
     return (_from_environment(SIZE_VARIABLE, limits.MAX_DECOMPRESSED, _parse_size),
             _from_environment(RATIO_VARIABLE, limits.MAX_COMPRESSION_RATIO,
-                              lambda text: int(text) if text.strip().isdigit() else None))
+                              lambda text: int(text) if text.strip().isascii() and text.strip().isdigit() else None))
 
 
 def format_size(size: int) -> str:
@@ -422,6 +422,16 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
                              "give run files or a directory of them", source=path)
         expanded.extend(files)
     return expanded
+
+
+def plain_number_text(text: str) -> bool:
+    """Whether ``text`` may go to Python's ``int()`` or ``float()``: ASCII, without ``_``.
+
+    Python reads every script's digits (``int("٢") == 2``, the full-width 2 too) and ``1_000``; trec_eval (C's ``atol``
+    reads ``٢`` as 0), pyarrow, the crowd readers and the drop-ins' originals read the ASCII digits only. One rule
+    for every reader of numbers and every numeric option: the ASCII ones only; anything else is refused.
+    """
+    return text.isascii() and "_" not in text
 
 
 def decode(data: bytes, source: str) -> str:

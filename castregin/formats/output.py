@@ -23,8 +23,9 @@ Every file castregin writes goes through here. The rules:
   output and special files are written plain.
 - Disk full, permission denied, a closed standard output: one :class:`~castregin.errors.InputError`
   line. A reader that has gone (``castregin ... | head -1``: EPIPE) is no error to report: a
-  :class:`BrokenPipeError`, on which the command line ends quietly, as Unix tools do (exit 141). Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command
-  line turns into exceptions (:mod:`castregin.cli`).
+  :class:`BrokenPipeError`, on which the command line ends quietly, as Unix tools do (exit 141).
+  Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command line
+  turns into exceptions (:mod:`castregin.cli`).
 """
 
 from __future__ import annotations

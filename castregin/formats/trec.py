@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..data import Qrels, Run
 from ..errors import InputError
-from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
+from .common import decode, display_name, parse_json_text, plain_number_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
@@ -39,14 +39,15 @@ def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]
 
 
 def _parse(text: str, kind: type, what: str, source: str, line: int):
-    # Python reads "1_000" as a number; trec_eval (C's atof/atol) would not.
+    # Python reads "1_000" and other scripts' digits ("٢") as numbers; trec_eval (C's atof/atol) would not.
     try:
-        if "_" in text:
+        if not plain_number_text(text):
             raise ValueError
         return kind(text)
     except ValueError:
         kind_name = "a number" if kind is float else "an integer"
-        raise InputError(f"{what} {text!r} is not {kind_name}", source=source, line=line) from None
+        digits = "" if text.isascii() else " (castregin reads the ASCII digits 0-9 only, as trec_eval does)"
+        raise InputError(f"{what} {text!r} is not {kind_name}{digits}", source=source, line=line) from None
 
 
 def _parse_float(text: str, what: str, source: str, line: int) -> float:

@@ -363,8 +363,8 @@ def test_a_reader_that_leaves_ends_castregin_quietly_as_sigpipe_ends_unix_tools(
                                            for i in range(1, 4)))
     args = {"trec_eval": ["trec_eval", "-q", "-m", "all_trec", "big.qrel", "big.run"],
             "evaluate": ["evaluate", "big.run", "--qrels", "big.qrel", "-q", "--format", "tsv"]}[command]
-    done = subprocess.run(["bash", "-c", f"{CASTREGIN} {' '.join(args)} | head -1; "
-                                         "echo \"status ${PIPESTATUS[0]}\" >&2"],
+    pipeline = f"{CASTREGIN} {' '.join(args)} | head -1; echo \"status ${{PIPESTATUS[0]}}\" >&2"
+    done = subprocess.run(["bash", "-c", pipeline],
                           cwd=files, capture_output=True, text=True, timeout=300, check=False)
     assert done.stdout.count("\n") == 1
     assert done.stderr == "status 141\n"  # quiet: no "cannot write: Broken pipe", no Python traceback
