@@ -11,7 +11,7 @@ from ..evaluation import gdeval as gd
 from ..evaluation import ndeval as nd
 from ..formats import diversity
 from ..render.gdeval_ndeval import gdeval_text, ndeval_text
-from . import main
+from . import main, warnings_as_lines
 
 _DROP_IN = {"help_option_names": ["--help"], "ignore_unknown_options": True, "allow_interspersed_args": False}
 
@@ -109,9 +109,10 @@ def gdeval_command(args):
         raise click.UsageError("expected QRELS RUN (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN)")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
-    qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
-    run = diversity.gdeval_run(run_file, rewrite)
-    baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
+    with warnings_as_lines():
+        qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
+        run = diversity.gdeval_run(run_file, rewrite)
+        baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
     if rewrite:
         gd.check_numeric_ids({line.topic for line in (*qrels, *run, *(baseline or ()))}, "gdeval --rewrite-ids")
     runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha[1],
@@ -174,9 +175,10 @@ def ndeval_command(args):
         raise click.UsageError("expected QRELS RUN")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
-    qrels = diversity.ndeval_qrels(qrels_file, rewrite)
-    run = diversity.ndeval_run(run_file, rewrite)
-    baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
+    with warnings_as_lines():
+        qrels = diversity.ndeval_qrels(qrels_file, rewrite)
+        run = diversity.ndeval_run(run_file, rewrite)
+        baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
     runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline,
                                          risk_alpha[1], risk_alpha[0])
     formats.write_text(output, ndeval_text(runid, [name for name, _ in nd.COLUMNS], rows, mean))

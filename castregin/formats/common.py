@@ -424,6 +424,23 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     return expanded
 
 
+#: UTF-8's byte-order mark, which every reader of castregin skips (Windows editors write it).
+BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+
+
+def note_byte_order_mark(data: bytes, source: str, original: str) -> None:
+    """For the drop-ins (``trec_eval``, ``gdeval``, ``ndeval``): an input starting with a byte-order mark, which
+    castregin skips and the original does not (``original``: what it does instead), is a warning naming the
+    difference, so that a drop-in never differs from its original in silence."""
+    if data.startswith(BYTE_ORDER_MARK):
+        import warnings
+
+        from ..errors import InputWarning
+
+        warnings.warn(InputWarning(f"{source}: starts with a UTF-8 byte-order mark, which castregin skips and "
+                                   f"{original}; remove it to have both agree"), stacklevel=2)
+
+
 def plain_number_text(text: str) -> bool:
     """Whether ``text`` may go to Python's ``int()`` or ``float()``: ASCII, without ``_``.
 
