@@ -32,6 +32,7 @@ from .options import (
     format_option,
     output_option,
     score_precision_option,
+    single_measure_option,
     split_named,
     top_k_option,
 )
@@ -463,8 +464,7 @@ def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
               help="Runs scored under every source (repeatable; a directory stands for its files): how far the "
                    "sources agree on the ranking of the runs, the section 'ranking' (Kendall's tau, tau_AP, "
                    "Spearman's rho, top-k overlap, the runs that move most).")
-@click.option("-m", "--measure", metavar="MEASURE",
-              help=f"With --runs: the measure the runs are ranked by (one; default {DEFAULT_RANKING_MEASURE}).")
+@single_measure_option(f"With --runs: the measure the runs are ranked by (one; default {DEFAULT_RANKING_MEASURE}).")
 @top_k_option
 @score_precision_option
 @click.option("--scatter", type=OutputPath(), metavar="FILE.png",

@@ -133,6 +133,20 @@ def measure_option(function):
                              f"{' '.join(DEFAULT_MEASURES)}.")(function)
 
 
+def _one_measure(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    if len(value) > 1:
+        raise click.BadParameter(f"the runs are ranked by one measure, {len(value)} given ({', '.join(value)}): give "
+                                 "one (castregin analyze correlation compares the rankings under several)")
+    return value[0] if value else None
+
+
+def single_measure_option(help: str, default: str | None = None):
+    """``-m/--measure``, once: a command that ranks runs by one measure refuses a second ``-m`` (click would keep the
+    last one given, in silence, where every other command's ``-m`` is repeatable)."""
+    return click.option("-m", "--measure", multiple=True, default=(default,) if default else (), metavar="MEASURE",
+                        callback=_one_measure, help=help + (f" Default: {default}." if default else ""))
+
+
 def rel_level_option(function):
     """``--rel-level``: trec_eval's ``-l``."""
     return click.option("--rel-level", default=2, show_default=True, type=click.IntRange(1, LABEL_RANGE[1]),

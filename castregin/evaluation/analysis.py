@@ -35,11 +35,21 @@ from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int,
            score_precision: str = DEFAULT_SCORE_PRECISION) -> dict[str, list[float]]:
-    """Each measure's mean of each run (in the order given), from one evaluation of all of them."""
-    rows = evaluate_rows(list(runs), qrels, list(measures), rel_level, score_precision=score_precision)
+    """Each measure's mean of each run (in the order given), from one evaluation of all of them.
+
+    Measures are looked up by what they parse to: evaluate's rows name ``ndcg_cut.3`` (trec_eval's family
+    spelling) ``ndcg_cut_3``. A name standing for several measures (``P.1,3``, ``official``) is an InputError.
+    """
+    parsed = {}
+    for measure in measures:
+        one = parse_measure(measure, rel_level)
+        if len(one) != 1:
+            raise InputError(f"{measure} stands for several measures: give one", argument="measure")
+        parsed[measure] = one[0]
+    rows = evaluate_rows(list(runs), qrels, list(parsed.values()), rel_level, score_precision=score_precision)
     by_key = {(run, name): value for run, _, name, turn, value in rows if turn == ALL_TURNS}
     names = run_names(list(runs))
-    return {measure: [by_key[name, measure] for name in names] for measure in measures}
+    return {measure: [by_key[name, parsed[measure].name] for name in names] for measure in measures}
 
 
 def system_ranks(scores: Sequence[float]) -> list[int]:
