@@ -105,7 +105,8 @@ class CastreginCommand(click.Command):
     whose number options take the ASCII digits only (:func:`ascii_numbers`).
 
     Before it runs, no output file may be an input (any parameter typed as one, see
-    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them.
+    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them; two
+    outputs on standard output (``qrels merge --provenance -``, -o being ``-``) are a usage error.
     """
 
     def __init__(self, *args, **kwargs):
@@ -114,12 +115,17 @@ class CastreginCommand(click.Command):
             param.type = ascii_numbers(param.type)
 
     def invoke(self, ctx: click.Context):
+        from ..formats.common import stream_digests
         from ..formats.output import check_outputs, declared_inputs
-        from .options import command_inputs, command_outputs
+        from .options import command_inputs, command_outputs, standard_output_options
 
+        to_stdout = standard_output_options(self, ctx.params)
+        if len(to_stdout) > 1:
+            raise click.UsageError(f"{' and '.join(to_stdout)} {'both' if len(to_stdout) == 2 else 'all'} write to "
+                                   "standard output ('-'); give all but one of them a file", ctx=ctx)
         try:
             inputs = command_inputs(self, ctx.params)
-            with declared_inputs(inputs):
+            with declared_inputs(inputs), stream_digests():
                 check_outputs(command_outputs(self, ctx.params), inputs)
                 return super().invoke(ctx)
         except InputError as err:

@@ -97,6 +97,12 @@ def command_outputs(command: click.Command, params: dict) -> list[str]:
     return outputs
 
 
+def standard_output_options(command: click.Command, params: dict) -> list[str]:
+    """The options of ``command`` whose outputs (as parsed into ``params``) go to standard output (``-``)."""
+    return [max(param.opts, key=len) if param.opts else param.name or "" for param in command.params
+            if isinstance(param.type, OutputPath) and params.get(param.name) == "-"]
+
+
 def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
     """``-o/--output FILE``; ``-`` is standard output."""
     return click.option("-o", "--output", type=OutputPath(), default=default, show_default=default is not None,

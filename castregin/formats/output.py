@@ -164,6 +164,9 @@ def resolve(path: str | os.PathLike) -> Target:
 def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Refuse, before any work, outputs that are inputs or each other, directories and block devices."""
     inputs = _all_inputs(inputs)
+    outputs = list(outputs)
+    if sum(output is not None and str(output) == STDIO for output in outputs) > 1:
+        raise InputError("two outputs go to standard output ('-'), one after the other; give all but one a file")
     read = {identity(p): p for p in inputs}
     read.pop(None, None)
     seen: dict = {}
