@@ -251,6 +251,39 @@ def test_aggregate_output_name_taken_by_a_directory(cli, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["question_relevance.qrel"]
 
 
+def test_a_device_that_fails_takes_the_files_back(tmp_path, capsys):
+    # The files were committed before the streams: a failing /dev/full left them in place.
+    kept = tmp_path / "kept.json"
+    kept.write_text("old\n")
+    with pytest.raises(InputError, match="/dev/full: cannot write: the disk is full"), \
+            OutputSet() as outputs:  # noqa: PT012 - the error comes at the commit, when the block ends
+        outputs.write_text(kept, "new\n")
+        outputs.write_text(tmp_path / "fresh.json", "new\n")
+        outputs.write_text("-", "a table\n")
+        outputs.write_text("/dev/full", "a figure\n")
+    assert kept.read_text() == "old\n" and not (tmp_path / "fresh.json").exists()
+    assert capsys.readouterr().out == ""  # the device is written before standard output
+    assert _temporaries(tmp_path) == []
+
+
+def test_qrels_merge_and_agreement_commit_every_output_or_none(tmp_path):
+    (tmp_path / "a.qrel").write_text(QRELS)
+    (tmp_path / "b.qrel").write_text("t1 0 Q1 1\nt1 0 Q2 2\nt2 0 Q5 0\nt3 0 Q7 1\n")
+    for before in (None, "old\n"):
+        if before is not None:
+            (tmp_path / "p.json").write_text(before)
+        result = _run("qrels", "merge", "a.qrel", "b.qrel", "--provenance", "p.json", "-o", "/dev/full",
+                      cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr == "castregin: error: /dev/full: cannot write: the disk is full\n"
+        assert (tmp_path / "p.json").exists() == (before is not None)
+        assert before is None or (tmp_path / "p.json").read_text() == before
+    result = _run("agreement", "a.qrel", "b.qrel", "--samples", "0", "--plot", "/dev/full", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""  # the table was printed, then the plot failed
+    assert result.stderr == "castregin: error: /dev/full: cannot write: the disk is full\n"
+    assert _temporaries(tmp_path) == []
+
+
 def test_convert_out_dir_is_all_or_nothing(cli, tmp_path):
     out = tmp_path / "converted"
     good = REPO / "data/runs/alpha.json"
