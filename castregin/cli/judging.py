@@ -532,7 +532,8 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
                              "one to compare with", argument="SOURCE")
         result = label_agreement(labelled, groups=groups, rel_level=rel_level, samples=samples, seed=seed,
                                  confidence=confidence, negative_labels=negative_labels)
-    ranking = _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision)
+        # A source sharing no turn with the runs scores every run 0: warned about, one line each.
+        ranking = _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision)
     if ranking:
         result["ranking"] = [a.to_dict() for a in ranking]
     text = _render_between(result, fmt, sections, ranking)

@@ -228,6 +228,11 @@ def _matrix(data: ReportData, qrels: str, measure: str, order: Sequence[str]) ->
             if row_run == column_run:
                 row.append(_cell("—", "diag"))
                 continue
+            if (row_run, column_run) not in found:
+                # No turn has a value for both (a qrels sharing no turn with the runs: warned about): no test.
+                row.append(_cell("—", title=f"{row_run} and {column_run} have no turn on {qrels} in common: "
+                                            "nothing to compare"))
+                continue
             difference, p, significant = found[(row_run, column_run)]
             css = ("win" if difference > 0 else "loss" if difference < 0 else "") if significant else ""
             row.append(_cell(rounded(difference, 3, sign=True), css, small=[_p(p)],
