@@ -28,11 +28,11 @@ NO_SHARED_TURN = "shares no turn with qrels 'x'"
 #: Every command: (arguments, the rule, what its one line says).
 CASES: dict[tuple[str, ...], tuple[list[str], str, str]] = {
     ("aggregate",): (["aggregate", "j.csv", "--criteria", "relevance", "--gold", "g.csv", "--out-dir", "agg"], ERROR,
-                     "no label is left to write: the gold filter removed every label (2 worker(s) in 2 (worker, "
-                     "topic) pair(s)); check the ranges of --gold; nothing written"),
+                     ("no label is left to write: the gold filter removed every label (2 worker(s) in 2 (worker, "
+                      "topic) pair(s)); check the ranges of --gold; nothing written")),
     ("agreement",): (["agreement", "j.csv", "--criteria", "relevance", "--gold", "g.csv"], WARNING,
-                     "the gold filter removed every label (2 worker(s) in 2 (worker, topic) pair(s)): the agreement "
-                     "after it is of nothing"),
+                     ("the gold filter removed every label (2 worker(s) in 2 (worker, topic) pair(s)): the agreement "
+                      "after it is of nothing")),
     ("analyze", "bootstrap"): (["analyze", "bootstrap", "a.run", "b.run", "--qrels", "x.qrel"], WARNING,
                                NO_SHARED_TURN),
     ("analyze", "correlation"): (["analyze", "correlation", "a.run", "b.run", "--qrels", "q.qrel", "--qrels",
@@ -50,9 +50,10 @@ CASES: dict[tuple[str, ...], tuple[list[str], str, str]] = {
                                 "x.qrel", "-o", "out.run"], ERROR, "no line is left to write"),
     ("evaluate",): (["evaluate", "a.run", "b.run", "--qrels", "x.qrel"], WARNING, NO_SHARED_TURN),
     ("gdeval",): (["gdeval", "gq.txt", "gr.txt"], WARNING,
-                  "no topic of gr.txt (they look like '1') is in gq.txt with a positive label: every value is 0"),
-    ("judge",): ([], SLOT, "H1 (issue 34): judge's empty result (no call succeeded) is its own refusal; the case "
-                           "needs the LLM test server of tests/judging, and belongs to the judge helper's tests"),
+                  ("no topic of gr.txt (they look like '1') is in gq.txt with a positive label: every value is "
+                   "0")),
+    ("judge",): ([], SLOT, ("H1 (issue 34): judge's empty result (no call succeeded) is its own refusal; the case "
+                            "needs the LLM test server of tests/judging, and belongs to the judge helper's tests")),
     ("measures",): ([], NOT_APPLICABLE, "no input: the catalogue of every measure"),
     ("ndeval",): (["ndeval", "nq.txt", "gr.txt"], WARNING,
                   "no topic of gr.txt (they look like '1') is in nq.txt: every value is 0"),
@@ -66,19 +67,19 @@ CASES: dict[tuple[str, ...], tuple[list[str], str, str]] = {
     ("pool", "build"): (["pool", "a.run", "--turns", "turns.txt", "-o", "pool.txt"], ERROR,
                         "none of the 1 pooled turns is in --turns turns.txt"),
     ("pool", "stats"): (["pool", "stats", "a.run", "b.run", "--pool", "x.pool"], WARNING,
-                        "x.pool shares no turn with the runs (the pool's look like 'x1', the runs' like 't1'): every "
-                        "contribution is 0"),
+                        ("x.pool shares no turn with the runs (the pool's look like 'x1', the runs' like 't1'): every "
+                         "contribution is 0")),
     ("qrels", "combine"): (["qrels", "combine", "q.qrel", "x.qrel", "-o", "out.qrel"], ERROR,
-                           "no (turn, item) pair is judged in every qrels (4 pairs in some only); check the ids; "
-                           "nothing written"),
+                           ("no (turn, item) pair is judged in every qrels (4 pairs in some only); check the ids; "
+                            "nothing written")),
     ("qrels", "filter"): (["qrels", "filter", "q.qrel", "--min-label", "3", "-o", "out.qrel"], ERROR,
                           "no turn of q.qrel has a label >= 3 (its highest is 2); lower --min-label; nothing written"),
     ("qrels", "merge"): (["qrels", "merge", "empty.qrel", "q.qrel", "--provenance", "p.json", "-o", "out.qrel"],
                          ERROR, "empty.qrel: the file is empty, expected a qrels file"),
     ("qrels", "stats"): (["qrels", "stats", "empty.qrel"], ERROR, "the file is empty, expected a qrels file"),
     ("qrels", "subset"): (["qrels", "subset", "q.qrel", "--turns", "turns.txt", "-o", "out.qrel"], ERROR,
-                          "none of the 1 turns of q.qrel is in --turns turns.txt (the qrels' look like 't1', the "
-                          "list's like 'x9'); check the turn ids; nothing written"),
+                          ("none of the 1 turns of q.qrel is in --turns turns.txt (the qrels' look like 't1', the "
+                           "list's like 'x9'); check the turn ids; nothing written")),
     ("report",): (["report", "a.run", "b.run", "--qrels", "x.qrel", "--ci-samples", "10", "--out", "rep"], WARNING,
                   NO_SHARED_TURN),
     ("scorekeeping", "score"): (["scorekeeping", "score", "episode"], ERROR,
@@ -88,8 +89,8 @@ CASES: dict[tuple[str, ...], tuple[list[str], str, str]] = {
     ("tasks",): (["tasks", "a.run", "--bank", "bank.json", "--topics", "bank.json", "--criteria", "relevance",
                   "--turns", "turns.txt", "--out-dir", "tasks"], ERROR,
                  "none of the 1 pooled turns is in --turns turns.txt"),
-    ("trec_eval",): (["trec_eval", "x.qrel", "a.run"], ERROR, "no query has both results (a.run) and relevance "
-                                                             "information (x.qrel)"),
+    ("trec_eval",): (["trec_eval", "x.qrel", "a.run"], ERROR,
+                    "no query has both results (a.run) and relevance information (x.qrel)"),
 }
 #: What each command that writes files must leave absent when it refuses.
 NOT_WRITTEN = {("aggregate",): "agg", ("convert", "passages"): "out.run", ("convert", "questions"): "out.run",
@@ -194,9 +195,9 @@ def test_aggregate_says_which_output_is_empty_when_others_are_not(cli, files):
     assert result.exit_code == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("castregin: warning: ")]
     assert warnings == [
-        "castregin: warning: criterion relevance: no turn has a label >= 2 (--min-label); relevance_filtered.qrel is "
-        "empty",
-        "castregin: warning: criterion novelty: no label is left (its cells are empty, or the gold filter removed "
-        "them); novelty.qrel is empty"]
+        ("castregin: warning: criterion relevance: no turn has a label >= 2 (--min-label); relevance_filtered.qrel "
+         "is empty"),
+        ("castregin: warning: criterion novelty: no label is left (its cells are empty, or the gold filter removed "
+         "them); novelty.qrel is empty")]
     assert (files / "agg" / "relevance.qrel").read_text() == "1_1 0 Q1 1\n"
     assert (files / "agg" / "novelty.qrel").read_text() == ""
