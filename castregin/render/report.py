@@ -33,13 +33,14 @@ import numpy as np
 from tqdm import tqdm
 
 from ..data import Qrels, Run
+from ..evaluation.compare import FAMILY_TESTS
 from ..evaluation.evaluate import NUM_Q
 from ..evaluation.ranking import score_bits
 from ..evaluation.report_data import CONFIDENCE, ReportData, ReportSettings
 from ..formats.provenance import Provenance
 from . import plots
 from .analysis import ranking_agreement_plot
-from .comparison import DAGGER, rounded, run_letters, summary_cells
+from .comparison import DAGGER, correction_words, rounded, run_letters, summary_cells
 
 FIGURES_DIR = "figures"
 RUNS_DIR = "runs"
@@ -339,8 +340,8 @@ def _loro_table(data: ReportData) -> dict | None:
 
 
 def _settings_text(options: ReportSettings) -> str:
-    text = (f"{options.test} test, {options.correction} correction over the comparisons of each measure, "
-            f"alpha {options.alpha}")
+    family = "" if options.test in FAMILY_TESTS else " over the comparisons of each measure"
+    text = f"{options.test} test, {correction_words(options.test, options.correction)}{family}, alpha {options.alpha}"
     if options.test == "randomization":
         text += f", {options.permutations} permutations, seed {options.seed}"
     compared = "doubles" if score_bits(options.score_precision) == 64 else "32-bit floats (pytrec_eval's ranking)"
@@ -367,7 +368,8 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
     return {
         "run_names": data.names, "measures": data.measures,
         "settings": _settings_text(data.settings), "legend": legend, "depth": data.depth, "primary": data.primary,
-        "test": data.settings.test, "correction": data.settings.correction, "alpha": data.settings.alpha,
+        "test": data.settings.test, "correction": correction_words(data.settings.test, data.settings.correction),
+        "alpha": data.settings.alpha,
         "leaderboards": _leaderboards(data, figures), "matrices": matrices, "runs": runs,
         "qrels": [{"name": q.name, "turns": len(q.labels), "judgments": len(q), "figure": figures[("qrels", q.name)]}
                   for q in data.qrels],

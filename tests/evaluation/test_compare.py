@@ -298,3 +298,22 @@ def test_tukey_hsd_is_offered_on_the_command_line(cli, run_paths, qrels_path):
     rows = _json(cli, *run_paths, "--qrels", qrels_path, "-m", "nDCG@3", "--test", "tukey-hsd")
     assert len(rows) == 6 and all(r["p_value"] == r["p_value_corrected"] for r in rows)
     assert all(r["effect_size"] is not None for r in rows)
+
+
+def test_the_legends_of_tukey_hsd_name_no_correction(cli, tmp_path):
+    # The legend said "holm correction" (the default of --correction) though Tukey's p-values are family-wise and
+    # corrected no further (test_tukey_hsd_equals_statsmodels_and_is_not_corrected_again).
+    (tmp_path / "q.qrel").write_text("".join(f"t{t} 0 Q{i} {(t + i) % 3}\n" for t in range(6) for i in range(3)))
+    for tag, shift in (("a", 0), ("b", 1), ("c", 2)):
+        (tmp_path / f"{tag}.run").write_text("".join(f"t{t} Q0 Q{(i + shift + t) % 3} {i + 1} {3 - i} {tag}\n"
+                                                     for t in range(6) for i in range(3)))
+    runs = [tmp_path / f"{tag}.run" for tag in "abc"]
+    table = cli("compare", *runs, "--qrels", tmp_path / "q.qrel", "-m", "P@1", "--test", "tukey-hsd").stdout
+    assert "(tukey-hsd, Tukey's family-wise p-values, no further correction, alpha 0.05)" in table
+    assert "holm" not in table
+    paired = cli("compare", *runs, "--qrels", tmp_path / "q.qrel", "-m", "P@1").stdout
+    assert "(paired-t, holm correction, alpha 0.05)" in paired
+    assert cli("report", *runs, "--qrels", tmp_path / "q.qrel", "-m", "P@1", "--test", "tukey-hsd", "--ci-samples",
+               "10", "--out", tmp_path / "report").exit_code == 0
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "holm" not in page and page.count("Tukey&#39;s family-wise p-values, no further correction") == 2
