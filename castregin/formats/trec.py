@@ -70,6 +70,17 @@ def _parse_int(text: str, what: str, source: str, line: int) -> int:
     return value
 
 
+#: The start of a JSON object or list ({"run_name": ..., [{...}, ...]): no TREC line starts so.
+_JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*[\[{"\]])')
+
+
+def _refuse_json(text: str, source: str, expected: str) -> None:
+    """A JSON file given for a TREC file (a JSON run to ``evaluate``): say so, and what to do, in one line."""
+    if _JSON_START.match(text[:256]):
+        line = len(text[:len(text) - len(text.lstrip())].splitlines()) or 1
+        raise InputError(f"the file looks like JSON, not {expected}", source=source, line=line)
+
+
 def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
     """Read a TREC run (``turn Q0 item rank score tag``, any whitespace).
 
@@ -84,7 +95,10 @@ def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
     tag = ""
-    for line, all_fields in _fields(decode(data, source), source, RUN_WHAT):
+    text = decode(data, source)
+    _refuse_json(text, source, "a TREC run (turn Q0 item rank score tag): a CAsT JSON submission? `castregin convert "
+                               "questions` (or responses, passages) turns it into one")
+    for line, all_fields in _fields(text, source, RUN_WHAT):
         fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:
             raise InputError(
@@ -119,7 +133,9 @@ def read_qrels(path: str | os.PathLike, name: str | None = None) -> Qrels:
 def parse_qrels(data: bytes, source: str, name: str) -> Qrels:
     """:func:`read_qrels` on the bytes of a file that ``source`` names in messages."""
     qrels = Qrels(name=name, source=source)
-    for line, fields in _fields(decode(data, source), source, QRELS_WHAT):
+    text = decode(data, source)
+    _refuse_json(text, source, "qrels (turn 0 item label); give a qrels file (CAsT-ReGIn's are its .qrel files)")
+    for line, fields in _fields(text, source, QRELS_WHAT):
         if len(fields) != 4:
             raise InputError(
                 f"expected 4 columns (turn 0 item label), found {len(fields)}", source=source, line=line
