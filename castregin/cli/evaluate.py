@@ -10,7 +10,7 @@ from .. import formats
 from ..arrays import choose_allocator
 from ..errors import InputError
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
-from ..evaluation.measures import DEFAULT_MEASURES, MEAN, measure_catalogue, parse_measures
+from ..evaluation.measures import DEFAULT_MEASURES, MEAN, TREC_SETS, measure_catalogue, parse_measures
 from ..formats.common import json_text
 from ..limits import MAX_RESAMPLES
 from ..render.tables import FORMATS, render_rows, text_table
@@ -74,6 +74,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     parsed = parse_measures(measures or DEFAULT_MEASURES, rel_level)  # a refused measure before any reading
+    _say_what_sets_leave_out(measures, fmt)
     turns = formats.read_turn_list(turns_file) if turns_file else None
     choose_allocator()
     with warnings_as_lines():
@@ -86,6 +87,19 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
         rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)
     counts = {NUM_Q, "num_topics", *(m.name for m in parsed if m.integer)}
     formats.write_text(output, render_rows(rows, fmt, counts=counts))
+
+
+#: trec_eval's text measures that evaluate, which prints numbers, leaves out of a set (runid is --format trec's).
+_TEXT_IN_SETS = ("relstring",)
+
+
+def _say_what_sets_leave_out(measures, fmt: str) -> None:
+    """``-m all_trec`` holds relstring, trec_eval's text: evaluate leaves it out, and says so."""
+    where = " of trec_eval's layout" if fmt == "trec" else ""
+    for name in measures:
+        for text in (t for t in _TEXT_IN_SETS if t in TREC_SETS.get(name, ())):
+            click.echo(f"castregin: warning: {name}'s {text} is text, not a number: evaluate leaves it out{where}; "
+                       f"`castregin trec_eval -q -m {name}` prints it", err=True)
 
 
 def _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed):
