@@ -433,7 +433,8 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
     ``by`` is ``turn`` or ``topic``. By topic, the mean is the mean of topic means
     (:func:`mean_of_topic_means`, as ``evaluate --by topic`` gives it) and the topic means are
     resampled. Each (run, qrels, measure) is resampled with a generator seeded afresh, so its
-    interval does not depend on the other runs.
+    interval does not depend on the other runs. A record counts its ``turns``; by topic also its ``topics``, the
+    units resampled.
     """
     if by not in ("turn", "topic"):
         raise InputError(f"resample by 'turn' or 'topic', not {by!r}", argument="by")
@@ -453,8 +454,9 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
         else:
             units, mean = [values[t] for t in sorted(values)], means.get(key)
         low, high = percentile_interval(units, samples, confidence, seed)
-        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": mean,
-                    "low": low, "high": high, "turns": len(values), "confidence": confidence, "by": by})
+        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": mean, "low": low, "high": high,
+                    **({"topics": len(units)} if by == "topic" else {}), "turns": len(values),
+                    "confidence": confidence, "by": by})
     return out
 
 

@@ -619,5 +619,5 @@ def _check_replaceable(directory: Path, kind: str, allowed: list[str]) -> None:
         ours = (name.as_posix() in written if written is not None
                 else any(name.match(pattern) for pattern in allowed))
         if not ours:
-            raise InputError(f"holds files that are not a castregin {kind} ({name}); choose a new or empty "
+            raise InputError(f"holds files that are not castregin's {kind} ({name}); choose a new or empty "
                              "directory, or move the file out", source=str(directory))

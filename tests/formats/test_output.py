@@ -316,7 +316,7 @@ def test_report_refuses_to_delete_a_file_it_did_not_write_anywhere_in_its_tree(c
     (out / planted).write_bytes(b"a user's file")
     result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out)
     assert result.exit_code == 1
-    assert f"holds files that are not a castregin report ({planted})" in result.stderr
+    assert f"holds files that are not castregin's report ({planted})" in result.stderr
     assert (out / planted).read_bytes() == b"a user's file"
 
 
@@ -339,7 +339,7 @@ def test_report_refuses_a_directory_that_is_not_a_report(cli, files, tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("my notes\n")
     result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "--out", out)
-    assert result.exit_code == 1 and "holds files that are not a castregin report (notes.txt)" in result.stderr
+    assert result.exit_code == 1 and "holds files that are not castregin's report (notes.txt)" in result.stderr
     assert (out / "notes.txt").read_text() == "my notes\n"
     result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "--out", files / "a.run")
     assert result.exit_code == 1 and "exists and is not a directory" in result.stderr
