@@ -254,9 +254,9 @@ def test_evaluate_ci_beside_the_means(cast2022, run_paths, cli):
 
 def test_bootstrap_by_topic_counts_the_topics_it_resamples(cli, tmp_path):
     # Its table showed a `turns` column though the units resampled are the topic means.
-    (tmp_path / "q.qrel").write_text("".join(f"{t} 0 Q1 {t[0] == '1' and 2 or 0}\n" for t in ("1_1", "1_2", "2_1",
-                                                                                            "2_2", "2_3")))
-    (tmp_path / "a.run").write_text("".join(f"{t} Q0 Q1 1 1.0 a\n" for t in ("1_1", "1_2", "2_1", "2_2", "2_3")))
+    turns = ("1_1", "1_2", "2_1", "2_2", "2_3")
+    (tmp_path / "q.qrel").write_text("".join(f"{t} 0 Q1 {2 if t.startswith('1_') else 0}\n" for t in turns))
+    (tmp_path / "a.run").write_text("".join(f"{t} Q0 Q1 1 1.0 a\n" for t in turns))
     args = ["analyze", "bootstrap", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", "P@1", "--samples",
             "100"]
     by_topic = cli(*args, "--by", "topic").stdout.splitlines()
