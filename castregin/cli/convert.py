@@ -153,8 +153,9 @@ def convert():
     """Turn JSON submissions (CAsT 2022 formats) into TREC runs.
 
     \b
-    Examples:
-      castregin convert questions runs/*.json --bank question_bank.json --out-dir question_runs/
+    Examples (CAsT 2022's questions: the ReGIn bank, then the official pool, which holds Q2173):
+      castregin convert questions runs/*.json --bank question_bank.json \\
+          --bank 2022_mixed_initiative_question_pool.json --out-dir question_runs/
       castregin convert responses runs/*.json --bank response_bank.json --out-dir response_runs/
       castregin convert passages runs/*.json --out-dir passage_runs/
     """
