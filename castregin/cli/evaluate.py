@@ -74,7 +74,6 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
     """
     formats.ensure_not_input(output, [*runs, *(split_named(s)[1] for s in qrels_specs)])
     parsed = parse_measures(measures or DEFAULT_MEASURES, rel_level)  # a refused measure before any reading
-    _say_what_sets_leave_out(measures, fmt)
     turns = formats.read_turn_list(turns_file) if turns_file else None
     choose_allocator()
     with warnings_as_lines():
@@ -83,6 +82,7 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
             measures=parsed, rel_level=rel_level, complete=complete,
             per_turn=per_turn or by == "topic" or ci is not None, turns=turns, score_precision=score_precision,
         )
+    _say_what_sets_leave_out(measures, fmt)  # once there is a result to leave it out of
     if by == "topic" or ci is not None:
         rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)
     counts = {NUM_Q, "num_topics", *(m.name for m in parsed if m.integer)}
