@@ -15,6 +15,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from castregin import Qrels, Run
+from castregin.errors import CoverageWarning
 from castregin.evaluation.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cohens_d, compare, paired_test
 from castregin.evaluation.evaluate import evaluate
 
@@ -208,7 +209,13 @@ def test_no_shared_turn_and_single_turn_are_defined():
     a = _run("a", {"t1": {"Q1": 1.0}})
     b = _run("b", {"t2": {"Q1": 1.0}})
     c = _run("c", {"t1": {"Q2": 1.0}})
-    results = evaluate([a, b, c], QRELS, ["P@1"], per_turn=True)
+    with pytest.warns(CoverageWarning) as warned:
+        results = evaluate([a, b, c], QRELS, ["P@1"], per_turn=True)
+    assert sorted(str(w.message).split(";")[0] for w in warned) == [
+        "run 'a' covers 1 of the 4 turns of qrels 'q'", "run 'b' covers 1 of the 4 turns of qrels 'q'",
+        "run 'c' covers 1 of the 4 turns of qrels 'q'",
+        "run 'c': 0.0% of its top 10 items are judged in qrels 'q' (mean over its 1 turns there, under 1%): its "
+        "values are about 0 whatever it ranks"]
     frame = compare(results, baseline="a")
     assert frame[["run", "turns", "statistic", "p_value"]].values.tolist() == [["b", 0, 0.0, 1.0],
                                                                                ["c", 1, 0.0, 1.0]]
@@ -224,7 +231,8 @@ def test_paired_test_and_effect_size_helpers():
 
 def test_unknown_baseline_in_the_stage_function_is_an_input_error():
     from castregin import InputError
-    results = evaluate([_run("a", {"t1": {"Q1": 1.0}})], QRELS, ["P@1"], per_turn=True)
+    with pytest.warns(CoverageWarning, match="covers 1 of the 4 turns"):
+        results = evaluate([_run("a", {"t1": {"Q1": 1.0}})], QRELS, ["P@1"], per_turn=True)
     with pytest.raises(InputError, match="unknown baseline 'x'"):
         compare(results, baseline="x")
     assert isinstance(compare(results), pd.DataFrame) and compare(results).empty

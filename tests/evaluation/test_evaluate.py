@@ -10,6 +10,10 @@ import pytrec_eval
 from castregin import InputError, Qrels, Run
 from castregin.evaluation.evaluate import evaluate
 
+#: Hand-made runs of a turn or two against a qrels of three: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these semantics.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 
 def _mean(results, measure="P@1"):
     """The ``all`` value of one measure in evaluate's rows."""
