@@ -214,8 +214,8 @@ def test_no_shared_turn_and_single_turn_are_defined():
     assert sorted(str(w.message).split(";")[0] for w in warned) == [
         "run 'a' covers 1 of the 4 turns of qrels 'q'", "run 'b' covers 1 of the 4 turns of qrels 'q'",
         "run 'c' covers 1 of the 4 turns of qrels 'q'",
-        "run 'c': 0.0% of its top 10 items are judged in qrels 'q' (mean over its 1 turns there, under 1%): its "
-        "values are about 0 whatever it ranks"]
+        ("run 'c': 0.0% of its top 10 items are judged in qrels 'q' (mean over its 1 turns there, under 1%): its "
+         "values are about 0 whatever it ranks")]
     frame = compare(results, baseline="a")
     assert frame[["run", "turns", "statistic", "p_value"]].values.tolist() == [["b", 0, 0.0, 1.0],
                                                                                ["c", 1, 0.0, 1.0]]
