@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 import pytest
 
 from castregin.cli import main
+
+from .command_tree import every_command
 
 ERROR, WARNING, NOT_APPLICABLE, SLOT = "error", "warning", "n/a", "slot"
 NO_SHARED_TURN = "shares no turn with qrels 'x'"
@@ -99,23 +100,8 @@ NOT_WRITTEN = {("aggregate",): "agg", ("convert", "passages"): "out.run", ("conv
                ("tasks",): "tasks"}
 
 
-def _every_command() -> set[tuple[str, ...]]:
-    main.load_all()
-    found: set[tuple[str, ...]] = set()
-
-    def walk(group: click.Group, prefix: tuple[str, ...]) -> None:
-        for name, command in group.commands.items():
-            if isinstance(command, click.Group):
-                walk(command, (*prefix, name))
-            else:
-                found.add((*prefix, name))
-
-    walk(main, ())
-    return found
-
-
 def test_every_command_is_walked():
-    assert set(CASES) == _every_command()
+    assert set(CASES) == set(every_command())
     listed = json.loads((Path(main.callback.__code__.co_filename).parent / "commands.json").read_text())
     assert {path[0] for path in CASES} == set(listed)
 

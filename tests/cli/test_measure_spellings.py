@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import re
 
-import click
 import pytest
 
-from castregin.cli import main
+from .command_tree import every_command
 
 SPELLINGS = ["nDCG@3", "ndcg_cut_3", "ndcg_cut.3"]
 #: Every option that names a measure: (command, option) -> the arguments to run it with, {m} the measure.
@@ -43,20 +42,8 @@ DROP_IN = (("trec_eval",), "measures")
 
 def _measure_options() -> set[tuple[tuple[str, ...], str]]:
     """(command path, parameter name) of every option that names a measure."""
-    main.load_all()
-    found = set()
-
-    def walk(group: click.Group, prefix: tuple[str, ...]) -> None:
-        for name, command in group.commands.items():
-            if isinstance(command, click.Group):
-                walk(command, (*prefix, name))
-                continue
-            for param in command.params:
-                if "-m" in getattr(param, "opts", []) or "measure" in (param.name or "") or param.name == "sort":
-                    found.add(((*prefix, name), param.name))
-
-    walk(main, ())
-    return found
+    return {(path, param.name) for path, command in every_command().items() for param in command.params
+            if "-m" in getattr(param, "opts", []) or "measure" in (param.name or "") or param.name == "sort"}
 
 
 def test_every_option_naming_a_measure_is_walked():

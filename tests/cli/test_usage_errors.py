@@ -6,26 +6,9 @@ promises one line, as for every other error.
 
 from __future__ import annotations
 
-import click
 import pytest
 
-from castregin.cli import main
-
-
-def _every_command() -> list[tuple[str, ...]]:
-    """The path of every command, groups' subcommands included (``("qrels", "merge")``)."""
-    main.load_all()
-    paths: list[tuple[str, ...]] = []
-
-    def walk(group: click.Group, prefix: tuple[str, ...]) -> None:
-        for name, command in sorted(group.commands.items()):
-            if isinstance(command, click.Group):
-                walk(command, (*prefix, name))
-            else:
-                paths.append((*prefix, name))
-
-    walk(main, ())
-    return paths
+from .command_tree import every_command
 
 
 def _one_usage_line(result, command: str) -> str:
@@ -36,7 +19,7 @@ def _one_usage_line(result, command: str) -> str:
     return result.stderr
 
 
-@pytest.mark.parametrize("path", _every_command(), ids=" ".join)
+@pytest.mark.parametrize("path", list(every_command()), ids=" ".join)
 def test_an_unknown_option_is_one_line_naming_the_commands_help(cli, path):
     result = cli(*path, "--no-such-option-anywhere")
     message = _one_usage_line(result, " ".join(("castregin", *path)))
