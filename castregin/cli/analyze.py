@@ -22,6 +22,7 @@ from .options import (
     runs_argument,
     runs_or_scores,
     score_precision_option,
+    single_measure_option,
     top_k_option,
 )
 
@@ -45,8 +46,8 @@ def analyze():
               metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
-@click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE",
-              help="The measure the runs are scored and ranked by, with and without their contributions.")
+@single_measure_option("The measure the runs are scored and ranked by, with and without their contributions.",
+                       default="nDCG@3")
 @rel_level_option
 @score_precision_option
 @format_option(RECORD_FORMATS)

@@ -155,8 +155,9 @@ def convert():
     """Turn JSON submissions (CAsT 2022 formats) into TREC runs.
 
     \b
-    Examples:
-      castregin convert questions runs/*.json --bank question_bank.json --out-dir question_runs/
+    Examples (CAsT 2022's questions: the ReGIn bank, then the official pool, which holds Q2173):
+      castregin convert questions runs/*.json --bank question_bank.json \\
+          --bank 2022_mixed_initiative_question_pool.json --out-dir question_runs/
       castregin convert responses runs/*.json --bank response_bank.json --out-dir response_runs/
       castregin convert passages runs/*.json --out-dir passage_runs/
     """
@@ -455,6 +456,10 @@ def pool_stats_command(runs, pool_file, depth, fmt, output):
     check_outputs([output], [*runs, *([pool_file] if pool_file else [])])
     run_list = [read_run(path) for path in runs]
     pool = read_pool(pool_file) if pool_file else None
+    if pool is not None and not any(turn in pool for run in run_list for turn in run.scores):
+        click.echo(f"castregin: warning: {pool_file} shares no turn with the runs (the pool's look like "
+                   f"{min(pool)!r}, the runs' like {min(run_list[0].scores)!r}): every contribution is 0; check the "
+                   "turn ids", err=True)
     stats = pool_statistics(run_list, run_names(run_list), depth, pool)
     write_text(output, pool_stats_report(stats, fmt))
 

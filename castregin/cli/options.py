@@ -97,6 +97,12 @@ def command_outputs(command: click.Command, params: dict) -> list[str]:
     return outputs
 
 
+def standard_output_options(command: click.Command, params: dict) -> list[str]:
+    """The options of ``command`` whose outputs (as parsed into ``params``) go to standard output (``-``)."""
+    return [max(param.opts, key=len) if param.opts else param.name or "" for param in command.params
+            if isinstance(param.type, OutputPath) and params.get(param.name) == "-"]
+
+
 def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
     """``-o/--output FILE``; ``-`` is standard output."""
     return click.option("-o", "--output", type=OutputPath(), default=default, show_default=default is not None,
@@ -151,6 +157,20 @@ def measure_option(function):
                         help="Measure, repeatable; ir_measures or trec_eval names, trec_eval's sets (all_trec, "
                              "official) and families (P.1,3,5). `castregin measures` lists them. Default: "
                              f"{' '.join(DEFAULT_MEASURES)}.")(function)
+
+
+def _one_measure(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    if len(value) > 1:
+        raise click.BadParameter(f"the runs are ranked by one measure, {len(value)} given ({', '.join(value)}): give "
+                                 "one (castregin analyze correlation compares the rankings under several)")
+    return value[0] if value else None
+
+
+def single_measure_option(help: str, default: str | None = None):
+    """``-m/--measure``, once: a command that ranks runs by one measure refuses a second ``-m`` (click would keep the
+    last one given, in silence, where every other command's ``-m`` is repeatable)."""
+    return click.option("-m", "--measure", multiple=True, default=(default,) if default else (), metavar="MEASURE",
+                        callback=_one_measure, help=help + (f" Default: {default}." if default else ""))
 
 
 def rel_level_option(function):

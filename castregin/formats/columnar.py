@@ -43,7 +43,7 @@ from ..arrays import THREADS, arrow, arrow_indices, in_threads, read_csv_bytes, 
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
-from .common import Input, display_name, open_input, read_bytes, stem
+from .common import Input, display_name, open_input, plain_number_text, read_bytes, stem
 
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader. So is one holding a NUL byte,
@@ -734,7 +734,7 @@ def _label_values(column) -> np.ndarray | None:
     for raw in texts.to_pylist():
         text = raw.decode() if isinstance(raw, bytes) else raw
         try:
-            if "_" in text:
+            if not plain_number_text(text):  # "1_0", "٢": the line reader refuses them, naming the line
                 return None
             values.append(int(text))
         except ValueError:

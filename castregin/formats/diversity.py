@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from ..data import Qrels
 from ..errors import InputError
-from .common import display_name, read_text, stem
+from .common import decode, display_name, note_byte_order_mark, read_bytes, read_text, stem
 from .trec import refuse_nul
 
 DIVERSITY_WHAT = "diversity qrels (topic subtopic item label)"
@@ -133,9 +133,18 @@ class GdevalLine(NamedTuple):
     runid: str
 
 
-def _lines(path) -> tuple[str, list[str]]:
+#: What the originals do with a byte-order mark, which castregin skips (said in a warning: docs/gdeval-ndeval.md).
+GDEVAL_BYTE_ORDER_MARK = ("gdeval.pl reads as part of the first line's topic id, stopping with a format error unless "
+                          "the id holds a '-' (its rewrite drops what precedes the last one)")
+NDEVAL_BYTE_ORDER_MARK = ("ndeval reads as part of the first line's topic id, stopping with a syntax error unless a "
+                          "run's id holds a '-' (ndeval reads the number after the first one)")
+
+
+def _lines(path, byte_order_mark: str = GDEVAL_BYTE_ORDER_MARK) -> tuple[str, list[str]]:
     source = display_name(path)
-    text = read_text(path)
+    data = read_bytes(path)
+    note_byte_order_mark(data, source, byte_order_mark)
+    text = decode(data, source)
     refuse_nul(text, source)
     # Perl's <> splits at \n only; gdeval then deletes every \r and \n.
     return source, [line.replace("\r", "") for line in text.split("\n")[:-1 if text.endswith("\n") else None]]
@@ -193,7 +202,7 @@ class NdevalLine(NamedTuple):
 
 
 def _c_lines(path, what: str) -> tuple[str, list[list[str]]]:
-    source, lines = _lines(path)
+    source, lines = _lines(path, NDEVAL_BYTE_ORDER_MARK)
     if not lines:
         raise InputError(f"{what} is empty", source=source)
     return source, [line.split() for line in lines]

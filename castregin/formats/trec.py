@@ -11,7 +11,7 @@ from typing import cast
 
 from ..data import Qrels, Run, StratifiedQrels
 from ..errors import InputError
-from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
+from .common import decode, display_name, parse_json_text, plain_number_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
@@ -42,14 +42,15 @@ def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]
 
 
 def _parse(text: str, kind: type, what: str, source: str, line: int):
-    # Python reads "1_000" as a number; trec_eval (C's atof/atol) would not.
+    # Python reads "1_000" and other scripts' digits ("٢") as numbers; trec_eval (C's atof/atol) would not.
     try:
-        if "_" in text:
+        if not plain_number_text(text):
             raise ValueError
         return kind(text)
     except ValueError:
         kind_name = "a number" if kind is float else "an integer"
-        raise InputError(f"{what} {text!r} is not {kind_name}", source=source, line=line) from None
+        digits = "" if text.isascii() else " (castregin reads the ASCII digits 0-9 only, as trec_eval does)"
+        raise InputError(f"{what} {text!r} is not {kind_name}{digits}", source=source, line=line) from None
 
 
 def _parse_float(text: str, what: str, source: str, line: int) -> float:
@@ -72,6 +73,17 @@ def _parse_int(text: str, what: str, source: str, line: int) -> int:
     return value
 
 
+#: The start of a JSON object or list ({"run_name": ..., [{...}, ...]): no TREC line starts so.
+_JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*[\[{"\]])')
+
+
+def _refuse_json(text: str, source: str, expected: str) -> None:
+    """A JSON file given for a TREC file (a JSON run to ``evaluate``): say so, and what to do, in one line."""
+    if _JSON_START.match(text[:256]):
+        line = len(text[:len(text) - len(text.lstrip())].splitlines()) or 1
+        raise InputError(f"the file looks like JSON, not {expected}", source=source, line=line)
+
+
 def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
     """Read a TREC run (``turn Q0 item rank score tag``, any whitespace).
 
@@ -86,7 +98,10 @@ def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
     tag = ""
-    for line, all_fields in _fields(decode(data, source), source, RUN_WHAT):
+    text = decode(data, source)
+    _refuse_json(text, source, "a TREC run (turn Q0 item rank score tag): a CAsT JSON submission? `castregin convert "
+                               "questions` (or responses, passages) turns it into one")
+    for line, all_fields in _fields(text, source, RUN_WHAT):
         fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:
             raise InputError(
@@ -127,7 +142,9 @@ def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = F
     :class:`~castregin.data.StratifiedQrels`; None either, as the first line says. Every line has the
     same number of columns, and a (turn, item) is listed once.
     """
-    lines = _fields(decode(data, source), source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
+    text = decode(data, source)
+    _refuse_json(text, source, "qrels (turn 0 item label); give a qrels file (CAsT-ReGIn's are its .qrel files)")
+    lines = _fields(text, source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
     first = next(lines)  # an empty file is an error (_fields)
     chose = stratified is None
     if stratified is None:

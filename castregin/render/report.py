@@ -33,13 +33,14 @@ import numpy as np
 from tqdm import tqdm
 
 from ..data import Qrels, Run
+from ..evaluation.compare import FAMILY_TESTS
 from ..evaluation.evaluate import NUM_Q
 from ..evaluation.ranking import score_bits
 from ..evaluation.report_data import CONFIDENCE, ReportData, ReportSettings
 from ..formats.provenance import Provenance
 from . import plots
 from .analysis import ranking_agreement_plot
-from .comparison import DAGGER, rounded, run_letters, summary_cells
+from .comparison import DAGGER, correction_words, rounded, run_letters, summary_cells
 
 FIGURES_DIR = "figures"
 RUNS_DIR = "runs"
@@ -238,6 +239,11 @@ def _matrix(data: ReportData, qrels: str, measure: str, order: Sequence[str]) ->
             if row_run == column_run:
                 row.append(_cell("—", "diag"))
                 continue
+            if (row_run, column_run) not in found:
+                # No turn has a value for both (a qrels sharing no turn with the runs: warned about): no test.
+                row.append(_cell("—", title=f"{row_run} and {column_run} have no turn on {qrels} in common: "
+                                            "nothing to compare"))
+                continue
             difference, p, significant = found[(row_run, column_run)]
             css = ("win" if difference > 0 else "loss" if difference < 0 else "") if significant else ""
             row.append(_cell(rounded(difference, 3, sign=True), css, small=[_p(p)],
@@ -346,8 +352,8 @@ def _loro_table(data: ReportData) -> dict | None:
 
 
 def _settings_text(options: ReportSettings, given_scores: bool = False) -> str:
-    text = (f"{options.test} test, {options.correction} correction over the comparisons of each measure, "
-            f"alpha {options.alpha}")
+    family = "" if options.test in FAMILY_TESTS else " over the comparisons of each measure"
+    text = f"{options.test} test, {correction_words(options.test, options.correction)}{family}, alpha {options.alpha}"
     if options.test == "randomization":
         text += f", {options.permutations} permutations, seed {options.seed}"
     if given_scores:
@@ -378,7 +384,8 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
         "run_names": data.names, "measures": data.measures,
         "settings": _settings_text(data.settings, data.given_scores), "legend": legend, "depth": data.depth,
         "primary": data.primary,
-        "test": data.settings.test, "correction": data.settings.correction, "alpha": data.settings.alpha,
+        "test": data.settings.test, "correction": correction_words(data.settings.test, data.settings.correction),
+        "alpha": data.settings.alpha,
         "leaderboards": _leaderboards(data, figures), "matrices": matrices, "runs": runs,
         "qrels": [{"name": q.name, "turns": len(q.labels), "judgments": len(q), "figure": figures[("qrels", q.name)]}
                   for q in data.qrels if ("qrels", q.name) in figures],

@@ -158,7 +158,7 @@ def test_bootstrap_by_topic_resamples_whole_topics():
     # Two topics, means 1 and 0: a resample holds topic 1 twice (mean of topic means 1), topic 2
     # twice (0) or one each (1/2); the mean is that of the topic means, 1/2, not the turns' 2/5.
     assert (by_topic["low"], by_topic["high"]) == (0.0, 1.0)
-    assert by_topic["mean"] == 0.5 and by_topic["turns"] == 5
+    assert by_topic["mean"] == 0.5 and by_topic["topics"] == 2 and by_topic["turns"] == 5
 
 
 def _topic_mean_by_pandas(per_turn: dict[str, float]) -> float:
@@ -251,3 +251,17 @@ def test_evaluate_ci_beside_the_means(cast2022, run_paths, cli):
     assert header.split() == ["run", "num_q", "P@1"]
     mean, low, high = row.split()[2], row.split()[3].strip("[,"), row.split()[4].strip("]")
     assert mean == "0.3268" and float(low) < 0.3268 < float(high)
+
+
+def test_bootstrap_by_topic_counts_the_topics_it_resamples(cli, tmp_path):
+    # Its table showed a `turns` column though the units resampled are the topic means.
+    turns = ("1_1", "1_2", "2_1", "2_2", "2_3")
+    (tmp_path / "q.qrel").write_text("".join(f"{t} 0 Q1 {2 if t.startswith('1_') else 0}\n" for t in turns))
+    (tmp_path / "a.run").write_text("".join(f"{t} Q0 Q1 1 1.0 a\n" for t in turns))
+    args = ["analyze", "bootstrap", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", "P@1", "--samples",
+            "100"]
+    by_topic = cli(*args, "--by", "topic").stdout.splitlines()
+    assert by_topic[0].split() == ["run", "qrels", "measure", "mean", "low", "high", "topics"]
+    assert by_topic[2].split()[-1] == "2" and by_topic[2].split()[3] == "0.5000"
+    by_turn = cli(*args).stdout.splitlines()
+    assert by_turn[0].split()[-1] == "turns" and by_turn[2].split()[-1] == "5"

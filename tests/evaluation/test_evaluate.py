@@ -10,6 +10,10 @@ import pytrec_eval
 from castregin import InputError, Qrels, Run
 from castregin.evaluation.evaluate import evaluate
 
+#: Hand-made runs of a turn or two against a qrels of three: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these semantics.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 
 def _mean(results, measure="P@1"):
     """The ``all`` value of one measure in evaluate's rows."""
@@ -202,3 +206,17 @@ def test_cli_unknown_measure_is_one_line(cli, files):
     assert result.exit_code == 1
     assert result.stderr.startswith("castregin: error: unknown measure 'nope'")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_all_trec_says_that_relstring_is_left_out(cli, tmp_path):
+    # --format trec is trec_eval's layout, and all_trec holds relstring: it was dropped without a word.
+    (tmp_path / "q.qrel").write_text("t1 0 Q1 2\nt1 0 Q2 0\n")
+    (tmp_path / "a.run").write_text("t1 Q0 Q1 1 2 a\nt1 Q0 Q2 2 1 a\n")
+    for fmt, where in (("trec", " of trec_eval's layout"), ("table", "")):
+        result = cli("evaluate", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", "all_trec", "-q",
+                     "--format", fmt)
+        assert result.exit_code == 0 and "relstring" not in result.stdout
+        assert result.stderr == (f"castregin: warning: all_trec's relstring is text, not a number: evaluate leaves it "
+                                 f"out{where}; `castregin trec_eval -q -m all_trec` prints it\n")
+    quiet = cli("evaluate", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", "official", "--format", "trec")
+    assert quiet.stderr == "" and quiet.stdout.startswith("runid ")

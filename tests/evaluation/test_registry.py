@@ -56,6 +56,10 @@ from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
 from castregin.formats import columnar
 from castregin.render.trec import trec_eval_text
 
+#: Random runs and qrels share few turns, or none, by design: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these comparisons of numbers.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 
 def random_case(seed: int, labels=(0, 0, 0, 1, 2, 3, 4)) -> tuple[dict, dict]:
     """Qrels and a run: ties (also of scores equal as floats only), unjudged items, turns on one side only."""
