@@ -35,7 +35,7 @@ def sample_eval_command(args):
     from ..evaluation.inferred import sample_eval
     from ..formats.strata import read_stratified_qrels
     from ..render.sample_eval import sample_eval_text
-    from .gdeval import _castregin_options  # --output FILE, as gdeval and ndeval take it
+    from .gdeval import _castregin_options, expect_files  # --output FILE, as gdeval and ndeval take it
 
     rest, rewrite, output = _castregin_options(args)
     if rewrite:
@@ -43,8 +43,7 @@ def sample_eval_command(args):
     per_topic = bool(rest) and rest[0] == "-q"
     if per_topic:
         rest.pop(0)
-    if len(rest) != 2 or any(arg.startswith("-") and arg != "-" for arg in rest):
-        raise click.UsageError("expected [-q] QRELS RUN (sample_eval.pl's arguments)")
+    expect_files(rest, "-q".__eq__, "sample_eval.pl: [-q] QRELS RUN")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file])
     result = sample_eval(read_stratified_qrels(qrels_file), formats.read_run(run_file))
