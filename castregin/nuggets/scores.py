@@ -113,7 +113,8 @@ def _warn_empty_turns(assignments: Sequence[Assignment], no_vital: str, measures
     if without_nuggets:
         warnings.warn(InputWarning(
             f"{len(without_nuggets)} turn(s) have no nugget: {_turn_list(without_nuggets, runs)}; they score 0 on "
-            "every nugget measure, as nuggetizer scores them"), stacklevel=3)
+            "nuggetizer's four scores, as nuggetizer scores them, and are left out of nugget_recall, as CONE-RAG "
+            "leaves them"), stacklevel=3)
     if without_vital and any(m in _VITAL_MEASURES for m in measures):
         what = ("they score 0 on strict_vital_score and vital_score, as nuggetizer scores them (--no-vital skip "
                 "leaves them out of those means)" if no_vital == "zero" else
@@ -161,8 +162,13 @@ def score_assignments(assignments: Sequence[Assignment], source: str = "nuggets"
         rows.append((run, source, NUM_Q, ALL_TURNS, float(len(answers))))
         for measure in chosen:
             turns = values[measure]
-            # nuggetizer's mean (statistics.mean: exact, then rounded once); no turn: no mean to take.
+            # nuggetizer's mean (statistics.mean: exact, then rounded once); no turn: no mean to take, and said.
             mean = statistics.mean(turns.values()) if turns else float("nan")
+            if not turns:
+                why = ("a turn counts with nuggets and an answer" if measure == NUGGET_RECALL else
+                       "--no-vital skip leaves out the turns without a vital nugget")
+                warnings.warn(InputWarning(f"run {run!r}: no turn to average {measure} over ({why}); its value is "
+                                           "nan"), stacklevel=2)
             rows.append((run, source, measure, ALL_TURNS, mean))
             if per_turn:
                 rows.extend((run, source, measure, qid, value) for qid, value in turns.items())

@@ -397,7 +397,9 @@ def test_a_rerun_asks_nothing_and_says_so(cli, server, tmp_path):
     requests = server.requests
     again = cli(*args)
     assert again.exit_code == 0 and server.requests == requests and outputs(out) == before
-    assert again.stderr == ""  # nothing to play: no client, no run log rewritten
+    # nothing to play: no client, no run log rewritten; the one line says why nothing was played
+    assert again.stderr == (f"castregin: every episode to play is in {out} already: none was played in this run (the "
+                            "table is of the episodes there)\n")
 
 
 def test_bad_game_folder_writes_nothing(cli, server, tmp_path):
