@@ -83,11 +83,27 @@ def parse_measure_names(names: Iterable[str] | None) -> list[str]:
     for name in names:
         measure = ALIASES.get(name, name)
         if measure not in MEASURES:
-            raise InputError(f"unknown nugget measure {name!r}; use one of {', '.join(MEASURES)} "
-                             f"(or {', '.join(ALIASES)})", argument="measures")
+            close = _nearest_name(name)
+            hint = f"did you mean {close}? " if close else ""
+            raise InputError(f"unknown nugget measure {name!r}; {hint}use one of {', '.join(MEASURES)} "
+                             f"(or {', '.join(ALIASES)}); trec_eval's measures are evaluate's", argument="measures")
         if measure not in chosen:
             chosen.append(measure)
     return chosen
+
+
+def _nearest_name(name: str) -> str | None:
+    """The nugget measure ``name`` spells but for case and separators (``Vital-Score``), else one a typo away
+    (``vital_scor``), else None."""
+    import difflib
+
+    known = [*MEASURES, *ALIASES]
+    folded = {"".join(ch for ch in k.lower() if ch.isalnum()): k for k in known}
+    same = folded.get("".join(ch for ch in name.lower() if ch.isalnum()))
+    if same is not None:
+        return same
+    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _turn_list(found: dict[str, list[str]], runs: dict[str, int]) -> str:
