@@ -225,7 +225,7 @@ def interpolated_precision(estimates: TopicEstimates) -> list[float]:
 
 
 _PERL_NUMBER = re.compile(r"\s*([+-]?)(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?"
-                          r"|(?i:inf(?:inity)?)|(?i:nan))")
+                          r"|(?i:inf(?:inity)?)|(?i:nan))", re.ASCII)  # Perl reads the ASCII digits only
 
 
 def perl_number(text: str) -> float:

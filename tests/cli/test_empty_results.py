@@ -41,7 +41,7 @@ MODEL_SETTINGS = ["--api-key-env", "CASTREGIN_WALKER_KEY", "--max-retries", "0",
                   "20", "--concurrency", "1"]
 
 
-def MODEL_AT(url: str) -> list[str]:  # noqa: N802 - read as a constant in the table
+def MODEL_AT(url: str) -> list[str]:  # read as a constant in the table
     return ["--model", "m", "--base-url", url, *MODEL_SETTINGS]
 
 #: Every command: (arguments, the rule, what its one line says).
@@ -75,8 +75,7 @@ CASES: dict[tuple[str, ...], tuple[list[str], str, str]] = {
                    "0")),
     ("judge",): (["judge", "jpool.txt", "--bank", "bank.json", "--topics", "topics.json", "--criteria", "relevance",
                   *MODEL_AT("{chat}"), "--out-dir", "judged"], ERROR,
-                 "no call was answered (1 call(s) failed after every retry); the first error: HTTP 500: overloaded; "
-                 "nothing written"),
+                 NOTHING_ANSWERED),
     ("measures",): ([], NOT_APPLICABLE, "no input: the catalogue of every measure"),
     ("nuggets", "assign"): (["nuggets", "assign", "nuggets.jsonl", "answers.jsonl", *MODEL_AT("{nuggets}"),
                              "--out-dir", "assigned"], ERROR, NOTHING_ANSWERED),
@@ -154,8 +153,8 @@ MORE_CASES: dict[tuple[tuple[str, ...], str], tuple[list[str], str, str]] = {
         "run 'r': no turn to average nugget_recall over (a turn counts with nuggets and an answer); its value is nan"),
     (("nuggets", "score"), "no vital nugget, skipped"): (
         ["nuggets", "score", "no_vital.jsonl", "-m", "vital", "--no-vital", "skip"], WARNING,
-        "run 'r': no turn to average vital_score over (--no-vital skip leaves out the turns without a vital nugget); "
-        "its value is nan"),
+        ("run 'r': no turn to average vital_score over (--no-vital skip leaves out the turns without a vital "
+         "nugget); its value is nan")),
     (("play", "privateshared"), "every episode played before"): (
         ["play", "privateshared", "--game-dir", "{game_dir}", "--model", "truthful", "--base-url", "{game}",
          *MODEL_SETTINGS, "--out-dir", "played", "--experiment", "job-interview"], NOTE,
@@ -166,7 +165,8 @@ MORE_CASES: dict[tuple[tuple[str, ...], str], tuple[list[str], str, str]] = {
 }
 #: What each command that writes files must leave absent when it refuses.
 NOT_WRITTEN = {("judge",): "judged", ("nuggets", "assign"): "assigned", ("nuggets", "cite"): "cited",
-               ("nuggets", "create"): "created", ("play", "privateshared"): "played",("aggregate",): "agg", ("convert", "passages"): "out.run", ("convert", "questions"): "out.run",
+               ("nuggets", "create"): "created", ("play", "privateshared"): "played",
+               ("aggregate",): "agg", ("convert", "passages"): "out.run", ("convert", "questions"): "out.run",
                ("convert", "responses"): "out.run", ("pool", "build"): "pool.txt", ("qrels", "combine"): "out.qrel",
                ("qrels", "filter"): "out.qrel", ("qrels", "subset"): "out.qrel", ("qrels", "merge"): "p.json",
                ("tasks",): "tasks"}
