@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 GAME_DIR = Path(__file__).resolve().parents[1] / "data" / "privateshared" / "clembench"
+REPO_DATA = Path(__file__).resolve().parents[2] / "data"
 NOWHERE = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"]
 
 
@@ -146,3 +147,58 @@ def test_a_lone_surrogate_in_a_streamed_run_is_one_line(cli, files):
                                   "--bank-out", "bank2.json"))
     assert "run.json: turns[0].questions[0].question: character 1 is a lone surrogate" in message
     assert not (files / "out.run").exists() and not (files / "bank2.json").exists()
+
+
+ECHOED_KEY = "sk-echoed-0123456789-SECRET"
+
+
+def _echoing(server_class, *args):
+    """A test server of server_class whose every answer ends with the request's Authorization header (the key)."""
+    class Echoing(server_class):
+        def reply(self, body):
+            content, refusal = super().reply(body)
+            return f"{content or ''} {self.authorizations[-1]}", refusal
+
+    server = Echoing(*args, faults=False) if server_class.__name__ != "GameServer" else Echoing(*args)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("command", ["judge", "nuggets create", "nuggets assign", "nuggets cite", "play privateshared"])
+def test_a_key_a_server_echoes_in_its_answers_is_in_no_file_and_not_printed(cli, tmp_path, monkeypatch, command):
+    """Every command that calls a model, against its test server made to end each answer with the request's
+    credentials (`Bearer sk-...`): the key is in no file written (cache, outputs, run log, episodes) and not
+    printed; the answers keep `***` in its place."""
+    from dialogue.game_server import GameServer
+    from judging.chat_server import ChatServer
+    from nuggets.nugget_server import NuggetServer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CASTREGIN_ECHO_KEY", ECHOED_KEY)
+    for path in (REPO_DATA / "nuggets").iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "topics.json").write_text(FILES["topics.json"])
+    (tmp_path / "bank.json").write_text('{"Q1": "Do you want a recipe for bread?"}')
+    (tmp_path / "pool.txt").write_text("1_1-1 Q0 Q1 1 0 pool\n")
+    server = (_echoing(GameServer, GAME_DIR) if command.startswith("play") else
+              _echoing(NuggetServer) if command.startswith("nuggets") else _echoing(ChatServer))
+    args = {"judge": ["judge", "pool.txt", "--bank", "bank.json", "--topics", "topics.json", "--criteria",
+                      "relevance", "--model", "m"],
+            "nuggets create": ["nuggets", "create", "--qrels", "qrels.txt", "--passages", "segments.jsonl",
+                               "--queries", "queries.tsv", "--model", "m"],
+            "nuggets assign": ["nuggets", "assign", "nuggets.jsonl", "answers.jsonl", "--model", "m"],
+            "nuggets cite": ["nuggets", "cite", "answers.jsonl", "--passages", "segments.jsonl", "--model", "m"],
+            "play privateshared": ["play", "privateshared", "--game-dir", str(GAME_DIR), "--experiment",
+                                   "travel-booking", "--model", "truthful"]}[command]
+    try:
+        result = cli(*args, "--base-url", server.base_url, "--api-key-env", "CASTREGIN_ECHO_KEY", "--out-dir", "out",
+                     "--max-retries", "0", "--timeout", "20")
+    finally:
+        server.shutdown()
+    assert set(server.authorizations) == {f"Bearer {ECHOED_KEY}"}
+    assert "SECRET" not in result.stdout + result.stderr
+    written = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
+    assert any(path.name == "cache.sqlite" for path in written), result.stderr
+    for path in written:
+        assert b"SECRET" not in path.read_bytes(), path
+    assert any(b"Bearer ***" in path.read_bytes() for path in written)
