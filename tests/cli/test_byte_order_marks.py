@@ -109,16 +109,22 @@ DROP_IN_WARNING = {
 }
 
 
-@pytest.mark.parametrize("tool", ["gdeval", "ndeval"])
-@pytest.mark.parametrize("marked", ["qrels", "run"])
-def test_gdeval_and_ndeval_skip_it_and_say_so(cli, tmp_path, tool, marked):
-    texts = {"qrels": QRELS[tool].encode(), "run": RUN.encode()}
+def _plain_and_marked(tmp_path, texts: dict[str, bytes], marked: str) -> tuple[dict, dict]:
+    """The files without the mark, and the same with it before the ``marked`` one (qrels or run)."""
     plain = {kind: tmp_path / f"plain.{kind}" for kind in texts}
     for kind, path in plain.items():
         path.write_bytes(texts[kind])
     with_mark = dict(plain)
     with_mark[marked] = tmp_path / f"marked.{marked}"
     with_mark[marked].write_bytes(MARK + texts[marked])
+    return plain, with_mark
+
+
+@pytest.mark.parametrize("tool", ["gdeval", "ndeval"])
+@pytest.mark.parametrize("marked", ["qrels", "run"])
+def test_gdeval_and_ndeval_skip_it_and_say_so(cli, tmp_path, tool, marked):
+    texts = {"qrels": QRELS[tool].encode(), "run": RUN.encode()}
+    plain, with_mark = _plain_and_marked(tmp_path, texts, marked)
     expected = cli(tool, plain["qrels"], plain["run"])
     result = cli(tool, with_mark["qrels"], with_mark["run"])
     assert result.exit_code == 0 and result.stdout == expected.stdout and expected.stderr == ""
@@ -141,12 +147,7 @@ def test_sample_eval_skips_it_and_says_so(cli, tmp_path, marked):
     from sample_eval_oracle import run_original
 
     texts = {"qrels": b"1 0 d1 1 1\n1 0 d2 1 0\n2 0 d1 1 1\n", "run": b"1 Q0 d1 1 2 r\n2 Q0 d2 1 2 r\n"}
-    plain = {kind: tmp_path / f"plain.{kind}" for kind in texts}
-    for kind, path in plain.items():
-        path.write_bytes(texts[kind])
-    with_mark = dict(plain)
-    with_mark[marked] = tmp_path / f"marked.{marked}"
-    with_mark[marked].write_bytes(MARK + texts[marked])
+    plain, with_mark = _plain_and_marked(tmp_path, texts, marked)
     expected = cli("sample_eval", "-q", plain["qrels"], plain["run"])
     result = cli("sample_eval", "-q", with_mark["qrels"], with_mark["run"])
     assert result.exit_code == 0 and result.stdout == expected.stdout and expected.stderr == ""
