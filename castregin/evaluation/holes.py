@@ -29,6 +29,13 @@ against all labellings, and the end points against pytrec_eval. Measures for whi
 (bpref and infAP read unjudged items, nDCG with a gain map need not reward higher labels...) are
 refused, and so is a turn with more multisets than :data:`castregin.limits.MAX_HOLE_LABELLINGS`.
 
+Each turn is ranked once (:func:`~castregin.evaluation.trec_rules.rank_topic`, holes unjudged: trec_eval's
+score, by the measure's own rule). A labelling changes only the labels at the holes' positions and the
+turn's label counts, so every multiset of a turn is scored at once, in numpy: a row per labelling, a
+column per position that can count (the relevant or positive positions, to the cutoff, and the holes),
+each row's sums added left to right as the rules add them. The values are the rules' to the last bit:
+the same operations on the same doubles in the same order.
+
 Means are over the turns ``evaluate`` averages (those in both the run and the qrels); the mean of the
 turns' lows is the least mean, the turns' holes being labelled independently. Two runs' intervals are
 found independently too: a hole both runs retrieve takes one label in truth, so a flip reported
@@ -37,11 +44,14 @@ found independently too: a hole both runs retrieve takes one label in truth, so 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError
@@ -49,7 +59,7 @@ from ..limits import MAX_HOLE_LABELLINGS, MAX_TREC_LABEL
 from .evaluate import run_names, trec_eval_mean
 from .measures import Measure, parse_measures
 from .ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
-from .trec_rules import Settings, rank_topic
+from .trec_rules import Ranking, Settings, rank_topic
 
 #: The measures whose interval is exact (see the module's docstring), by trec_eval name: binary ones
 #: read whether a label reaches the relevance level, graded ones (nDCG) the label itself.
@@ -141,26 +151,174 @@ def labellings_to_try(holes: int, levels: int) -> int:
     return math.comb(holes + levels - 1, holes)
 
 
+@functools.cache
+def _multisets(holes: int, levels: tuple[int, ...]) -> np.ndarray:
+    """Every multiset of ``holes`` labels from ``levels``, a row each, its labels ascending, the rows in
+    :func:`itertools.combinations_with_replacement`'s order (which decides the labelling reported on a tie)."""
+    table = np.array(list(itertools.combinations_with_replacement(levels, holes)), dtype=np.int64)
+    table = table.reshape(-1, holes)
+    table.flags.writeable = False
+    return table
+
+
+@functools.cache
+def _rank_discounts(size: int) -> np.ndarray:
+    """``log2(i + 2)`` for the ranks i (from 0) below ``size``, as the rules compute it (``math.log2``, the C
+    library's): the nDCG family's discounts."""
+    table = np.array([math.log2(float(i + 2)) for i in range(size)])
+    table.flags.writeable = False
+    return table
+
+
+def _discounts(positions: np.ndarray) -> np.ndarray:
+    top = int(positions.max()) + 1 if len(positions) else 1
+    return _rank_discounts(1 << max(top - 1, 1).bit_length())[positions]
+
+
+#: Elements of the largest matrix a turn's labellings are scored in at once (rows are taken in slices).
+_CHUNK_ELEMENTS = 1 << 20
+
+
+def _sequential_sums(terms: np.ndarray) -> np.ndarray:
+    """Each row's sum, added left to right as the rules' loops add (numpy's ``sum`` adds pairwise)."""
+    if terms.shape[1] == 0:
+        return np.zeros(len(terms))
+    return np.cumsum(terms, axis=1)[:, -1]
+
+
+class _TurnRanking:
+    """One turn ranked once, at one relevance level: the ranking trec_eval scores (holes unjudged) and where
+    its holes are. A labelling of the holes changes the labels at those positions and the turn's label counts
+    only; each measure below reads just those and the positions it needs, for every labelling at once."""
+
+    def __init__(self, ranking: Ranking, holes: Sequence[int]):
+        self.ranking = ranking
+        #: The holes' positions, ascending (the best-ranked first).
+        self.holes = np.array(holes, dtype=np.int64)
+        hole_set = set(holes)
+        #: The relevant positions that are not holes, ascending.
+        self.relevant = np.array([i for i in ranking.relevant if i not in hole_set], dtype=np.int64)
+        positive = [(i, rel) for i, rel in enumerate(ranking.rels) if rel > 0]
+        #: The positions of the judged items labelled above 0 (no hole is), and their labels.
+        self.positive = np.array([i for i, _ in positive], dtype=np.int64)
+        self.positive_labels = np.array([rel for _, rel in positive], dtype=np.int64)
+        #: The turn's labels above 0 (the holes' aside), largest first: its ideal ranking.
+        self.ideal = np.array(sorted((label for label, count in ranking.rel_levels.items() if label > 0
+                                      for _ in range(count)), reverse=True), dtype=np.int64)
+
+
+def _binary_values(turn: _TurnRanking, relevant: np.ndarray, measure: Measure) -> np.ndarray:
+    """A binary measure's value under each row of hole relevances (rows x holes, booleans), with the rules'
+    operations (:mod:`castregin.evaluation.measures`) in their order."""
+    name = measure.definition.name
+    rows = len(relevant)
+    ranking, holes = turn.ranking, turn.holes
+    cutoff = measure.params[0] if measure.params else 0  # the first of the rule's cutoffs gives its value
+    num_rel = ranking.num_rel + relevant.sum(axis=1)
+    zeros = np.zeros(rows)
+
+    def found(cutoff):
+        return np.searchsorted(turn.relevant, cutoff) + (relevant & (holes < cutoff)).sum(axis=1)
+
+    if name in ("P", "success", "recall"):
+        count = found(cutoff)
+        if name == "P":
+            return count.astype(np.float64) / float(cutoff)
+        if name == "success":
+            return (count > 0).astype(np.float64)
+        return np.divide(count.astype(np.float64), num_rel.astype(np.float64), out=zeros, where=num_rel != 0)
+    if name == "recip_rank":
+        beyond = ranking.num_ret + 1
+        first_hole = np.where(relevant.any(axis=1), holes[relevant.argmax(axis=1)], beyond)
+        first = np.minimum(first_hole, turn.relevant[0] if len(turn.relevant) else beyond)
+        return np.divide(1.0, (first + 1).astype(np.float64), out=zeros, where=first < beyond)
+    if name == "Rprec":
+        look_at = np.minimum(ranking.num_ret, num_rel)
+        count = np.searchsorted(turn.relevant, look_at) + (relevant & (holes < look_at[:, None])).sum(axis=1)
+        return np.divide(count.astype(np.float64), num_rel.astype(np.float64), out=zeros, where=look_at != 0)
+    # AP and AP@k: found / (position + 1) at each relevant position (before the cutoff), added in ranking order.
+    positions = np.concatenate([turn.relevant, holes])
+    flags = np.concatenate([np.ones((rows, len(turn.relevant)), dtype=bool), relevant], axis=1)
+    if name == "map_cut":
+        keep = positions < cutoff
+        positions, flags = positions[keep], flags[:, keep]
+    order = np.argsort(positions, kind="stable")
+    positions, flags = positions[order], flags[:, order]
+    precision = np.cumsum(flags, axis=1) / (positions + 1).astype(np.float64)
+    total = _sequential_sums(np.where(flags, precision, 0.0))
+    # AP is 0 without a relevant item retrieved; AP@k without one in the qrels.
+    where = relevant.any(axis=1) | (len(turn.relevant) > 0) if name == "map" else num_rel != 0
+    return np.divide(total, num_rel.astype(np.float64), out=zeros, where=where)
+
+
+def _ndcg_values(turn: _TurnRanking, multisets: np.ndarray, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
+    """nDCG's (or nDCG@k's) value with each multiset's labels on the holes worst-first (the largest on the
+    worst-ranked hole) and best-first, with the rules' operations in their order."""
+    cutoff = measure.params[0] if measure.definition.name == "ndcg_cut" else None
+    worst, best = multisets, multisets[:, ::-1]
+    holes, positive, labels = turn.holes, turn.positive, turn.positive_labels
+    ideal = turn.ideal
+    if cutoff is not None:
+        keep_holes, keep_positive = holes < cutoff, positive < cutoff
+        holes, worst, best = holes[keep_holes], worst[:, keep_holes], best[:, keep_holes]
+        positive, labels = positive[keep_positive], labels[keep_positive]
+        ideal = ideal[:cutoff]
+    # The DCG: the positive labels' gains over their discounts, in ranking order (a label of 0 adds 0.0).
+    positions = np.concatenate([positive, holes])
+    order = np.argsort(positions, kind="stable")
+    discounts = _discounts(positions[order])
+    # The ideal DCG: the largest labels of the turn's and the holes', in descending order (to the cutoff).
+    width = len(ideal) + multisets.shape[1] if cutoff is None else min(cutoff, len(ideal) + multisets.shape[1])
+    ideal_discounts = _discounts(np.arange(width))
+    rows = len(multisets)
+    low, high = np.empty(rows), np.empty(rows)
+    step = max(1, _CHUNK_ELEMENTS // max(width + len(positions), 1))
+    for begin in range(0, rows, step):
+        part = slice(begin, begin + step)
+        hole_labels = multisets[part, ::-1][:, :width] if cutoff is not None else multisets[part, ::-1]
+        merged = np.concatenate([np.broadcast_to(ideal, (len(hole_labels), len(ideal))), hole_labels], axis=1)
+        merged = -np.sort(-merged, axis=1)[:, :width]
+        ideal_dcg = _sequential_sums(merged / ideal_discounts)
+        for assigned, out in ((worst[part], low), (best[part], high)):
+            gains = np.concatenate([np.broadcast_to(labels, (len(assigned), len(labels))), assigned], axis=1)
+            dcg = _sequential_sums(gains[:, order] / discounts)
+            fallback = np.zeros(len(dcg)) if cutoff is None else dcg.copy()
+            out[part] = np.divide(dcg, ideal_dcg, out=fallback, where=ideal_dcg > 0.0)
+    return low, high
+
+
+def _labelled_values(turn: _TurnRanking, multisets: np.ndarray, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
+    """The measure's value with each multiset's labels on the holes worst-first and best-first."""
+    if measure.definition.name in GRADED_MEASURES:
+        return _ndcg_values(turn, multisets, measure)
+    relevant = multisets >= measure.rel
+    values = _binary_values(turn, np.concatenate([relevant, relevant[:, ::-1]]), measure)
+    return values[:len(multisets)], values[len(multisets):]
+
+
 def turn_holes(run_name: str, turn: str, scores: Mapping[str, float], labels: Mapping[str, int], measure: Measure,
-               depth: int, hole_label: int, bits: int, order: Sequence[str] | None = None) -> TurnHoles:
+               depth: int, hole_label: int, bits: int, order: Sequence[str] | None = None,
+               rankings: dict | None = None) -> TurnHoles:
     """The holes of one turn and the exact interval of the measure's value over their labellings (``order``: the
-    turn's items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when the caller has it)."""
+    turn's items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when the caller has it;
+    ``rankings``: where the turn's rankings at each relevance level are kept for its other measures)."""
     if order is None:
         order = ranked_items(scores, bits)
     top = order[:depth]
     holes = [item for item in top if labels.get(item, -1) < 0]
     judged = (len(top) - len(holes)) / len(top) if top else 1.0
-    settings = Settings(measure.rel, score_bits=bits)
     rule, params = measure.definition.rule, measure.params
     if rule is None:  # every supported measure has one (check_supported)
         raise InputError(f"measure {measure.name!r} has no per-turn rule", argument="measures")
-
-    def value(fill: Mapping[str, int]) -> float:
-        filled = {**labels, **fill} if fill else labels
+    rankings = {} if rankings is None else rankings
+    key = (measure.rel, depth)
+    if key not in rankings:
+        settings = Settings(measure.rel, score_bits=bits)
         # Not strict, as evaluate: a turn labelled only below 0 has nothing relevant.
-        return rule(rank_topic(turn, scores, filled, settings, strict=False, order=order), settings, params)[0]
-
-    score = value({})
+        ranking = rank_topic(turn, scores, labels, settings, strict=False, order=order)
+        rankings[key] = settings, _TurnRanking(ranking, [i for i, item in enumerate(top) if labels.get(item, -1) < 0])
+    settings, ranked = rankings[key]
+    score = rule(ranked.ranking, settings, params)[0]
     if not holes:
         return TurnHoles(run_name, measure.name, turn, depth, (), judged, score, score, score)
     levels = _fill_levels(measure, hole_label)
@@ -170,21 +328,18 @@ def turn_holes(run_name: str, turn: str, scores: Mapping[str, float], labels: Ma
             f"run {run_name!r}, turn {turn}: {len(holes)} holes in the top {depth} with labels 0..{hole_label} "
             f"make {count:,} label multisets to try for {measure.name}, more than {MAX_HOLE_LABELLINGS:,} "
             "(castregin.limits.MAX_HOLE_LABELLINGS); use a smaller --depth or --hole-label, or a binary measure")
+    multisets = _multisets(len(holes), tuple(levels))
+    least, greatest = _labelled_values(ranked, multisets, measure)
+    # The first multiset (in the order tried) that goes below (above) trec_eval's score, as a loop keeping the
+    # strictly better one finds it; else the score, all holes 0.
     low, high = score, score
-    low_labels: dict[str, int] = {}
-    high_labels: dict[str, int] = {}
-    for multiset in itertools.combinations_with_replacement(levels, len(holes)):  # ascending labels
-        worst_first = dict(zip(holes, multiset, strict=True))  # best labels on the worst-ranked holes
-        best_first = dict(zip(holes, reversed(multiset), strict=True))
-        least, greatest = value(worst_first), value(best_first)
-        if least < low:
-            low, low_labels = least, worst_first
-        if greatest > high:
-            high, high_labels = greatest, best_first
-    if not low_labels:
-        low_labels = dict.fromkeys(holes, 0)
-    if not high_labels:
-        high_labels = dict.fromkeys(holes, 0)
+    low_labels, high_labels = dict.fromkeys(holes, 0), dict.fromkeys(holes, 0)
+    at = int(np.argmin(least))
+    if least[at] < low:
+        low, low_labels = float(least[at]), dict(zip(holes, multisets[at].tolist(), strict=True))
+    at = int(np.argmax(greatest))
+    if greatest[at] > high:
+        high, high_labels = float(greatest[at]), dict(zip(holes, multisets[at, ::-1].tolist(), strict=True))
     return TurnHoles(run_name, measure.name, turn, depth, tuple(holes), judged, score, low, high, low_labels,
                      high_labels)
 
@@ -288,10 +443,16 @@ def hole_intervals(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str | M
         if not shared:
             warnings.warn(CoverageWarning(f"run {name!r} shares no turn with qrels {qrels.name!r}: its means are 0 "
                                           "over no turn; check the turn ids"), stacklevel=2)
-        orders = {turn: ranked_items(run.scores[turn], bits) for turn in shared}  # once per turn, not per measure
+        by_measure: dict[str, list[TurnHoles]] = {measure.name: [] for measure in parsed}
+        for turn in shared:
+            scores, labels = run.scores[turn], qrels.labels[turn]
+            order = ranked_items(scores, bits)  # once per turn, not per measure
+            rankings: dict = {}  # the turn's rankings by relevance level and depth, for all its measures
+            for measure in parsed:
+                by_measure[measure.name].append(turn_holes(name, turn, scores, labels, measure, depths[measure.name],
+                                                           hole_label, bits, order, rankings))
         for measure in parsed:
-            rows = [turn_holes(name, turn, run.scores[turn], qrels.labels[turn], measure, depths[measure.name],
-                               hole_label, bits, orders[turn]) for turn in shared]
+            rows = by_measure[measure.name]
             turns.extend(rows)
             summaries.append(summarise(rows, run, qrels, name, measure, depths[measure.name]))
     settings = {"qrels": qrels.name, "measures": [m.name for m in parsed], "depths": depths,
