@@ -113,7 +113,8 @@ def gdeval_command(args):
     run = diversity.gdeval_run(run_file, rewrite)
     baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
     if rewrite:
-        gd.check_numeric_ids({line.topic for line in (*qrels, *run, *(baseline or ()))}, "gdeval --rewrite-ids")
+        gd.check_numeric_ids({*qrels.topics, *run.topics, *(baseline.topics if baseline else ())},
+                             "gdeval --rewrite-ids")
     runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha[1],
                                          risk_alpha_text=risk_alpha[0])
     formats.write_text(output, gdeval_text(runid, k, rows, mean))
