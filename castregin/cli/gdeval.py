@@ -7,6 +7,7 @@ import math
 import click
 
 from .. import formats
+from ..arrays import choose_allocator
 from ..evaluation import gdeval as gd
 from ..evaluation import ndeval as nd
 from ..formats import diversity
@@ -109,6 +110,7 @@ def gdeval_command(args):
         raise click.UsageError("expected QRELS RUN (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN)")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    choose_allocator()
     qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
     run = diversity.gdeval_run(run_file, rewrite)
     baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
@@ -175,6 +177,7 @@ def ndeval_command(args):
         raise click.UsageError("expected QRELS RUN")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    choose_allocator()
     qrels = diversity.ndeval_qrels(qrels_file, rewrite)
     run = diversity.ndeval_run(run_file, rewrite)
     baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None

@@ -180,6 +180,10 @@ def _positive_labels(qrels: DiversityJudgments) -> dict[str, dict[str, int]]:
 
 
 def _refuse_repeats(run: DiversityRun) -> None:
+    from ..formats.columnar import by_batches_of_turns
+
+    if not any(by_batches_of_turns(run.items, run.topic_codes, len(run.topics), lambda *batch: batch[-1])):
+        return  # the usual case, found hashing a batch of topics at a time
     _, items = item_codes(run.items)
     repeat = first_repeat(run.topic_codes, items)
     if repeat is not None:
