@@ -42,7 +42,6 @@ from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
-from ..formats.diversity import diversity_reader
 from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 from .small import small_inputs
@@ -390,6 +389,8 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
+    from ..formats.diversity import diversity_reader
+
     diversity = diversity_reader(parsed)
     # Before anything heavy is imported; only when it decides something (it may decompress MiBs of an input).
     small = diversity is None and small_inputs(run_paths, [path for _, path in qrels_paths])

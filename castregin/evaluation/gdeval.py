@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..formats.diversity import DiversityJudgments, DiversityRun, first_repeat, item_codes
 from .ranking import DEFAULT_BITS, ranked_items
+
+if TYPE_CHECKING:
+    from ..formats.diversity import DiversityJudgments, DiversityRun
 
 #: gdeval's ``$MAX_JUDGMENT``.
 GDEVAL_MAX_GRADE = 4
@@ -164,6 +167,7 @@ def _positive_labels(qrels: DiversityJudgments) -> dict[str, dict[str, int]]:
     import numpy as np
 
     from ..arrays import arrow_indices
+    from ..formats.diversity import first_repeat, item_codes
 
     _, items = item_codes(qrels.items)
     repeat = first_repeat(qrels.topic_codes, items)
@@ -181,6 +185,7 @@ def _positive_labels(qrels: DiversityJudgments) -> dict[str, dict[str, int]]:
 
 def _refuse_repeats(run: DiversityRun) -> None:
     from ..formats.columnar import by_batches_of_turns
+    from ..formats.diversity import first_repeat, item_codes
 
     if not any(by_batches_of_turns(run.items, run.topic_codes, len(run.topics), lambda *batch: batch[-1])):
         return  # the usual case, found hashing a batch of topics at a time

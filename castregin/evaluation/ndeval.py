@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import InputError
-from ..formats.diversity import DiversityJudgments, DiversityRun, first_repeat, item_codes
 from ..limits import MAX_IDEAL_STEPS
 from .gdeval import risk_weighted, topic_key
+
+if TYPE_CHECKING:
+    from ..formats.diversity import DiversityJudgments, DiversityRun
 
 #: ndeval's depth (its ``DEPTH``): the deepest cutoff it computes, and its columns' last.
 NDEVAL_DEPTH = 20
@@ -344,6 +346,7 @@ class _Relevance:
         import numpy as np
 
         from ..arrays import arrow_indices
+        from ..formats.diversity import first_repeat, item_codes
 
         _, items = item_codes(qrels.items)
         repeat = first_repeat(qrels.topic_codes, items, qrels.subtopics)
@@ -385,6 +388,7 @@ def _ranking_order(run: DiversityRun, traditional: bool):
     import numpy as np
 
     from ..arrays import byte_order_ranks
+    from ..formats.diversity import item_codes
 
     if not traditional:
         return np.lexsort((run.ranks, run.topic_codes))
@@ -495,7 +499,8 @@ def _relevant_lines(run: DiversityRun, relevance: _Relevance):
     def visit(begin: int, end: int, distinct, codes: np.ndarray, twice: bool):
         topics = qrels_topic[np.unique(run.topic_codes[begin:end])]
         topics = topics[topics >= 0]
-        rows = np.concatenate([np.arange(starts[topic], starts[topic + 1]) for topic in topics.tolist()] or [[]])
+        rows = np.concatenate([np.arange(starts[topic], starts[topic + 1]) for topic in topics.tolist()]
+                              or [np.zeros(0, dtype=np.int64)])
         found = pc.is_in(distinct, value_set=relevance.names.take(arrow_indices(rows)))
         matched = to_numpy(pc.cast(found, pa.int8()), np.int8).astype(bool)
         return begin + np.flatnonzero(matched[codes]), twice
@@ -508,6 +513,8 @@ def _relevant_lines(run: DiversityRun, relevance: _Relevance):
 def _listed_twice(run: DiversityRun, order, kept):
     """Per topic, whether an item is listed twice among its lines ``kept`` (ndeval's "duplicate docno")."""
     import numpy as np
+
+    from ..formats.diversity import item_codes
 
     _, items = item_codes(run.items)
     kept_lines = order[kept]

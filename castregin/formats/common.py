@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import gzip
 import io
 import json
 import math
@@ -149,6 +148,8 @@ def _zstd_reader(raw, source: str):
 def _decompressing(raw, compression: str, source: str):
     """A stream of the decompressed bytes of ``raw`` (which it does not close)."""
     if compression == "gzip":
+        import gzip  # here: a plain input needs none of the decompressors
+
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bzip2":
         import bz2  # here: the plain inputs of a short call need neither
