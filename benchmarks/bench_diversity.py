@@ -54,8 +54,6 @@ def _doc_ids(numbers: np.ndarray):
 
 def write_diversity_data(out: Path, topics: int) -> dict[str, Path]:
     """The run, the diversity qrels and gdeval's qrels (see the module docstring); kept while unchanged."""
-    import pyarrow as pa
-
     out.mkdir(parents=True, exist_ok=True)
     paths = {"run": out / f"web_{topics}.run", "qrels": out / f"web_{topics}.div.qrel",
              "gdeval_qrels": out / f"web_{topics}.qrel"}
@@ -74,8 +72,8 @@ def write_diversity_data(out: Path, topics: int) -> dict[str, Path]:
             docs = (start + stride * np.arange(DEPTH + JUDGED_MISSED)) % 10**11
             scores = np.sort(rng.gamma(2.0, 5.0, size=(count, DEPTH)), axis=1)[:, ::-1]
             topic_text = _text(np.repeat(ids, DEPTH))
-            run.write(_lines([topic_text, "Q0", _doc_ids(docs[:, :DEPTH]), _text(np.tile(np.arange(1, DEPTH + 1), count)),
-                              _decimals(scores, 6), "web"], " "))
+            ranks = _text(np.tile(np.arange(1, DEPTH + 1), count))
+            run.write(_lines([topic_text, "Q0", _doc_ids(docs[:, :DEPTH]), ranks, _decimals(scores, 6), "web"], " "))
             judged = np.concatenate([docs[:, :700:10], docs[:, DEPTH:]], axis=1)
             subtopics = rng.integers(3, 7, size=count)
             for k in range(count):
@@ -88,7 +86,6 @@ def write_diversity_data(out: Path, topics: int) -> dict[str, Path]:
             gd.write(_lines([_text(np.repeat(ids, judged.shape[1])), "0", _doc_ids(judged), _text(grades.ravel())],
                             " "))
     manifest.write_text(json.dumps(params))
-    del pa
     return paths
 
 
@@ -110,15 +107,16 @@ def _pair(label: str, ours: list[str], theirs: list[str] | None, their_name: str
     timings = [Timing(label, tool, statistics.median(s for s, _ in values), statistics.median(p for _, p in values),
                       repeat) for tool, values in runs.items()]
     if theirs is None:
-        return timings, [f"- {label}: {their_name} is not configured (set its variable, as for the tests): castregin "
-                         "alone is measured"]
+        absent = f"- {label}: {their_name} is not configured (set its variable, as for the tests): castregin alone"
+        return timings, [absent]
     same = subprocess.run(ours, capture_output=True, check=True).stdout == subprocess.run(
         theirs, capture_output=True, check=True).stdout
     time_ratio, memory_ratio = timings[0].seconds / timings[1].seconds, timings[0].peak_mb / timings[1].peak_mb
     met = time_ratio <= time_target and memory_ratio <= memory_target and same
-    return timings, [f"- {label}: `castregin {ours[1]}` takes {time_ratio:.2f}x {their_name}'s time and "
-                     f"{memory_ratio:.2f}x its peak memory; output {'byte-identical' if same else 'DIFFERS'} (target: "
-                     f"at most {time_target:g}x and {memory_target:g}x, identical: {'met' if met else 'NOT met'})"]
+    said = (f"- {label}: `castregin {ours[1]}` takes {time_ratio:.2f}x {their_name}'s time and {memory_ratio:.2f}x "
+            f"its peak memory; output {'byte-identical' if same else 'DIFFERS'} (target: at most {time_target:g}x and "
+            f"{memory_target:g}x, identical: {'met' if met else 'NOT met'})")
+    return timings, [said]
 
 
 def bench_diversity(out: Path, repeat: int, quick: bool) -> tuple[list[Timing], list[str]]:

@@ -60,7 +60,7 @@ def trec_eval_columns_text(topics: Sequence[str], columns: Sequence[tuple[str, o
     rather than line by line."""
     import numpy as np
 
-    from ..arrays import arrow, arrow_indices
+    from ..arrays import arrow, arrow_indices, arrow_values, repeated_strings, strings
 
     if not topics or not columns:
         return ""
@@ -75,20 +75,20 @@ def trec_eval_columns_text(topics: Sequence[str], columns: Sequence[tuple[str, o
     for kind, chosen in by_kind.items():
         values = np.stack([np.asarray(columns[c][1]) for c in chosen], axis=1)  # topics x chosen columns
         if kind == "text":
-            texts = pa.array([f"'{text}'" for text in values.ravel().tolist()], type=pa.string())
+            texts = strings([f"'{text}'" for text in values.ravel().tolist()])
         elif kind == "integer":
-            texts = pc.cast(pa.array(values.ravel().astype(np.int64)), pa.string())
+            texts = pc.cast(arrow_values(values.ravel().astype(np.int64)), pa.string())
         else:
             texts = _fixed_four(values.ravel().astype(np.float64))
         parts.append(texts)
         where[:, chosen] = start + np.arange(values.size).reshape(values.shape)
         start += values.size
     texts = pa.concat_arrays(parts).take(arrow_indices(where.ravel()))
-    names = pa.array([f"{name:<22}" for name, _, _ in columns], type=pa.string())
-    between = pa.array([f"\t{topic}\t" for topic in topics], type=pa.string())
+    names = strings([f"{name:<22}" for name, _, _ in columns])
+    between = strings([f"\t{topic}\t" for topic in topics])
     lines = pc.binary_join_element_wise(names.take(arrow_indices(np.tile(np.arange(width), count))),
                                         between.take(arrow_indices(np.repeat(np.arange(count), width))), texts,
-                                        pa.scalar("\n"), "")
+                                        repeated_strings("\n", len(texts)), repeated_strings("", len(texts)))
     offsets = np.frombuffer(lines.buffers()[1], np.int32, len(lines) + 1, lines.offset)
     return lines.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]].decode("utf-8")
 
@@ -108,21 +108,23 @@ def _fixed_four(values):
     """
     import numpy as np
 
-    from ..arrays import arrow
+    from ..arrays import arrow, arrow_values, repeated_strings, strings
 
     pa, pc, _ = arrow()
+    count = len(values)
     scaled = values * 10000.0
     with np.errstate(invalid="ignore"):
         alone = ~(np.abs(values) < _FIXED_BOUND) | (np.abs(scaled - np.floor(scaled) - 0.5) <= 1e-6)
     units = np.abs(np.rint(np.where(alone, 0.0, scaled))).astype(np.int64)
-    sign = pc.if_else(pa.array(np.signbit(values) & ~alone), "-", "")
-    texts = pc.binary_join_element_wise(sign, pc.cast(pa.array(units // 10000), pa.string()), pa.scalar("."),
-                                        pc.utf8_lpad(pc.cast(pa.array(units % 10000), pa.string()), width=4,
-                                                     padding="0"), "")
+    # Constant strings as arrays: a pyarrow scalar's first use imports pandas (a quarter of a second).
+    texts = pc.binary_join_element_wise(repeated_strings("-", count, np.signbit(values) & ~alone),
+                                        pc.cast(arrow_values(units // 10000), pa.string()),
+                                        repeated_strings(".", count),
+                                        pc.utf8_lpad(pc.cast(arrow_values(units % 10000), pa.string()), width=4,
+                                                     padding="0"), repeated_strings("", count))
     if alone.any():
-        where = np.flatnonzero(alone)
-        exact = pa.array([trec_eval_value(value) for value in values[where].tolist()], type=pa.string())
-        texts = pc.replace_with_mask(texts, pa.array(alone), exact)
+        exact = strings([trec_eval_value(value) for value in values[alone].tolist()])
+        texts = pc.replace_with_mask(texts, arrow_values(alone), exact)
     return texts
 
 
