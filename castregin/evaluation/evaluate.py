@@ -35,8 +35,7 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from .. import formats
 from ..arrays import THREADS
@@ -115,8 +114,7 @@ class TurnValues(Mapping):
         return [values[i] for i in sorted(range(len(self.turns)), key=self.turns.__getitem__)]
 
 
-@dataclass(frozen=True)
-class QrelsFacts:
+class QrelsFacts(NamedTuple):
     """What averaging needs of a qrels: its name, its turns, and its lines labelled above 0."""
 
     name: str
@@ -588,8 +586,7 @@ def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:
     return [len(turns.intersection(f.turns)) for f in facts]
 
 
-@dataclass(frozen=True)
-class _RunInfo:
+class _RunInfo(NamedTuple):
     """A run once scored: what :func:`run_names` needs, its per-turn values and shared turns per qrels."""
 
     tag: str

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal, NamedTuple, cast
 
 from ..errors import InputError
 
@@ -119,8 +119,7 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """Where an output goes: ``stdout``, ``through`` (a special file), or ``file`` (the real path)."""
 
     kind: str
