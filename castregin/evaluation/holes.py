@@ -50,6 +50,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -179,25 +180,30 @@ def _discounts(positions: np.ndarray) -> np.ndarray:
 _CHUNK_ELEMENTS = 1 << 20
 
 
-def _sequential_sums(terms: np.ndarray) -> np.ndarray:
-    """Each row's sum, added left to right as the rules' loops add (numpy's ``sum`` adds pairwise)."""
-    if terms.shape[1] == 0:
-        return np.zeros(len(terms))
-    return np.cumsum(terms, axis=1)[:, -1]
+def _last_sums(terms: np.ndarray) -> np.ndarray:
+    """The sum along the last axis, added left to right as the rules' loops add (numpy's ``sum`` adds
+    pairwise); a 0.0 added leaves any sum as it was, so rows padded with zeros sum alike."""
+    if terms.shape[-1] == 0:
+        return np.zeros(terms.shape[:-1])
+    return np.cumsum(terms, axis=-1)[..., -1]
+
+
+#: A position beyond every ranking: where rows of positions are padded.
+_BEYOND = 1 << 40
 
 
 class _TurnRanking:
-    """One turn ranked once, at one relevance level: the ranking trec_eval scores (holes unjudged) and where
-    its holes are. A labelling of the holes changes the labels at those positions and the turn's label counts
-    only; each measure below reads just those and the positions it needs, for every labelling at once."""
+    """One turn ranked once, at one relevance level and depth: what a labelling of its holes changes. A
+    labelling changes the labels at the holes' positions and the turn's label counts only; each measure
+    below reads those, and the positions it needs, for every labelling at once (and many turns at once)."""
 
     def __init__(self, ranking: Ranking, holes: Sequence[int]):
-        self.ranking = ranking
         #: The holes' positions, ascending (the best-ranked first).
         self.holes = np.array(holes, dtype=np.int64)
         hole_set = set(holes)
         #: The relevant positions that are not holes, ascending.
         self.relevant = np.array([i for i in ranking.relevant if i not in hole_set], dtype=np.int64)
+        self.num_rel, self.num_ret = ranking.num_rel, ranking.num_ret
         positive = [(i, rel) for i, rel in enumerate(ranking.rels) if rel > 0]
         #: The positions of the judged items labelled above 0 (no hole is), and their labels.
         self.positive = np.array([i for i, _ in positive], dtype=np.int64)
@@ -207,141 +213,229 @@ class _TurnRanking:
                                       for _ in range(count)), reverse=True), dtype=np.int64)
 
 
-def _binary_values(turn: _TurnRanking, relevant: np.ndarray, measure: Measure) -> np.ndarray:
-    """A binary measure's value under each row of hole relevances (rows x holes, booleans), with the rules'
-    operations (:mod:`castregin.evaluation.measures`) in their order."""
+def _padded(rows: Sequence[np.ndarray], fill: int) -> np.ndarray:
+    """Rows of different lengths as one matrix, each padded with ``fill``."""
+    out = np.full((len(rows), max((len(row) for row in rows), default=0)), fill, dtype=np.int64)
+    for k, row in enumerate(rows):
+        out[k, :len(row)] = row
+    return out
+
+
+def _binary_values(turns: Sequence[_TurnRanking], relevant: np.ndarray, measure: Measure) -> np.ndarray:
+    """A binary measure's value on each turn (all with as many holes) under each row of hole relevances (rows x
+    holes, booleans, the holes in ranking order): turns x rows, with the rules' operations
+    (:mod:`castregin.evaluation.measures`) in their order."""
     name = measure.definition.name
-    rows = len(relevant)
-    ranking, holes = turn.ranking, turn.holes
     cutoff = measure.params[0] if measure.params else 0  # the first of the rule's cutoffs gives its value
-    num_rel = ranking.num_rel + relevant.sum(axis=1)
-    zeros = np.zeros(rows)
-
-    def found(cutoff):
-        return np.searchsorted(turn.relevant, cutoff) + (relevant & (holes < cutoff)).sum(axis=1)
-
+    holes = np.stack([turn.holes for turn in turns])  # turns x holes
+    base = _padded([turn.relevant for turn in turns], _BEYOND)  # turns x relevant positions
+    num_rel = np.array([turn.num_rel for turn in turns])[:, None] + relevant.sum(axis=1)[None, :]
+    num_ret = np.array([turn.num_ret for turn in turns])
+    shape = (len(turns), len(relevant))
+    any_relevant = np.asarray(relevant.any(axis=1))[None, :]  # rows with a relevant hole
     if name in ("P", "success", "recall"):
-        count = found(cutoff)
+        found = (base < cutoff).sum(axis=1)[:, None] + (holes < cutoff).astype(np.int64) @ relevant.T.astype(np.int64)
         if name == "P":
-            return count.astype(np.float64) / float(cutoff)
+            return found.astype(np.float64) / float(cutoff)
         if name == "success":
-            return (count > 0).astype(np.float64)
-        return np.divide(count.astype(np.float64), num_rel.astype(np.float64), out=zeros, where=num_rel != 0)
+            return (found > 0).astype(np.float64)
+        return np.divide(found.astype(np.float64), num_rel.astype(np.float64), out=np.zeros(shape), where=num_rel != 0)
     if name == "recip_rank":
-        beyond = ranking.num_ret + 1
-        first_hole = np.where(relevant.any(axis=1), holes[relevant.argmax(axis=1)], beyond)
-        first = np.minimum(first_hole, turn.relevant[0] if len(turn.relevant) else beyond)
-        return np.divide(1.0, (first + 1).astype(np.float64), out=zeros, where=first < beyond)
+        # The first relevant hole of a row is the same hole in every turn (their holes are in ranking order).
+        first_hole = np.where(any_relevant, holes[:, relevant.argmax(axis=1)], _BEYOND)
+        first = np.minimum(first_hole, base[:, :1] if base.shape[1] else _BEYOND)
+        return np.divide(1.0, (first + 1).astype(np.float64), out=np.zeros(shape), where=first < _BEYOND)
     if name == "Rprec":
-        look_at = np.minimum(ranking.num_ret, num_rel)
-        count = np.searchsorted(turn.relevant, look_at) + (relevant & (holes < look_at[:, None])).sum(axis=1)
-        return np.divide(count.astype(np.float64), num_rel.astype(np.float64), out=zeros, where=look_at != 0)
+        look_at = np.minimum(num_ret[:, None], num_rel)
+        count = ((base[:, None, :] < look_at[:, :, None]).sum(axis=2)
+                 + (relevant[None, :, :] & (holes[:, None, :] < look_at[:, :, None])).sum(axis=2))
+        return np.divide(count.astype(np.float64), num_rel.astype(np.float64), out=np.zeros(shape),
+                         where=look_at != 0)
     # AP and AP@k: found / (position + 1) at each relevant position (before the cutoff), added in ranking order.
-    positions = np.concatenate([turn.relevant, holes])
-    flags = np.concatenate([np.ones((rows, len(turn.relevant)), dtype=bool), relevant], axis=1)
+    positions = np.concatenate([base, holes], axis=1)
+    # -1: relevant, not a hole; -2: padding; j: hole j.
+    kinds = np.concatenate([np.where(base < _BEYOND, -1, -2), np.broadcast_to(np.arange(holes.shape[1]), holes.shape)],
+                           axis=1)
     if name == "map_cut":
-        keep = positions < cutoff
-        positions, flags = positions[keep], flags[:, keep]
-    order = np.argsort(positions, kind="stable")
-    positions, flags = positions[order], flags[:, order]
-    precision = np.cumsum(flags, axis=1) / (positions + 1).astype(np.float64)
-    total = _sequential_sums(np.where(flags, precision, 0.0))
+        kinds = np.where(positions < cutoff, kinds, -2)
+    positions = np.where(kinds == -2, _BEYOND, positions)
+    # The events counted come first: the columns beyond the longest row's add nothing.
+    order = np.argsort(positions, axis=1, kind="stable")[:, :int((kinds != -2).sum(axis=1).max(initial=0))]
+    positions, kinds = np.take_along_axis(positions, order, axis=1), np.take_along_axis(kinds, order, axis=1)
+    hole_flags = relevant[:, np.maximum(kinds, 0)].transpose(1, 0, 2)  # turns x rows x events
+    flags = np.where((kinds == -1)[:, None, :], True, hole_flags & (kinds >= 0)[:, None, :])
+    precision = np.cumsum(flags, axis=2) / (positions + 1).astype(np.float64)[:, None, :]
+    total = _last_sums(np.where(flags, precision, 0.0))
     # AP is 0 without a relevant item retrieved; AP@k without one in the qrels.
-    where = relevant.any(axis=1) | (len(turn.relevant) > 0) if name == "map" else num_rel != 0
-    return np.divide(total, num_rel.astype(np.float64), out=zeros, where=where)
+    where = num_rel != 0
+    if name == "map":
+        where = any_relevant | (base[:, :1] < _BEYOND) if base.shape[1] else any_relevant
+    return np.divide(total, num_rel.astype(np.float64), out=np.zeros(shape), where=np.broadcast_to(where, shape))
 
 
-def _ndcg_values(turn: _TurnRanking, multisets: np.ndarray, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
-    """nDCG's (or nDCG@k's) value with each multiset's labels on the holes worst-first (the largest on the
-    worst-ranked hole) and best-first, with the rules' operations in their order."""
+def _ndcg_values(turns: Sequence[_TurnRanking], multisets: np.ndarray, measure: Measure
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """nDCG's (or nDCG@k's) value on each turn (all with as many holes) with each multiset's labels on the holes
+    worst-first (the largest on the worst-ranked hole) and best-first: two arrays turns x multisets, with the
+    rules' operations in their order."""
     cutoff = measure.params[0] if measure.definition.name == "ndcg_cut" else None
-    worst, best = multisets, multisets[:, ::-1]
-    holes, positive, labels = turn.holes, turn.positive, turn.positive_labels
-    ideal = turn.ideal
-    if cutoff is not None:
-        keep_holes, keep_positive = holes < cutoff, positive < cutoff
-        holes, worst, best = holes[keep_holes], worst[:, keep_holes], best[:, keep_holes]
-        positive, labels = positive[keep_positive], labels[keep_positive]
-        ideal = ideal[:cutoff]
+    limit = _BEYOND if cutoff is None else cutoff
+    holes = np.stack([turn.holes for turn in turns])
     # The DCG: the positive labels' gains over their discounts, in ranking order (a label of 0 adds 0.0).
-    positions = np.concatenate([positive, holes])
-    order = np.argsort(positions, kind="stable")
-    discounts = _discounts(positions[order])
+    positive = _padded([turn.positive for turn in turns], _BEYOND)
+    labels = _padded([turn.positive_labels for turn in turns], 0)
+    positions = np.concatenate([positive, holes], axis=1)
+    kinds = np.concatenate([np.where(positive < limit, -1, -2),
+                            np.where(holes < limit, np.arange(holes.shape[1]), -2)], axis=1)
+    gains = np.concatenate([labels, np.zeros_like(holes)], axis=1)
+    positions = np.where(kinds == -2, _BEYOND, positions)
+    order = np.argsort(positions, axis=1, kind="stable")
+    # The events counted come first: the columns beyond the longest row's add nothing.
+    events = int((kinds != -2).sum(axis=1).max(initial=0))
+    order = order[:, :events]
+    positions, kinds = np.take_along_axis(positions, order, axis=1), np.take_along_axis(kinds, order, axis=1)
+    gains = np.take_along_axis(gains, order, axis=1)
+    counted = kinds != -2
+    discounts = np.where(counted, _discounts(np.where(counted, positions, 0).ravel()).reshape(positions.shape), 1.0)
     # The ideal DCG: the largest labels of the turn's and the holes', in descending order (to the cutoff).
-    width = len(ideal) + multisets.shape[1] if cutoff is None else min(cutoff, len(ideal) + multisets.shape[1])
+    ideal = _padded([turn.ideal if cutoff is None else turn.ideal[:cutoff] for turn in turns], 0)
+    hole_labels = multisets[:, ::-1] if cutoff is None else multisets[:, ::-1][:, :cutoff]
+    width = ideal.shape[1] + hole_labels.shape[1] if cutoff is None else min(cutoff,
+                                                                             ideal.shape[1] + hole_labels.shape[1])
     ideal_discounts = _discounts(np.arange(width))
-    rows = len(multisets)
-    low, high = np.empty(rows), np.empty(rows)
-    step = max(1, _CHUNK_ELEMENTS // max(width + len(positions), 1))
-    for begin in range(0, rows, step):
+    low, high = np.empty((len(turns), len(multisets))), np.empty((len(turns), len(multisets)))
+    step = max(1, _CHUNK_ELEMENTS // max(len(multisets) * (ideal.shape[1] + hole_labels.shape[1] + positions.shape[1]),
+                                         1))
+    for begin in range(0, len(turns), step):
         part = slice(begin, begin + step)
-        hole_labels = multisets[part, ::-1][:, :width] if cutoff is not None else multisets[part, ::-1]
-        merged = np.concatenate([np.broadcast_to(ideal, (len(hole_labels), len(ideal))), hole_labels], axis=1)
-        merged = -np.sort(-merged, axis=1)[:, :width]
-        ideal_dcg = _sequential_sums(merged / ideal_discounts)
-        for assigned, out in ((worst[part], low), (best[part], high)):
-            gains = np.concatenate([np.broadcast_to(labels, (len(assigned), len(labels))), assigned], axis=1)
-            dcg = _sequential_sums(gains[:, order] / discounts)
-            fallback = np.zeros(len(dcg)) if cutoff is None else dcg.copy()
+        count = len(ideal[part])
+        merged = np.concatenate([np.broadcast_to(ideal[part][:, None, :], (count, len(multisets), ideal.shape[1])),
+                                 np.broadcast_to(hole_labels[None, :, :], (count, *hole_labels.shape))], axis=2)
+        merged = -np.sort(-merged, axis=2)[:, :, :width]
+        ideal_dcg = _last_sums(merged / ideal_discounts)
+        for assigned, out in ((multisets, low), (multisets[:, ::-1], high)):
+            # Each event's gain: the turn's label, or the hole's under each multiset (turns x multisets x events).
+            hole_gain = assigned[:, np.maximum(kinds[part], 0)].transpose(1, 0, 2)
+            gain = np.where((kinds[part] == -1)[:, None, :], gains[part][:, None, :],
+                            np.where((kinds[part] >= 0)[:, None, :], hole_gain, 0))
+            dcg = _last_sums(gain.astype(np.float64) / discounts[part][:, None, :])
+            fallback = np.zeros(dcg.shape) if cutoff is None else dcg.copy()
             out[part] = np.divide(dcg, ideal_dcg, out=fallback, where=ideal_dcg > 0.0)
     return low, high
 
 
-def _labelled_values(turn: _TurnRanking, multisets: np.ndarray, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
-    """The measure's value with each multiset's labels on the holes worst-first and best-first."""
+def _labelled_values(turns: Sequence[_TurnRanking], multisets: np.ndarray, measure: Measure
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The measure's value on each turn with each multiset's labels on the holes worst-first and best-first (two
+    arrays turns x multisets)."""
     if measure.definition.name in GRADED_MEASURES:
-        return _ndcg_values(turn, multisets, measure)
+        return _ndcg_values(turns, multisets, measure)
     relevant = multisets >= measure.rel
-    values = _binary_values(turn, np.concatenate([relevant, relevant[:, ::-1]]), measure)
-    return values[:len(multisets)], values[len(multisets):]
+    values = _binary_values(turns, np.concatenate([relevant, relevant[:, ::-1]]), measure)
+    return values[:, :len(multisets)], values[:, len(multisets):]
+
+
+def _check_labellings(run_name: str, turn: str, holes: int, measure: Measure, depth: int, hole_label: int) -> None:
+    count = labellings_to_try(holes, len(_fill_levels(measure, hole_label)))
+    if count > MAX_HOLE_LABELLINGS:
+        raise InputError(
+            f"run {run_name!r}, turn {turn}: {holes} holes in the top {depth} with labels 0..{hole_label} "
+            f"make {count:,} label multisets to try for {measure.name}, more than {MAX_HOLE_LABELLINGS:,} "
+            "(castregin.limits.MAX_HOLE_LABELLINGS); use a smaller --depth or --hole-label, or a binary measure")
+
+
+class _RankedTurn(NamedTuple):
+    """One turn of a run: its holes at each depth, and its rankings by relevance level and depth."""
+
+    turn: str
+    holes: dict[int, list[str]]
+    judged: dict[int, float]
+    rankings: dict[tuple[int, int], _TurnRanking]
+    scores: dict[str, float]
+    #: The relevance level of the ranking each measure reads (nDCG reads the labels, at any level).
+    levels: dict[str, int]
+
+
+def _ranked_turn(turn: str, scores: Mapping[str, float], labels: Mapping[str, int], measures: Sequence[Measure],
+                 depths: Mapping[str, int], bits: int, order: Sequence[str] | None = None) -> _RankedTurn:
+    """Rank a turn once (``order``: its items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when
+    the caller has it) and score it with each measure's rule, holes unjudged: trec_eval's score."""
+    if order is None:
+        order = ranked_items(scores, bits)
+    holes, judged, rankings, values, levels = {}, {}, {}, {}, {}
+    by_level: dict[int, tuple[Settings, Ranking]] = {}
+    for measure in measures:
+        depth = depths[measure.name]
+        if depth not in holes:
+            top = order[:depth]
+            holes[depth] = [item for item in top if labels.get(item, -1) < 0]
+            judged[depth] = (len(top) - len(holes[depth])) / len(top) if top else 1.0
+        rule = measure.definition.rule
+        if rule is None:  # every supported measure has one (check_supported)
+            raise InputError(f"measure {measure.name!r} has no per-turn rule", argument="measures")
+        # nDCG reads the labels, not the level: any level's ranking serves it.
+        level = measure.rel if measure.definition.name in BINARY_MEASURES else next(iter(by_level), measure.rel)
+        if level not in by_level:
+            settings = Settings(level, score_bits=bits)
+            # Not strict, as evaluate: a turn labelled only below 0 has nothing relevant.
+            by_level[level] = settings, rank_topic(turn, scores, labels, settings, strict=False, order=order)
+        settings, ranking = by_level[level]
+        values[measure.name], levels[measure.name] = rule(ranking, settings, measure.params)[0], level
+        if (level, depth) not in rankings:
+            positions = [i for i, item in enumerate(order[:depth]) if labels.get(item, -1) < 0]
+            rankings[level, depth] = _TurnRanking(ranking, positions)
+    return _RankedTurn(turn, holes, judged, rankings, values, levels)
+
+
+def _measure_rows(run_name: str, ranked: Sequence[_RankedTurn], measure: Measure, depth: int, hole_label: int
+                  ) -> list[TurnHoles]:
+    """The rows of one measure on a run's ranked turns: every turn with as many holes scored at once."""
+    levels = _fill_levels(measure, hole_label)
+    for turn in ranked:
+        if turn.holes[depth]:
+            _check_labellings(run_name, turn.turn, len(turn.holes[depth]), measure, depth, hole_label)
+    ends: dict[str, tuple[float, float, dict[str, int], dict[str, int]]] = {}
+    by_holes: dict[int, list[_RankedTurn]] = {}
+    for turn in ranked:
+        if turn.holes[depth]:
+            by_holes.setdefault(len(turn.holes[depth]), []).append(turn)
+    for count, group in by_holes.items():
+        multisets = _multisets(count, tuple(levels))
+        least, greatest = _labelled_values([turn.rankings[turn.levels[measure.name], depth] for turn in group],
+                                           multisets, measure)
+        low_at, high_at = least.argmin(axis=1).tolist(), greatest.argmax(axis=1).tolist()
+        for k, turn in enumerate(group):
+            # The first multiset (in the order tried) that goes below (above) trec_eval's score, as a loop keeping
+            # the strictly better one finds it; else the score, all holes 0.
+            score, items = turn.scores[measure.name], turn.holes[depth]
+            low, high = score, score
+            low_labels, high_labels = dict.fromkeys(items, 0), dict.fromkeys(items, 0)
+            if least[k, low_at[k]] < low:
+                low = float(least[k, low_at[k]])
+                low_labels = dict(zip(items, multisets[low_at[k]].tolist(), strict=True))
+            if greatest[k, high_at[k]] > high:
+                high = float(greatest[k, high_at[k]])
+                high_labels = dict(zip(items, multisets[high_at[k], ::-1].tolist(), strict=True))
+            ends[turn.turn] = (low, high, low_labels, high_labels)
+    rows = []
+    for turn in ranked:
+        score, items = turn.scores[measure.name], turn.holes[depth]
+        if not items:
+            rows.append(TurnHoles(run_name, measure.name, turn.turn, depth, (), turn.judged[depth], score, score,
+                                  score))
+            continue
+        low, high, low_labels, high_labels = ends[turn.turn]
+        rows.append(TurnHoles(run_name, measure.name, turn.turn, depth, tuple(items), turn.judged[depth], score, low,
+                              high, low_labels, high_labels))
+    return rows
 
 
 def turn_holes(run_name: str, turn: str, scores: Mapping[str, float], labels: Mapping[str, int], measure: Measure,
-               depth: int, hole_label: int, bits: int, order: Sequence[str] | None = None,
-               rankings: dict | None = None) -> TurnHoles:
+               depth: int, hole_label: int, bits: int, order: Sequence[str] | None = None) -> TurnHoles:
     """The holes of one turn and the exact interval of the measure's value over their labellings (``order``: the
-    turn's items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when the caller has it;
-    ``rankings``: where the turn's rankings at each relevance level are kept for its other measures)."""
-    if order is None:
-        order = ranked_items(scores, bits)
-    top = order[:depth]
-    holes = [item for item in top if labels.get(item, -1) < 0]
-    judged = (len(top) - len(holes)) / len(top) if top else 1.0
-    rule, params = measure.definition.rule, measure.params
-    if rule is None:  # every supported measure has one (check_supported)
-        raise InputError(f"measure {measure.name!r} has no per-turn rule", argument="measures")
-    rankings = {} if rankings is None else rankings
-    key = (measure.rel, depth)
-    if key not in rankings:
-        settings = Settings(measure.rel, score_bits=bits)
-        # Not strict, as evaluate: a turn labelled only below 0 has nothing relevant.
-        ranking = rank_topic(turn, scores, labels, settings, strict=False, order=order)
-        rankings[key] = settings, _TurnRanking(ranking, [i for i, item in enumerate(top) if labels.get(item, -1) < 0])
-    settings, ranked = rankings[key]
-    score = rule(ranked.ranking, settings, params)[0]
-    if not holes:
-        return TurnHoles(run_name, measure.name, turn, depth, (), judged, score, score, score)
-    levels = _fill_levels(measure, hole_label)
-    count = labellings_to_try(len(holes), len(levels))
-    if count > MAX_HOLE_LABELLINGS:
-        raise InputError(
-            f"run {run_name!r}, turn {turn}: {len(holes)} holes in the top {depth} with labels 0..{hole_label} "
-            f"make {count:,} label multisets to try for {measure.name}, more than {MAX_HOLE_LABELLINGS:,} "
-            "(castregin.limits.MAX_HOLE_LABELLINGS); use a smaller --depth or --hole-label, or a binary measure")
-    multisets = _multisets(len(holes), tuple(levels))
-    least, greatest = _labelled_values(ranked, multisets, measure)
-    # The first multiset (in the order tried) that goes below (above) trec_eval's score, as a loop keeping the
-    # strictly better one finds it; else the score, all holes 0.
-    low, high = score, score
-    low_labels, high_labels = dict.fromkeys(holes, 0), dict.fromkeys(holes, 0)
-    at = int(np.argmin(least))
-    if least[at] < low:
-        low, low_labels = float(least[at]), dict(zip(holes, multisets[at].tolist(), strict=True))
-    at = int(np.argmax(greatest))
-    if greatest[at] > high:
-        high, high_labels = float(greatest[at]), dict(zip(holes, multisets[at, ::-1].tolist(), strict=True))
-    return TurnHoles(run_name, measure.name, turn, depth, tuple(holes), judged, score, low, high, low_labels,
-                     high_labels)
+    turn's items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when the caller has it)."""
+    ranked = _ranked_turn(turn, scores, labels, [measure], {measure.name: depth}, bits, order)
+    return _measure_rows(run_name, [ranked], measure, depth, hole_label)[0]
 
 
 def _mean(values: Mapping[str, float]) -> float:
@@ -443,16 +537,11 @@ def hole_intervals(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str | M
         if not shared:
             warnings.warn(CoverageWarning(f"run {name!r} shares no turn with qrels {qrels.name!r}: its means are 0 "
                                           "over no turn; check the turn ids"), stacklevel=2)
-        by_measure: dict[str, list[TurnHoles]] = {measure.name: [] for measure in parsed}
-        for turn in shared:
-            scores, labels = run.scores[turn], qrels.labels[turn]
-            order = ranked_items(scores, bits)  # once per turn, not per measure
-            rankings: dict = {}  # the turn's rankings by relevance level and depth, for all its measures
-            for measure in parsed:
-                by_measure[measure.name].append(turn_holes(name, turn, scores, labels, measure, depths[measure.name],
-                                                           hole_label, bits, order, rankings))
+        # Each turn ranked once, whatever the measures; then each measure's turns scored together.
+        ranked = [_ranked_turn(turn, run.scores[turn], qrels.labels[turn], parsed, depths, bits,
+                               ranked_items(run.scores[turn], bits)) for turn in shared]
         for measure in parsed:
-            rows = by_measure[measure.name]
+            rows = _measure_rows(name, ranked, measure, depths[measure.name], hole_label)
             turns.extend(rows)
             summaries.append(summarise(rows, run, qrels, name, measure, depths[measure.name]))
     settings = {"qrels": qrels.name, "measures": [m.name for m in parsed], "depths": depths,
