@@ -17,9 +17,7 @@ the run's top 700 and 30 it lacks) for 3 to 6 subtopics each (labels 0-2), and a
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_evaluate import Timing, markdown, measure
+from bench_evaluate import Timing, alternately, run_alone
 from generate import _decimals, _lines, _text
 
 CASTREGIN = REPO / ".venv" / "bin" / "castregin"
@@ -99,13 +97,7 @@ def original(tool: str) -> list[str] | None:
 
 def _pair(label: str, ours: list[str], theirs: list[str] | None, their_name: str, repeat: int,
           time_target: float, memory_target: float) -> tuple[list[Timing], list[str]]:
-    commands = {f"castregin {ours[1]}": ours, **({their_name: theirs} if theirs else {})}
-    runs: dict[str, list[tuple[float, float]]] = {tool: [] for tool in commands}
-    for _ in range(repeat):
-        for tool, command in commands.items():
-            runs[tool].append(measure(command, 1))
-    timings = [Timing(label, tool, statistics.median(s for s, _ in values), statistics.median(p for _, p in values),
-                      repeat) for tool, values in runs.items()]
+    timings = alternately(label, {f"castregin {ours[1]}": ours, **({their_name: theirs} if theirs else {})}, repeat)
     if theirs is None:
         absent = f"- {label}: {their_name} is not configured (set its variable, as for the tests): castregin alone"
         return timings, [absent]
@@ -133,18 +125,14 @@ def bench_diversity(out: Path, repeat: int, quick: bool) -> tuple[list[Timing], 
                        [str(CASTREGIN), "gdeval", str(paths["gdeval_qrels"]), str(paths["run"])],
                        [*gd, str(paths["gdeval_qrels"]), str(paths["run"])] if gd else None, "gdeval.pl", repeat,
                        1.0, 1.5)
+    if quick:  # numpy and pyarrow, loaded, weigh on the small inputs: the targets are the full size's
+        notes = [note.replace("(target:", "(target at 5,000 topics:") for note in notes]
+        said = [note.replace("(target:", "(target at 5,000 topics:") for note in said]
     return rows + more, notes + said
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "bench-out")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="500 topics instead of 5,000.")
-    args = parser.parse_args()
-    timings, notes = bench_diversity(args.out, args.repeat, args.quick)
-    print(markdown(timings))
-    print("\n".join(notes))
+    run_alone(__doc__.split("\n")[0], bench_diversity, "500 topics instead of 5,000.")
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ a turn, and linear in turns (the time per turn at the larger size no more than a
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_evaluate import MEASURE_ARGS, Timing, markdown, measure
+from bench_evaluate import MEASURE_ARGS, Timing, alternately, measure, run_alone
 from generate import GRADE_SHARES, _lines, _text, turn_ids
 
 CASTREGIN = REPO / ".venv" / "bin" / "castregin"
@@ -93,12 +91,7 @@ def bench_holes(out: Path, repeat: int, quick: bool) -> tuple[list[Timing], list
         label = f"{turns:,} turns x {ITEMS} items, 10 holes a turn in the top 10"
         commands = {"castregin analyze holes --depth 10": _holes_command(run, qrels, 10, MEASURE_ARGS),
                     "castregin evaluate": [str(CASTREGIN), "evaluate", str(run), "--qrels", str(qrels), *MEASURE_ARGS]}
-        runs: dict[str, list[tuple[float, float]]] = {tool: [] for tool in commands}
-        for _ in range(repeat):
-            for tool, command in commands.items():
-                runs[tool].append(measure(command, 1))
-        timed = [Timing(label, tool, statistics.median(s for s, _ in values), statistics.median(p for _, p in values),
-                        repeat) for tool, values in runs.items()]
+        timed = alternately(label, commands, repeat)
         rows += timed
         ratios.append(timed[0].seconds / timed[1].seconds)
         per_turn.append(timed[0].seconds / turns)
@@ -119,14 +112,7 @@ def bench_holes(out: Path, repeat: int, quick: bool) -> tuple[list[Timing], list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "bench-out")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="200 and 1,000 turns instead of 1,000 and 5,000.")
-    args = parser.parse_args()
-    rows, notes = bench_holes(args.out, args.repeat, args.quick)
-    print(markdown(rows))
-    print("\n".join(notes))
+    run_alone(__doc__.split("\n")[0], bench_holes, "200 and 1,000 turns instead of 1,000 and 5,000.")
 
 
 if __name__ == "__main__":
