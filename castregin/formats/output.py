@@ -291,12 +291,21 @@ class OutputSet:
             fd, temporary = tempfile.mkstemp(prefix=f".{name}.castregin-", suffix=".tmp", dir=directory)
         except OSError as err:
             raise write_error(err, target.given) from None
-        file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
-        compressor = _compressor(file, target.given)
-        # typeshed has the compressors as io.BufferedIOBase, not typing.IO: they are binary files all the same.
-        raw = cast("IO[bytes]", compressor) if compressor is not None else file
-        handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-        self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
+        file = None
+        try:
+            file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
+            compressor = _compressor(file, target.given)
+            # typeshed has the compressors as io.BufferedIOBase, not typing.IO: binary files all the same.
+            raw = cast("IO[bytes]", compressor) if compressor is not None else file
+            handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
+        except BaseException:
+            # Not staged yet (a signal, an import failing): discard would not know of it.
+            with contextlib.suppress(OSError):
+                file.close() if file is not None else os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
         return _Unclosable(handle, display(path))
 
     def write_text(self, path: str | os.PathLike, text: str) -> None:
