@@ -327,7 +327,13 @@ def _ndcg_values(turns: Sequence[_TurnRanking], multisets: np.ndarray, measure: 
 def _labelled_values(turns: Sequence[_TurnRanking], multisets: np.ndarray, measure: Measure
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The measure's value on each turn with each multiset's labels on the holes worst-first and best-first (two
-    arrays turns x multisets)."""
+    arrays turns x multisets), the turns taken a slice at a time (the arrays hold turns x multisets x positions)."""
+    width = max(max(len(turn.relevant), len(turn.positive), len(turn.ideal)) for turn in turns) + multisets.shape[1]
+    step = max(1, _CHUNK_ELEMENTS // (2 * len(multisets) * width))
+    if len(turns) > step:
+        parts = [_labelled_values(turns[begin:begin + step], multisets, measure)
+                 for begin in range(0, len(turns), step)]
+        return np.concatenate([low for low, _ in parts]), np.concatenate([high for _, high in parts])
     if measure.definition.name in GRADED_MEASURES:
         return _ndcg_values(turns, multisets, measure)
     relevant = multisets >= measure.rel
