@@ -299,6 +299,35 @@ def run_from_dict(run: Run) -> ColumnarRun:
                        np.array([0, total]), np.array([0, len(turns)]))
 
 
+def run_to_dict(run: ColumnarRun) -> Run:
+    """A columnar run as a :class:`~castregin.data.Run` (turns and items in the file's order; the rank column,
+    which the columns do not keep, left out): what :func:`castregin.formats.read_run` reads, in less time."""
+    pa = arrow()[0]
+    names = pa.concat_arrays(_chunks(run.items)).take(arrow_indices(run.item_codes)).to_pylist()
+    turns = run.turns.tolist()
+    scores: dict[str, dict[str, float]] = {}
+    for code, name, score in zip(run.turn_codes.tolist(), names, run.scores.tolist(), strict=True):
+        scores.setdefault(turns[code], {})[name] = score
+    return Run(run.tag, scores, source=run.source)
+
+
+def qrels_to_dict(qrels: ColumnarQrels) -> Qrels:
+    """Columnar qrels as a :class:`~castregin.data.Qrels` (turns and items in the file's order)."""
+    pa = arrow()[0]
+    items = pa.concat_arrays([as_strings(chunk) for chunk in _chunks(qrels.items)])
+    if qrels.item_codes is None or qrels.turn_codes is None:  # the compact form: each line's item, turn by turn
+        turn_starts = qrels.turn_starts if qrels.turn_starts is not None else np.array([0, len(qrels.labels)])
+        turn_codes = np.repeat(np.arange(len(qrels.turns)), np.diff(turn_starts))
+        names = items.to_pylist()
+    else:
+        turn_codes, names = qrels.turn_codes, items.take(arrow_indices(qrels.item_codes)).to_pylist()
+    turns = qrels.turns.tolist()
+    labels: dict[str, dict[str, int]] = {}
+    for code, name, label in zip(turn_codes.tolist(), names, qrels.labels.tolist(), strict=True):
+        labels.setdefault(turns[code], {})[name] = label
+    return Qrels(labels, qrels.name, qrels.source)
+
+
 def qrels_from_dict(qrels: Qrels) -> ColumnarQrels:
     """A :class:`~castregin.data.Qrels` as columns."""
     turns = list(qrels.labels)

@@ -439,6 +439,36 @@ def test_cli_formats_and_api(tmp_path, cli):
     assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "analyze holes supports" in result.stderr
 
 
+def test_large_inputs_are_parsed_into_columns_and_give_what_the_line_readers_give(cli, tmp_path, monkeypatch):
+    """A run above the small-input bound (1 MiB) is read through the columnar parser, then made the same dicts
+    (the line readers would take three times as long): the same output as hole_intervals on the line readers'."""
+    rng = random.Random(5)
+    run_lines, qrels_lines = [], []
+    for t in range(300):
+        turn = f"{101 + t // 50}_{t % 50}-1"
+        items = [f"doc{rng.randrange(10**6):06d}" for _ in range(120)]
+        items = list(dict.fromkeys(items))
+        run_lines += [f"{turn} Q0 {item} {r + 1} {rng.uniform(0, 30):.5f} big" for r, item in enumerate(items)]
+        qrels_lines += [f"{turn} 0 {item} {rng.choice([-1, 0, 0, 1, 2, 3])}" for item in items[3::3]]
+    run, qrels = tmp_path / "big.run", tmp_path / "big.qrel"
+    run.write_text("\n".join(run_lines) + "\n")
+    qrels.write_text("\n".join(sorted(qrels_lines)) + "\n")
+    assert run.stat().st_size > 1 << 20
+    expected = hole_intervals([formats.read_run(run)], formats.read_qrels(qrels), ["AP", "nDCG@10", "P@5"],
+                              depth=10).records()
+
+    def unwanted(*args, **kwargs):
+        raise AssertionError("read line by line")
+
+    monkeypatch.setattr("castregin.cli.options.read_run", unwanted)
+    monkeypatch.setattr("castregin.cli.options.read_qrels", unwanted)
+    got = cli("analyze", "holes", run, "--qrels", qrels, "-m", "AP", "-m", "nDCG@10", "-m", "P@5", "--depth", "10",
+              "--per-turn", "--format", "json")
+    assert got.exit_code == 0, got.stderr
+    assert json.loads(got.stdout) == json.loads(json.dumps(expected))
+    assert sum(row["holes"] for row in expected["turns"]) > 1000
+
+
 def test_cast_baselines_scores_and_ends_equal_pytrec_eval(cast2022, run_paths):
     qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
     plain_qrels = read_qrels_plain(qrels_path)
