@@ -206,8 +206,10 @@ def read_runs_and_qrels(run_paths, qrels_specs, measures=(), columns_first: bool
         from ..evaluation.small import small_inputs
 
         if not small_inputs(run_paths, [path for _, path in named]):
+            from ..arrays import choose_allocator
             from ..formats import columnar
 
+            choose_allocator()
             return ([columnar.run_to_dict(columnar.read_run(path)) for path in run_paths],
                     [columnar.qrels_to_dict(columnar.read_qrels(path, name)) for name, path in named])
     return ([read_run(path) for path in run_paths], [(read or read_qrels)(path, name) for name, path in named])
