@@ -77,7 +77,11 @@ docs: $(DOCS_STAMP)
 docs-cli: $(STAMP)
 	$(BIN)/python docs/gen_cli.py
 
-.PHONY: docs docs-cli clean-docs
+# docs/measures.md, the measure catalogue, from the measure registry: rerun after declaring or changing a measure.
+docs-measures: $(STAMP)
+	$(BIN)/python docs/gen_measures.py
+
+.PHONY: docs docs-cli docs-measures clean-docs
 clean: clean-docs
 clean-docs:
 	rm -rf site

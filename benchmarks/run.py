@@ -26,9 +26,11 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
 8. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
    ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
    needs (the floor); the table goes into the documentation's Speed page, docs/speed.md
-   (``bench_evaluate.scaling_section``).
+   (``bench_evaluate.scaling_section``);
+9. the model client (``benchmarks/bench_llm.py``): 2,000 chat completions (500 with ``--quick``) to an
+   instant local server, castregin's :class:`castregin.llm.Client` beside a plain openai-SDK thread pool.
 
-``--only small,convert`` measures those workloads alone.
+``--only small,convert,llm`` measures those workloads alone.
 
 Data goes to ``bench-out/`` (``bench-out/quick`` with ``--quick``) and is reused while its
 parameters are unchanged. The peers are installed, pinned, into their own virtualenv
@@ -54,6 +56,7 @@ from bench_aggregate import bench_aggregate
 from bench_diversity import bench_diversity
 from bench_evaluate import Timing, many_runs, markdown, measure, scaling_section, single_run
 from bench_holes import bench_holes
+from bench_llm import bench_llm
 from bench_report import bench_report
 from bench_startup import bench_small
 from bench_trec_eval import bench_trec_eval
@@ -201,8 +204,12 @@ def only_parts(args: argparse.Namespace) -> None:
             rows, said = (bench_holes if part == "holes" else bench_diversity)(out, args.repeat, args.quick)
             timings += rows
             notes += said
+        elif part == "llm":
+            rows, said = bench_llm(args.repeat, 500 if args.quick else 2000)
+            timings += rows
+            notes += said
         else:
-            raise SystemExit(f"--only: unknown part {part!r} (small, convert, holes, diversity)")
+            raise SystemExit(f"--only: unknown part {part!r} (small, convert, holes, diversity, llm)")
     print(f"\nMachine: {machine()}; load average before: {load_average()}; medians of {args.repeat} runs "
           "(the small case: of at least 10); peak memory is the process's maximum resident set size.\n")
     print(markdown(timings))
@@ -225,7 +232,8 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true", help="Measure castregin only.")
     parser.add_argument("--only", metavar="PARTS",
                         help="Only these workloads, comma-separated: small (the 10-line trec_eval), convert, holes "
-                             "(analyze holes beside evaluate), diversity (ndeval and gdeval beside the originals).")
+                             "(analyze holes beside evaluate), diversity (ndeval and gdeval beside the originals), "
+                             "llm.")
     args = parser.parse_args()
     if args.only:
         only_parts(args)
@@ -261,6 +269,10 @@ def main() -> None:
         rows, said = bench(out, args.repeat, args.quick)
         timings += rows
         notes += said
+    print("the model client ...", file=sys.stderr)
+    llm_rows, llm_notes = bench_llm(args.repeat, 500 if args.quick else 2000)
+    timings += llm_rows
+    notes += llm_notes
     for name, outcome in (("convert", bench_convert(out, args.repeat, args.quick)),
                           ("aggregate", bench_aggregate(out, args.repeat, args.quick)),
                           ("report", bench_report(out, args.repeat))):

@@ -53,8 +53,9 @@ from .formats.trec import LABEL_RANGE
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Metric", "as_qrels", "as_run", "calc_aggregate", "evaluate", "holes", "iter_calc", "label_agreement",
-           "measure_names", "ranking_agreement"]
+__all__ = ["Metric", "adaptive_pool", "as_qrels", "as_run", "calc_aggregate", "evaluate", "holes", "iter_calc",
+           "label_agreement", "measure_names", "play_privateshared", "ppi", "ranking_agreement", "sample_eval",
+           "sample_pool", "simulate_pooling"]
 
 
 class Metric(NamedTuple):
@@ -122,7 +123,9 @@ QRELS = _Kind(
     "query_id, doc_id, relevance",
     "label", (("query_id", "doc_id", "relevance"), ("q_id", "doc_id", "score")),
     "Qrel(query_id, doc_id, relevance)", "relevance", _label,
-    Qrels, formats.read_qrels, lambda table, name, source: Qrels(labels=table, name=name, source=source))
+    # A file may be stratified qrels (turn 0 item stratum label): what the inferred measures read.
+    Qrels, lambda path: formats.read_qrels(path, stratified=None),
+    lambda table, name, source: Qrels(labels=table, name=name, source=source))
 
 
 def _id(value, what: str, where: str, argument: str) -> str:
@@ -694,23 +697,22 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     -------
     A :class:`JudgeResult`: ``judgments`` and ``labels`` (DataFrames), ``qrels`` per criterion and
     ``log``. Errors a user can cause are :class:`InputError` naming the argument; a budget spent or
-    calls failed after every retry are no error: ``log["complete"]`` is False and a later call goes on.
+    calls failed after every retry are no error: ``log["complete"]`` is False and a later call goes on. When
+    calls were to be made and not one has an answer, that is an :class:`InputError` naming the first failure.
 
-    >>> result = judge("pool.txt", "question_bank.json", "topics.json", "relevance",  # doctest: +SKIP
+    >>> result = judge("pool.txt", ["question_bank.json", "mixed_initiative_question_pool.json"],  # doctest: +SKIP
+    ...                "topics.json", "relevance",
     ...                model="llama3.1:8b", base_url="http://localhost:11434/v1", cache="llm/cache.sqlite")
     >>> result.qrels["relevance"].labels["132_1-1"]  # doctest: +SKIP
     {'Q0001': 2, 'Q0003': 0}
     """
-    from pathlib import Path
+    from functools import partial
 
     import pandas as pd
 
-    from .formats.output import check_outputs, make_directories, remove_empty
-    from .judging.llm import JudgeSettings, api_key, check_api_key, judge_tasks
-    from .judging.tasks import build_tasks
+    from .judging.judge import JudgeInputs, judge_pool
+    from .judging.llm import JudgeSettings
     from .render.llm import LABEL_COLUMNS, load_prompt
-    from .render.tasks import check_criteria
-    from .track.pool import keep_run_turns, without_judged
 
     criteria = [criteria] if isinstance(criteria, str) else criteria
     if not isinstance(criteria, (list, tuple)) or not criteria or not all(isinstance(c, str) for c in criteria):
@@ -718,42 +720,25 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     settings = JudgeSettings(model=model, base_url=base_url, api_key_env=api_key_env, samples=samples,
                              temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                              max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
-                             price_in=price_in, price_out=price_out).check()
-    check_criteria(criteria)
+                             price_in=price_in, price_out=price_out)
     if not isinstance(prompt, (str, os.PathLike)):
         raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",
                          argument="prompt")
-    template = load_prompt(os.fspath(prompt), criteria)
     if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
         raise InputError("expected the answer cache's file path", argument="cache")
-    cache_file = os.fspath(cache)
-    unjudged = [] if only_unjudged is None else _inputs(only_unjudged, QRELS, as_qrels, "only_unjudged")
-    inputs = [*_paths(pool), *_paths(bank), *_paths(topics), *_paths(only_unjudged),
-              *([turns] if isinstance(turns, (str, os.PathLike)) else []),
-              *([prompt] if not template.system else [])]
-    check_outputs([cache_file], inputs)
-    check_api_key(api_key(api_key_env), api_key_env)
-    pooled = _judge_pool(pool)
-    if turns is not None:
+
+    def turns_given() -> tuple[list[str], str]:
         if isinstance(turns, (str, os.PathLike)):
-            listed, turns_source = formats.read_turn_list(turns), f"turns {os.fspath(turns)}"
-        else:
-            listed, turns_source = [_id(t, "turn", "", "turns") for t in turns], "turns"
-        pooled, left_out = keep_run_turns(pooled, listed, turns_source)
-        if left_out:
-            import warnings
+            return formats.read_turn_list(turns), f"turns {os.fspath(turns)}"
+        return [_id(t, "turn", "", "turns") for t in turns], "turns"
 
-            from .errors import InputWarning
-
-            warnings.warn(left_out, InputWarning, stacklevel=2)
-    pooled, already = without_judged(pooled, unjudged)
-    task_set = build_tasks(pooled, _judge_bank(bank), _judge_topics(topics), criteria)
-    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    try:
-        judged = judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already)
-    except BaseException:
-        remove_empty(made)
-        raise
+    inputs = JudgeInputs(
+        pool=partial(_judge_pool, pool), bank=partial(_judge_bank, bank), topics=partial(_judge_topics, topics),
+        only_unjudged=lambda: [] if only_unjudged is None else _inputs(only_unjudged, QRELS, as_qrels, "only_unjudged"),
+        turns=turns_given if turns is not None else None,
+        paths=[*_paths(pool), *_paths(bank), *_paths(topics), *_paths(only_unjudged),
+               *([turns] if isinstance(turns, (str, os.PathLike)) else [])])
+    judged = judge_pool(inputs, criteria, partial(load_prompt, os.fspath(prompt)), settings, os.fspath(cache))
     columns = ["worker_id", "turn_id", "item_id", *criteria]
     judgments = pd.DataFrame([(worker, turn, item, *(labels[c] for c in criteria))
                               for worker, turn, item, labels in judged.rows], columns=columns)
@@ -764,3 +749,402 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
                                               "parsed": "int64", "answers": "string"})
     qrels = {c: Qrels(labels=judged.qrels[c], name=f"llm_{c}", source=None) for c in criteria}
     return JudgeResult(judgments, labels, qrels, judged.log)
+
+
+# --- nuggets -------------------------------------------------------------------------------------------------
+
+
+def nugget_scores(assignments, source: str = "nuggets", measures: Sequence[str] | None = None,
+                  per_turn: bool = False, no_vital: str = "zero", failed: str = "refuse") -> pd.DataFrame:
+    """``castregin nuggets score``: nuggetizer's four scores and iKAT 2024's nugget recall of every run.
+
+    ``assignments``: nuggetizer assignment files (a path, a directory standing for its files, or a list of them),
+    or :class:`castregin.formats.nuggets.Assignment` objects. ``source`` names the assignment source in the
+    ``qrels`` column; ``measures``, ``no_vital`` and ``failed`` as the command's ``-m``, ``--no-vital`` and
+    ``--failed`` (:mod:`castregin.nuggets.scores`). Returns evaluate's columns ``run, qrels, measure, turn,
+    value``; turns without a (vital) nugget are said as :class:`~castregin.errors.InputWarning` warnings.
+
+    >>> nugget_scores("assignments/", source="human", per_turn=True)  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    from .evaluation.evaluate import RESULT_COLUMNS
+    from .formats.nuggets import Assignment, read_assignment_files
+    from .nuggets.scores import score_assignments
+
+    given = [assignments] if isinstance(assignments, (str, os.PathLike, Assignment)) else list(assignments)
+    objects = [a for a in given if isinstance(a, Assignment)]
+    paths = [a for a in given if isinstance(a, (str, os.PathLike))]
+    if not given or (objects and paths) or len(objects) + len(paths) != len(given):
+        raise InputError("expected assignment files (paths) or Assignment objects", argument="assignments")
+    read = objects or read_assignment_files(formats.expand_run_paths(paths), failed)
+    rows = score_assignments(read, source, measures, per_turn, no_vital)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+# --- fewer judgments: sampled pools, inferred measures, adaptive judging, PPI (issue 33) ----------------------
+
+
+def _stratified(qrels, argument: str = "qrels"):
+    """Stratified qrels from a path or a :class:`~castregin.formats.strata.StratifiedQrels`."""
+    from .formats.strata import StratifiedQrels, read_stratified_qrels
+
+    if isinstance(qrels, StratifiedQrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        return read_stratified_qrels(qrels)
+    raise InputError(f"expected stratified qrels (a file's path or StratifiedQrels), got {type(qrels).__name__}",
+                     argument=argument)
+
+
+def sample_pool(runs, strata: str, *, seed: int = 0, judged=None):
+    """A stratified sample of the runs' pool, as ``castregin pool --sample STRATA --strata-out``.
+
+    ``strata`` is ``"1-10:1,11-50:0.5,51-1000:10%"`` (strata by the best rank any run gives an item;
+    ``FIRST-LAST:#N`` for N items a turn); ``judged`` the judgments so far (any qrels input). Returns
+    ``(pool, stratified)``: the sampled items per turn (``{turn: set of items}``, what to judge) and
+    the :class:`~castregin.formats.strata.StratifiedQrels` of every pooled item (-1 where not sampled or
+    not judged yet), which :func:`sample_eval` reads.
+
+    >>> pool, strata = sample_pool([{"t": {"a": 3.0, "b": 2.0, "c": 1.0}}], "1-1:1,2-3:#1", seed=1)
+    >>> sorted(strata.strata["t"].items())
+    [('a', '1'), ('b', '2'), ('c', '2')]
+    """
+    from .formats.strata import stratified
+    from .track.sampling import sample_pool as _sample_pool
+
+    run_list = [_ranked(run) for run in _inputs(runs, RUN, as_run, "runs")]
+    sample = _sample_pool(run_list, strata, seed)
+    qrels = as_qrels(judged, "judged") if judged is not None else None
+    return sample.sampled, stratified(sample.strata, sample.sampled, qrels)[0]
+
+
+def _ranked(run: Run) -> Run:
+    """``run`` with a rank column (a run made in Python may have none): its order by score, as trec_eval's."""
+    if run.ranks:
+        return run
+    ranks = {turn: {item: float(rank) for rank, item in enumerate(run.ranked(turn), start=1)} for turn in run.scores}
+    return Run(run.tag, run.scores, ranks, run.source)
+
+
+def sample_eval(qrels, run, *, rel_level: int = 1):
+    """The inferred measures of ``run`` on stratified ``qrels``, as NIST's sample_eval.pl computes them.
+
+    ``qrels`` is a path or :class:`~castregin.formats.strata.StratifiedQrels` (``turn 0 item stratum
+    label``, -1 for a pooled item not sampled); ``run`` any run input. ``rel_level`` 1 is the script's
+    "label above 0 is relevant". Returns a :class:`castregin.evaluation.inferred.SampleEvalResult`: per
+    topic (``topics``, each with ``estimates.xinf_ap``, ``inf_ndcg``, ``precision[k]``, ``inum_rel_ret``,
+    ``inum_rel``) and the means (``xinf_ap``, ``inf_ndcg``, ``interpolated``, ``precision``...); see
+    :mod:`castregin.evaluation.inferred` for the quirks it keeps.
+    """
+    from .evaluation.inferred import sample_eval as _sample_eval
+
+    return _sample_eval(_stratified(qrels), as_run(run), rel_level)
+
+
+def adaptive_pool(runs, strategy: str, budget: int, *, judged=None, rel_level: int = 2,
+                  depth: int | None = None) -> dict[str, list[str]]:
+    """The next items to judge per turn, as ``castregin pool --strategy STRATEGY --budget N``.
+
+    ``strategy`` is ``depth``, ``mtf`` or ``bandit`` (:mod:`castregin.track.sampling`); ``budget`` the
+    judgments a turn, ``judged`` (any qrels input) included; ``depth`` the items of each run the
+    strategy may judge (None: all). Returns ``{turn: [items in the order to judge them]}``.
+    """
+    from .track.sampling import adaptive_pool as _adaptive_pool
+
+    run_list = [_ranked(run) for run in _inputs(runs, RUN, as_run, "runs")]
+    labels = as_qrels(judged, "judged").labels if judged is not None else None
+    return _adaptive_pool(run_list, strategy, budget, labels, rel_level, depth)
+
+
+def simulate_pooling(runs, qrels, *, strategies=("depth", "mtf", "bandit"), budgets=None, measure: str = "AP",
+                     rel_level: int = 2, depth: int | None = None, threshold: float = 0.9,
+                     score_precision: str = DEFAULT_SCORE_PRECISION):
+    """Judgments vs relevant found and vs Kendall's tau per judging strategy, as ``castregin pool simulate``.
+
+    ``qrels`` (any qrels input) is taken as complete. Returns a
+    :class:`castregin.evaluation.pooling.PoolingSimulation`: ``points`` (strategy, budget, judgments,
+    relevant_found, relevant_share, kendall_tau) and ``needed`` (per strategy, the judgments from which
+    tau stays at or above ``threshold``).
+    """
+    from .evaluation.pooling import simulate_pooling as _simulate
+
+    run_list = [_ranked(run) for run in _inputs(runs, RUN, as_run, "runs")]
+    return _simulate(run_list, as_qrels(qrels), list(strategies), budgets, measure, rel_level, depth, threshold,
+                     score_precision)
+
+
+def ppi(runs, human, model, measures="nDCG@3", *, rel_level: int = 2, confidence: float = 0.95,
+        plan_width: float | None = None, pairs: bool = True):
+    """Prediction-powered (PPI++) means of each run, as ``castregin analyze ppi``.
+
+    ``human`` holds people's judgments of a random sample of turns, ``model`` a model's of every turn
+    (each any qrels input). Returns a :class:`castregin.evaluation.ppi.PpiResult`: ``runs`` (per run and
+    measure the PPI++ interval ``ppi``, ``lam``, the ``classical`` interval, ``model_mean``,
+    ``effective_n``), ``differences`` (per pair of runs) and ``plans`` (with ``plan_width``).
+
+    >>> human = {"t1": {"a": 2}, "t2": {"b": 2}}
+    >>> model = {"t1": {"a": 2}, "t2": {"b": 2}, "t3": {"a": 2}}
+    >>> result = ppi({"t1": {"a": 1.0}, "t2": {"a": 1.0}, "t3": {"a": 1.0}}, human, model, "P@1")
+    >>> round(result.runs[0].ppi.estimate, 4), result.runs[0].n, result.runs[0].N
+    (0.625, 2, 1)
+    """
+    from .evaluation.ppi import ppi_estimates
+
+    run_list = _inputs(runs, RUN, as_run, "runs")
+    names = [name for _, name in measure_names(measures)]
+    return ppi_estimates(run_list, as_qrels(human, "human", "human"), as_qrels(model, "model", "model"), names,
+                         rel_level, confidence, plan_width, pairs)
+
+
+# --- playing clembench's privateshared game -----------------------------------------------------------------------
+
+
+def play_privateshared(game_dir, *, model: str, base_url: str, cache, instances=None, experiments=(),
+                       rules: str = "2.0", api_key_env: str = "OPENAI_API_KEY", temperature: float = 0.0,
+                       max_tokens: int | None = None, concurrency: int = 4, timeout: float = 120.0,
+                       max_retries: int = 5, retry_wait: float = 1.0, max_requests: int | None = None,
+                       price_in: float = 0.0, price_out: float = 0.0):
+    """Play clembench's privateshared game against a model, as ``castregin play privateshared`` does.
+
+    One implementation with the command (:func:`castregin.dialogue.privateshared_play.play_game`): the same
+    game master, prompts, cache, retries, budget and scores; nothing is written but the cache, and every
+    instance is played (a second call asks nothing again: the answers come from the cache).
+
+    ``game_dir``: clembench's ``privateshared/`` folder or one ``--generate`` wrote; ``instances`` (default
+    ``DIR/in/instances.json``), ``experiments`` (names; default all) and ``rules`` (``"2.0"``, ``"1.0"``)
+    as the command's ``--instances``, ``--experiment``, ``--rules``; ``cache`` the SQLite answer cache's
+    path; the endpoint's settings as the options of those names (the key only from ``api_key_env``).
+
+    Returns a :class:`castregin.dialogue.privateshared_play.PlayRun`: ``outcomes`` (per instance, its
+    ``plan.directory`` in clembench's results layout and its ``records``, or its ``status`` and ``error``
+    when it could not be played) and ``log``. An episode's files are
+    ``castregin.formats.privateshared.episode_files(records, rules)``, its scores
+    ``records.scores["episode scores"]``. Errors a user can cause are :class:`InputError`.
+
+    >>> run = play_privateshared("clembench/privateshared", model="llama3.1:8b",  # doctest: +SKIP
+    ...                          base_url="http://localhost:11434/v1", cache="play-cache.sqlite")
+    >>> run.played[0].records.scores["episode scores"]["Main Score"]  # doctest: +SKIP
+    100.0
+    """
+    from .dialogue.privateshared_game import RULES, plan_episodes
+    from .dialogue.privateshared_play import play_game
+    from .formats.privateshared import read_game, results_folder
+    from .llm import EndpointSettings
+
+    if rules not in RULES:
+        raise InputError(f"expected one of {', '.join(RULES)}, got {rules!r}", argument="rules")
+    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
+        raise InputError("expected the answer cache's file path", argument="cache")
+    names = [experiments] if isinstance(experiments, str) else list(experiments)
+    settings = EndpointSettings(model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+                                max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
+                                max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
+                                price_in=price_in, price_out=price_out).check()
+    game = read_game(game_dir, instances, names, rules=rules)
+    folder = results_folder(settings.model, settings.temperature, rules)
+    return play_game(plan_episodes(game.experiments, folder, rules), game.texts, settings, os.fspath(cache),
+                     rules=rules, folder=folder,
+                     game={"game_dir": os.fspath(game_dir), "instances": game.instances_path})
+# --- nuggets by a model: create, assign, cite (issue 31) ------------------------------------------------------
+
+__all__ += ["CitationResult", "citation_scores", "nuggets_assign", "nuggets_cite", "nuggets_create"]
+
+
+def _nugget_endpoint(model: str, base_url: str, cache, endpoint: Mapping[str, Any]):
+    """The endpoint settings of a nugget function and its cache path, checked as the commands check them."""
+    from .llm import EndpointSettings
+
+    unknown = sorted(set(endpoint) - set(EndpointSettings.field_names()))
+    if unknown:
+        raise InputError(f"unknown endpoint setting(s) {', '.join(unknown)}; see castregin.llm.EndpointSettings",
+                         argument=unknown[0])
+    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
+        raise InputError("expected the answer cache's file path", argument="cache")
+    return EndpointSettings(model=model, base_url=base_url, **endpoint), os.fspath(cache)
+
+
+def _file_paths(value) -> list:
+    """The file paths among a value that may be a path, a list of paths, or objects."""
+    given = [value] if isinstance(value, (str, os.PathLike)) else (value if isinstance(value, (list, tuple)) else [])
+    return [os.fspath(v) for v in given if isinstance(v, (str, os.PathLike))]
+
+
+def _answers_of(answers) -> list:
+    from .formats.nuggets import Answer, read_answer_files
+
+    given = [answers] if isinstance(answers, (str, os.PathLike, Answer)) else list(answers)
+    objects = [a for a in given if isinstance(a, Answer)]
+    paths = [a for a in given if isinstance(a, (str, os.PathLike))]
+    if not given or (objects and paths) or len(objects) + len(paths) != len(given):
+        raise InputError("expected answer files (TREC RAG 2024 JSONL, iKAT 2024 runs) or Answer objects",
+                         argument="answers")
+    return objects or read_answer_files(formats.expand_run_paths(paths))
+
+
+def _topics_of(topics):
+    from .formats.topics import TopicsTree, read_topics
+
+    if topics is None or isinstance(topics, TopicsTree):
+        return topics
+    if isinstance(topics, (str, os.PathLike)):
+        return read_topics(topics)
+    raise InputError(f"expected a topics file's path or a TopicsTree, got {type(topics).__name__}", argument="topics")
+
+
+def nuggets_assign(nuggets, answers, *, model: str, base_url: str, cache, prompt: str = "nuggetizer", window: int = 10,
+                   topics=None, **endpoint):
+    """Assign nuggets to answers with a model, as ``castregin nuggets assign`` does (one implementation:
+    :func:`castregin.nuggets.assign.assign_nuggets`, the same prompts, cache, retries and budget); nothing is
+    written but the cache. Needs the ``openai`` extra when a call is to be made.
+
+    ``nuggets``: a nuggetizer nuggets file or :class:`castregin.formats.nuggets.TurnNuggets` objects;
+    ``answers``: answer files (TREC RAG 2024 JSONL, iKAT 2024 runs; a path or a list) or
+    :class:`~castregin.formats.nuggets.Answer` objects; ``prompt``: ``nuggetizer``, ``nuggetizer-2grade`` or a
+    Jinja template file; ``topics``: a topics file or :class:`~castregin.formats.topics.TopicsTree` (the
+    conversation goes into the prompt's query); ``endpoint``: the other settings of
+    :class:`castregin.llm.EndpointSettings` (``api_key_env``, ``temperature``, ``max_requests``...).
+
+    Returns a :class:`castregin.nuggets.assign.NuggetAssignment`: ``assignments`` (complete answers,
+    :class:`~castregin.formats.nuggets.Assignment`, which :func:`nugget_scores` takes) and ``log``.
+
+    >>> assigned = nuggets_assign("nuggets.jsonl", "answers.jsonl", model="llama3.1:8b",  # doctest: +SKIP
+    ...                           base_url="http://localhost:11434/v1", cache="llm/cache.sqlite")
+    >>> nugget_scores(assigned.assignments, source="llama3.1")  # doctest: +SKIP
+    """
+    from .formats.nuggets import TurnNuggets, read_nuggets
+    from .nuggets.assign import assign_nuggets
+    from .nuggets.llm import model_stage
+    from .render.nugget_prompts import load_nugget_prompt
+
+    settings, cache_path = _nugget_endpoint(model, base_url, cache, endpoint)
+
+    def read():
+        turns = read_nuggets(nuggets) if isinstance(nuggets, (str, os.PathLike)) else list(nuggets)
+        if not all(isinstance(t, TurnNuggets) for t in turns):
+            raise InputError("expected a nuggets file or TurnNuggets objects", argument="nuggets")
+        return load_nugget_prompt("assign", os.fspath(prompt)), turns, _answers_of(answers), _topics_of(topics)
+
+    def work(client, data):
+        loaded, turns, read_answers, tree = data
+        return assign_nuggets(client, turns, read_answers, loaded, window=window, topics=tree,
+                              grades=2 if prompt == "nuggetizer-2grade" else 3)
+
+    return model_stage(settings, cache_path, read, work, inputs=[*_file_paths(nuggets), *_file_paths(answers),
+                                                                 *_file_paths(topics)])
+
+
+def nuggets_create(qrels, passages, *, model: str, base_url: str, cache, queries=None, topics=None,
+                   min_grade: int = 2, window: int = 10, max_nuggets: int = 30, prompt: str = "nuggetizer",
+                   score_prompt: str = "nuggetizer", **endpoint):
+    """Draft nuggets from each turn's relevant passages with a model and label them vital or okay, as
+    ``castregin nuggets create`` does (:func:`castregin.nuggets.create.create_nuggets`); nothing is written but
+    the cache.
+
+    ``qrels``: any qrels input (the passages of grade ``min_grade`` or more are a turn's relevant ones);
+    ``passages``: a passages file (JSONL ``{"docid", "text"}``, TREC RAG segments, iKAT passages, or TSV) or a
+    dict ``{docid: text}``; ``queries``: a queries file or a dict ``{qid: text}``; ``topics``: a topics file or
+    TopicsTree (one of the two is needed); ``endpoint`` as :func:`nuggets_assign` takes it.
+
+    Returns a :class:`castregin.nuggets.create.NuggetCreation`: ``turns``
+    (:class:`~castregin.formats.nuggets.TurnNuggets`, which :func:`nuggets_assign` takes) and ``log``.
+    """
+    from .formats.passages import Passage, read_passages, read_queries
+    from .nuggets.create import create_nuggets, creation_requests
+    from .nuggets.llm import model_stage
+    from .render.nugget_prompts import load_nugget_prompt
+
+    settings, cache_path = _nugget_endpoint(model, base_url, cache, endpoint)
+    if queries is None and topics is None:
+        raise InputError("give queries or topics: the query of each turn", argument="queries")
+
+    def read():
+        prompts = (load_nugget_prompt("create", os.fspath(prompt)),
+                   load_nugget_prompt("score", os.fspath(score_prompt)))
+        judged = as_qrels(qrels)
+        wanted = {d for items in judged.labels.values() for d, grade in items.items() if grade >= min_grade}
+        if isinstance(passages, Mapping):
+            texts = {str(d): Passage(str(t)) for d, t in passages.items()}
+        else:
+            texts = read_passages(passages, wanted)
+        asked = read_queries(queries) if isinstance(queries, (str, os.PathLike)) else queries
+        return prompts, creation_requests(judged, texts, asked, _topics_of(topics), min_grade)
+
+    def work(client, data):
+        (create_prompt, scoring), requests = data
+        return create_nuggets(client, requests, create_prompt, scoring, window=window, max_nuggets=max_nuggets)
+
+    return model_stage(settings, cache_path, read, work, inputs=[*_file_paths(qrels), *_file_paths(passages),
+                                                                 *_file_paths(queries), *_file_paths(topics)])
+
+
+@dataclass
+class CitationResult:
+    """What :func:`nuggets_cite` gives: ``labels`` ``{(run, qid, sentence, passage_id): support}``, ``scores``
+    (evaluate's columns: citation_precision and citation_recall per run, and per turn) and ``log``."""
+
+    labels: dict
+    scores: pd.DataFrame
+    log: dict
+
+
+def nuggets_cite(answers, passages, *, model: str, base_url: str, cache, max_citations: int = 3,
+                 prompt: str = "support", source: str = "citations", **endpoint) -> CitationResult:
+    """Judge whether cited passages support the answers' sentences with a model, and score citation precision and
+    recall, as ``castregin nuggets cite`` does (:func:`castregin.nuggets.citations.judge_citations`); nothing is
+    written but the cache.
+
+    ``answers`` as :func:`nuggets_assign` takes them; ``passages`` as :func:`nuggets_create` takes them;
+    ``source`` names the label source in the scores' ``qrels`` column; ``endpoint`` as :func:`nuggets_assign`.
+    """
+    import pandas as pd
+
+    from .evaluation.evaluate import RESULT_COLUMNS
+    from .formats.passages import Passage, read_passages
+    from .nuggets.citations import citation_scores as _scores
+    from .nuggets.citations import cited_pairs, judge_citations
+    from .nuggets.llm import model_stage
+    from .render.nugget_prompts import load_nugget_prompt
+
+    settings, cache_path = _nugget_endpoint(model, base_url, cache, endpoint)
+
+    def read():
+        given = _answers_of(answers)
+        wanted = {p for answer in given for _, p in cited_pairs(answer, max_citations)}
+        if isinstance(passages, Mapping):
+            texts = {str(d): Passage(str(t)) for d, t in passages.items()}
+        else:
+            texts = read_passages(passages, wanted)
+        return load_nugget_prompt("cite", os.fspath(prompt)), given, texts
+
+    def work(client, data):
+        loaded, given, texts = data
+        return given, judge_citations(client, given, texts, loaded, max_citations=max_citations)
+
+    given, judged = model_stage(settings, cache_path, read, work,
+                                inputs=[*_file_paths(answers), *_file_paths(passages)])
+    rows = _scores(given, judged.labels, source, True, max_citations)
+    return CitationResult(judged.labels, pd.DataFrame(rows, columns=RESULT_COLUMNS), judged.log)
+
+
+def citation_scores(answers, labels, source: str = "citations", per_turn: bool = False,
+                    max_citations: int = 3) -> pd.DataFrame:
+    """Citation precision and recall of every run (TREC RAG 2024's weighted precision and recall) from support
+    labels given by anyone: a citation support CSV (``run_id,qid,sentence,passage_id,support``, which
+    ``nuggets cite`` writes and people's aggregated labels can be written as) or a dict ``{(run, qid, sentence,
+    passage_id): support}``. ``answers`` as :func:`nuggets_assign` takes them. Returns evaluate's columns.
+
+    >>> from castregin.formats.nuggets import Answer, AnswerSentence
+    >>> answer = Answer("run", "q1", None, (AnswerSentence("Bees make honey.", ("p1", "p2")),
+    ...                                     AnswerSentence("Honey keeps.", ())))
+    >>> scores = citation_scores([answer], {("run", "q1", 0, "p1"): "full_support",
+    ...                                     ("run", "q1", 0, "p2"): "partial_support"})
+    >>> scores.set_index("measure")["value"].round(4).to_dict()
+    {'num_q': 1.0, 'citation_precision': 0.75, 'citation_recall': 0.5}
+    """
+    import pandas as pd
+
+    from .evaluation.evaluate import RESULT_COLUMNS
+    from .formats.citations import read_citation_labels
+    from .nuggets.citations import citation_scores as _scores
+
+    read = read_citation_labels(labels) if isinstance(labels, (str, os.PathLike)) else dict(labels)
+    return pd.DataFrame(_scores(_answers_of(answers), read, source, per_turn, max_citations), columns=RESULT_COLUMNS)

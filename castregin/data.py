@@ -86,3 +86,48 @@ class Qrels:
         keep = set(turns)
         # copy.copy keeps a diversity qrels' per-subtopic labels (castregin.formats.diversity.SubtopicLabels).
         return Qrels({t: copy.copy(i) for t, i in self.labels.items() if t in keep}, self.name, self.source)
+
+
+class StratumLabels(dict):
+    """One turn's labels of a stratified qrels, ``{item: label}``, and in ``strata`` each item's stratum: a
+    measure's rule sees a turn's labels only, and the inferred measures need the strata with them."""
+
+    def __init__(self, *args, strata: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.strata: dict[str, str] = strata if strata is not None else {}
+
+
+@dataclass
+class StratifiedQrels(Qrels):
+    """The qrels of a sampled pool: labels per (turn, item), and the stratum each pooled item was sampled from.
+
+    ``labels[turn][item]`` is the judgment (0 and up) or a label below 0 for an item of the pool that
+    was not sampled; ``strata[turn][item]`` its stratum, a name (``"1"``, ``"2"``...). Each turn's labels
+    are a :class:`StratumLabels` holding that turn's strata (see :mod:`castregin.formats.strata`).
+    """
+
+    strata: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for turn, items in self.labels.items():
+            strata = self.strata.setdefault(turn, {})
+            if not isinstance(items, StratumLabels) or items.strata is not strata:
+                self.labels[turn] = StratumLabels(items, strata=strata)
+
+    def add(self, turn: str, item: str, stratum: str, label: int) -> None:
+        """Put ``item`` of ``turn`` in ``stratum`` with ``label`` (below 0: pooled, not sampled)."""
+        labels = self.labels.get(turn)
+        if labels is None:
+            labels = self.labels[turn] = StratumLabels(strata=self.strata.setdefault(turn, {}))
+        labels[item] = label
+        self.strata[turn][item] = stratum
+
+    def judged(self) -> Qrels:
+        """The sampled items' judgments as plain qrels (unsampled items left out, and turns left with none)."""
+        return Qrels(judged_labels(self.labels), self.name, self.source)
+
+    def subset(self, turns) -> StratifiedQrels:
+        """The stratified qrels of the given turns only (in this qrels' order)."""
+        keep = set(turns)
+        return StratifiedQrels({t: dict(items) for t, items in self.labels.items() if t in keep}, self.name,
+                               self.source, {t: dict(self.strata[t]) for t in self.labels if t in keep})

@@ -87,3 +87,41 @@ MAX_DIVERSITY_CUTOFF = 10_000
 #: Seconds ``castregin judge`` waits for one answer (``--timeout``): a day is far past any model's answer, and
 #: the socket's timer overflows on larger ones (``socket.settimeout(1e300)``: "timestamp out of range").
 MAX_JUDGE_TIMEOUT = 86_400
+#: Instances per experiment ``castregin play privateshared --generate`` draws (``--games``): clembench draws 10.
+MAX_GENERATED_GAMES = 1_000
+#: The settings of a model endpoint (:class:`castregin.llm.EndpointSettings`; the options of ``judge``,
+#: ``nuggets`` and ``play``), each ``name: (lowest, highest or None, whole number?)``: the one statement of
+#: their ranges, read by the settings' check and by the commands' options. Concurrency: threads and open
+#: connections; retries: a call retried 100 times with the 60-second backoff cap already takes well over an hour.
+ENDPOINT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
+    "temperature": (0, 2, False),
+    "max_tokens": (1, None, True),
+    "concurrency": (1, 256, True),
+    "timeout": (0.001, MAX_JUDGE_TIMEOUT, False),
+    "max_retries": (0, 100, True),
+    "retry_wait": (0, None, False),
+    "max_requests": (0, None, True),
+    "price_in": (0, None, False),
+    "price_out": (0, None, False),
+}
+#: Samples ``castregin judge --samples`` asks of each prompt: each is a call of every pair.
+MAX_JUDGE_SAMPLES = 100
+#: Nuggets (or passages) put to a model in one call by ``castregin nuggets assign`` and ``create``
+#: (``--window``; nuggetizer's default is 10): each is in the prompt, so a window of thousands is no prompt.
+NUGGET_WINDOW_BOUNDS = (1, 1_000)
+#: Nuggets one turn may keep (``nuggets create --max-nuggets``; nuggetizer's default is 30).
+MAX_NUGGETS_BOUNDS = (1, 1_000)
+#: Citations of one sentence judged (``nuggets cite --max-citations``; TREC RAG 2024's support evaluation: 3).
+MAX_CITATIONS_BOUNDS = (1, 1_000)
+#: Bytes of one answer read from a model endpoint, headers and body, after decompression: a chat completion of
+#: 100,000 tokens is about a megabyte of JSON; an endless chunked body or a gzip bomb stops here.
+MAX_ANSWER_BYTES = 16 << 20
+#: Tokens one answer may report using (``usage``): more is no count a model reports, and SQLite's integers
+#: end at 2^63.
+MAX_REPORTED_TOKENS = 10**12
+#: Characters of one prompt a user's template (``judge --prompt FILE``) may render, and of any string or list
+#: it builds on the way: far beyond a model's context (a million tokens is about four million characters).
+MAX_PROMPT_CHARS = 4_000_000
+#: Seconds one prompt of a user's template may take to render (a real one takes milliseconds): loops nested
+#: to 10^10 steps or a macro recursing in two branches stop here.
+MAX_PROMPT_SECONDS = 2.0

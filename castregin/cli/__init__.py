@@ -13,6 +13,7 @@ command's module only, not the statistics, plotting and JSON-schema code of the 
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import json
 import os
@@ -74,20 +75,57 @@ def warnings_as_lines():
                 warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
+def _convert_ascii_number(self, value, param, ctx):
+    # Python's int() and float(), which click's number types call, read "٢", a full-width 2 and "1_0" (see
+    # castregin.formats.common.plain_number_text, the one rule of every reader of numbers).
+    if isinstance(value, str) and not (value.isascii() and "_" not in value):
+        self.fail(f"{value!r} is not a number written with the ASCII digits 0-9", param, ctx)
+    return super(type(self), self).convert(value, param, ctx)
+
+
+_ASCII_NUMBER_TYPES: dict[type, type] = {}
+
+
+def ascii_numbers(kind: click.ParamType) -> click.ParamType:
+    """``kind`` itself, or for a number type (``int``, ``click.IntRange``, ``FiniteFloat`` ...) a copy that takes the
+    ASCII digits only; a subclass of its class, so that ``--help`` still shows its range."""
+    if not isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):
+        return kind
+    cls = type(kind)
+    ascii_cls = _ASCII_NUMBER_TYPES.get(cls)
+    if ascii_cls is None:
+        ascii_cls = _ASCII_NUMBER_TYPES[cls] = type(cls.__name__, (cls,), {"convert": _convert_ascii_number})
+    ascii_kind = copy.copy(kind)
+    ascii_kind.__class__ = ascii_cls
+    return ascii_kind
+
+
 class CastreginCommand(click.Command):
-    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``).
+    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``), and
+    whose number options take the ASCII digits only (:func:`ascii_numbers`).
 
     Before it runs, no output file may be an input (any parameter typed as one, see
-    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them.
+    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them; two
+    outputs on standard output (``qrels merge --provenance -``, -o being ``-``) are a usage error.
     """
 
-    def invoke(self, ctx: click.Context):
-        from ..formats.output import check_outputs, declared_inputs
-        from .options import command_inputs, command_outputs
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            param.type = ascii_numbers(param.type)
 
+    def invoke(self, ctx: click.Context):
+        from ..formats.common import stream_digests
+        from ..formats.output import check_outputs, declared_inputs
+        from .options import command_inputs, command_outputs, standard_output_options
+
+        to_stdout = standard_output_options(self, ctx.params)
+        if len(to_stdout) > 1:
+            raise click.UsageError(f"{' and '.join(to_stdout)} {'both' if len(to_stdout) == 2 else 'all'} write to "
+                                   "standard output ('-'); give all but one of them a file", ctx=ctx)
         try:
             inputs = command_inputs(self, ctx.params)
-            with declared_inputs(inputs):
+            with declared_inputs(inputs), stream_digests():
                 check_outputs(command_outputs(self, ctx.params), inputs)
                 return super().invoke(ctx)
         except InputError as err:
@@ -141,16 +179,27 @@ class CastreginGroup(click.Group):
         for module in dict.fromkeys(entry.module for entry in COMMANDS.values()):
             importlib.import_module(module)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:  # `castregin --bogus`: the subcommands' are met in invoke
+            _usage_line(err)
+            ctx.exit(2)
+
     def invoke(self, ctx: click.Context):  # noqa: RET503 - every other path ends in ctx.exit, which raises
         try:
             return super().invoke(ctx)
+        except click.UsageError as err:
+            _usage_line(err)
+            ctx.exit(2)
         except InputError as err:
             click.echo(f"castregin: error: {err}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
-            # `castregin evaluate ... | head`: the reader left; that is not an error.
-            sys.stderr.close()
-            ctx.exit(0)
+            # `castregin evaluate ... | head -1`: the reader has had enough. Unix tools end quietly, killed by
+            # SIGPIPE (the shell's 141): the same exit status, and nothing said.
+            _silence_stdout()
+            ctx.exit(128 + signal.SIGPIPE)
         except Stopped as stop:
             # The writers have removed their temporary files on the way out.
             click.echo(f"castregin: stopped by {stop.name}; no output was written", err=True)
@@ -163,6 +212,39 @@ class CastreginGroup(click.Group):
         click.echo("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs",
                    err=True)
         ctx.exit(1)
+
+
+def _usage_line(err: click.UsageError) -> None:
+    """A usage error as one line naming the command's --help (click's own is four: usage, a hint, a blank line,
+    the error); click's "did you mean" kept on it. Help asked for by giving no arguments stays help."""
+    if isinstance(err, click.exceptions.NoArgsIsHelpError):
+        raise err
+    message = err.format_message()
+    if isinstance(err, click.NoSuchOption) and err.possibilities:
+        close = [p for p in err.possibilities if p not in ("-h", "--help")]
+        message = err.message.removesuffix(".") + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+    message = " ".join(message.split()).removesuffix(".")
+    names: list[str] = []
+    context = err.ctx
+    while context is not None and context.parent is not None:  # the root is castregin, however it was started
+        names.insert(0, context.info_name or "")
+        context = context.parent
+    command = " ".join(["castregin", *names])
+    click.echo(f"castregin: error: {message}; see '{command} --help'", err=True)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null: the interpreter's last flush at exit would meet the closed pipe
+    again and print "Exception ignored ... BrokenPipeError"."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # a stream without a descriptor (a test runner's capture): nothing is flushed to a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 class Stopped(BaseException):

@@ -20,7 +20,9 @@ from .options import (
     read_runs_and_qrels,
     rel_level_option,
     runs_argument,
+    runs_or_scores,
     score_precision_option,
+    single_measure_option,
     top_k_option,
 )
 
@@ -44,8 +46,8 @@ def analyze():
               metavar="[NAME=]QRELS", help="The qrels of the pool.")
 @click.option("--depth", type=click.IntRange(1, MAX_CUTOFF), required=True,
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
-@click.option("-m", "--measure", default="nDCG@3", show_default=True, metavar="MEASURE",
-              help="The measure the runs are scored and ranked by, with and without their contributions.")
+@single_measure_option("The measure the runs are scored and ranked by, with and without their contributions.",
+                       default="nDCG@3")
 @rel_level_option
 @score_precision_option
 @format_option(RECORD_FORMATS)
@@ -74,10 +76,10 @@ def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, f
 
 
 @analyze.command("correlation")
-@evaluation_options(top_k_option)
+@evaluation_options(top_k_option, scores=True)
 @format_option(RECORD_FORMATS)
 @output_option()
-def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_precision, fmt, output):
+def correlation_command(runs, qrels_specs, score_files, measures, top_k, rel_level, score_precision, fmt, output):
     """Kendall's tau, tau_AP, Spearman's rho and the top-k overlap between the system rankings under
     every pair of (qrels, measure).
 
@@ -96,10 +98,22 @@ def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_pre
       castregin analyze correlation runs/*.run --qrels crowd=all.qrel --qrels nist=nist.qrel -m nDCG@3 -m AP
       castregin analyze correlation runs/ --qrels all=all.qrel --qrels filtered=filtered.qrel --top-k 3 \\
           --format csv
+      castregin analyze correlation --scores human.tsv --scores gpt4o.tsv -m vital_score  # nuggets score's
+
+    With --scores, the settings are the (qrels, measure) pairs of the tables (the qrels column names
+    the source of the labels: nuggets score --name), the runs ranked by their means there.
     """
     from ..evaluation.analysis import ranking_correlations
 
-    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
+    runs_or_scores(runs, qrels_specs, score_files)
+    formats.ensure_not_input(output, [*input_paths(runs, qrels_specs), *score_files])
+    if score_files:
+        from ..evaluation.given import ranking_correlations_of, select_measures
+        from ..formats.scores import read_scores
+
+        rows = ranking_correlations_of(select_measures(read_scores(score_files), measures), top_k)
+        formats.write_text(output, correlation_report(rows, fmt))
+        return
     run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
     settings = [(q, m) for q in qrels_list for m in (measures or DEFAULT_MEASURES[:1])]
     with warnings_as_lines():
@@ -108,7 +122,7 @@ def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_pre
 
 
 @analyze.command("bootstrap")
-@evaluation_options()
+@evaluation_options(scores=True)
 @click.option("--samples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000, show_default=True,
               help="How many times the turns (or topics) are resampled.")
 @click.option("--seed", type=click.IntRange(min=0), default=42, show_default=True,
@@ -120,8 +134,8 @@ def correlation_command(runs, qrels_specs, measures, top_k, rel_level, score_pre
                    "means, as evaluate --by topic gives it, and the topic means are resampled.")
 @format_option(RECORD_FORMATS)
 @output_option()
-def bootstrap_command(runs, qrels_specs, measures, rel_level, score_precision, samples, seed, confidence, by, fmt,
-                      output):
+def bootstrap_command(runs, qrels_specs, score_files, measures, rel_level, score_precision, samples, seed, confidence,
+                      by, fmt, output):
     """Percentile bootstrap confidence intervals of every mean.
 
     The turns averaged (or, with --by topic, the topic means: each topic's turns averaged first) are
@@ -132,15 +146,23 @@ def bootstrap_command(runs, qrels_specs, measures, rel_level, score_precision, s
     Examples:
       castregin analyze bootstrap runs/*.run --qrels question_relevance_all.qrel -m nDCG@3 --seed 1
       castregin analyze bootstrap runs/ --qrels all.qrel --by topic --confidence 0.9 --format markdown
+      castregin analyze bootstrap --scores nuggets.tsv --seed 1   # nuggets score -q's table
     """
     from ..evaluation.analysis import bootstrap_intervals
     from ..evaluation.evaluate import evaluate_rows
 
-    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
-    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
-    with warnings_as_lines():
-        rows = evaluate_rows(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level, per_turn=True,
-                             score_precision=score_precision)
+    runs_or_scores(runs, qrels_specs, score_files)
+    formats.ensure_not_input(output, [*input_paths(runs, qrels_specs), *score_files])
+    if score_files:
+        from ..evaluation.given import select_measures, with_means
+        from ..formats.scores import read_scores
+
+        rows = with_means(select_measures(read_scores(score_files), measures))
+    else:
+        run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs)
+        with warnings_as_lines():
+            rows = evaluate_rows(run_list, qrels_list, measures or DEFAULT_MEASURES, rel_level, per_turn=True,
+                                 score_precision=score_precision)
     # Only means with per-turn values get an interval (num_q has none).
     intervals = bootstrap_intervals(rows, by, samples, confidence, seed)
     formats.write_text(output, bootstrap_report(intervals, fmt))
@@ -186,3 +208,45 @@ def holes_command(runs, qrels_spec, depth, measures, hole_label, per_turn, rel_l
         result = hole_intervals(run_list, qrels, list(measures) or ["nDCG@3"], depth, hole_label, rel_level,
                                 score_precision)
     formats.write_text(output, holes_report(result, fmt, per_turn))
+
+
+@analyze.command("ppi")
+@runs_argument()
+@click.option("--qrels", "human_spec", required=True, type=InputPath(named=True), metavar="[NAME=]HUMAN",
+              help="People's judgments of a random sample of the turns.")
+@click.option("--model-qrels", "model_spec", required=True, type=InputPath(named=True), metavar="[NAME=]MODEL",
+              help="A model's judgments of every turn (castregin judge's qrels, say).")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Measure whose per-turn mean is estimated, repeatable (default nDCG@3).")
+@click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="The coverage of the intervals (0.95: 95%).")
+@click.option("--plan-width", type=FiniteFloat(0, min_open=True), metavar="WIDTH",
+              help="Plan: the turns people must judge for intervals this wide, from the agreement observed.")
+@click.option("--no-pairs", is_flag=True, help="Leave out the differences between runs.")
+@rel_level_option
+@format_option(RECORD_FORMATS)
+@output_option()
+def ppi_command(runs, human_spec, model_spec, measures, confidence, plan_width, no_pairs, rel_level, fmt, output):
+    """Prediction-powered means: people judge a random sample of turns, a model every turn (PPI++).
+
+    Per run: the PPI++ estimate of its mean per-turn score (power-tuned lambda) and its interval,
+    beside the classical estimate from people's labels alone and the model's labels alone (biased);
+    effective_n is the human-judged turns the classical estimate would need for the PPI++ precision,
+    gained the turns the model's labels are worth. Then each pair of runs' difference with its
+    interval (significant: the interval leaves out 0). --plan-width W: how many turns people must judge
+    for intervals W wide, from the agreement of the two sources so far. A turn a run lacks scores 0.
+
+    \b
+    Examples:
+      castregin analyze ppi runs/*.run --qrels human_sample.qrel --model-qrels llm_relevance.qrel -m nDCG@3
+      castregin analyze ppi runs/ --qrels human.qrel --model-qrels llm.qrel --plan-width 0.05 --format json
+    """
+    from ..evaluation.ppi import ppi_estimates
+    from ..render.sampling import ppi_report
+
+    formats.ensure_not_input(output, input_paths(runs, [human_spec, model_spec]))
+    run_list, (human, model) = read_runs_and_qrels(runs, [human_spec, model_spec])
+    with warnings_as_lines():
+        result = ppi_estimates(run_list, human, model, list(measures) or ["nDCG@3"], rel_level, confidence,
+                               plan_width, pairs=not no_pairs)
+    formats.write_text(output, ppi_report(result, fmt))

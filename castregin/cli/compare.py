@@ -7,6 +7,7 @@ import sys
 import click
 
 from .. import formats
+from ..errors import InputError
 from ..evaluation.compare import (
     CORRECTIONS,
     DEFAULT_PERMUTATIONS,
@@ -30,6 +31,7 @@ from .options import (
     input_paths,
     output_option,
     read_runs_and_qrels,
+    runs_or_scores,
     top_k_option,
 )
 
@@ -71,7 +73,26 @@ _comparison_options = evaluation_options(
                  show_default=True, help="Resamples of the randomization test."),
     click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_SEED, show_default=True,
                  help="Seed of the randomization test (same seed, same p-values)."),
+    scores=True,
 )
+
+
+def _given_scores(score_files, measures, baseline, sort, *, command: str, minimum_runs: int):
+    """``--scores``: the tables read, as evaluate's rows and DataFrame, the baseline and --sort checked against
+    them (the measures and runs are the tables')."""
+    from ..evaluation.given import resolve_run, results_frame, run_order, select_measures, tested_measures
+    from ..formats.scores import read_scores
+
+    rows = select_measures(read_scores(score_files), measures)
+    runs = run_order(rows)
+    if len(runs) < minimum_runs:
+        raise InputError(f"{command} needs at least {minimum_runs} different runs; the score tables hold "
+                         f"{len(runs)}", argument="score_files")
+    results = results_frame(rows)
+    if sort is not None and sort not in tested_measures(rows):
+        raise click.BadParameter(f"{sort} is not one of the measures compared ({', '.join(tested_measures(rows))})",
+                                 param_hint="--sort")
+    return rows, results, resolve_run(baseline, rows)
 
 
 def _sort_measure(sort: str | None, shown: list[Measure], rel_level: int) -> str | None:
@@ -94,15 +115,17 @@ def _sort_measure(sort: str | None, shown: list[Measure], rel_level: int) -> str
                    "(one of -m). Default: the order of the runs given.")
 @format_option(COMPARE_FORMATS)
 @output_option()
-def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
-            score_precision, sort, fmt, output):
+def compare(runs, qrels_specs, score_files, measures, baseline, test, correction, alpha, permutations, seed,
+            rel_level, score_precision, sort, fmt, output):
     """Are the differences between runs significant? Paired tests on per-turn values.
 
-    For each qrels and measure, every run is compared with --baseline (or every pair of runs) on
-    the turns both runs have: mean difference (run - baseline), the test statistic, the p-value
-    and the p-value corrected over the comparisons of that measure, Cohen's d of the differences.
-    When every difference is zero the p-value is 1 and the statistic 0. The randomization test is
-    reproducible: the same --seed gives the same p-values.
+    For each qrels and measure, every run is compared with --baseline (or every pair of runs) on the
+    turns both runs have (from RUN... and --qrels, or from --scores: per-turn values computed
+    elsewhere, such as nuggets score -q's, with the names of their runs and measures): mean
+    difference (run - baseline), the test statistic, the p-value and the p-value corrected over the
+    comparisons of that measure, Cohen's d of the differences. When every difference is zero the
+    p-value is 1 and the statistic 0. The randomization test is reproducible: the same --seed gives
+    the same p-values.
 
     In table, markdown and LaTeX the leaderboard comes first (in the order given, or by --sort):
     the best value of each column in bold, a dagger on significant wins over the baseline (without
@@ -116,15 +139,20 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
       castregin compare runs/*.run --qrels all.qrel --test randomization --permutations 100000 --seed 7
       castregin compare a.run b.run --qrels all.qrel --format json -o comparisons.json
       castregin compare runs/ --qrels all.qrel --test tukey-hsd --sort nDCG@3
+      castregin compare --scores nuggets.tsv --baseline bm25-gpt4o -m vital_score   # nuggets score -q's table
     """
-    formats.ensure_not_input(output, input_paths(runs, qrels_specs))
-    shown = _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
-    sort = _sort_measure(sort, shown, rel_level)
-    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
-    base = resolve_baseline(baseline, runs, run_list)
-    with warnings_as_lines():
-        results = evaluate_runs(run_list, qrels_list, shown, rel_level=rel_level,
-                                per_turn=True, score_precision=score_precision)
+    runs_or_scores(runs, qrels_specs, score_files)
+    formats.ensure_not_input(output, [*input_paths(runs, qrels_specs), *score_files])
+    if score_files:
+        _, results, base = _given_scores(score_files, measures, baseline, sort, command="compare", minimum_runs=2)
+    else:
+        shown = _check_inputs(runs, measures, rel_level, command="compare", minimum_runs=2)
+        sort = _sort_measure(sort, shown, rel_level)
+        run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
+        base = resolve_baseline(baseline, runs, run_list)
+        with warnings_as_lines():
+            results = evaluate_runs(run_list, qrels_list, shown, rel_level=rel_level,
+                                    per_turn=True, score_precision=score_precision)
     comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
                                progress=sys.stderr.isatty())
     formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha,
@@ -148,7 +176,7 @@ def compare(runs, qrels_specs, measures, baseline, test, correction, alpha, perm
               help="Also write DIR/runs/<run>.html: one self-contained page per run, for its participant.")
 @click.option("--out", "out_dir", required=True, type=OutputDirectory(), metavar="DIR",
               help="Directory for index.html, figures/*.png and runs/*.html (replaced as a whole).")
-def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
+def report(runs, qrels_specs, score_files, measures, baseline, test, correction, alpha, permutations, seed, rel_level,
            score_precision, depth, plot_measure, ci_samples, correlation, loro_depth, top_k, per_run_files, out_dir):
     """A static HTML report: DIR/index.html, one self-contained file, and DIR/figures/*.png.
 
@@ -171,6 +199,12 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
           -m nDCG@3 -m P@1 --out report
       castregin report runs/ --qrels all.qrel --plot-measure P@1 --correlation --loro-depth 5 \\
           --per-run-files --out report
+      castregin report --scores human.tsv --scores gpt4o.tsv --plot-measure vital_score --out report
+
+    With --scores (per-turn tables computed elsewhere, such as nuggets score -q's), the report holds
+    what the tables allow: no judged@k, label histograms, top-k labels or leave-one-run-out test; the
+    qrels are the tables' sources, the plotted measure --plot-measure if they hold it, else their
+    first.
     """
     # matplotlib is slow to import; only this command needs it
     from ..evaluation.report_data import ReportSettings, report_data
@@ -178,11 +212,19 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     from ..formats.provenance import provenance
     from ..render.report import INDEX, REPORT_FILES, build_report, report_files
 
-    inputs = input_paths(runs, qrels_specs)
+    runs_or_scores(runs, qrels_specs, score_files)
+    inputs = [*input_paths(runs, qrels_specs), *score_files]
     check_replaceable_directory(out_dir, kind="report", inputs=inputs, allowed=REPORT_FILES)
-    shown = _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
-    run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
-    base = resolve_baseline(baseline, runs, run_list)
+    rows: list[tuple] = []
+    run_list: list = []
+    qrels_list: list = []
+    if score_files:
+        rows, _, base = _given_scores(score_files, measures, baseline, None, command="report", minimum_runs=1)
+        shown = []
+    else:
+        shown = _check_inputs(runs, measures, rel_level, command="report", minimum_runs=1)
+        run_list, qrels_list = read_runs_and_qrels(runs, qrels_specs, shown)
+        base = resolve_baseline(baseline, runs, run_list)
     settings = ReportSettings(measures=tuple(shown), baseline=base, rel_level=rel_level,
                               score_precision=score_precision, depth=depth, test=test, correction=correction,
                               alpha=alpha, permutations=permutations, seed=seed,
@@ -191,7 +233,12 @@ def report(runs, qrels_specs, measures, baseline, test, correction, alpha, permu
     progress = sys.stderr.isatty()
     with warnings_as_lines():
         record = provenance(inputs)
-        data = report_data(run_list, qrels_list, settings, progress)
+        if score_files:
+            from ..evaluation.report_data import report_data_from_scores
+
+            data = report_data_from_scores(rows, settings, progress)
+        else:
+            data = report_data(run_list, qrels_list, settings, progress)
         report_pages = build_report(data, record, per_run_files=per_run_files, progress=progress)
         directory = replace_directory(out_dir, report_files(report_pages), kind="report", inputs=inputs,
                                       allowed=REPORT_FILES)

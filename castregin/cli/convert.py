@@ -23,11 +23,13 @@ from ..render.tables import RECORD_FORMATS
 from ..track.pool import pool_files
 from . import CastreginSubgroup, main
 from .options import (
+    FiniteFloat,
     InputPath,
     OutputDirectory,
     OutputPath,
     format_option,
     output_option,
+    rel_level_option,
     runs_argument,
     turns_option,
 )
@@ -153,8 +155,9 @@ def convert():
     """Turn JSON submissions (CAsT 2022 formats) into TREC runs.
 
     \b
-    Examples:
-      castregin convert questions runs/*.json --bank question_bank.json --out-dir question_runs/
+    Examples (CAsT 2022's questions: the ReGIn bank, then the official pool, which holds Q2173):
+      castregin convert questions runs/*.json --bank question_bank.json \\
+          --bank 2022_mixed_initiative_question_pool.json --out-dir question_runs/
       castregin convert responses runs/*.json --bank response_bank.json --out-dir response_runs/
       castregin convert passages runs/*.json --out-dir passage_runs/
     """
@@ -313,25 +316,114 @@ def pool_group():
 @pool_group.command("build")
 @runs_argument("RUN...")
 @click.option("--depth", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Items taken from each run per turn, by the rank column.")
+              help="Items taken from each run per turn, by the rank column (with --strategy: the items the "
+                   "strategy may judge; default then: all).")
 @turns_option("Pool only these turns (e.g. 2022_evaluation_topics_turn_ids.json): one id a line, a qrels or "
               "run, or turn-ids JSON; the runs' other turns are left out, with a warning.")
+@click.option("--sample", "strata", metavar="STRATA",
+              help="A stratified sample of the pool, strata by the best rank any run gives an item: "
+                   "1-10:1,11-50:0.5,51-1000:10% (or FIRST-LAST:#N, N items a turn). The pool is then the "
+                   "sampled items; see --strata-out.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of --sample: the same seed, runs and strata give the same sample.")
+@click.option("--strata-out", type=OutputPath(), metavar="FILE",
+              help="With --sample: every pooled item with its stratum (turn 0 item stratum label), as "
+                   "sample_eval reads it; -1 for the items not sampled, and for sampled ones --qrels lacks.")
+@click.option("--strategy", type=click.Choice(["depth", "mtf", "bandit"]),
+              help="Adaptive judging: the items the strategy judges next within --budget (docs/sampling.md).")
+@click.option("--budget", type=click.IntRange(min=1), metavar="N",
+              help="With --strategy: judgments per turn, those in --qrels included.")
+@click.option("--qrels", "qrels_file", type=InputPath(), metavar="QRELS",
+              help="The judgments so far: labels of --sample's items for --strata-out, and what --strategy "
+                   "has seen (an item it has not seen judged counts as non-relevant).")
+@rel_level_option
 @output_option()
-def pool_command(runs, depth, turns_file, output):
+def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, budget, qrels_file, rel_level, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
     Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
     `castregin pool RUN...` is this command.
 
+    --sample pools down to the last stratum's rank and writes the seeded sample of each stratum as the
+    pool (what to judge); --strata-out the stratified qrels for `castregin sample_eval` (run again with
+    --qrels once judged). --strategy depth|mtf|bandit with --budget N writes the next items to judge
+    per turn (Losada et al.'s adaptive judging; give the judgments so far with --qrels and run again).
+
     \b
     Examples:
       castregin pool build runs/*.run --depth 1 -o question_pool_depth_1.pool
       castregin pool build runs/ --depth 3 --turns mi_turns.txt -o mi_pool_depth_3.pool
+      castregin pool runs/ --sample 1-10:1,11-50:0.5,51-1000:10% --seed 7 -o sample.pool \\
+          --strata-out strata.qrel
+      castregin pool runs/ --sample 1-10:1,11-50:0.5,51-1000:10% --seed 7 -o sample.pool \\
+          --strata-out stratified.qrel --qrels judged.qrel
+      castregin pool runs/ --strategy mtf --budget 20 --qrels judged.qrel -o next.pool
     """
-    inputs = [*runs, *([turns_file] if turns_file else [])]
-    check_outputs([output], inputs)
+    inputs = [*runs, *([turns_file] if turns_file else []), *([qrels_file] if qrels_file else [])]
+    check_outputs([output, strata_out], inputs)
+    ctx = click.get_current_context()
+    depth_given = ctx.get_parameter_source("depth") is not ParameterSource.DEFAULT
+    if strata is not None and (strategy is not None or depth_given):
+        raise click.UsageError("--sample takes its depth from its strata: give neither --depth nor --strategy")
+    if (strategy is None) != (budget is None):
+        raise click.UsageError("--strategy and --budget go together")
+    if strata_out is not None and strata is None:
+        raise click.UsageError("--strata-out needs --sample")
+    if qrels_file is not None and strategy is None and strata_out is None:
+        raise click.UsageError("--qrels goes with --strategy, or with --sample and --strata-out (which it labels)")
     turns = read_turn_list(turns_file) if turns_file else None
-    pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
+    if strata is None and strategy is None:
+        pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
+        _write_pool(pool, turns, turns_file, output, inputs)
+        return
+    judged = read_qrels(qrels_file) if qrels_file else None
+    run_list = [read_run(path) for path in runs]
+    if strategy is not None:
+        from ..track.sampling import adaptive_pool
+
+        chosen = adaptive_pool(run_list, strategy, budget, judged.labels if judged else None, rel_level,
+                               depth if depth_given else None)
+        if not chosen:
+            click.echo(f"castregin: warning: every turn has spent its budget of {budget} judgments or judged all "
+                       "its pool: nothing left to judge", err=True)
+        _write_pool({turn: set(items) for turn, items in chosen.items()}, turns, turns_file, output, inputs)
+        return
+    from ..formats.strata import format_stratified_qrels, stratified
+    from ..track.sampling import sample_pool
+
+    sample = sample_pool(run_list, _strata(strata), seed)
+    kept, left_out = (sample.sampled, None)
+    strata_of = sample.strata
+    if turns is not None:
+        from ..track.pool import keep_turns
+
+        kept, left_out = keep_turns(sample.sampled, turns, f"--turns {turns_file}")
+        strata_of = {turn: items for turn, items in strata_of.items() if turn in kept}
+    if left_out:
+        click.echo(f"castregin: warning: {left_out}", err=True)
+    with OutputSet(inputs) as outputs:
+        outputs.write_text(output, format_pool(kept))
+        if strata_out is not None:
+            qrels, missing = stratified(strata_of, kept, judged)
+            if missing and judged is not None:
+                click.echo(f"castregin: warning: {missing} sampled items have no judgment in {qrels_file}; written "
+                           "as -1 (not sampled)", err=True)
+            outputs.write_text(strata_out, format_stratified_qrels(qrels))
+    for row in sample.statistics():
+        click.echo(f"castregin: stratum {row['stratum']} (ranks {row['ranks']}, {row['sample']}): "
+                   f"{row['sampled']} of {row['pooled']} pooled items sampled", err=True)
+
+
+def _strata(text: str):
+    from ..track.sampling import parse_strata
+
+    try:
+        return parse_strata(text)
+    except InputError as err:
+        raise click.BadParameter(err.problem, param_hint="--sample") from None
+
+
+def _write_pool(pool, turns, turns_file, output, inputs) -> None:
     if turns is not None:
         from ..track.pool import keep_turns
 
@@ -364,5 +456,77 @@ def pool_stats_command(runs, pool_file, depth, fmt, output):
     check_outputs([output], [*runs, *([pool_file] if pool_file else [])])
     run_list = [read_run(path) for path in runs]
     pool = read_pool(pool_file) if pool_file else None
+    if pool is not None and not any(turn in pool for run in run_list for turn in run.scores):
+        click.echo(f"castregin: warning: {pool_file} shares no turn with the runs (the pool's look like "
+                   f"{min(pool)!r}, the runs' like {min(run_list[0].scores)!r}): every contribution is 0; check the "
+                   "turn ids", err=True)
     stats = pool_statistics(run_list, run_names(run_list), depth, pool)
     write_text(output, pool_stats_report(stats, fmt))
+
+
+def _budgets(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        budgets = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected judgments a turn, such as 1,2,5,10,20") from None
+    if not budgets or min(budgets) < 1:
+        raise click.BadParameter("expected judgments a turn of 1 or more, such as 1,2,5,10,20")
+    return budgets
+
+
+@pool_group.command("simulate")
+@runs_argument("RUN...")
+@click.option("--qrels", "qrels_file", required=True, type=InputPath(), metavar="QRELS",
+              help="The judgments taken as complete (an item they lack is non-relevant).")
+@click.option("--depth", type=click.IntRange(min=1), metavar="K",
+              help="The pool: each run's top K items by the rank column (default: all it ranks).")
+@click.option("--strategy", "strategies", multiple=True, type=click.Choice(["depth", "mtf", "bandit"]),
+              help="A judging strategy, repeatable (default: all three).")
+@click.option("--budgets", callback=_budgets, metavar="N,...",
+              help="Judgments a turn to try (default: 1 to 20, then about 10% apart, up to the largest pool).")
+@click.option("-m", "--measure", default="AP", show_default=True, metavar="MEASURE",
+              help="The measure the runs are ranked by.")
+@click.option("--threshold", type=FiniteFloat(-1, 1), default=0.9, show_default=True,
+              help="The Kendall's tau whose judgments the summary gives.")
+@rel_level_option
+@click.option("--plot", type=OutputPath(), metavar="FILE.png",
+              help="Relevant items found and Kendall's tau against judgments, a line per strategy.")
+@format_option(RECORD_FORMATS)
+@output_option()
+def pool_simulate_command(runs, qrels_file, depth, strategies, budgets, measure, threshold, rel_level, plot, fmt,
+                          output):
+    """Simulate adaptive judging on a complete qrels: judgments vs relevant found and vs Kendall's tau.
+
+    Per turn the pool is the runs' top --depth; each strategy (depth, mtf, bandit: docs/sampling.md)
+    judges it in its order, seeing the labels of --qrels. At each budget (judgments a turn) the runs
+    are ranked by their mean --measure on what was judged (the rest non-relevant) and compared with
+    their ranking on all of the pool's labels (Kendall's tau-b). The summary gives, per strategy, the
+    judgments from which tau stays at or above --threshold.
+
+    \b
+    Examples:
+      castregin pool simulate runs/*.run --qrels question_relevance_all.qrel --plot simulation.png
+      castregin pool simulate runs/ --qrels all.qrel --depth 10 -m nDCG@3 --strategy mtf --format csv
+    """
+    from ..evaluation.pooling import simulate_pooling
+    from ..render.sampling import simulation_report
+
+    inputs = [*runs, qrels_file]
+    check_outputs([output, plot], inputs)
+    run_list = [read_run(path) for path in runs]
+    qrels = read_qrels(qrels_file)
+    from . import warnings_as_lines
+
+    with warnings_as_lines():
+        simulation = simulate_pooling(run_list, qrels, list(strategies) or ["depth", "mtf", "bandit"], budgets,
+                                      measure, rel_level, depth, threshold)
+    with OutputSet(inputs) as outputs:
+        outputs.write_text(output, simulation_report(simulation, fmt))
+        if plot is not None:
+            from ..render.plots import pooling_simulation_plot
+
+            title = (f"{len(run_list)} runs, {simulation.turns} turns, pool of {simulation.pool} "
+                     f"({'all ranked' if depth is None else f'depth {depth}'}), {measure}")
+            outputs.write_bytes(plot, pooling_simulation_plot(simulation.points, threshold, title))

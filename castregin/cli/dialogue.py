@@ -252,7 +252,7 @@ def scorekeeping_score(episodes, fmt, write_beside, output):
               help="Score every episode from its interactions.json (privateshared only) instead of reading "
                    "the scores.json beside it.")
 @click.option("--no-overall", is_flag=True, help="Leave out the per-game rows (experiment `all`).")
-@format_option(["table", "csv", "json"])
+@format_option(["table", "csv", "json", "markdown", "latex"])
 @output_option()
 def scorekeeping_summary(runs_dir, rescore, no_overall, fmt, output):
     """The clembench leaderboard's numbers per model, game and experiment.

@@ -8,8 +8,9 @@ import click
 
 from .. import formats
 from ..arrays import choose_allocator
+from ..errors import InputError
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
-from ..evaluation.measures import DEFAULT_MEASURES, MEAN, measure_catalogue, parse_measures
+from ..evaluation.measures import DEFAULT_MEASURES, MEAN, TREC_SETS, measure_catalogue, parse_measures
 from ..formats.common import json_text
 from ..limits import MAX_RESAMPLES
 from ..render.tables import FORMATS, render_rows, text_table
@@ -81,10 +82,24 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
             measures=parsed, rel_level=rel_level, complete=complete,
             per_turn=per_turn or by == "topic" or ci is not None, turns=turns, score_precision=score_precision,
         )
+    _say_what_sets_leave_out(measures, fmt)  # once there is a result to leave it out of
     if by == "topic" or ci is not None:
         rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)
     counts = {NUM_Q, "num_topics", *(m.name for m in parsed if m.integer)}
     formats.write_text(output, render_rows(rows, fmt, counts=counts))
+
+
+#: trec_eval's text measures that evaluate, which prints numbers, leaves out of a set (runid is --format trec's).
+_TEXT_IN_SETS = ("relstring",)
+
+
+def _say_what_sets_leave_out(measures, fmt: str) -> None:
+    """``-m all_trec`` holds relstring, trec_eval's text: evaluate leaves it out, and says so."""
+    where = " of trec_eval's layout" if fmt == "trec" else ""
+    for name in measures:
+        for text in (t for t in _TEXT_IN_SETS if t in TREC_SETS.get(name, ())):
+            click.echo(f"castregin: warning: {name}'s {text} is text, not a number: evaluate leaves it out{where}; "
+                       f"`castregin trec_eval -q -m {name}` prints it", err=True)
 
 
 def _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed):
@@ -143,9 +158,16 @@ def qrels():
     """
 
 
-def _write_qrels(output: str, result, inputs) -> None:
+def _write_qrels(output: str, result, inputs, why_empty: str) -> None:
+    """Write qrels; qrels without a line are no result: an error saying ``why_empty``, nothing written."""
     formats.ensure_not_input(output, inputs)
+    if not len(result):
+        raise InputError(f"{why_empty}; nothing written")
     formats.write_text(output, formats.format_qrels(result))
+
+
+def _first(ids) -> str:
+    return repr(min(ids)) if ids else "none"
 
 
 @qrels.command("subset")
@@ -160,8 +182,11 @@ def qrels_subset(qrels_file, turns_file, output):
     Examples:
       castregin qrels subset question_relevance_all.qrel --turns mi_turns.txt -o mi_subset.qrel
     """
-    result = qrels_tools.subset(formats.read_qrels(qrels_file), formats.read_turn_list(turns_file))
-    _write_qrels(output, result, [qrels_file, turns_file])
+    qrels, turns = formats.read_qrels(qrels_file), formats.read_turn_list(turns_file)
+    result = qrels_tools.subset(qrels, turns)
+    _write_qrels(output, result, [qrels_file, turns_file],
+                 f"none of the {len(qrels.labels)} turns of {qrels_file} is in --turns {turns_file} (the qrels' look "
+                 f"like {_first(qrels.labels)}, the list's like {_first(turns)}); check the turn ids")
 
 
 @qrels.command("filter")
@@ -177,8 +202,11 @@ def qrels_filter(qrels_file, min_label, output):
       castregin qrels filter all.qrel --min-label 2 -o filtered.qrel
       castregin qrels filter novelty.qrel --min-label 1
     """
-    result = qrels_tools.filter_turns(formats.read_qrels(qrels_file), min_label)
-    _write_qrels(output, result, [qrels_file])
+    qrels = formats.read_qrels(qrels_file)
+    result = qrels_tools.filter_turns(qrels, min_label)
+    highest = max((label for items in qrels.labels.values() for label in items.values()), default=None)
+    _write_qrels(output, result, [qrels_file],
+                 f"no turn of {qrels_file} has a label >= {min_label} (its highest is {highest}); lower --min-label")
 
 
 @qrels.command("combine")
@@ -196,10 +224,11 @@ def qrels_combine(qrels_files, how, output):
       castregin qrels combine question_relevance_all.qrel question_novelty.qrel --how min
     """
     combined, left_out = qrels_tools.combine([formats.read_qrels(p) for p in qrels_files], how)
-    if left_out:
+    if left_out and len(combined):
         click.echo(f"castregin: warning: {left_out} (turn, item) pairs are not judged in every qrels; left out",
                    err=True)
-    _write_qrels(output, combined, qrels_files)
+    _write_qrels(output, combined, qrels_files,
+                 f"no (turn, item) pair is judged in every qrels ({left_out} pairs in some only); check the ids")
 
 
 @qrels.command("merge")

@@ -12,7 +12,7 @@ from ..evaluation import gdeval as gd
 from ..evaluation import ndeval as nd
 from ..formats import diversity
 from ..render.gdeval_ndeval import gdeval_text, ndeval_text
-from . import main
+from . import main, warnings_as_lines
 
 _DROP_IN = {"help_option_names": ["--help"], "ignore_unknown_options": True, "allow_interspersed_args": False}
 
@@ -47,6 +47,16 @@ def _number(text: str, flag: str, kind=float):
     if not math.isfinite(value):  # inf, nan, 1e400: no depth, no weight
         raise click.UsageError(f"{flag} {text}: not a finite number")
     return value
+
+
+def _warn_no_shared_topic(qrels_file: str, qrels_topics: set, run_file: str, run_topics: set, consequence: str,
+                          judged: str = "") -> None:
+    """The originals print a mean over no topic without a word when the ids do not match: castregin prints what they
+    print, and a warning line (the spec's rule: zeros because ids don't match get a warning, not silence)."""
+    if not qrels_topics & run_topics:
+        shown = min(run_topics) if run_topics else "none"
+        click.echo(f"castregin: warning: no topic of {run_file} (they look like {shown!r}) is in {qrels_file}{judged}: "
+                   f"{consequence}", err=True)
 
 
 #: ``-riskAlpha``'s default: as the originals print it, and its value.
@@ -111,12 +121,15 @@ def gdeval_command(args):
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
     choose_allocator()
-    qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
-    run = diversity.gdeval_run(run_file, rewrite)
-    baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
+    with warnings_as_lines():
+        qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
+        run = diversity.gdeval_run(run_file, rewrite)
+        baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
     if rewrite:
         gd.check_numeric_ids({*qrels.topics, *run.topics, *(baseline.topics if baseline else ())},
                              "gdeval --rewrite-ids")
+    _warn_no_shared_topic(qrels_file, qrels.topics_with_a_label_above(0), run_file, set(run.topics),
+                          "every value is 0, as gdeval.pl prints it; check the topic ids", " with a positive label")
     runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha[1],
                                          risk_alpha_text=risk_alpha[0])
     formats.write_text(output, gdeval_text(runid, k, rows, mean))
@@ -178,9 +191,13 @@ def ndeval_command(args):
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
     choose_allocator()
-    qrels = diversity.ndeval_qrels(qrels_file, rewrite)
-    run = diversity.ndeval_run(run_file, rewrite)
-    baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
+    with warnings_as_lines():
+        qrels = diversity.ndeval_qrels(qrels_file, rewrite)
+        run = diversity.ndeval_run(run_file, rewrite)
+        baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
+    _warn_no_shared_topic(qrels_file, set(qrels.topics), run_file, set(run.topics),
+                          "every value is 0 (the amean line -nan without -c), as ndeval prints it; check the topic "
+                          "ids")
     runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline,
                                          risk_alpha[1], risk_alpha[0])
     formats.write_text(output, ndeval_text(runid, [name for name, _ in nd.COLUMNS], rows, mean))

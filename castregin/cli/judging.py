@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import click
 
 from ..arrays import choose_allocator
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from ..formats import ensure_not_input, write_text
 from ..formats.common import json_text
 from ..formats.output import OutputSet
@@ -32,6 +32,7 @@ from .options import (
     format_option,
     output_option,
     score_precision_option,
+    single_measure_option,
     split_named,
     top_k_option,
 )
@@ -203,11 +204,33 @@ def aggregate(judgments, criteria, gold, input_format, columns, label_map, scale
     with warnings_as_lines():
         result = run_aggregate(data, gold_frame, majority=majority, tie=tie, rounding=rounding, min_label=min_label,
                                method=method, time_column=time_column or None)
+        _check_not_empty(result, prefix, min_label)
     inputs = [p for p in [*judgments, gold] if p]
     write_aggregation(result, out_dir, prefix=prefix, inputs=inputs)
     click.echo(summary_table(result), err=True, nl=False)
     if result.suspects.get("workers"):
         click.echo(workers_table(result, only_suspects=True), err=True, nl=False)
+
+
+def _check_not_empty(result, prefix: str, min_label: int) -> None:
+    """Empty qrels are no result: none at all is an error, nothing written (as convert: nothing to evaluate with);
+    one criterion's, or a filtered qrels, is a warning naming the file left empty."""
+    import warnings
+
+    removed = len({r["worker_id"] for r in result.removed})
+    why = (f": the gold filter removed every label ({removed} worker(s) in {len(result.removed)} (worker, topic) "
+           "pair(s)); check the ranges of --gold" if removed else "")
+    empty = [c for c in result.criteria if not result.qrels[c]]
+    if len(empty) == len(result.criteria):
+        raise InputError(f"no label is left to write{why}; nothing written")
+    for criterion in result.criteria:
+        stem = f"{prefix}_{criterion}" if prefix else criterion
+        if criterion in empty:
+            warnings.warn(InputWarning(f"criterion {criterion}: no label is left (its cells are empty, or the gold "
+                                       f"filter removed them); {stem}.qrel is empty"), stacklevel=2)
+        elif not result.filtered[criterion]:
+            warnings.warn(InputWarning(f"criterion {criterion}: no turn has a label >= {min_label} (--min-label); "
+                                       f"{stem}_filtered.qrel is empty"), stacklevel=2)
 
 
 # --- agreement: between judgment sources, or inside one crowd ----------------------------------------------
@@ -326,6 +349,13 @@ def _within_crowd(loaded: list[_Source], crowd: dict, fmt: str) -> str:
                              loaded=[(s.data, s.source) for s in loaded])
     result = run_aggregate(data, gold_frame, majority=crowd["majority"], tie=crowd["tie"], rounding=crowd["rounding"],
                            method=crowd["method"])
+    if not any(result.qrels[c] for c in result.criteria):
+        import warnings
+
+        removed = len({r["worker_id"] for r in result.removed})
+        warnings.warn(InputWarning(f"the gold filter removed every label ({removed} worker(s) in {len(result.removed)} "
+                                   "(worker, topic) pair(s)): the agreement after it is of nothing, and no worker is "
+                                   "compared with the aggregated labels; check the ranges of --gold"), stacklevel=2)
     return json_text(result.agreement, sort_keys=True) if fmt == "json" else agreement_tables(result.agreement)
 
 
@@ -463,8 +493,7 @@ def _render_between(result: dict, fmt: str, sections, ranking=()) -> str:
               help="Runs scored under every source (repeatable; a directory stands for its files): how far the "
                    "sources agree on the ranking of the runs, the section 'ranking' (Kendall's tau, tau_AP, "
                    "Spearman's rho, top-k overlap, the runs that move most).")
-@click.option("-m", "--measure", metavar="MEASURE",
-              help=f"With --runs: the measure the runs are ranked by (one; default {DEFAULT_RANKING_MEASURE}).")
+@single_measure_option(f"With --runs: the measure the runs are ranked by (one; default {DEFAULT_RANKING_MEASURE}).")
 @top_k_option
 @score_precision_option
 @click.option("--scatter", type=OutputPath(), metavar="FILE.png",
@@ -532,7 +561,8 @@ def agreement(sources, within, per_worker, criteria, gold, input_format, columns
                              "one to compare with", argument="SOURCE")
         result = label_agreement(labelled, groups=groups, rel_level=rel_level, samples=samples, seed=seed,
                                  confidence=confidence, negative_labels=negative_labels)
-    ranking = _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision)
+        # A source sharing no turn with the runs scores every run 0: warned about, one line each.
+        ranking = _ranking_between(labelled, run_paths, measure, top_k, rel_level, score_precision)
     if ranking:
         result["ranking"] = [a.to_dict() for a in ranking]
     text = _render_between(result, fmt, sections, ranking)

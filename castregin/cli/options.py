@@ -97,6 +97,12 @@ def command_outputs(command: click.Command, params: dict) -> list[str]:
     return outputs
 
 
+def standard_output_options(command: click.Command, params: dict) -> list[str]:
+    """The options of ``command`` whose outputs (as parsed into ``params``) go to standard output (``-``)."""
+    return [max(param.opts, key=len) if param.opts else param.name or "" for param in command.params
+            if isinstance(param.type, OutputPath) and params.get(param.name) == "-"]
+
+
 def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
     """``-o/--output FILE``; ``-`` is standard output."""
     return click.option("-o", "--output", type=OutputPath(), default=default, show_default=default is not None,
@@ -107,9 +113,10 @@ def _expand_runs(ctx: click.Context, param: click.Parameter, value: tuple[str, .
     return tuple(expand_run_paths(value))
 
 
-def runs_argument(metavar: str = "RUN..."):
+def runs_argument(metavar: str = "RUN...", required: bool = True):
     """``RUN...``: one or more runs; a directory stands for the files in it (see :func:`expand_run_paths`)."""
-    return click.argument("runs", nargs=-1, required=True, type=InputPath(), metavar=metavar, callback=_expand_runs)
+    return click.argument("runs", nargs=-1, required=required, type=InputPath(), metavar=metavar,
+                          callback=_expand_runs)
 
 
 def format_option(choices, default: str = "table"):
@@ -117,12 +124,31 @@ def format_option(choices, default: str = "table"):
     return click.option("--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True)
 
 
-def qrels_option(function):
+def qrels_option(function, required: bool = True):
     """``--qrels [NAME=]QRELS``, repeatable."""
-    return click.option("--qrels", "qrels_specs", multiple=True, required=True, type=InputPath(named=True),
+    return click.option("--qrels", "qrels_specs", multiple=True, required=required, type=InputPath(named=True),
                         metavar="[NAME=]QRELS",
                         help="Qrels to evaluate against; repeat for several, optionally named "
                              "(mi=subset.qrel).")(function)
+
+
+def scores_option(function):
+    """``--scores FILE``, repeatable: per-turn scores computed elsewhere, instead of ``RUN...`` and ``--qrels``."""
+    return click.option("--scores", "score_files", multiple=True, type=InputPath(), metavar="FILE",
+                        help="Per-turn scores computed elsewhere, instead of RUN... and --qrels: the table of "
+                             "evaluate -q or nuggets score -q (--format tsv, csv or json; columns run, qrels, "
+                             "measure, turn, value); repeatable. -m then picks measures by the names in the "
+                             "table.")(function)
+
+
+def runs_or_scores(runs, qrels_specs, score_files) -> None:
+    """A usage error unless the command got ``RUN...`` with ``--qrels``, or ``--scores`` alone."""
+    if score_files and (runs or qrels_specs):
+        raise click.UsageError("give RUN... with --qrels, or --scores, not both")
+    if not score_files and not runs:
+        raise click.UsageError("missing RUN... (or --scores FILE)")
+    if not score_files and not qrels_specs:
+        raise click.UsageError("missing option '--qrels' (or --scores FILE instead of RUN...)")
 
 
 def measure_option(function):
@@ -131,6 +157,20 @@ def measure_option(function):
                         help="Measure, repeatable; ir_measures or trec_eval names, trec_eval's sets (all_trec, "
                              "official) and families (P.1,3,5). `castregin measures` lists them. Default: "
                              f"{' '.join(DEFAULT_MEASURES)}.")(function)
+
+
+def _one_measure(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    if len(value) > 1:
+        raise click.BadParameter(f"the runs are ranked by one measure, {len(value)} given ({', '.join(value)}): give "
+                                 "one (castregin analyze correlation compares the rankings under several)")
+    return value[0] if value else None
+
+
+def single_measure_option(help: str, default: str | None = None):
+    """``-m/--measure``, once: a command that ranks runs by one measure refuses a second ``-m`` (click would keep the
+    last one given, in silence, where every other command's ``-m`` is repeatable)."""
+    return click.option("-m", "--measure", multiple=True, default=(default,) if default else (), metavar="MEASURE",
+                        callback=_one_measure, help=help + (f" Default: {default}." if default else ""))
 
 
 def rel_level_option(function):
@@ -166,10 +206,13 @@ def top_k_option(function):
                              "k-th place, the mean over every order of the tied runs).")(function)
 
 
-def evaluation_options(*between):
+def evaluation_options(*between, scores: bool = False):
     """What every command that evaluates runs takes: ``RUN...``, ``--qrels``, ``-m``, the options ``between``
-    (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``."""
-    options = [runs_argument(), qrels_option, measure_option, *between, rel_level_option, score_precision_option]
+    (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``; with
+    ``scores``, ``--scores`` too, ``RUN...`` and ``--qrels`` then being optional (:func:`runs_or_scores`)."""
+    options = [runs_argument(required=not scores), lambda f: qrels_option(f, required=not scores),
+               *([scores_option] if scores else []), measure_option, *between, rel_level_option,
+               score_precision_option]
 
     def decorate(function):
         for option in reversed(options):
@@ -195,24 +238,32 @@ def input_paths(run_paths, qrels_specs) -> list[str]:
 
 def read_runs_and_qrels(run_paths, qrels_specs, measures=(), columns_first: bool = False) -> tuple[list, list]:
     """A command's ``RUN...`` and ``--qrels [NAME=]QRELS``, read: the runs, then the qrels (named); as diversity
-    qrels (``topic subtopic item label``) when one of the parsed ``measures`` is ndeval's. ``columns_first``:
-    inputs that are not small (:func:`castregin.evaluation.small.small_inputs`) are parsed into columns, then
-    made the same dicts (a third of the line readers' time on large runs; the rank column is not kept)."""
+    qrels (``topic subtopic item label``) when one of the parsed ``measures`` is ndeval's, else as qrels or
+    stratified qrels (``turn 0 item stratum label``), as their first line says. ``columns_first``: runs that are
+    not small (:func:`castregin.evaluation.small.small_inputs`) are parsed into columns, then made the same dicts
+    (a third of the line reader's time on large runs; the rank column is not kept)."""
     from ..formats.diversity import diversity_reader
 
-    read = diversity_reader(measures)
-    named = list(map(split_named, qrels_specs))
-    if columns_first and read is None:
-        from ..evaluation.small import small_inputs
+    diversity = diversity_reader(measures)
+    runs = _runs_through_columns(run_paths) if columns_first else None
+    if runs is None:
+        runs = [read_run(path) for path in run_paths]
+    # Stratified qrels (five columns) too: the inferred measures read their strata, the others their labels.
+    return runs, [diversity(path, name) if diversity else read_qrels(path, name, stratified=None)
+                  for name, path in map(split_named, qrels_specs)]
 
-        if not small_inputs(run_paths, [path for _, path in named]):
-            from ..arrays import choose_allocator
-            from ..formats import columnar
 
-            choose_allocator()
-            return ([columnar.run_to_dict(columnar.read_run(path)) for path in run_paths],
-                    [columnar.qrels_to_dict(columnar.read_qrels(path, name)) for name, path in named])
-    return ([read_run(path) for path in run_paths], [(read or read_qrels)(path, name) for name, path in named])
+def _runs_through_columns(run_paths) -> list | None:
+    """The runs parsed into columns and made dicts, or None where they are small (the line reader is as quick)."""
+    from ..evaluation.small import small_inputs
+
+    if small_inputs(run_paths, []):
+        return None
+    from ..arrays import choose_allocator
+    from ..formats import columnar
+
+    choose_allocator()
+    return [columnar.run_to_dict(columnar.read_run(path)) for path in run_paths]
 
 
 def criteria_list(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:

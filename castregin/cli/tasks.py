@@ -65,8 +65,9 @@ def tasks(pool, banks, topics, criteria, gold_per_topic, gold, seed, fmt, turns_
     from ..formats import read_run
     from ..formats.output import check_replaceable_directory, replace_directory
     from ..formats.topics import read_topics
+    from ..judging.rubrics import check_criteria
     from ..judging.tasks import build_tasks
-    from ..render.tasks import OUTPUT_NAMES, check_criteria, task_files, tasks_summary
+    from ..render.tasks import OUTPUT_NAMES, task_files, tasks_summary
     from ..track.convert import Bank
 
     if gold is not None and gold_per_topic:

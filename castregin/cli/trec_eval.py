@@ -11,11 +11,13 @@ from ..errors import InputError
 from ..evaluation.trec_eval import (
     TrecEvalOptions,
     trec_eval_file_lines,
+    trec_eval_input,
     trec_eval_judgment_lines,
     trec_eval_lines,
 )
 from ..evaluation.trec_rules import c_long
 from ..formats.output import open_output
+from ..formats.trec import parse_qrels, parse_run
 from ..render.trec import trec_eval_chunks, trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP, InputPath, OutputPath, score_precision_option
@@ -55,6 +57,11 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
     if low is not None and value < low:
         raise InputError(f"{flag} {text}: {why}")
     return value
+
+
+def _read_run(path):
+    """The run as trec_eval reads it (columns after the tag ignored), read once; a byte-order mark is a warning."""
+    return parse_run(trec_eval_input(path), formats.display_name(path), extra_columns=True)
 
 
 @main.command("trec_eval", context_settings={"help_option_names": ["-h", "--help"]})
@@ -143,9 +150,11 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
 
         if zscore_file or collection:
             raise InputError(f"-Z and -N apply to -R qrels only, not to -R {rel_info_format}")
-        read = {"prefs": preferences.read_prefs, "qrels_prefs": preferences.read_qrels_prefs,
-                "qrels_jg": preferences.read_qrels_jg}[rel_info_format]
-        judgments, run = read(qrels_file), formats.read_run(run_file, extra_columns=True)
+        parse = {"prefs": preferences.parse_prefs, "qrels_prefs": preferences.parse_qrels_prefs,
+                 "qrels_jg": preferences.parse_qrels_jg}[rel_info_format]
+        with warnings_as_lines():
+            judgments = parse(trec_eval_input(qrels_file), formats.display_name(qrels_file))
+            run = _read_run(run_file)
         options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
                                   depth, judged_only, score_precision=score_precision)
         lines = trec_eval_judgment_lines(judgments, run, rel_info_format, options, runid=run.last_tag)
@@ -161,12 +170,14 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
             for chunk in trec_eval_chunks(file_lines):
                 handle.write(chunk)
         return
-    from ..evaluation.zscores import ZScores
-    from ..formats.zscores import read_zscores
+    from ..evaluation.zscores import ZScores  # here: -Z only
+    from ..formats.zscores import parse_zscores
 
-    qrels = formats.read_qrels(qrels_file)
-    run = formats.read_run(run_file, extra_columns=True)
-    zscores = ZScores.of(read_zscores(zscore_file), formats.display_name(zscore_file)) if zscore_file else None
+    with warnings_as_lines():
+        qrels = parse_qrels(trec_eval_input(qrels_file), formats.display_name(qrels_file), formats.stem(qrels_file))
+        run = _read_run(run_file)
+        source = formats.display_name(zscore_file)
+        zscores = ZScores.of(parse_zscores(trec_eval_input(zscore_file), source), source)
     options = TrecEvalOptions(tuple(measures) or ("official",), level, complete, per_query, not nosummary,
                               depth, judged_only, collection, zscores, score_precision)
     with warnings_as_lines():

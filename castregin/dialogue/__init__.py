@@ -8,6 +8,11 @@ Plain functions on plain data, usable without the CLI:
 * :mod:`castregin.dialogue.scorekeeping`: the ``scores.json`` of a privateshared episode from its
   ``interactions.json`` (:func:`score_episode`) and the leaderboard's % played and quality score
   (:func:`summarize`).
+* :mod:`castregin.dialogue.privateshared_game`: the privateshared game itself, clembench's game master with
+  the model behind a plain ``player(messages) -> text`` (:func:`~castregin.dialogue.privateshared_game.play_episode`);
+  :mod:`castregin.dialogue.privateshared_play`: the game against a model through the one model client
+  (:func:`~castregin.dialogue.privateshared_play.play_game`, what ``castregin play`` and the API call);
+  :mod:`castregin.dialogue.privateshared_instances`: new games in castregin's own wording.
 
 statsmodels and scipy are imported only inside the functions that need them.
 """

@@ -119,8 +119,10 @@ def parse_episode(interactions, source: str | None = None) -> Episode:
     def fail(path: str, problem: str):
         raise InputError(f"{path}: {problem}", source=source)
 
-    probes = [[(probe["gt"], probe["value"]) for probe in probe_round] for probe_round in interactions["probes"]]
     played, aborted = interactions["Played Probe Rounds"], interactions[ABORTED]
+    # clembench 2.0 stops a probing round at its first failed probe: the probes after it were never asked
+    # and have no "value"; they lie in a round that was not played, which no score reads.
+    probes = [[(probe["gt"], probe.get("value")) for probe in probe_round] for probe_round in interactions["probes"]]
     filled = list(interactions["Filled Slots"])
     requests = {name: list(interactions[name]) for name in TURN_REQUESTS}
     slots = (len(interactions["realised_slots"]) if "realised_slots" in interactions
@@ -130,6 +132,9 @@ def parse_episode(interactions, source: str | None = None) -> Episode:
     for r in range(played):
         if not probes[r]:
             fail(f"probes[{r}]", "a played probing round has no probes")
+        for i, (_, value) in enumerate(probes[r]):
+            if value is None:
+                fail(f"probes[{r}][{i}]", 'missing the key "value" (the answer to a probe of a played round)')
     for name, counts in requests.items():
         if len(counts) < played:
             fail(name, f"has {len(counts)} entries, fewer than the {played} played probing rounds")

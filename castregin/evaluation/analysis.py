@@ -35,11 +35,21 @@ from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level: int,
            score_precision: str = DEFAULT_SCORE_PRECISION) -> dict[str, list[float]]:
-    """Each measure's mean of each run (in the order given), from one evaluation of all of them."""
-    rows = evaluate_rows(list(runs), qrels, list(measures), rel_level, score_precision=score_precision)
+    """Each measure's mean of each run (in the order given), from one evaluation of all of them.
+
+    Measures are looked up by what they parse to: evaluate's rows name ``ndcg_cut.3`` (trec_eval's family
+    spelling) ``ndcg_cut_3``. A name standing for several measures (``P.1,3``, ``official``) is an InputError.
+    """
+    parsed = {}
+    for measure in measures:
+        one = parse_measure(measure, rel_level)
+        if len(one) != 1:
+            raise InputError(f"{measure} stands for several measures: give one", argument="measure")
+        parsed[measure] = one[0]
+    rows = evaluate_rows(list(runs), qrels, list(parsed.values()), rel_level, score_precision=score_precision)
     by_key = {(run, name): value for run, _, name, turn, value in rows if turn == ALL_TURNS}
     names = run_names(list(runs))
-    return {measure: [by_key[name, measure] for name in names] for measure in measures}
+    return {measure: [by_key[name, parsed[measure].name] for name in names] for measure in measures}
 
 
 def system_ranks(scores: Sequence[float]) -> list[int]:
@@ -423,7 +433,8 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
     ``by`` is ``turn`` or ``topic``. By topic, the mean is the mean of topic means
     (:func:`mean_of_topic_means`, as ``evaluate --by topic`` gives it) and the topic means are
     resampled. Each (run, qrels, measure) is resampled with a generator seeded afresh, so its
-    interval does not depend on the other runs.
+    interval does not depend on the other runs. A record counts its ``turns``; by topic also its ``topics``, the
+    units resampled.
     """
     if by not in ("turn", "topic"):
         raise InputError(f"resample by 'turn' or 'topic', not {by!r}", argument="by")
@@ -443,8 +454,9 @@ def bootstrap_intervals(rows: Sequence[tuple], by: str = "turn", samples: int = 
         else:
             units, mean = [values[t] for t in sorted(values)], means.get(key)
         low, high = percentile_interval(units, samples, confidence, seed)
-        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": mean,
-                    "low": low, "high": high, "turns": len(values), "confidence": confidence, "by": by})
+        out.append({"run": key[0], "qrels": key[1], "measure": key[2], "mean": mean, "low": low, "high": high,
+                    **({"topics": len(units)} if by == "topic" else {}), "turns": len(values),
+                    "confidence": confidence, "by": by})
     return out
 
 
@@ -507,7 +519,7 @@ def by_topic(rows: Sequence[tuple], measures: Sequence[str], keep_per_topic: boo
 
 
 def _topic_key(topic: str):
-    return (0, int(topic), "") if topic.isdigit() else (1, 0, topic)
+    return (0, int(topic), "") if topic.isascii() and topic.isdigit() else (1, 0, topic)
 
 
 def with_intervals(rows: Sequence[tuple], measures: Sequence[str], confidence: float = 0.95,

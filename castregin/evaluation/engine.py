@@ -20,20 +20,19 @@ floating-point details that decide the last bits:
   discount is ``log2(rank + 1)`` from the C library (``math.log2``).
 - Sums (AP, DCG, ideal DCG) are accumulated left to right in ranking order, one double addition
   after the other, exactly as trec_eval's loops do; numpy's pairwise ``sum`` would differ in
-  the last bits, so :func:`sequential_sums` adds position by position across all turns at once.
+  the last bits, so :func:`~castregin.evaluation.kernels.sequential_sums` adds position by
+  position across all turns at once.
 
 Turns are the run's turns that the qrels judge; means and ``--complete`` are the caller's job
 (:mod:`castregin.evaluation.evaluate`). The engine ranks and matches; what a measure computes from
 the ranking is its definition's (:mod:`castregin.evaluation.measures`: every measure of trec_eval's
 ``all_trec``, Judged@k, and the judged share evaluate warns about), over the :class:`RankedTurns` of
-the order it asks for; the helpers at the end of this module (running sums, maxima and the C
-library's functions per turn) serve the walks of trec_eval's other measures.
+the order it asks for. The array kernels both use (sums and running sums added left to right, maxima, the C
+library's functions per turn) are in :mod:`castregin.evaluation.kernels`.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 import threading
 from collections.abc import Sequence
 from itertools import pairwise
@@ -43,51 +42,11 @@ import numpy as np
 
 from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
 from ..formats.columnar import ColumnarQrels, ColumnarRun, as_strings, encode
+from ..limits import MAX_TREC_LABEL
+from .kernels import log2_table, segment_positions, sequential_sums
 from .measures import ALL_LINES, IR_MEASURES_ORDER, POSITIVE_LINES_AND_TOP, TREC_EVAL_ORDER, Measure
 from .ranking import DEFAULT_BITS
-
-
-@functools.cache
-def _log2_values(size: int) -> np.ndarray:
-    # A new read-only array per size, never a shared list grown in place: runs are scored in threads.
-    table = np.array([math.log2(i) if i else 0.0 for i in range(size)])
-    table.flags.writeable = False
-    return table
-
-
-def log2_table(n: int) -> np.ndarray:
-    """``log2(i)`` for i in 0..n-1 from the C library, as trec_eval computes it (index 0 unused).
-
-    Read-only; sizes are rounded up to a power of two, so a handful of tables serve every run.
-    """
-    return _log2_values(max(64, 1 << max(n - 1, 1).bit_length()))[:n]
-
-
-def sequential_sums(values: np.ndarray, segments: np.ndarray, n: int) -> np.ndarray:
-    """Per-segment sums of ``values``, added strictly left to right as a C loop does.
-
-    ``segments`` (non-decreasing, in ``0..n-1``) says which segment each value belongs to.
-    Step j adds the j-th value of every segment that has one: as many vector additions as the
-    longest segment, each over the segments still running.
-    """
-    out = np.zeros(n)
-    if len(values) == 0:
-        return out
-    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
-    lengths = np.diff(np.r_[starts, len(values)])
-    by_length = np.argsort(-lengths, kind="stable")
-    starts, lengths, ids = starts[by_length], lengths[by_length], segments[starts][by_length]
-    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")  # segments longer than j
-    acc = np.zeros(len(starts))
-    for j, count in enumerate(running.tolist()):
-        if count == 1:
-            # One segment left: numpy's cumsum is a sequential accumulation too.
-            rest = values[starts[0] + j: starts[0] + lengths[0]]
-            acc[0] = np.cumsum(np.r_[acc[0], rest])[-1]
-            break
-        acc[:count] += values[starts[:count] + j]
-    out[ids] = acc
-    return out
+from .trec_rules import refuse_unevaluable
 
 
 def _descending_float_key(scores: np.ndarray, bits: int) -> np.ndarray:
@@ -333,9 +292,6 @@ class QrelsIndex:
         """Refuse what trec_eval cannot evaluate among ``turns`` (qrels turns), in the rules' words
         (:func:`castregin.evaluation.trec_rules.refuse_unevaluable`): labels above
         :data:`~castregin.limits.MAX_TREC_LABEL`, a turn labelled only below 0. Needs every line."""
-        from ..limits import MAX_TREC_LABEL
-        from .trec_rules import refuse_unevaluable
-
         lines = self.lines(positive_only=False)
         codes = self.turn_codes(np.array(list(turns), dtype=object))
         codes = codes[codes >= 0]
@@ -547,15 +503,6 @@ class _JudgedLines:
         return hits[hit], self.labels[judged][at[hit]]
 
 
-def segment_positions(segments: np.ndarray) -> np.ndarray:
-    """0-based position of each element within its run of equal (sorted) segment ids."""
-    if len(segments) == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
-    lengths = np.diff(np.r_[starts, len(segments)])
-    return np.arange(len(segments)) - np.repeat(starts, lengths)
-
-
 class RankedTurns:
     """The judged lines of a run in one ranking order, what every vectorised computation reads.
 
@@ -740,74 +687,3 @@ def _concatenate(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
-def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator as doubles, 0 where the denominator is 0 (trec_eval's guard)."""
-    numerator = numerator.astype(np.float64)
-    return np.divide(numerator, denominator.astype(np.float64), out=np.zeros_like(numerator), where=denominator > 0)
-
-
-# --- what trec_eval's other measures share: prefix sums, maxima and the C library's functions per segment ---
-
-
-def sequential_prefix_sums(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
-    """Each value's running sum within its segment, added strictly left to right as a C loop does.
-
-    ``segments`` is non-decreasing; as :func:`sequential_sums`, step j adds the j-th value of every
-    segment that has one.
-    """
-    out = np.empty(len(values))
-    if len(values) == 0:
-        return out
-    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
-    lengths = np.diff(np.r_[starts, len(values)])
-    by_length = np.argsort(-lengths, kind="stable")
-    starts, lengths = starts[by_length], lengths[by_length]
-    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
-    acc = np.zeros(len(starts))
-    for j, count in enumerate(running.tolist()):
-        if count == 1:
-            begin, end = starts[0] + j, starts[0] + lengths[0]
-            out[begin:end] = np.cumsum(np.r_[acc[0], values[begin:end]])[1:]
-            break
-        at = starts[:count] + j
-        acc[:count] += values[at]
-        out[at] = acc[:count]
-    return out
-
-
-def segment_suffix_max(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
-    """Each value's maximum with the values after it in its segment (``segments`` non-decreasing), exactly:
-    on the ranks of the distinct values, so that no arithmetic touches them."""
-    if len(values) == 0:
-        return values.copy()
-    distinct, inverse = np.unique(values, return_inverse=True)
-    block = (int(segments[-1]) - segments[::-1]).astype(np.int64) * len(distinct)
-    # Reversed, the segments come in decreasing order: each one's keys lie above the one's before.
-    best = np.maximum.accumulate(block + inverse[::-1]) - block
-    return distinct[best[::-1]]
-
-
-def libm(function, values: np.ndarray) -> np.ndarray:
-    """``function`` (``math.log``, ``math.log2``: the C library's, as trec_eval calls it) of each value,
-    computed once per distinct value (numpy's own versions may differ in the last bit)."""
-    if len(values) == 0:
-        return np.zeros(0)
-    distinct, inverse = np.unique(values, return_inverse=True)
-    return np.array([function(value) for value in distinct.tolist()], dtype=np.float64)[inverse]
-
-
-def prefix_before(prefix: np.ndarray, segment: np.ndarray, position: np.ndarray, depth: int | None,
-                  n: int) -> np.ndarray:
-    """Per segment, the running sum ``prefix`` (of lines in (segment, position) order) over its lines ranked above
-    ``depth`` (all with None): the sum a loop stopping there gives, to the bit; 0 where no line is."""
-    counts = np.bincount(segment if depth is None else segment[position < depth], minlength=n)
-    first = segment_starts(segment, n)[:-1]
-    out = np.zeros(n)
-    some = counts > 0
-    out[some] = prefix[first[some] + counts[some] - 1]
-    return out
-
-
-def segment_starts(segments: np.ndarray, n: int) -> np.ndarray:
-    """Where each of ``n`` segments begins among ``segments`` (non-decreasing; an empty one where the next begins)."""
-    return np.searchsorted(segments, np.arange(n + 1))

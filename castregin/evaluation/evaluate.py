@@ -357,6 +357,10 @@ def evaluate_files(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequence
                    **options) -> pd.DataFrame:
     """:func:`evaluate` on files: ``qrels_paths`` holds ``(name or None, path)`` pairs.
 
+    A qrels file whose first line has five columns is stratified qrels (``turn 0 item stratum label``:
+    :func:`castregin.formats.trec.parse_qrels`), whose strata the inferred measures read and whose labels
+    the others do.
+
     Each qrels is read and indexed once, while the first runs are parsed. Each run is streamed
     (:class:`~castregin.formats.columnar.TurnStream`): a thread parses it while another scores the
     whole turns already read (pyarrow's kernels and numpy's big loops release the GIL), keeping
@@ -393,8 +397,8 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     # Before anything heavy is imported; only when it decides something (it may decompress MiBs of an input).
     small = diversity is None and small_inputs(run_paths, [path for _, path in qrels_paths])
     if diversity is not None or (not small and not all(m.in_engine for m in parsed)):
-        read = diversity or formats.read_qrels
-        qrels_list = [read(path, name) for name, path in qrels_paths]
+        qrels_list = [diversity(path, name) if diversity else formats.read_qrels(path, name, stratified=None)
+                      for name, path in qrels_paths]
         return evaluate_rows([formats.read_run(path) for path in run_paths], qrels_list,
                              **{**options, "measures": parsed})
     complete = options.get("complete", False)
@@ -424,7 +428,7 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     """:func:`_score_files` for small files: the line reader and the measures in plain Python."""
     from . import plain
 
-    qrels_list = [formats.read_qrels(path, name) for name, path in qrels_paths]
+    qrels_list = [formats.read_qrels(path, name, stratified=None) for name, path in qrels_paths]
     sizes = [len(q.labels) for q in qrels_list]
     if turns is not None:
         qrels_list = [q.subset(turns) for q in qrels_list]
@@ -464,7 +468,7 @@ def _score_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     def load_qrels():
         facts, sizes, indexes = [], [], []
         for name, path in qrels_paths:
-            qrels = columnar.read_qrels(path, name, positive_only=positive_only)
+            qrels = columnar.read_qrels(path, name, positive_only=positive_only, stratified=None)
             sizes.append(len(qrels.turns))
             if turns is not None:
                 qrels = qrels.subset(turns)
@@ -511,7 +515,7 @@ def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts:
         for q in wanted:
             if q not in indexes:
                 name, path = qrels_paths[q]
-                qrels = columnar.read_qrels(path, name)
+                qrels = columnar.read_qrels(path, name, stratified=None)
                 indexes[q] = QrelsIndex(qrels if turns is None else qrels.subset(turns), keep_all=False)
         loading: Future = Future()
         loading.set_result(([facts[q] for q in wanted], None, [indexes[q] for q in wanted]))

@@ -44,30 +44,11 @@ from dataclasses import dataclass
 from ..errors import InputError
 from ..limits import MAX_CUTOFF, MAX_GROUP_LABEL_SLOTS, MAX_PREFERENCE_DOCS, MAX_PREFERENCE_GROUPS
 from .measures import CUT_DOUBLE, CUT_LONG, TREC_SETS, parse_cutoffs, split_measure_argument, value_names
+from .measures.names import COMMON_FAMILIES, GROUP_FAMILIES, PREFERENCE_FAMILIES, PREFERENCE_SETS
 from .measures.precision import CUTOFFS, MULTIPLES_OF_R
 
-#: trec_eval's preference measures, in its table order (``measures.c``).
-PREFERENCE_FAMILIES = (
-    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
-    "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
-)
 #: The preference counts: summed over topics (not averaged) and printed as integers.
 PREFERENCE_COUNTS = PREFERENCE_FAMILIES[:3]
-#: trec_eval's judgment-group measures (``-R qrels_jg``), in its table order.
-GROUP_FAMILIES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
-#: What every ``-R`` format can give: the run's id and the number of topics.
-COMMON_FAMILIES = ("runid", "num_q")
-#: trec_eval's measure sets of these formats (``prefs_names``, ``prefs_off_name``, ``qrels_jg_names``).
-PREFERENCE_SETS = {
-    "all_prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES,
-    "prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES[:6],
-    "qrels_jg": COMMON_FAMILIES + GROUP_FAMILIES,
-}
-#: Every name of these formats, sets included: with ``-R qrels`` trec_eval cannot compute them ("Can't calculate
-#: measure").
-PREFERENCE_NAMES = frozenset(PREFERENCE_SETS) | frozenset(PREFERENCE_FAMILIES) | frozenset(GROUP_FAMILIES)
 #: The measures each ``-R`` format gives, in trec_eval's table order.
 FORMAT_FAMILIES = {
     "prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES,

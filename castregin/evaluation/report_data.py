@@ -166,6 +166,8 @@ class ReportData:
     per_turn: dict[str, TurnStatistics] = field(default_factory=dict)  # qrels -> the plotted measure per turn
     label_counts: dict[str, dict] = field(default_factory=dict)  # qrels -> label -> judgments
     top_labels: dict[tuple[str, str], TopLabels] = field(default_factory=dict)  # (qrels, run)
+    #: The numbers came as per-turn scores (report_data_from_scores): no items, labels or judged@k to show.
+    given_scores: bool = False
 
     @property
     def primary(self) -> str:
@@ -225,6 +227,30 @@ def mean_intervals(results: pd.DataFrame, measures: Sequence[str], samples: int 
             for r in bootstrap_intervals(list(rows), "turn", samples, confidence, seed)}
 
 
+def _comparisons(results: pd.DataFrame, settings: ReportSettings, progress: bool) -> tuple[pd.DataFrame,
+                                                                                             pd.DataFrame]:
+    """Every pair of runs compared, and the comparisons the leaderboard marks (against the baseline, if any)."""
+
+    def comparisons(baseline: str | None) -> pd.DataFrame:
+        return compare(results, baseline, test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                       permutations=settings.permutations, seed=settings.seed, progress=progress)
+
+    all_pairs = comparisons(None)
+    return all_pairs, (comparisons(settings.baseline) if settings.baseline is not None else all_pairs)
+
+
+def _means_and_baseline(data: ReportData) -> None:
+    """``data.means`` and ``data.versus_baseline`` from its results and marks."""
+    means = data.results[data.results["turn"] == ALL_TURNS]
+    # Looked up by key rather than filtered out of the frames again for each of 30 runs.
+    data.means = {(str(q), str(r), str(m)): float(v)
+                  for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(index=False)}
+    if data.settings.baseline is not None:
+        data.versus_baseline = {(str(r.qrels), str(r.measure), str(r.run)):
+                                (r.mean_difference, r.p_value_corrected, r.significant)
+                                for r in data.marks.itertuples(index=False)}
+
+
 def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSettings | None = None,
                 progress: bool = False) -> ReportData:
     """Evaluate (once), compare, bootstrap and analyse: the report's numbers.
@@ -236,24 +262,11 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
     """
     settings = settings or ReportSettings()
     measures, tested, results, plotted, plot_measure, judged = _evaluate(runs, qrels, settings)
-
-    def comparisons(baseline: str | None) -> pd.DataFrame:
-        return compare(results, baseline, test=settings.test, correction=settings.correction, alpha=settings.alpha,
-                       permutations=settings.permutations, seed=settings.seed, progress=progress)
-
-    all_pairs = comparisons(None)
-    marks = comparisons(settings.baseline) if settings.baseline is not None else all_pairs
+    all_pairs, marks = _comparisons(results, settings, progress)
     intervals = mean_intervals(results, tested, settings.ci_samples, settings.seed)
     data = ReportData(runs, qrels, run_names(runs), measures, tested, results, plot_measure, all_pairs, marks,
                       judged, intervals, settings)
-    means = results[results["turn"] == ALL_TURNS]
-    # Looked up by key rather than filtered out of the frames again for each of 30 runs.
-    data.means = {(str(q), str(r), str(m)): float(v)
-                  for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(index=False)}
-    if settings.baseline is not None:
-        data.versus_baseline = {(str(r.qrels), str(r.measure), str(r.run)):
-                                (r.mean_difference, r.p_value_corrected, r.significant)
-                                for r in marks.itertuples(index=False)}
+    _means_and_baseline(data)
     data.per_turn = {q.name: turn_statistics(plotted, q.name, plot_measure) for q in qrels}
     data.label_counts = {q.name: judgments_per_label(q) for q in qrels}
     data.top_labels = {(q.name, name): top_labels(run, q, settings.depth, settings.score_precision)
@@ -271,4 +284,48 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
     if len(runs) > 1 and settings.loro_depth:
         data.loro = leave_one_run_out(runs, qrels[0], settings.loro_depth, data.primary, settings.rel_level,
                                       settings.score_precision)
+    return data
+
+
+def report_data_from_scores(rows: Sequence[tuple], settings: ReportSettings | None = None,
+                            progress: bool = False) -> ReportData:
+    """The report's numbers from per-turn scores computed elsewhere (``report --scores``: nugget scores, an
+    earlier ``evaluate -q``): evaluate's ``(run, qrels, measure, turn, value)`` rows, ``qrels`` naming the source.
+
+    As :func:`report_data`, less what needs runs and qrels (judged@k, label counts, the labels of the top items,
+    the leave-one-run-out test): the leaderboard with intervals, the significance matrices, the per-turn plots
+    and tables of the plotted measure (``settings.plot_measure`` when the tables hold it, else their first
+    measure), the ranking agreement of every two sources and, on request, the rank correlations of every two
+    (source, measure) settings. ``runs`` holds each run as a :class:`~castregin.data.Run` with its turns and no
+    items, ``qrels`` each source as a :class:`~castregin.data.Qrels` without labels.
+    """
+    from .given import ranking_correlations_of, results_frame, run_order, tested_measures
+
+    settings = settings or ReportSettings()
+    results = results_frame(rows)
+    tested = tested_measures(rows)
+    measures = [m for m in dict.fromkeys(results["measure"]) if m != NUM_Q]
+    plot_measure = settings.plot_measure if settings.plot_measure in tested else tested[0]
+    names = run_order(rows)
+    turns: dict[str, dict[str, dict]] = {name: {} for name in names}
+    for run, _, _, turn, _ in rows:
+        if turn != ALL_TURNS:
+            turns[run][turn] = {}
+    runs = [Run(name, scores) for name, scores in turns.items()]
+    sources = [Qrels({}, name) for name in dict.fromkeys(results["qrels"])]
+
+    all_pairs, marks = _comparisons(results, settings, progress)
+    data = ReportData(runs, sources, names, measures, tested, results, plot_measure, all_pairs, marks, {},
+                      mean_intervals(results, tested, settings.ci_samples, settings.seed), settings,
+                      given_scores=True)
+    _means_and_baseline(data)
+    data.per_turn = {q.name: turn_statistics(results, q.name, plot_measure) for q in sources}
+    if len(runs) > 1 and settings.correlation:
+        data.correlations = ranking_correlations_of([row for row in rows if row[2] in tested], settings.top_k)
+    if len(runs) > 1 and len(sources) > 1:
+        scores = {q.name: [data.means.get((q.name, name, plot_measure), float("nan")) for name in names]
+                  for q in sources}
+        data.agreements = [agreement_of_scores(names, a.name, scores[a.name], b.name, scores[b.name], plot_measure,
+                                               settings.top_k)
+                           for i, a in enumerate(sources) for b in sources[i + 1:]]
     return data

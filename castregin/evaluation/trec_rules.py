@@ -37,15 +37,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
 from .ranking import DEFAULT_BITS, ranked_items
-
-if TYPE_CHECKING:
-    from .measures import Marked
-    from .zscores import ZScores
 
 #: trec_eval's relevance values of a retrieved item the qrels lack, and of one labelled below 0.
 NONPOOL, UNJUDGED = -1, -2
@@ -204,22 +200,7 @@ def rank_topic(topic: str, scores: Mapping[str, float], labels: Mapping[str, int
                    [i for i, rel in enumerate(rels) if rel >= level], scores, labels, {})
 
 
-# --- a whole evaluation (trec_eval.c's main loop) -----------------------------------------------------------------
-
-
-class TopicValues(NamedTuple):
-    """One topic's values: per marked measure, its values (a text for relstring)."""
-
-    topic: str
-    values: list[list[float] | str]
-
-
-class Evaluation(NamedTuple):
-    """What trec_eval computes: each evaluated topic's values, and the ``all`` values of every measure."""
-
-    marked: list[Marked]
-    topics: list[TopicValues]
-    summary: list[list[float]]
+# --- what trec_eval cannot evaluate ---------------------------------------------------------------------------
 
 
 def check_labels(qrels: Mapping[str, Mapping[str, int]], topics: Sequence[str], source: str | None) -> None:
@@ -247,70 +228,3 @@ def refuse_unevaluable(qrels: Mapping[str, Mapping[str, int]], topics: Sequence[
                 rank_topic(topic, {}, qrels[topic], Settings())
             except TrecEvalRefusal as refusal:
                 raise TrecEvalRefusal(f"{source}: {refusal}" if source else str(refusal)) from None
-
-
-def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], marked: Sequence[Marked],
-             settings: Settings, complete: bool = False, zscores: ZScores | None = None,
-             source: str | None = None, strict: bool = True) -> Evaluation:
-    """Every marked measure on every topic both ``run`` and ``qrels`` have, by its rule, and their ``all`` values.
-
-    ``complete`` is ``-c`` (means over every qrels topic), ``zscores`` is ``-Z``. ``source`` names
-    the qrels in refusals. ``strict`` refuses what trec_eval cannot evaluate (labels above
-    :data:`~castregin.limits.MAX_TREC_LABEL`, a topic labelled only below 0); without it (the
-    measures whose rules, as the engine, take any label) such a topic has nothing relevant.
-    """
-    topics = sorted(topic for topic in run if topic in qrels)
-    if strict:
-        check_labels(qrels, topics, source)
-    names = [name for m in marked for name in m.slot_names]
-    accumulated = [0.0] * len(names)
-    out = []
-    for topic in topics:
-        try:
-            ranking = rank_topic(topic, run[topic], qrels[topic], settings, strict)
-        except TrecEvalRefusal as refusal:
-            raise TrecEvalRefusal(f"{source}: {refusal}" if source else str(refusal)) from None
-        values: list[list[float] | str] = []
-        slots: list[float] = []
-        for m in marked:
-            rule = m.definition.rule
-            result = rule(ranking, settings, m.params) if rule is not None else []
-            values.append(result)
-            if isinstance(result, str):  # relstring: a slot of its own, as in trec_eval's -Z search
-                slots.append(0.0)
-            else:
-                slots.extend(result)
-        if zscores is not None:
-            from .zscores import zscore_values
-
-            slots = zscore_values(zscores, topic, names, slots)
-            values = _refill(values, slots)
-        for index, value in enumerate(slots):
-            accumulated[index] += value
-        out.append(TopicValues(topic, values))
-    averaged = len(qrels) if complete else len(topics)
-
-    def positive_lines() -> int:
-        return sum(1 for items in qrels.values() for label in items.values() if label > 0)
-
-    summary = []
-    position = 0
-    for m in marked:
-        count = len(m.slot_names)
-        part = accumulated[position:position + count]
-        position += count
-        summary.append([m.definition.summary(total, averaged, len(topics), complete, positive_lines) for total in part])
-    return Evaluation(list(marked), out, summary)
-
-
-def _refill(values: list, slots: list[float]) -> list:
-    out: list[str | list[float]] = []
-    position = 0
-    for value in values:
-        if isinstance(value, str):
-            out.append(value)
-            position += 1
-        else:
-            out.append(slots[position:position + len(value)])
-            position += len(value)
-    return out

@@ -1,5 +1,5 @@
 """trec_eval's ``-Z``: each topic's values as z-scores from a file of means and deviations (``get_zscores.c``,
-``convert_zscores.c``), as :func:`castregin.evaluation.trec_rules.evaluate` applies them."""
+``convert_zscores.c``), as :func:`castregin.evaluation.plain.evaluate` applies them."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ from ..arrays import THREADS, arrow, arrow_indices, in_threads, read_csv_bytes, 
 from ..data import Qrels, Run
 from ..errors import InputError
 from . import trec
-from .common import Input, display_name, open_input, read_bytes, stem
+from .common import Input, display_name, open_input, plain_number_text, read_bytes, stem
 
 # Bytes that Python's str.split()/splitlines() treat as separators but a CSV parser keeps inside
 # a field; a file holding any of them is left to the line-by-line reader. So is one holding a NUL byte,
@@ -309,23 +309,6 @@ def run_to_dict(run: ColumnarRun) -> Run:
     for code, name, score in zip(run.turn_codes.tolist(), names, run.scores.tolist(), strict=True):
         scores.setdefault(turns[code], {})[name] = score
     return Run(run.tag, scores, source=run.source)
-
-
-def qrels_to_dict(qrels: ColumnarQrels) -> Qrels:
-    """Columnar qrels as a :class:`~castregin.data.Qrels` (turns and items in the file's order)."""
-    pa = arrow()[0]
-    items = pa.concat_arrays([as_strings(chunk) for chunk in _chunks(qrels.items)])
-    if qrels.item_codes is None or qrels.turn_codes is None:  # the compact form: each line's item, turn by turn
-        turn_starts = qrels.turn_starts if qrels.turn_starts is not None else np.array([0, len(qrels.labels)])
-        turn_codes = np.repeat(np.arange(len(qrels.turns)), np.diff(turn_starts))
-        names = items.to_pylist()
-    else:
-        turn_codes, names = qrels.turn_codes, items.take(arrow_indices(qrels.item_codes)).to_pylist()
-    turns = qrels.turns.tolist()
-    labels: dict[str, dict[str, int]] = {}
-    for code, name, label in zip(turn_codes.tolist(), names, qrels.labels.tolist(), strict=True):
-        labels.setdefault(turns[code], {})[name] = label
-    return Qrels(labels, qrels.name, qrels.source)
 
 
 def qrels_from_dict(qrels: Qrels) -> ColumnarQrels:
@@ -727,12 +710,15 @@ def read_run(path: str | os.PathLike, threads: int = THREADS, *, data: bytes | N
     return run_from_dict(trec.parse_run(data if data is not None else read_bytes(path), source))
 
 
-def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_only: bool = False) -> ColumnarQrels:
+def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_only: bool = False,
+               stratified: bool | None = False) -> ColumnarQrels:
     """Read TREC qrels into columns; same rules and errors as :func:`castregin.formats.read_qrels`.
 
     Qrels written turn by turn are read piece by piece (:class:`TurnStream`): memory holds the
     columns, not the text. ``positive_only``: lines labelled 0 or less may be left out (every
-    turn is kept), as all that Judged@k needs of them.
+    turn is kept), as all that Judged@k needs of them. ``stratified`` as in
+    :func:`castregin.formats.trec.parse_qrels` (stratified qrels are read by the line reader: their
+    labels become the columns, their strata are dropped).
     """
     source = display_name(path)
     name = name or stem(path)
@@ -744,7 +730,7 @@ def read_qrels(path: str | os.PathLike, name: str | None = None, *, positive_onl
     fast, data = _fast_qrels(path, source, name, data)
     if fast is not None:
         return fast
-    return qrels_from_dict(trec.parse_qrels(data if data is not None else read_bytes(path), source, name))
+    return qrels_from_dict(trec.parse_qrels(data if data is not None else read_bytes(path), source, name, stratified))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -833,7 +819,7 @@ def _label_values(column) -> np.ndarray | None:
     for raw in texts.to_pylist():
         text = raw.decode() if isinstance(raw, bytes) else raw
         try:
-            if "_" in text:
+            if not plain_number_text(text):  # "1_0", "٢": the line reader refuses them, naming the line
                 return None
             values.append(int(text))
         except ValueError:

@@ -8,6 +8,7 @@ means standard input. Writing is :mod:`castregin.formats.output`'s (atomic, safe
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import gc
 import io
@@ -90,23 +91,76 @@ def compression_of(head: bytes) -> str | None:
     return "bzip2" if _BZIP2.match(head) else None
 
 
+class StreamDigest:
+    """The SHA-256 of an input that can be read only once (standard input, a pipe, a FIFO), of the bytes as they
+    came (compressed ones as stored), and whether they were read to their end."""
+
+    def __init__(self):
+        import hashlib  # here: it loads OpenSSL's library, which a command reading files by their paths does without
+
+        self._hash = hashlib.sha256()
+        self.complete = False
+
+    def update(self, data: bytes) -> None:
+        self._hash.update(data)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+#: The digests of the once-only inputs read so far, by path as given (``-``: standard input): the process's, unless
+#: a block has a registry of its own (:func:`stream_digests`: the command line gives one to each command).
+_PROCESS_DIGESTS: dict[str, StreamDigest] = {}
+_STREAM_DIGESTS: contextvars.ContextVar[dict[str, StreamDigest] | None] = contextvars.ContextVar(
+    "castregin_stream_digests", default=None)
+
+
+def _digests() -> dict[str, StreamDigest]:
+    registry = _STREAM_DIGESTS.get()
+    return _PROCESS_DIGESTS if registry is None else registry
+
+
+@contextlib.contextmanager
+def stream_digests():
+    """A registry of its own for the once-only inputs read inside the block (one command's)."""
+    token = _STREAM_DIGESTS.set({})
+    try:
+        yield
+    finally:
+        _STREAM_DIGESTS.reset(token)
+
+
+def stream_digest(path: str | os.PathLike) -> StreamDigest | None:
+    """The digest of the once-only input ``path`` as it was read, None when it was not read."""
+    return _digests().get(str(path))
+
+
 class _Rewound(io.RawIOBase):
     """A stream that cannot seek back (standard input, a pipe), the bytes already read put back in front.
 
-    ``consumed`` counts the bytes handed on (a pipe has no position to ask).
+    ``consumed`` counts the bytes handed on (a pipe has no position to ask); ``digest`` hashes them, the
+    head included, so that the provenance of what was parsed needs no second read (there is none).
     """
 
-    def __init__(self, head: bytes, rest):
+    def __init__(self, head: bytes, rest, digest: StreamDigest):
         self._head = head
         self._rest = rest
         self.consumed = 0
+        self._digest = digest
+        digest.update(head)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        data = self._head[: len(buffer)] if self._head else self._rest.read(len(buffer))
-        self._head = self._head[len(data):]
+        if self._head:
+            data = self._head[: len(buffer)]
+            self._head = self._head[len(data):]
+        else:
+            data = self._rest.read(len(buffer))
+            self._digest.update(data)
+            if not data and len(buffer):
+                self._digest.complete = True
         buffer[: len(data)] = data
         self.consumed += len(data)
         return len(data)
@@ -227,7 +281,7 @@ def decompression_bounds() -> tuple[int | None, int | None]:
     """
     return (_from_environment(SIZE_VARIABLE, limits.MAX_DECOMPRESSED, _parse_size),
             _from_environment(RATIO_VARIABLE, limits.MAX_COMPRESSION_RATIO,
-                              lambda text: int(text) if text.strip().isdigit() else None))
+                              lambda text: int(text) if text.strip().isascii() and text.strip().isdigit() else None))
 
 
 def format_size(size: int) -> str:
@@ -279,7 +333,8 @@ class Input:
                 if regular:
                     self._raw.seek(0)
                 else:
-                    self._rewound = _Rewound(head, self._raw)
+                    digest = _digests()[str(path)] = StreamDigest()
+                    self._rewound = _Rewound(head, self._raw, digest)
                     self.stream = io.BufferedReader(self._rewound, 1 << 20)
             self.compression = compression_of(head)
             if self.compression is not None:
@@ -425,6 +480,33 @@ def expand_run_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     return expanded
 
 
+#: UTF-8's byte-order mark, which every reader of castregin skips (Windows editors write it).
+BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+
+
+def note_byte_order_mark(data: bytes, source: str, original: str) -> None:
+    """For the drop-ins (``trec_eval``, ``gdeval``, ``ndeval``): an input starting with a byte-order mark, which
+    castregin skips and the original does not (``original``: what it does instead), is a warning naming the
+    difference, so that a drop-in never differs from its original in silence."""
+    if data.startswith(BYTE_ORDER_MARK):
+        import warnings
+
+        from ..errors import InputWarning
+
+        warnings.warn(InputWarning(f"{source}: starts with a UTF-8 byte-order mark, which castregin skips and "
+                                   f"{original}; remove it to have both agree"), stacklevel=2)
+
+
+def plain_number_text(text: str) -> bool:
+    """Whether ``text`` may go to Python's ``int()`` or ``float()``: ASCII, without ``_``.
+
+    Python reads every script's digits (``int("٢") == 2``, the full-width 2 too) and ``1_000``; trec_eval (C's ``atol``
+    reads ``٢`` as 0), pyarrow, the crowd readers and the drop-ins' originals read the ASCII digits only. One rule
+    for every reader of numbers and every numeric option: the ASCII ones only; anything else is refused.
+    """
+    return text.isascii() and "_" not in text
+
+
 def decode(data: bytes, source: str) -> str:
     """Decode UTF-8 (with or without BOM); undecodable bytes name their line."""
     try:
@@ -505,6 +587,18 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
         raise invalid_json(err.msg, err.colno, source, line if line is not None else err.lineno) from None
     except RecursionError:
         raise nested_too_deeply(source, line) from None
+
+
+def check_unicode(text: str, where: str, source: str) -> None:
+    """Refuse a string holding a lone surrogate (half of a UTF-16 pair: JSON's ``\\ud800`` escape makes one),
+    which is no Unicode text: no file can hold it, and a prompt or an output would fail on it later."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(f"{where}: character {err.start + 1} is a lone surrogate (\\u{ord(text[err.start]):04x}, "
+                         "half of a UTF-16 pair), which is no Unicode text; fix the escape", source=source) from None
 
 
 def json_decoder() -> json.JSONDecoder:

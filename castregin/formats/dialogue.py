@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import schema
-from .common import display_name, read_json, read_text
+from .common import display_name, plain_number_text, read_json, read_text
 
 INTERACTIONS = "interactions.json"
 SCORES = "scores.json"
@@ -58,6 +58,8 @@ def _csv_rows(path: str | os.PathLike) -> tuple[str, list[tuple[int, list[str]]]
 
 
 def _number(text: str) -> float | None:
+    if not plain_number_text(text):
+        return None
     try:
         value = float(text.strip())
     except ValueError:

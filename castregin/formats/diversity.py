@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..data import Qrels
 from ..errors import InputError
-from .common import decode, display_name, read_text, stem
+from .common import decode, display_name, note_byte_order_mark, read_bytes, read_text, stem
 from .trec import refuse_nul
 
 if TYPE_CHECKING:
@@ -192,6 +192,12 @@ class DiversityJudgments:
     def __len__(self) -> int:
         return len(self.topic_codes)
 
+    def topics_with_a_label_above(self, label: int) -> set[str]:
+        """The topics with a line labelled above ``label``."""
+        import numpy as np
+
+        return {self.topics[code] for code in np.unique(self.topic_codes[self.labels > label]).tolist()}
+
 
 def item_codes(items) -> tuple[list[str] | Any, np.ndarray]:
     """(distinct items, each line's code): two lines name the same item exactly when their codes are equal."""
@@ -215,9 +221,18 @@ def first_repeat(*codes: np.ndarray) -> int | None:
     return int(repeats.min()) if len(repeats) else None
 
 
-def _lines(path, data: bytes | None = None) -> tuple[str, list[str]]:
+#: What the originals do with a byte-order mark, which castregin skips (said in a warning: docs/gdeval-ndeval.md).
+GDEVAL_BYTE_ORDER_MARK = ("gdeval.pl reads as part of the first line's topic id, stopping with a format error unless "
+                          "the id holds a '-' (its rewrite drops what precedes the last one)")
+NDEVAL_BYTE_ORDER_MARK = ("ndeval reads as part of the first line's topic id, stopping with a syntax error unless a "
+                          "run's id holds a '-' (ndeval reads the number after the first one)")
+
+
+def _lines(path, data: bytes | None = None, byte_order_mark: str = GDEVAL_BYTE_ORDER_MARK) -> tuple[str, list[str]]:
     source = display_name(path)
-    text = read_text(path) if data is None else decode(data, source)
+    data = read_bytes(path) if data is None else data
+    note_byte_order_mark(data, source, byte_order_mark)
+    text = decode(data, source)
     refuse_nul(text, source)
     # Perl's <> splits at \n only; gdeval then deletes every \r and \n.
     return source, [line.replace("\r", "") for line in text.split("\n")[:-1 if text.endswith("\n") else None]]
@@ -262,7 +277,7 @@ def gdeval_run_lines(path, rewrite_ids: bool, data: bytes | None = None) -> list
 
 
 def _c_lines(path, what: str, data: bytes | None) -> tuple[str, list[list[str]]]:
-    source, lines = _lines(path, data)
+    source, lines = _lines(path, data, NDEVAL_BYTE_ORDER_MARK)
     if not lines:
         raise InputError(f"{what} is empty", source=source)
     return source, [line.split() for line in lines]

@@ -1,12 +1,18 @@
-"""The answers of ``castregin judge``: a SQLite file, one row per completed call, written before it counts.
+"""The answers of the model client (``castregin judge``...): a SQLite file, one row per completed call.
 
 A call is known by its key (:func:`call_key`): the SHA-256 of the model's name, the prompt's
 messages, the parameters that change an answer (temperature, token limit) and the sample's index.
-An answer is committed (SQLite's own transaction, ``synchronous=FULL``) as soon as it arrives, and
-only then is it counted; a run stopped in any way (SIGTERM, SIGINT, a crash, a full disk) keeps
-every answer it had, and the next run with the same inputs asks for the rest only. The endpoint's
-address and the API key are in no key and no row: the same model answers the same wherever it runs,
-and a cache file can be shared without a secret in it.
+The endpoint's address and the API key are in no key and no row: the same model answers the same
+wherever it runs, and a cache file can be shared without a secret in it.
+
+**Durability.** The file is in SQLite's write-ahead-log mode with ``synchronous=NORMAL``, and
+:meth:`AnswerCache.store` returns once the answer's transaction is committed: an answer the client
+counts (in its totals, its progress, its outputs) survives the process's end of any kind (SIGTERM,
+SIGKILL, a crash, running out of memory), and the next run with the same inputs asks for the rest
+only. An operating-system crash or a power cut may lose the answers committed since the last
+checkpoint (SQLite keeps the file whole): those calls are asked again. Answers that arrive while
+another thread commits are committed together, in one transaction (group commit): a commit per
+answer at once is what made the client twice as slow as a plain SDK loop (see docs/llm-client.md).
 
 SQLite serialises the writers; one connection is shared by the calling threads under a lock.
 """
@@ -42,6 +48,7 @@ CREATE TABLE IF NOT EXISTS answers (
 _COLUMNS = ("key", "model", "sample", "messages", "parameters", "content", "refusal", "finish_reason",
             "prompt_tokens", "completion_tokens")
 _READ = "key, content, refusal, finish_reason, prompt_tokens, completion_tokens"
+_INSERT = f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"  # noqa: S608
 
 
 def call_key(model: str, messages: Sequence[Mapping[str, str]], parameters: Mapping[str, object],
@@ -69,6 +76,22 @@ def _storage_error(err: sqlite3.Error, path: str) -> InputError:
                       "run again: the answers stored so far are kept", source=path)
 
 
+class _Pending:
+    """One answer waiting for its transaction: its row, then what the cache holds for its key (or why not)."""
+
+    __slots__ = ("done", "error", "result", "row")
+
+    def __init__(self, row: tuple):
+        self.row = row
+        self.done = False
+        self.result: CachedAnswer | None = None
+        self.error: InputError | None = None
+
+
+#: The files SQLite may keep beside the database: the write-ahead log, its index, a rollback journal.
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 class AnswerCache:
     """The answers of earlier calls, by key; :meth:`store` commits one before returning."""
 
@@ -84,13 +107,20 @@ class AnswerCache:
         #: leaves no file it made (:meth:`remove_if_unused`).
         self.created = mode is None
         self.stored = 0
-        self._lock = threading.Lock()
+        self.closed = False
+        # _db_lock: the connection (a transaction, a lookup, closing); _queue_lock: the answers waiting to be
+        # committed and whether a thread is committing them.
+        self._db_lock = threading.Lock()
+        self._queue_lock = threading.Condition()
+        self._queue: list[_Pending] = []
+        self._writing = False
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         except sqlite3.OperationalError as err:  # no permission, a directory gone
             raise self._unusable(err) from None
         try:
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as err:
             # The file this run made (the schema could not be written: no room) goes, as after a run that
@@ -105,7 +135,12 @@ class AnswerCache:
                           source=self.path)
 
     def close(self) -> None:
-        with self._lock:
+        """Close the file once the transaction under way is committed; answers stored later are dropped."""
+        with self._queue_lock:
+            self.closed = True
+            while self._writing:
+                self._queue_lock.wait()
+        with self._db_lock:
             self._db.close()
 
     def remove_if_unused(self) -> bool:
@@ -113,7 +148,7 @@ class AnswerCache:
         self.close()
         if not self.created or self.stored:
             return False
-        for path in (self.path, self.path + "-journal"):
+        for path in (self.path, *(self.path + suffix for suffix in SIDE_FILES)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
         return True
@@ -128,7 +163,7 @@ class AnswerCache:
         """The stored answers among ``keys``."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, CachedAnswer] = {}
-        with self._lock:
+        with self._db_lock:
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start:start + 500]
                 marks = ",".join("?" * len(chunk))
@@ -143,25 +178,69 @@ class AnswerCache:
 
     def store(self, key: str, *, model: str, sample: int, messages: Sequence[Mapping[str, str]],
               parameters: Mapping[str, object], content: str | None, refusal: str | None,
-              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> CachedAnswer:
+              finish_reason: str | None, prompt_tokens: int, completion_tokens: int) -> CachedAnswer | None:
         """Commit one answer and return the answer the cache holds for ``key``: this one, or the one stored
-        first (another run sharing the cache may have answered it meanwhile: the first one counts)."""
-        row = (key, model, sample, json.dumps(list(messages), ensure_ascii=False),
-               json.dumps(dict(parameters), sort_keys=True), content, refusal, finish_reason,
-               int(prompt_tokens), int(completion_tokens))
-        with self._lock:
-            try:
-                inserted = self._db.execute(f"INSERT OR IGNORE INTO answers ({','.join(_COLUMNS)}) "  # noqa: S608
-                                            f"VALUES ({','.join('?' * len(_COLUMNS))})", row).rowcount
-                if not inserted:
-                    first = self._db.execute(f"SELECT {_READ} FROM answers WHERE key = ?",  # noqa: S608 - constants
-                                             (key,)).fetchone()
-                    return CachedAnswer(*first)
-            except sqlite3.Error as err:
-                raise _storage_error(err, self.path) from None
-            self.stored += 1
-        return CachedAnswer(key, content, refusal, finish_reason, int(prompt_tokens), int(completion_tokens))
+        first (another run sharing the cache may have answered it meanwhile: the first one counts); ``None``
+        when the cache was closed first (the answer is not kept).
+
+        The answers of several threads that arrive while one transaction commits go into the next one
+        together; each thread returns once its own answer is committed.
+        """
+        pending = _Pending((key, model, sample, json.dumps(list(messages), ensure_ascii=False),
+                            json.dumps(dict(parameters), sort_keys=True), content, refusal, finish_reason,
+                            int(prompt_tokens), int(completion_tokens)))
+        with self._queue_lock:
+            self._queue.append(pending)
+            while self._writing and not pending.done:
+                self._queue_lock.wait()
+            if pending.done:
+                batch = None
+            else:
+                # No transaction under way: this thread commits every answer waiting, its own among them.
+                batch, self._queue, self._writing = self._queue, [], True
+        if batch is not None:
+            self._commit(batch)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    def _commit(self, batch: list[_Pending]) -> None:
+        results: list[CachedAnswer | None] = [None] * len(batch)
+        error = None
+        inserted = 0
+        try:
+            if not self.closed:
+                with self._db_lock:
+                    try:
+                        # One answer: its INSERT is its own transaction (one statement, not three).
+                        if len(batch) > 1:
+                            self._db.execute("BEGIN IMMEDIATE")
+                        for index, pending in enumerate(batch):
+                            row = pending.row
+                            if self._db.execute(_INSERT, row).rowcount:
+                                inserted += 1
+                                results[index] = CachedAnswer(row[0], *row[5:])
+                            else:
+                                first = self._db.execute(f"SELECT {_READ} FROM answers WHERE key = ?",  # noqa: S608
+                                                         (row[0],)).fetchone()
+                                results[index] = CachedAnswer(*first)
+                        if len(batch) > 1:
+                            self._db.execute("COMMIT")
+                    except sqlite3.Error as err:
+                        with contextlib.suppress(sqlite3.Error):
+                            if self._db.in_transaction:
+                                self._db.execute("ROLLBACK")
+                        error = _storage_error(err, self.path)
+                        inserted = 0
+        finally:
+            with self._queue_lock:
+                if error is None:
+                    self.stored += inserted
+                for pending, result in zip(batch, results, strict=True):
+                    pending.result, pending.error, pending.done = result, error, True
+                self._writing = False
+                self._queue_lock.notify_all()
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._db_lock:
             return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])

@@ -22,8 +22,10 @@ Every file castregin writes goes through here. The rules:
   (gzip's header holds no time and no name), so the same content gives the same bytes. Standard
   output and special files are written plain.
 - Disk full, permission denied, a closed standard output: one :class:`~castregin.errors.InputError`
-  line. Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command
-  line turns into exceptions (:mod:`castregin.cli`).
+  line. A reader that has gone (``castregin ... | head -1``: EPIPE) is no error to report: a
+  :class:`BrokenPipeError`, on which the command line ends quietly, as Unix tools do (exit 141).
+  Temporary files are removed on every error, and on SIGTERM and SIGINT, which the command line
+  turns into exceptions (:mod:`castregin.cli`).
 """
 
 from __future__ import annotations
@@ -83,8 +85,11 @@ def _all_inputs(inputs: Iterable[str | os.PathLike | None]) -> list:
     return [*(p for p in inputs if p is not None), *_DECLARED_INPUTS.get()]
 
 
-def write_error(err: OSError, where: str) -> InputError:
-    """An OSError while writing ``where`` as one line saying what happened."""
+def write_error(err: OSError, where: str) -> InputError | BrokenPipeError:
+    """An OSError while writing ``where`` as one line saying what happened; EPIPE (the reader of a pipe has
+    had enough) stays a :class:`BrokenPipeError`, which the command line ends quietly on."""
+    if err.errno == errno.EPIPE:
+        return BrokenPipeError(err.errno, err.strerror or "Broken pipe")
     return InputError(f"cannot write: {_hint(err, err.strerror or str(err))}", source=where)
 
 
@@ -155,6 +160,9 @@ def resolve(path: str | os.PathLike) -> Target:
 def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Refuse, before any work, outputs that are inputs or each other, directories and block devices."""
     inputs = _all_inputs(inputs)
+    outputs = list(outputs)
+    if sum(output is not None and str(output) == STDIO for output in outputs) > 1:
+        raise InputError("two outputs go to standard output ('-'), one after the other; give all but one a file")
     read = {identity(p): p for p in inputs}
     read.pop(None, None)
     seen: dict = {}
@@ -327,7 +335,11 @@ class OutputSet:
         self._created.extend(make_directories(directory, given))
 
     def commit(self) -> None:
-        """Put every staged output in place: files first (rolled back together), then streams."""
+        """Put every staged output in place, all or none: files first, their old versions kept aside, then the
+        streams (special files such as ``/dev/full`` before standard output); a stream that fails puts the old
+        files back. A stream already written cannot be taken back: standard output, written last, is the one
+        most often read, and ``/dev/full`` fails before it is touched."""
+        backups: list[tuple[str, str | None]] = []
         try:
             for staged in self._staged:
                 try:
@@ -338,21 +350,24 @@ class OutputSet:
                         staged.handle.flush()
                 except OSError as err:
                     raise write_error(err, display(staged.target.given)) from None
-            self._replace_files([s for s in self._staged if s.target.kind == "file"])
+            self._replace_files([s for s in self._staged if s.target.kind == "file"], backups)
+            streams = [s for s in self._staged if s.target.kind == "through"]
+            streams += [s for s in self._staged if s.target.kind == "stdout"]
+            for staged in streams:
+                self._copy_out(staged)
         except BaseException:
+            _restore(backups)
             self.discard()
             raise
-        for staged in self._staged:
-            if staged.target.kind != "file":
-                self._copy_out(staged)
+        finally:
+            _drop(backups)
         self._staged.clear()
         self._created.clear()
 
     @staticmethod
-    def _replace_files(staged: list[_Staged]) -> None:
-        # Each old file is kept as a hard link until every new one is in place: an error part way
-        # puts the old ones back, and removes the new ones that had no old one.
-        backups: list[tuple[str, str | None]] = []
+    def _replace_files(staged: list[_Staged], backups: list[tuple[str, str | None]]) -> None:
+        # Each old file is kept as a hard link (listed in ``backups``) until the whole set is committed: an error
+        # part way puts the old ones back, and removes the new ones that had no old one (:func:`_restore`).
         current: _Staged | None = None
         try:
             for current in staged:
@@ -369,21 +384,10 @@ class OutputSet:
                 backups.append((target, backup))
                 os.replace(temporary, target)
                 current.temporary = None
-        except BaseException as err:
-            for target, backup in reversed(backups):
-                with contextlib.suppress(OSError):
-                    if backup is not None:
-                        os.replace(backup, target)
-                    else:
-                        os.unlink(target)
-            if isinstance(err, OSError) and current is not None:
+        except OSError as err:
+            if current is not None:
                 raise write_error(err, current.target.given) from None
             raise
-        finally:
-            for _, backup in backups:
-                if backup is not None:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(backup)
 
     def _copy_out(self, staged: _Staged) -> None:
         handle = staged.handle
@@ -469,6 +473,26 @@ class _Spool(io.BufferedIOBase):
     def close(self) -> None:
         super().close()  # flushes first
         self._file.close()
+
+
+def _restore(backups: list[tuple[str, str | None]]) -> None:
+    """Put the old files back (newest first), removing the new ones that had none. A backup still there after
+    (the target was never replaced: renaming a hard link over its own file does nothing) goes with :func:`_drop`."""
+    for target, backup in reversed(backups):
+        with contextlib.suppress(OSError):
+            if backup is not None:
+                os.replace(backup, target)
+            else:
+                os.unlink(target)
+
+
+def _drop(backups: list[tuple[str, str | None]]) -> None:
+    """Remove the old files kept aside, where they are still there (the new ones stay); the list is emptied."""
+    for _, backup in backups:
+        if backup is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(backup)
+    backups.clear()
 
 
 class _Unclosable:
@@ -661,5 +685,5 @@ def _check_replaceable(directory: Path, kind: str, allowed: list[str]) -> None:
         ours = (name.as_posix() in written if written is not None
                 else any(name.match(pattern) for pattern in allowed))
         if not ours:
-            raise InputError(f"holds files that are not a castregin {kind} ({name}); choose a new or empty "
+            raise InputError(f"holds files that are not castregin's {kind} ({name}); choose a new or empty "
                              "directory, or move the file out", source=str(directory))

@@ -44,6 +44,7 @@ from ..errors import InputError
 from . import schema
 from .common import (
     FLOAT_LIMIT,
+    check_unicode,
     decode,
     display_name,
     invalid_json,
@@ -836,6 +837,9 @@ def parse_bank(data, source: str) -> BankFile:
         raise InputError(f"expected a bank (an object id -> text, or a list of {{\"question_id\", "
                          f"\"question\"}}), got {schema.show(data)}", source=source)
     if isinstance(data, dict):
+        for item_id, text in data.items():
+            check_unicode(item_id, f"id {item_id.encode('utf-8', 'backslashreplace').decode()}", source)
+            check_unicode(text, f"{item_id}", source)
         return BankFile(dict(data), "object", source)
     entries: dict[str, str] = {}
     for index, item in enumerate(data):
@@ -850,6 +854,8 @@ def parse_bank(data, source: str) -> BankFile:
                              source=source)
         if not isinstance(text, str):
             raise InputError(f"[{index}].{text_key}: expected a string, got {schema.show(text)}", source=source)
+        check_unicode(item_id, f"[{index}].{id_key}", source)
+        check_unicode(text, f"[{index}].{text_key}", source)
         if item_id in entries and entries[item_id] != text:
             raise InputError(f"[{index}]: id {item_id} is listed twice with different texts", source=source)
         entries.setdefault(item_id, text)

@@ -6,7 +6,8 @@ the user's ``utterance`` or the system's canonical ``response``, and a ``parent`
 follows; the topic's first turn has none). Conversations branch: ``132_2-1`` follows ``1-4``, not
 ``1-8``. A topic whose turns have no ``parent`` at all is one linear conversation in file order
 (the topic files of CAsT 2020-2021, whose turns hold ``raw_utterance`` and the canonical
-``passage``), which is read too.
+``passage``), which is read too, as are iKAT's topics (2023-2024: ``{"number", "turns": [{"turn_id",
+"utterance", "response"}]}``, one linear conversation a topic).
 
 The turn id of turn ``1-3`` of topic ``132`` is ``132_1-3``. The conversation of a turn is the
 path from the topic's start to it: each earlier turn's user utterance and system response, then
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from . import schema
-from .common import display_name, read_json
+from .common import check_unicode, display_name, read_json
 
 USER, SYSTEM = "user", "system"
 #: Where a turn keeps its user utterance and its system response: CAsT 2022's keys first, then 2020-2021's.
@@ -94,6 +95,9 @@ def _nodes(topic: dict, index: int, source: str) -> dict[str, Node]:
         if user is None and system is None:
             raise InputError(f"[{index}].turn[{k}]: missing the key \"utterance\" (or \"response\")",
                              source=source)
+        for said in (user, system):
+            if said is not None:
+                check_unicode(said, f"[{index}].turn[{k}]", source)
         previous = str(turns[k - 1]["number"]) if k else None
         parent = (str(turn["parent"]) if "parent" in turn else None) if linked else previous
         nodes[number] = Node(number, user, system, parent)
@@ -114,9 +118,27 @@ def _check_ancestry(nodes: dict[str, Node], number: str, where: str, topic, sour
         node = nodes[node.parent]
 
 
+def _ikat_nodes(topic: dict, index: int, source: str) -> dict[str, Node]:
+    """The turns of one iKAT topic (2023-2024: ``{"number", "turns": [{"turn_id", "utterance", "response"}]}``),
+    one linear conversation; turn ``2`` of topic ``0`` is ``0_2``, as iKAT's runs and qrels name it."""
+    nodes: dict[str, Node] = {}
+    previous = None
+    for k, turn in enumerate(topic["turns"]):
+        number = str(turn["turn_id"])
+        if number in nodes:
+            raise InputError(f"[{index}].turns[{k}].turn_id: turn {number} is listed twice in topic "
+                             f"{topic['number']}", source=source)
+        nodes[number] = Node(number, turn["utterance"], turn.get("response"), previous)
+        previous = number
+    return nodes
+
+
 def parse_topics(data, source: str) -> TopicsTree:
-    """A parsed topics JSON document as a :class:`TopicsTree` (``source`` names it in messages)."""
-    problem = schema.first_error(schema.validator("topics-tree"), data)
+    """A parsed topics JSON document as a :class:`TopicsTree` (``source`` names it in messages): CAsT's, or
+    iKAT's (topics with ``turns`` rather than ``turn``)."""
+    ikat = isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "turns" in data[0] \
+        and "turn" not in data[0]
+    problem = schema.first_error(schema.validator("ikat-topics" if ikat else "topics-tree"), data)
     if problem is not None:
         raise InputError(problem, source=source)
     topics: dict[str, dict[str, Node]] = {}
@@ -124,10 +146,10 @@ def parse_topics(data, source: str) -> TopicsTree:
         name = str(topic["number"])
         if name in topics:
             raise InputError(f"[{index}].number: topic {name} is listed twice", source=source)
-        topics[name] = _nodes(topic, index, source)
+        topics[name] = (_ikat_nodes if ikat else _nodes)(topic, index, source)
     return TopicsTree(topics, source)
 
 
 def read_topics(path: str | os.PathLike) -> TopicsTree:
-    """Read a CAsT topics file: the 2022 tree (turns linked by ``parent``) or a linear topic list."""
+    """Read a CAsT topics file (the 2022 tree, turns linked by ``parent``, or a linear topic list) or iKAT's."""
     return parse_topics(read_json(path), display_name(path))

@@ -6,13 +6,16 @@ import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
+from typing import cast
 
-from ..data import Qrels, Run
+from ..data import Qrels, Run, StratifiedQrels
 from ..errors import InputError
-from .common import decode, display_name, parse_json_text, read_bytes, read_text, stem
+from .common import decode, display_name, parse_json_text, plain_number_text, read_bytes, read_text, stem
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
+STRATIFIED_WHAT = "stratified qrels file (turn 0 item stratum label)"
 
 
 def refuse_nul(text: str, source: str) -> None:
@@ -39,14 +42,15 @@ def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]
 
 
 def _parse(text: str, kind: type, what: str, source: str, line: int):
-    # Python reads "1_000" as a number; trec_eval (C's atof/atol) would not.
+    # Python reads "1_000" and other scripts' digits ("٢") as numbers; trec_eval (C's atof/atol) would not.
     try:
-        if "_" in text:
+        if not plain_number_text(text):
             raise ValueError
         return kind(text)
     except ValueError:
         kind_name = "a number" if kind is float else "an integer"
-        raise InputError(f"{what} {text!r} is not {kind_name}", source=source, line=line) from None
+        digits = "" if text.isascii() else " (castregin reads the ASCII digits 0-9 only, as trec_eval does)"
+        raise InputError(f"{what} {text!r} is not {kind_name}{digits}", source=source, line=line) from None
 
 
 def _parse_float(text: str, what: str, source: str, line: int) -> float:
@@ -69,6 +73,17 @@ def _parse_int(text: str, what: str, source: str, line: int) -> int:
     return value
 
 
+#: The start of a JSON object or list ({"run_name": ..., [{...}, ...]): no TREC line starts so.
+_JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*[\[{"\]])')
+
+
+def _refuse_json(text: str, source: str, expected: str) -> None:
+    """A JSON file given for a TREC file (a JSON run to ``evaluate``): say so, and what to do, in one line."""
+    if _JSON_START.match(text[:256]):
+        line = len(text[:len(text) - len(text.lstrip())].splitlines()) or 1
+        raise InputError(f"the file looks like JSON, not {expected}", source=source, line=line)
+
+
 def read_run(path: str | os.PathLike, extra_columns: bool = False) -> Run:
     """Read a TREC run (``turn Q0 item rank score tag``, any whitespace).
 
@@ -83,7 +98,10 @@ def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     """:func:`read_run` on the bytes of a file that ``source`` names in messages."""
     run = Run(tag="", source=source)
     tag = ""
-    for line, all_fields in _fields(decode(data, source), source, RUN_WHAT):
+    text = decode(data, source)
+    _refuse_json(text, source, "a TREC run (turn Q0 item rank score tag): a CAsT JSON submission? `castregin convert "
+                               "questions` (or responses, passages) turns it into one")
+    for line, all_fields in _fields(text, source, RUN_WHAT):
         fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:
             raise InputError(
@@ -110,26 +128,59 @@ def read_pool(path: str | os.PathLike) -> dict[str, set[str]]:
     return {turn: set(items) for turn, items in read_run(path).scores.items()}
 
 
-def read_qrels(path: str | os.PathLike, name: str | None = None) -> Qrels:
-    """Read TREC qrels (``turn 0 item label``, integer labels, any whitespace)."""
-    return parse_qrels(read_bytes(path), display_name(path), name or stem(path))
+def read_qrels(path: str | os.PathLike, name: str | None = None, stratified: bool | None = False) -> Qrels:
+    """Read TREC qrels (``turn 0 item label``, integer labels, any whitespace); ``stratified`` as in
+    :func:`parse_qrels`."""
+    return parse_qrels(read_bytes(path), display_name(path), name or stem(path), stratified)
 
 
-def parse_qrels(data: bytes, source: str, name: str) -> Qrels:
-    """:func:`read_qrels` on the bytes of a file that ``source`` names in messages."""
-    qrels = Qrels(name=name, source=source)
-    for line, fields in _fields(decode(data, source), source, QRELS_WHAT):
-        if len(fields) != 4:
-            raise InputError(
-                f"expected 4 columns (turn 0 item label), found {len(fields)}", source=source, line=line
-            )
-        turn, _, item, label_text = fields
-        label = _parse_int(label_text, "label", source, line)
-        labels = qrels.labels.setdefault(turn, {})
+def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = False) -> Qrels:
+    """:func:`read_qrels` on the bytes of a file that ``source`` names in messages.
+
+    ``stratified``: False reads qrels (4 columns); True stratified qrels (``turn 0 item stratum label``,
+    as sample_eval.pl reads them, :mod:`castregin.formats.strata`) into a
+    :class:`~castregin.data.StratifiedQrels`; None either, as the first line says. Every line has the
+    same number of columns, and a (turn, item) is listed once.
+    """
+    text = decode(data, source)
+    _refuse_json(text, source, "qrels (turn 0 item label); give a qrels file (CAsT-ReGIn's are its .qrel files)")
+    lines = _fields(text, source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
+    first = next(lines)  # an empty file is an error (_fields)
+    chose = stratified is None
+    if stratified is None:
+        stratified = len(first[1]) == 5
+    width = 5 if stratified else 4
+    qrels = StratifiedQrels(name=name, source=source) if stratified else Qrels(name=name, source=source)
+    by_turn = qrels.labels
+    for line, fields in chain([first], lines):
+        if len(fields) != width:
+            raise InputError(_width_problem(len(fields), stratified, chose), source=source, line=line)
+        turn, item = fields[0], fields[2]
+        label = _parse_int(fields[-1], "label", source, line)
+        labels = by_turn.get(turn) or {}
         if item in labels:
-            raise InputError(f"item {item} is judged twice for turn {turn}", source=source, line=line)
-        labels[item] = label
+            raise InputError(f"item {item} is {'listed' if stratified else 'judged'} twice for turn {turn}",
+                             source=source, line=line)
+        if stratified:
+            cast(StratifiedQrels, qrels).add(turn, item, fields[3], label)
+        else:
+            by_turn.setdefault(turn, labels)[item] = label
     return qrels
+
+
+def _width_problem(found: int, stratified: bool, chose: bool) -> str:
+    """What is wrong with a qrels line of ``found`` columns."""
+    if stratified:
+        shown = "5 columns (turn 0 item stratum label" + (", as the first line)" if chose else ")")
+        hint = ("; plain qrels (turn 0 item label) have no stratum: pool --sample --strata-out writes one"
+                if found == 4 and not chose else "")
+        return f"expected {shown}, found {found}{hint}"
+    hint = ""
+    if found == 5:
+        hint = ("; the first line has 4 (a stratified qrels, turn 0 item stratum label, has 5 on every line)" if chose
+                else "; a stratified qrels (turn 0 item stratum label) is read by evaluate, compare, report, analyze "
+                     "and sample_eval only")
+    return f"expected 4 columns (turn 0 item label), found {found}{hint}"
 
 
 def read_turn_list(path: str | os.PathLike) -> list[str]:

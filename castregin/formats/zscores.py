@@ -21,10 +21,14 @@ _NUMBER = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf(in
 
 def read_zscores(path: str | os.PathLike) -> list[tuple[str, str, float, float]]:
     """The lines of a Z-score file as ``(topic, measure, mean, deviation)``, in file order."""
-    source = display_name(path)
+    return parse_zscores(read_bytes(path), display_name(path))
+
+
+def parse_zscores(data: bytes, source: str) -> list[tuple[str, str, float, float]]:
+    """:func:`read_zscores` on the bytes of a file that ``source`` names in messages."""
     lines: list[tuple[str, str, float, float]] = []
     seen: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(decode(read_bytes(path), source).splitlines(), start=1):
+    for number, line in enumerate(decode(data, source).splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue

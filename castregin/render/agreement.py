@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ..judging.label_agreement import COUNTS as _COUNTS
 from ..judging.label_agreement import STATISTICS as _STATISTICS
-from .tables import markdown_escape, number_cell, render_records, render_table
+from .tables import markdown_escape, number_cell, one_line, render_records, render_table
 
 #: The sections of the result, in the order they are shown (``ranking``, with runs, is rendered by
 #: :func:`castregin.render.analysis.ranking_agreement_report`).
@@ -63,12 +63,13 @@ def _interval(value, bounds) -> str:
 
 
 def _title(text: str, fmt: str) -> str:
-    """A section's title above its table."""
+    """A section's title above its table, on one line (it names sources: a newline in a name would end a LaTeX
+    comment early)."""
     if fmt == "markdown":
         return f"**{markdown_escape(text)}**\n\n"
     if fmt == "latex":
-        return f"% {text}\n"
-    return f"{text}\n"
+        return f"% {one_line(text)}\n"
+    return f"{one_line(text)}\n"
 
 
 #: Up to this many pairs, a column per pair (statistics down the side); more (workers as sources), a row per pair.

@@ -36,8 +36,10 @@ def correlation_report(rows: Sequence[dict], fmt: str) -> str:
 
 
 def bootstrap_report(intervals: Sequence[dict], fmt: str) -> str:
-    """:func:`castregin.evaluation.analysis.bootstrap_intervals`' rows in one of the record formats."""
-    return render_records(intervals, BOOTSTRAP_COLUMNS, fmt)
+    """:func:`castregin.evaluation.analysis.bootstrap_intervals`' rows in one of the record formats: the count of
+    the units resampled, turns or (``--by topic``) topics, beside each interval (JSON: both counts)."""
+    by_topic = any(row.get("by") == "topic" for row in intervals)
+    return render_records(intervals, [*BOOTSTRAP_COLUMNS[:-1], "topics" if by_topic else "turns"], fmt)
 
 
 def pool_stats_report(stats: dict, fmt: str) -> str:

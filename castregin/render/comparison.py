@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..evaluation.compare import FAMILY_TESTS
 from ..evaluation.evaluate import ALL_TURNS
 from ..formats.common import json_text, json_value
 from .numbers import fixed
@@ -165,10 +166,18 @@ def _summary(results, comparisons, baseline, fmt, decimals=4, sort=None) -> str:
     return text_table(header, rows, numeric)
 
 
+def correction_words(test: str, correction: str) -> str:
+    """How the p-values are corrected, as the legends say it: ``holm correction``; a test that corrects over its
+    family itself (Tukey's HSD) is corrected no further, whatever ``correction`` says."""
+    if test in FAMILY_TESTS:
+        return "Tukey's family-wise p-values, no further correction"
+    return f"{correction} correction"
+
+
 def _legend(comparisons: pd.DataFrame, baseline: str | None, test: str, correction: str, alpha: float) -> str:
     what = (f"{DAGGER}: significantly better than {baseline}" if baseline is not None
             else "letters: significantly better than the run with that letter")
-    return f"{what} ({test}, {correction} correction, alpha {alpha}); bold: best of the column"
+    return f"{what} ({test}, {correction_words(test, correction)}, alpha {alpha}); bold: best of the column"
 
 
 def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..formats.common import json_text
 from .numbers import fixed, p_value
-from .tables import csv_text, text_table
+from .tables import csv_text, render_table, text_table
 
 #: The episode scores `scorekeeping score` shows in its table.
 EPISODE_COLUMNS = ("Aborted", "Accuracy", "Kappa", "Slot-Filling-Accuracy", "Main Score", "Request Success Ratio")
@@ -115,4 +115,33 @@ def leaderboard_report(rows: Sequence[Mapping], fmt: str) -> str:
     header = ["model", "game", "experiment", "episodes", "% played", "quality", "std", "clemscore"]
     body = [[r["model"], r["game"], r["experiment"], str(r["episodes"]), fixed(r["played"], 2), fixed(r["quality"], 2),
              fixed(r["quality_std"], 2, undefined=""), fixed(r["clemscore"], 2)] for r in rows]
-    return text_table(header, body, {3, 4, 5, 6, 7})
+    return render_table(header, body, fmt, {3, 4, 5, 6, 7})  # table, markdown or latex
+
+
+#: Episodes a run that did not play them all names on standard error (run_log.json lists every one).
+EPISODES_NAMED = 5
+
+
+def play_summary(log: Mapping) -> list[str]:
+    """What ``castregin play`` says on standard error after a run: the episodes not played and why (the first
+    few named), then the episodes played, the calls, tokens and cost."""
+    from ..dialogue.privateshared_play import NOT_PLAYED
+
+    lines = []
+    this = log["this_run"]
+    missing = log["not_played"]
+    if missing:
+        reasons: dict[str, int] = {}
+        for episode in missing:
+            reasons[episode["status"]] = reasons.get(episode["status"], 0) + 1
+        why = ", ".join(f"{n}: {NOT_PLAYED.get(status, status)}" for status, n in reasons.items())
+        first = f"; the first error: {this['first_failure']}" if this["first_failure"] else ""
+        named = ", ".join(episode["episode"] for episode in missing[:EPISODES_NAMED])
+        more = f" and {len(missing) - EPISODES_NAMED} more (see run_log.json)" if len(missing) > EPISODES_NAMED else ""
+        lines.append(f"castregin: warning: {len(missing)} episode(s) not played ({why}){first}: {named}{more}; "
+                     "run the same command again to play them (their answers so far come from the cache)")
+    lines.append(f"castregin: {log['episodes_played']} episode(s) played in this run, {log['episodes_already_played']} "
+                 f"played before, {len(missing)} not played; {log['calls']} calls ({this['from_cache']} answers "
+                 f"from the cache, {this['requests']} requests now); tokens {log['tokens']['prompt']} in, "
+                 f"{log['tokens']['completion']} out; cost ${log['cost']['usd']:.4f}")
+    return lines

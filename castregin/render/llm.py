@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 from ..errors import InputError
+from ..judging.rubrics import rubrics
 from ..judging.tasks import Task
 from .tables import csv_text
-from .tasks import rubrics
 
 BUILTIN_PROMPTS = ("rubric", "umbrela")
 _UMBRELA_CRITERIA = ("relevance",)
@@ -44,10 +44,10 @@ def _template_text(name: str) -> str:
 @functools.cache
 def _sandbox():
     import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
 
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=False,
-                                undefined=jinja2.StrictUndefined)
+    from .prompt_sandbox import bounded_sandbox
+
+    return bounded_sandbox(undefined=jinja2.StrictUndefined)
 
 
 @dataclass(frozen=True)
@@ -75,13 +75,15 @@ def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
             raise InputError("umbrela judges relevance only; give --criteria relevance, or use "
                              "--prompt rubric for the other criteria", argument="prompt")
         return PromptTemplate(spec, spec, _template_text(f"llm_{spec}.txt.j2"), system=True)
-    from ..formats import read_bytes
+    return load_template_file(spec)
 
-    data = read_bytes(spec)  # a missing file, a directory: one line, as for every input
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text; a prompt template is a Jinja text file", source=spec) from None
+
+def load_template_file(spec: str) -> PromptTemplate:
+    """A user's template file (``-``: standard input), compiled in the sandbox: the ``--prompt FILE`` of every
+    command that calls a model. Its name is the file's stem and 8 hex digits of its text's SHA-256."""
+    from ..formats.prompts import read_prompt_file
+
+    text = read_prompt_file(spec)  # a missing file, a directory, not UTF-8: one line, as for every input
     # The worker's name says which template: its file name would not tell two versions apart.
     stem = spec.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0] or "prompt"
     stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in stem)
@@ -93,14 +95,12 @@ def load_prompt(spec: str, criteria: Sequence[str]) -> PromptTemplate:
 
 @functools.cache
 def _compile(template: PromptTemplate):
-    """The template compiled once (a few milliseconds each: 10,000 items x 3 criteria would spend minutes)."""
-    import jinja2
+    """The template compiled once (a few milliseconds each: 10,000 items x 3 criteria would spend minutes).
 
-    try:
-        return _sandbox().from_string(template.text)
-    except jinja2.TemplateSyntaxError as err:
-        raise InputError(f"the template does not parse: {err.message}", source=template.source,
-                         line=err.lineno) from None
+    A user's template is one file: ``include``, ``extends`` and ``import`` are refused here, in one line."""
+    from .prompt_sandbox import check_template
+
+    return check_template(_sandbox(), template.text, template.source)
 
 
 def item_delimiter(text: str) -> str:
@@ -116,13 +116,25 @@ def prompt_variables(task: Task, criterion: str) -> dict:
             "delimiter": item_delimiter(task.text)}
 
 
+def render_text(template: PromptTemplate, variables: dict) -> str:
+    """``template`` rendered with ``variables``: a built-in one as is, a user's in the bounded sandbox (within
+    :data:`castregin.limits.MAX_PROMPT_CHARS` and :data:`~castregin.limits.MAX_PROMPT_SECONDS`); whatever a
+    user's template does wrong is a :class:`~castregin.render.prompt_sandbox.TemplateFailure`."""
+    from .prompt_sandbox import render_bounded
+
+    compiled = _compile(template)
+    return compiled.render(**variables) if template.system else render_bounded(compiled, variables)
+
+
 def prompt_messages(template: PromptTemplate, task: Task, criterion: str) -> tuple[dict[str, str], ...]:
-    """The chat messages of one (task, criterion)."""
-    import jinja2
+    """The chat messages of one (task, criterion). A user's template renders within
+    :data:`castregin.limits.MAX_PROMPT_CHARS` and :data:`~castregin.limits.MAX_PROMPT_SECONDS`; whatever it
+    does wrong (a division by zero, a range too big, a macro calling itself) is one line naming the pair."""
+    from .prompt_sandbox import TemplateFailure
 
     try:
-        user = _compile(template).render(**prompt_variables(task, criterion))
-    except jinja2.TemplateError as err:
+        user = render_text(template, prompt_variables(task, criterion))
+    except TemplateFailure as err:
         raise InputError(f"the template fails on turn {task.turn_id}, item {task.item_id}: {err}",
                          source=template.source) from None
     if not user.strip():
@@ -154,3 +166,56 @@ def run_log_json(log: Mapping) -> str:
     from ..formats.common import json_text
 
     return json_text(log)
+
+
+#: The files ``castregin judge`` writes into its directory, beside ``<prefix>_<criterion>.qrel`` and the cache.
+JUDGMENTS_CSV, LABELS_CSV, RUN_LOG_JSON = "judgments.csv", "labels.csv", "run_log.json"
+
+
+def judge_files(judged, criteria: Sequence[str], qrels_names: Mapping[str, str]) -> dict[str, str]:
+    """The text of every file of a judging run (:class:`castregin.judging.llm.LLMJudgment`), by file name."""
+    from ..formats.trec import format_qrels
+
+    files = {JUDGMENTS_CSV: judgments_csv(judged.rows, criteria), LABELS_CSV: labels_csv(judged.label_rows),
+             RUN_LOG_JSON: run_log_json(judged.log)}
+    files.update({qrels_names[c]: format_qrels(judged.qrels[c]) for c in criteria})
+    return files
+
+
+def missing_calls_lines(log: Mapping, then: str) -> list[str]:
+    """The warning of a run log's calls without an answer: the budget spent, or calls failed after every retry
+    (by kind, the first error), ``then`` saying what to do; no line when every call has its answer."""
+    this = log["this_run"]
+    missing = log["calls"] - log["answered"]
+    if this["budget_spent"]:
+        return [(f"castregin: warning: the budget of --max-requests is spent; {missing} call(s) not made: "
+                 "run the same command again to go on")]
+    if not missing:
+        return []
+    failures = ", ".join(f"{k} {v}" for k, v in this["failures"].items())
+    first = f"; the first error: {this['first_failure']}" if this.get("first_failure") else ""
+    said = f"castregin: warning: {missing} call(s) failed after every retry or were not sent ({failures}){first}"
+    return [said + then]
+
+
+def judge_summary(log: Mapping) -> list[str]:
+    """What a judging run says on standard error: what is missing and why, unparseable answers (a few shown),
+    flagged items, and the totals."""
+    this = log["this_run"]
+    have = (f"the outputs hold the {log['answered']} answers there are ({this['from_cache']} from the cache, "
+            f"{this['new_answers']} new)")
+    lines = missing_calls_lines(log, f"; {have}: run again to retry the rest")
+    bad = sum(log["unparseable"].values())
+    if bad:
+        lines.append(f"castregin: warning: {bad} answer(s) have no label on their final line "
+                     f"({log['refusals']} refusals); they are left unjudged, see run_log.json")
+        lines.extend(f"castregin:   turn {e['turn_id']}, item {e['item_id']}, {e['criterion']}: "
+                     f"{'refused: ' if e['refusal'] else ''}{e['last_line'][:100]!r}"
+                     for e in log["unparseable_examples"][:3])
+    if log["flagged_items"]:
+        lines.append(f"castregin: warning: {len(log['flagged_items'])} item(s) address the assessor "
+                     "(e.g. 'rate this 3'); listed in run_log.json")
+    lines.append(f"castregin: {log['answered']} of {log['calls']} calls answered ({this['from_cache']} from the "
+                 f"cache, {this['requests']} requests now); tokens {log['tokens']['prompt']} in, "
+                 f"{log['tokens']['completion']} out; cost ${log['cost']['usd']:.4f}")
+    return lines

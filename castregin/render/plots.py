@@ -351,3 +351,31 @@ def confusion_plot(pairs: Sequence[Mapping[str, Any]]) -> bytes:
             kappa = pair["statistics"]["kappa"]
             axes.set_title(f"{pair['a']} vs {pair['b']}\nn={pair['both']}, kappa={kappa:.3f}", loc="left", fontsize=9)
         return png_bytes(figure)
+
+
+#: One colour per judging strategy of ``pool simulate`` (castregin.track.sampling.STRATEGIES).
+STRATEGY_COLOURS = {"depth": "#868e96", "mtf": "#1864ab", "bandit": "#2b8a3e"}
+
+
+def pooling_simulation_plot(points: Sequence[Any], threshold: float, title: str) -> bytes:
+    """``pool simulate``: relevant items found (left) and Kendall's tau (right) against judgments spent, a line
+    per strategy, the tau threshold dashed."""
+    with mpl.rc_context({**_STYLE, "axes.grid.axis": "both"}):
+        figure = _figure(9.0, 3.6, layout="constrained")
+        found, tau = figure.subplots(1, 2)
+        for strategy in dict.fromkeys(point.strategy for point in points):
+            line = [point for point in points if point.strategy == strategy]
+            x = [point.judgments for point in line]
+            colour = STRATEGY_COLOURS.get(strategy, BEST)
+            found.plot(x, [point.relevant_found for point in line], color=colour, linewidth=1.4, label=strategy)
+            tau.plot(x, [point.kendall_tau for point in line], color=colour, linewidth=1.4, label=strategy)
+        tau.axhline(threshold, color=NEGATIVE, linewidth=0.8, linestyle="--", label=f"tau = {threshold:g}")
+        found.set_xlabel("judgments")
+        found.set_ylabel("relevant items found")
+        tau.set_xlabel("judgments")
+        tau.set_ylabel("Kendall's tau with the full ranking")
+        tau.set_ylim(-1.05, 1.05)
+        found.legend(loc="lower right", fontsize=8, frameon=False)
+        tau.legend(loc="lower right", fontsize=8, frameon=False)
+        figure.suptitle(title, x=0.01, ha="left", fontsize=9)
+        return png_bytes(figure)

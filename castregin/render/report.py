@@ -33,13 +33,14 @@ import numpy as np
 from tqdm import tqdm
 
 from ..data import Qrels, Run
+from ..evaluation.compare import FAMILY_TESTS
 from ..evaluation.evaluate import NUM_Q
 from ..evaluation.ranking import score_bits
 from ..evaluation.report_data import CONFIDENCE, ReportData, ReportSettings
 from ..formats.provenance import Provenance
 from . import plots
 from .analysis import ranking_agreement_plot
-from .comparison import DAGGER, rounded, run_letters, summary_cells
+from .comparison import DAGGER, correction_words, rounded, run_letters, summary_cells
 
 FIGURES_DIR = "figures"
 RUNS_DIR = "runs"
@@ -155,6 +156,8 @@ def draw(data: ReportData, progress: bool = False) -> dict[tuple, Figure]:
     for kind, position, q in tqdm(jobs, desc="drawing", unit="group", file=sys.stderr, disable=not progress,
                                   leave=False):
         stems = {name: f"run-{i:02d}-{slug(name)}-{slug(q.name)}" for i, name in enumerate(data.names, 1)}
+        if kind in ("qrels", "labels") and data.given_scores:
+            continue  # scores computed elsewhere: no labels to count
         if kind == "qrels":
             figures[("qrels", q.name)] = _qrels_figure(data, position, q)
         elif kind == "leaderboard":
@@ -204,11 +207,19 @@ def _leaderboards(data: ReportData, figures: dict) -> list[dict]:
                 interval = data.intervals.get((qrels_name, measure, run))
                 small = [f"[{rounded(interval[0])}, {rounded(interval[1])}]"] if interval else []
                 row.append(_cell(text, strong=is_best, mark=mark, small=small))
-            rows.append([*row, _cell(rounded(data.judged[(qrels_name, run)]))])
-        header = ["run", *measures, f"judged@{data.depth}"]
+            rows.append([*row, *_judged_cells(data, qrels_name, run)])
+        header = ["run", *measures, *_judged_header(data)]
         boards.append({"qrels": qrels_name, "header": header, "rows": rows, "numeric": set(range(1, len(header))),
                        "figure": figures[("leaderboard", qrels_name)]})
     return boards
+
+
+def _judged_header(data: ReportData) -> list[str]:
+    return [] if data.given_scores else [f"judged@{data.depth}"]
+
+
+def _judged_cells(data: ReportData, qrels: str, run: str) -> list[dict]:
+    return [] if data.given_scores else [_cell(rounded(data.judged[(qrels, run)]))]
 
 
 def _short(name: str) -> str:
@@ -227,6 +238,11 @@ def _matrix(data: ReportData, qrels: str, measure: str, order: Sequence[str]) ->
         for column_run in order:
             if row_run == column_run:
                 row.append(_cell("—", "diag"))
+                continue
+            if (row_run, column_run) not in found:
+                # No turn has a value for both (a qrels sharing no turn with the runs: warned about): no test.
+                row.append(_cell("—", title=f"{row_run} and {column_run} have no turn on {qrels} in common: "
+                                            "nothing to compare"))
                 continue
             difference, p, significant = found[(row_run, column_run)]
             css = ("win" if difference > 0 else "loss" if difference < 0 else "") if significant else ""
@@ -252,7 +268,7 @@ def _summary_rows(data: ReportData, name: str) -> list[list[dict]]:
                 cell["css"] = ("win" if difference > 0 else "loss") if significant else ""
                 cell["small"] = [f"Δ {rounded(difference, sign=True)}", _p(p)]
             row.append(cell)
-        rows.append([*row, _cell(rounded(data.judged[(q.name, name)]))])
+        rows.append([*row, *_judged_cells(data, q.name, name)])
     return rows
 
 
@@ -269,9 +285,11 @@ def _turn_tables(data: ReportData, name: str) -> list[dict]:
 
 
 def _run_section(data: ReportData, position: int, run: Run, name: str, figures: dict) -> dict:
-    header = ["qrels", "turns", *data.measures, f"judged@{data.depth}"]
-    images = [figures[(kind, q.name, name)] for q in data.qrels for kind in ("per-turn", "labels")]
-    return {"name": name, "anchor": f"run-{position}", "tag": run.tag, "turns": len(run.scores), "ranked": len(run),
+    header = ["qrels", "turns", *data.measures, *_judged_header(data)]
+    images = [figures[(kind, q.name, name)] for q in data.qrels for kind in ("per-turn", "labels")
+              if (kind, q.name, name) in figures]
+    return {"name": name, "anchor": f"run-{position}", "tag": run.tag, "turns": len(run.scores),
+            "ranked": None if data.given_scores else len(run),
             "header": header, "rows": _summary_rows(data, name), "numeric": set(range(1, len(header))),
             "figures": images, "is_baseline": name == data.baseline, "plot_measure": data.plot_measure,
             "turn_tables": _turn_tables(data, name), "runs": len(data.runs)}
@@ -333,11 +351,14 @@ def _loro_table(data: ReportData) -> dict | None:
             "max_drop": summary["max_rank_drop"]}
 
 
-def _settings_text(options: ReportSettings) -> str:
-    text = (f"{options.test} test, {options.correction} correction over the comparisons of each measure, "
-            f"alpha {options.alpha}")
+def _settings_text(options: ReportSettings, given_scores: bool = False) -> str:
+    family = "" if options.test in FAMILY_TESTS else " over the comparisons of each measure"
+    text = f"{options.test} test, {correction_words(options.test, options.correction)}{family}, alpha {options.alpha}"
     if options.test == "randomization":
         text += f", {options.permutations} permutations, seed {options.seed}"
+    if given_scores:
+        return (text + f"; intervals: {CONFIDENCE:.0%} percentile bootstrap over the turns, {options.ci_samples} "
+                f"samples, seed {options.seed}")
     compared = "doubles" if score_bits(options.score_precision) == 64 else "32-bit floats (pytrec_eval's ranking)"
     return (text + f"; items ranked on scores compared as {compared}"
             f"; binary measures count labels ≥ {options.rel_level} as relevant; intervals: "
@@ -361,11 +382,14 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
             for i, (run, name) in enumerate(zip(data.runs, data.names, strict=True), 1)]
     return {
         "run_names": data.names, "measures": data.measures,
-        "settings": _settings_text(data.settings), "legend": legend, "depth": data.depth, "primary": data.primary,
-        "test": data.settings.test, "correction": data.settings.correction, "alpha": data.settings.alpha,
+        "settings": _settings_text(data.settings, data.given_scores), "legend": legend, "depth": data.depth,
+        "primary": data.primary,
+        "test": data.settings.test, "correction": correction_words(data.settings.test, data.settings.correction),
+        "alpha": data.settings.alpha,
         "leaderboards": _leaderboards(data, figures), "matrices": matrices, "runs": runs,
         "qrels": [{"name": q.name, "turns": len(q.labels), "judgments": len(q), "figure": figures[("qrels", q.name)]}
-                  for q in data.qrels],
+                  for q in data.qrels if ("qrels", q.name) in figures],
+        "given_scores": data.given_scores, "sources": [q.name for q in data.qrels],
         "correlation": _correlation_table(data), "correlation_asked": data.settings.correlation,
         "loro": _loro_table(data), "loro_asked": bool(data.settings.loro_depth),
         "agreements": _agreement_sections(data, figures),

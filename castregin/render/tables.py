@@ -32,13 +32,20 @@ NOT_SCORES = frozenset({"num_q", "num_topics", "num_ret", "num_rel", "num_nonrel
 _CI_SUFFIXES = (":ci_low", ":ci_high")
 
 _MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`", "<": "&lt;"}
+#: Characters that would end a line of a table or a title (``\n``, ``\r``, U+2028 ...) or drive a terminal (ESC).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text) -> str:
+    """``text`` on one line, each control character shown escaped (``\\n``, ``\\x1b``): a name holding a newline
+    (a source named ``NAME=``, a file's stem) cannot break a table's rows, nor an escape code drive the terminal."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def markdown_escape(text) -> str:
     """Plain text for a markdown table cell: ``|`` would end the cell, ``*`` or a backtick start markup,
     a newline end the row."""
-    out = "".join(_MARKDOWN_SPECIALS.get(ch, ch) for ch in str(text))
-    return " ".join(out.splitlines())
+    return "".join(_MARKDOWN_SPECIALS.get(ch, ch) for ch in one_line(text))
 
 
 #: What a spreadsheet runs as a formula when a cell begins with it (OWASP, "CSV injection"): ``=``, ``+``,
@@ -89,7 +96,9 @@ class _LinesEndingInNewline:
 
 
 def text_table(header: list[str], rows: list[list[str]], align_right: Collection[int] = frozenset()) -> str:
-    """A plain aligned text table with a rule under the header."""
+    """A plain aligned text table with a rule under the header; every cell on one line (:func:`one_line`)."""
+    header = [one_line(cell) for cell in header]
+    rows = [[one_line(cell) for cell in row] for row in rows]
     widths = ([max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)] if rows
               else [len(h) for h in header])
 
@@ -117,8 +126,8 @@ _LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters in plain text."""
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+    """Escape LaTeX's special characters in plain text, on one line (:func:`one_line`)."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in one_line(text))
 
 
 def latex_table(header: list[str], rows: list[list[str]], align_right: Collection[int] = frozenset()) -> str:

@@ -17,7 +17,7 @@ Three formats of one :class:`~castregin.judging.tasks.TaskSet`, plus ``gold.csv`
 Pages are Jinja2 templates (``templates/judging_page.html.j2``, ``hit_template.html.j2``),
 autoescaped; the data goes into them as JSON whose ``<``, ``>`` and ``&`` are ``\\u`` escapes, so a
 text holding ``</script>`` or ``</textarea>`` cannot end the element that carries it. The rubric
-texts of every criterion castregin knows are in ``templates/rubrics.json``.
+texts of every criterion castregin knows are the judging stage's (:mod:`castregin.judging.rubrics`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ import functools
 import hashlib
 import json
 from collections.abc import Sequence
-from importlib import resources
 
 from ..errors import InputError
+from ..judging.rubrics import check_criteria, rubrics
 from ..judging.tasks import GOLD_COLUMNS, Task, TaskSet
-from ..labels import distinct_criteria
 from .tables import csv_text
 
 FORMATS = ("long", "mturk", "html")
@@ -40,24 +39,6 @@ MTURK_COLUMNS = ("topic", "items")
 TASKS_CSV, MTURK_CSV, HIT_TEMPLATE, GOLD_CSV = "tasks.csv", "mturk.csv", "hit_template.html", "gold.csv"
 #: Every file ``castregin tasks`` may write into its directory (the directory is replaced as a whole).
 OUTPUT_NAMES = (TASKS_CSV, MTURK_CSV, HIT_TEMPLATE, GOLD_CSV, "topic_*.html")
-
-
-@functools.cache
-def rubrics() -> dict[str, dict]:
-    """The rubric of every known criterion: ``{name: {"title", "question", "levels": [4 texts]}}``."""
-    text = resources.files(__package__).joinpath("templates").joinpath("rubrics.json").read_text(encoding="utf-8")
-    return json.loads(text)
-
-
-def check_criteria(criteria: Sequence[str]) -> list[str]:
-    """The criteria, each one with a rubric, none twice; else an :class:`InputError`."""
-    distinct_criteria(criteria)
-    known = rubrics()
-    for name in criteria:
-        if name not in known:
-            raise InputError(f"unknown criterion {name!r}; the judging rubrics cover {', '.join(known)}",
-                             argument="criteria")
-    return list(criteria)
 
 
 def compact_json(value) -> str:

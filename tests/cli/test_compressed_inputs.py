@@ -1,5 +1,8 @@
 """Compressed inputs give every command the bytes the plain ones give, on the real reference data.
 
+The track's commands read the CAsT 2022 slice of tests/data (runs, qrels, turn ids: in every clone), the
+converters and the judging commands the full reference data of ../shared.
+
 Each test lays the same inputs out twice: plain in ``plain/``, compressed in ``packed/`` (named
 ``NAME.gz`` and so on, or keeping the plain name: the format is recognised by its first bytes), runs
 the command in each directory with the same arguments, and compares standard output and the files
@@ -91,25 +94,31 @@ def twins(request, tmp_path) -> Twins:
 
 
 @pytest.fixture
-def runs(twins, run_paths) -> list[str]:
+def runs(twins, cast_slice) -> list[str]:
     """The four CAsT 2022 baseline runs (TREC), in both layouts."""
-    return [twins.add(path.name, path) for path in run_paths]
+    return [twins.add(path.name, path) for path in cast_slice.run_paths]
 
 
 @pytest.fixture
-def turn_ids(twins, cast2022) -> str:
+def turn_ids(twins, cast_slice) -> str:
+    return twins.add("turn_ids.json", cast_slice.turn_ids)
+
+
+@pytest.fixture
+def official_turn_ids(twins, cast2022) -> str:
+    """The 205 turns of the full data, for the converters of its runs."""
     return twins.add("turn_ids.json", cast2022 / "topics/2022_evaluation_topics_turn_ids.json")
 
 
-def _qrels(twins, cast2022, *names: str) -> list[str]:
-    return [twins.add(f"question_{name}.qrel", cast2022 / f"regin/qrels/question_{name}.qrel") for name in names]
+def _qrels(twins, data, *names: str) -> list[str]:
+    return [twins.add(f"question_{name}.qrel", data.qrels(name)) for name in names]
 
 
 # --- the track's commands ----------------------------------------------------------------------------------
 
 
-def test_evaluate(cli, monkeypatch, twins, cast2022, runs, turn_ids):
-    all_qrels, subset = _qrels(twins, cast2022, "relevance_all", "relevance_mi_subset")
+def test_evaluate(cli, monkeypatch, twins, cast_slice, runs, turn_ids):
+    all_qrels, subset = _qrels(twins, cast_slice, "relevance_all", "relevance_mi_subset")
     out = twins.same(cli, monkeypatch, "evaluate", *runs, "--qrels", f"all={all_qrels}", "--qrels", subset,
                      "--turns", turn_ids, "--per-turn", "--format", "json")
     rows = json.loads(out)
@@ -118,21 +127,21 @@ def test_evaluate(cli, monkeypatch, twins, cast2022, runs, turn_ids):
                "-o", "scores.tsv", "--format", "tsv", outputs=["scores.tsv"])
 
 
-def test_compare_with_a_compressed_baseline(cli, monkeypatch, twins, cast2022, runs):
-    (qrels,) = _qrels(twins, cast2022, "relevance_all")
+def test_compare_with_a_compressed_baseline(cli, monkeypatch, twins, cast_slice, runs):
+    (qrels,) = _qrels(twins, cast_slice, "relevance_all")
     out = twins.same(cli, monkeypatch, "compare", *runs[:3], "--qrels", qrels, "--baseline", runs[0],
                      "-m", "P@1", "-m", "nDCG@3", "--format", "json")
     assert json.loads(out)
 
 
-def test_trec_eval(cli, monkeypatch, twins, cast2022, runs):
-    (qrels,) = _qrels(twins, cast2022, "relevance_all")
+def test_trec_eval(cli, monkeypatch, twins, cast_slice, runs):
+    (qrels,) = _qrels(twins, cast_slice, "relevance_all")
     out = twins.same(cli, monkeypatch, "trec_eval", "-q", "-c", "-m", "all_trec", qrels, runs[0])
     assert out.splitlines()[-1].startswith("num_nonrel_judged_ret")
 
 
-def test_analyses(cli, monkeypatch, twins, cast2022, runs):
-    all_qrels, novelty = _qrels(twins, cast2022, "relevance_all", "novelty")
+def test_analyses(cli, monkeypatch, twins, cast_slice, runs):
+    all_qrels, novelty = _qrels(twins, cast_slice, "relevance_all", "novelty")
     twins.same(cli, monkeypatch, "analyze", "loro", *runs, "--qrels", all_qrels, "--depth", "1", "--format", "json")
     twins.same(cli, monkeypatch, "analyze", "correlation", *runs, "--qrels", all_qrels, "--qrels", novelty)
     twins.same(cli, monkeypatch, "analyze", "bootstrap", *runs[:2], "--qrels", all_qrels, "--samples", "200")
@@ -145,8 +154,8 @@ def test_pool(cli, monkeypatch, twins, runs):
     assert out == ""
 
 
-def test_qrels_tools(cli, monkeypatch, twins, cast2022, turn_ids):
-    names = _qrels(twins, cast2022, "relevance_all", "relevance_mi_subset", "novelty", "diversity")
+def test_qrels_tools(cli, monkeypatch, twins, cast_slice, turn_ids):
+    names = _qrels(twins, cast_slice, "relevance_all", "relevance_mi_subset", "novelty", "diversity")
     every, subset, novelty, diversity = names
     for args in (["filter", every, "--min-label", "2"], ["subset", every, "--turns", subset],
                  ["subset", every, "--turns", turn_ids], ["combine", every, novelty, diversity, "--how", "mean"],
@@ -155,10 +164,10 @@ def test_qrels_tools(cli, monkeypatch, twins, cast2022, turn_ids):
 
 
 @pytest.mark.parametrize("variant", [pytest.param(("gz", True), id="gz")])
-def test_report(cli, monkeypatch, tmp_path, cast2022, run_paths, variant):
+def test_report(cli, monkeypatch, tmp_path, cast_slice, variant):
     twins = Twins(tmp_path, *variant)
-    runs = [twins.add(path.name, path) for path in run_paths[:2]]
-    (qrels,) = _qrels(twins, cast2022, "relevance_all")
+    runs = [twins.add(path.name, path) for path in cast_slice.run_paths[:2]]
+    (qrels,) = _qrels(twins, cast_slice, "relevance_all")
     plain, packed = twins.run(cli, monkeypatch, "report", *runs, "--qrels", qrels, "-m", "P@1", "--out", "report",
                               outputs=["report"])
     assert packed[0] == plain[0]
@@ -175,23 +184,23 @@ def _before_reproducibility(files: dict) -> dict:
 # --- convert -----------------------------------------------------------------------------------------------
 
 
-def test_convert_questions(cli, monkeypatch, twins, cast2022, turn_ids):
+def test_convert_questions(cli, monkeypatch, twins, cast2022, official_turn_ids):
     runs = [twins.add(f"{name}.json", cast2022 / f"runs/mi/{name}.json") for name in ("bm25_baseline_mi_run",
                                                                                         "T5_raw_run")]
     bank = twins.add("question_bank.json", cast2022 / "regin/question_bank.json")
     pool = twins.add("pool.json", cast2022 / "topics/2022_mixed_initiative_question_pool.json")
-    twins.same(cli, monkeypatch, "convert", "questions", *runs, "--bank", bank, "--bank", pool, "--turns", turn_ids,
-               "--bank-out", "bank.json", "--out-dir", "out", outputs=["out", "bank.json"])
+    twins.same(cli, monkeypatch, "convert", "questions", *runs, "--bank", bank, "--bank", pool, "--turns",
+               official_turn_ids, "--bank-out", "bank.json", "--out-dir", "out", outputs=["out", "bank.json"])
 
 
-def test_convert_responses_and_passages(cli, monkeypatch, twins, cast2022, turn_ids):
+def test_convert_responses_and_passages(cli, monkeypatch, twins, cast2022, official_turn_ids):
     run = twins.add("sample_run.json", cast2022 / "runs/main/sample_run.json")
     bank = twins.add("response_bank.json", cast2022 / "regin/response_bank.json")
     passages = twins.add("passage.qrels", cast2022 / "nist/2022-passage-qrels.txt")
     twins.same(cli, monkeypatch, "convert", "responses", run, "--bank", bank, "--passage-qrels", passages,
-               "--turns", turn_ids, "--bank-out", "bank.json", "-o", "responses.run",
+               "--turns", official_turn_ids, "--bank-out", "bank.json", "-o", "responses.run",
                outputs=["responses.run", "bank.json"])
-    assert twins.same(cli, monkeypatch, "convert", "passages", run, "--turns", turn_ids, "-o", "-")
+    assert twins.same(cli, monkeypatch, "convert", "passages", run, "--turns", official_turn_ids, "-o", "-")
 
 
 # --- judging -----------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ PATH_TYPES = (InputPath, OutputPath, OutputDirectory)
 #: Text parameters that name no file, and what they name instead.
 NOT_FILES = {
     "criteria": "criterion names",
+    "strata": "FIRST-LAST:RATE,... (pool --sample)",
+    "budgets": "judgments a turn, N,... (pool simulate)",
     "sections": "section names (agreement --show)",
     "columns": "ROLE=COLUMN",
     "label_map": "TEXT=N",
@@ -45,6 +47,8 @@ NOT_FILES = {
     "model": "a model's name at the endpoint",
     "base_url": "an endpoint's URL",
     "api_key_env": "an environment variable's name",
+    "experiments": "experiment names of a clembench game",
+    "name": "an assignment source's name (nuggets score --name)",
 }
 
 

@@ -17,8 +17,7 @@ BANK = REPO / "data" / "question_bank.json"
 def _one_line_error(result, code=1):
     assert result.exit_code == code, result.stderr
     assert "Traceback" not in result.stderr
-    if code == 1:
-        assert result.stderr.startswith("castregin: error: ") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("castregin: error: ") and result.stderr.count("\n") == 1
     return result.stderr
 
 

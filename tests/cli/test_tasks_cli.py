@@ -261,7 +261,7 @@ def test_usage_errors_and_directories_it_will_not_replace(cli, inputs, tmp_path)
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     message = _one_line_error(cli("tasks", *inputs, "--criteria", "relevance", "--out-dir", foreign))
-    assert "holds files that are not a castregin judging tasks (notes.txt)" in message
+    assert "holds files that are not castregin's judging tasks (notes.txt)" in message
     assert (foreign / "notes.txt").read_text() == "keep me"
     # An organiser's gold: copied to gold.csv, its pair judged like the others.
     result = cli("tasks", *inputs, "--criteria", "relevance", "--gold", gold, "--out-dir", tmp_path / "o")

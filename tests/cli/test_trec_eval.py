@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trec_eval_oracle import GOLDEN, golden_cases, random_pair, run_binary
+from trec_eval_oracle import GOLDEN, golden_cases, random_pair, run_binary, slice_cases
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,9 +44,12 @@ def random_cases(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cast_cases(cast2022, tmp_path_factory):
-    """The kept outputs on the CAsT 2022 baselines (skipped where ../shared is absent)."""
-    every = golden_cases(cast2022, tmp_path_factory.mktemp("cases"))
+def cast_cases(cast_data, tmp_path_factory):
+    """The kept outputs on the CAsT 2022 baselines: on the slice in tests/data (everywhere), and on the full data
+    (beside ../shared)."""
+    if cast_data.name == "slice":
+        return slice_cases(cast_data.root)
+    every = golden_cases(cast_data.root, tmp_path_factory.mktemp("cases"))
     return [case for case in every if not case[0].startswith("random")]
 
 

@@ -126,6 +126,21 @@ def golden_cases(cast2022: Path | None, directory: Path) -> list[tuple[str, str,
     return cases
 
 
+#: A slice of CAsT 2022 kept in the repository, with the binary's outputs on it (its README.md says how made).
+CAST_SLICE = Path(__file__).resolve().parents[1] / "data" / "cast2022_slice"
+
+
+def slice_cases(root: Path = CAST_SLICE) -> list[tuple[Path, str, Path, Path]]:
+    """``(kept output, trec_eval options, qrels, run)`` of the slice: each baseline run on its
+    ``question_relevance_all.qrel`` with ``-m all_trec`` and each of :data:`CAST_OPTIONS`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from reference_runs import MI_RUNS
+
+    qrels = root / "regin" / "qrels" / "question_relevance_all.qrel"
+    return [(root / "trec_eval" / golden_name(name, options), f"{options} -m all_trec", qrels,
+             root / "runs" / f"{name}.run") for name in MI_RUNS for options in CAST_OPTIONS]
+
+
 #: Random qrels with labels below 0 beside others (trec_eval: "in the pool but unjudged"): the options
 #: whose binary outputs are kept, by short name.
 NEGATIVE_SEEDS = range(4)
@@ -184,6 +199,22 @@ def label_cases(directory: Path) -> list[tuple[str, str, Path, Path]]:
     return cases
 
 
+#: A qrels or run starting with UTF-8's byte-order mark: trec_eval keeps it in the first line's query id (castregin
+#: skips it, and says so). The binary's outputs are kept for the plain pair and each file with the mark.
+BYTE_ORDER_MARK_OPTIONS = "-q -m official"
+
+
+def byte_order_mark_cases(directory: Path) -> list[tuple[str, str, Path, Path]]:
+    """``(kept output, trec_eval options, qrels, run)``: a label pair as it is (``bom_none``), with the mark before
+    the qrels (``bom_qrels``), before the run (``bom_run``)."""
+    qrels, run = label_pair(77, directory, (0, 0, 1, 2, 3))
+    marked_qrels, marked_run = directory / "marked.qrel", directory / "marked.run"
+    marked_qrels.write_bytes(b"\xef\xbb\xbf" + qrels.read_bytes())
+    marked_run.write_bytes(b"\xef\xbb\xbf" + run.read_bytes())
+    return [(f"bom_{name}.txt.gz", BYTE_ORDER_MARK_OPTIONS, q, r)
+            for name, q, r in (("none", qrels, run), ("qrels", marked_qrels, run), ("run", qrels, marked_run))]
+
+
 def kept_output(name: str) -> bytes:
     return gzip.decompress((GOLDEN / name).read_bytes())
 
@@ -193,7 +224,8 @@ def write_golden(cast2022: Path | None) -> None:
     binary = Path(os.environ["CASTREGIN_TREC_EVAL"])
     GOLDEN.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, options, qrels, run in golden_cases(cast2022, Path(tmp)) + label_cases(Path(tmp)):
+        cases = golden_cases(cast2022, Path(tmp)) + label_cases(Path(tmp)) + byte_order_mark_cases(Path(tmp))
+        for name, options, qrels, run in cases:
             output = run_binary(binary, options, qrels, run)
             (GOLDEN / name).write_bytes(gzip.compress(output, mtime=0))
 

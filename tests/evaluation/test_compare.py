@@ -1,5 +1,8 @@
 """compare: paired tests on the CAsT 2022 baseline runs, checked against scipy and statsmodels
-called directly on per-turn values read with pytrec_eval; JSON shape; baselines; degenerate cases."""
+called directly on per-turn values read with pytrec_eval; JSON shape; baselines; degenerate cases.
+
+The runs and qrels are the slice of tests/data everywhere, and the full data beside ../shared (``cast_data``).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
-from reference_runs import read_qrels_plain, read_run_plain
+from reference_runs import read_qrels_plain, read_run_plain, write_reference_runs
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from castregin import Qrels, Run
+from castregin.errors import CoverageWarning
 from castregin.evaluation.compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, cohens_d, compare, paired_test
 from castregin.evaluation.evaluate import evaluate
 
@@ -25,8 +29,13 @@ JSON_KEYS = ["measure", "run", "baseline", "qrels", "turns", "mean_difference", 
 
 
 @pytest.fixture(scope="module")
-def qrels_path(cast2022):
-    return cast2022 / "regin/qrels/question_relevance_all.qrel"
+def run_paths(cast_data):
+    return cast_data.run_paths
+
+
+@pytest.fixture(scope="module")
+def qrels_path(cast_data):
+    return cast_data.qrels("relevance_all")
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +67,7 @@ def _measures():
 
 
 @pytest.mark.parametrize("test", ["paired-t", "wilcoxon"])
-def test_p_values_and_holm_equal_scipy_and_statsmodels(cli, run_paths, qrels_path, oracle, test):
+def test_p_values_and_holm_equal_scipy_and_statsmodels(cli, run_paths, qrels_path, oracle, test, cast_data):
     rows = _json(cli, *run_paths, "--qrels", qrels_path, *_measures(), "--baseline", run_paths[0],
                  "--test", test)
     assert [list(r) for r in rows] == [JSON_KEYS] * len(rows)
@@ -81,8 +90,9 @@ def test_p_values_and_holm_equal_scipy_and_statsmodels(cli, run_paths, qrels_pat
         reject, corrected, _, _ = multipletests(expected_p, alpha=0.05, method="holm")
         assert [r["p_value_corrected"] for r in family] == pytest.approx(list(corrected), rel=1e-12)
         assert [r["significant"] for r in family] == list(reject)
-    # The real data holds significant and non-significant differences: the markers are exercised.
-    assert {r["significant"] for r in rows} == {True, False}
+    if cast_data.name == "cast2022":
+        # The full data holds significant and non-significant differences (the slice's 12 turns none).
+        assert {r["significant"] for r in rows} == {True, False}
 
 
 def test_bonferroni_and_none(cli, run_paths, qrels_path, oracle):
@@ -145,8 +155,11 @@ def test_unknown_baseline_is_one_line_exit_1(cli, run_paths, qrels_path):
     assert result.stdout == ""
 
 
-def test_tables_mark_best_and_significant_wins(cli, run_paths, qrels_path):
-    args = [*run_paths, "--qrels", qrels_path, "-m", "nDCG@3", "--baseline", "T5_raw"]
+def test_tables_mark_best_and_significant_wins(cli, cast2022, tmp_path):
+    # On the full data: the slice's runs differ significantly nowhere.
+    run_paths = write_reference_runs(cast2022, tmp_path)
+    args = [*run_paths, "--qrels", cast2022 / "regin/qrels/question_relevance_all.qrel", "-m", "nDCG@3", "--baseline",
+            "T5_raw"]
     rows = _json(cli, *args)
     winners = {r["run"] for r in rows if r["significant"] and r["mean_difference"] > 0}
     assert winners  # bm25 and miniLM beat T5_raw on nDCG@3
@@ -208,7 +221,13 @@ def test_no_shared_turn_and_single_turn_are_defined():
     a = _run("a", {"t1": {"Q1": 1.0}})
     b = _run("b", {"t2": {"Q1": 1.0}})
     c = _run("c", {"t1": {"Q2": 1.0}})
-    results = evaluate([a, b, c], QRELS, ["P@1"], per_turn=True)
+    with pytest.warns(CoverageWarning) as warned:
+        results = evaluate([a, b, c], QRELS, ["P@1"], per_turn=True)
+    assert sorted(str(w.message).split(";")[0] for w in warned) == [
+        "run 'a' covers 1 of the 4 turns of qrels 'q'", "run 'b' covers 1 of the 4 turns of qrels 'q'",
+        "run 'c' covers 1 of the 4 turns of qrels 'q'",
+        ("run 'c': 0.0% of its top 10 items are judged in qrels 'q' (mean over its 1 turns there, under 1%): its "
+         "values are about 0 whatever it ranks")]
     frame = compare(results, baseline="a")
     assert frame[["run", "turns", "statistic", "p_value"]].values.tolist() == [["b", 0, 0.0, 1.0],
                                                                                ["c", 1, 0.0, 1.0]]
@@ -224,7 +243,8 @@ def test_paired_test_and_effect_size_helpers():
 
 def test_unknown_baseline_in_the_stage_function_is_an_input_error():
     from castregin import InputError
-    results = evaluate([_run("a", {"t1": {"Q1": 1.0}})], QRELS, ["P@1"], per_turn=True)
+    with pytest.warns(CoverageWarning, match="covers 1 of the 4 turns"):
+        results = evaluate([_run("a", {"t1": {"Q1": 1.0}})], QRELS, ["P@1"], per_turn=True)
     with pytest.raises(InputError, match="unknown baseline 'x'"):
         compare(results, baseline="x")
     assert isinstance(compare(results), pd.DataFrame) and compare(results).empty
@@ -298,3 +318,22 @@ def test_tukey_hsd_is_offered_on_the_command_line(cli, run_paths, qrels_path):
     rows = _json(cli, *run_paths, "--qrels", qrels_path, "-m", "nDCG@3", "--test", "tukey-hsd")
     assert len(rows) == 6 and all(r["p_value"] == r["p_value_corrected"] for r in rows)
     assert all(r["effect_size"] is not None for r in rows)
+
+
+def test_the_legends_of_tukey_hsd_name_no_correction(cli, tmp_path):
+    # The legend said "holm correction" (the default of --correction) though Tukey's p-values are family-wise and
+    # corrected no further (test_tukey_hsd_equals_statsmodels_and_is_not_corrected_again).
+    (tmp_path / "q.qrel").write_text("".join(f"t{t} 0 Q{i} {(t + i) % 3}\n" for t in range(6) for i in range(3)))
+    for tag, shift in (("a", 0), ("b", 1), ("c", 2)):
+        (tmp_path / f"{tag}.run").write_text("".join(f"t{t} Q0 Q{(i + shift + t) % 3} {i + 1} {3 - i} {tag}\n"
+                                                     for t in range(6) for i in range(3)))
+    runs = [tmp_path / f"{tag}.run" for tag in "abc"]
+    table = cli("compare", *runs, "--qrels", tmp_path / "q.qrel", "-m", "P@1", "--test", "tukey-hsd").stdout
+    assert "(tukey-hsd, Tukey's family-wise p-values, no further correction, alpha 0.05)" in table
+    assert "holm" not in table
+    paired = cli("compare", *runs, "--qrels", tmp_path / "q.qrel", "-m", "P@1").stdout
+    assert "(paired-t, holm correction, alpha 0.05)" in paired
+    assert cli("report", *runs, "--qrels", tmp_path / "q.qrel", "-m", "P@1", "--test", "tukey-hsd", "--ci-samples",
+               "10", "--out", tmp_path / "report").exit_code == 0
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "holm" not in page and page.count("Tukey&#39;s family-wise p-values, no further correction") == 2

@@ -1,6 +1,7 @@
 """The engine on the real CAsT 2022 data: bit-for-bit trec_eval (pytrec_eval) on every turn.
 
-The four baseline MI runs, the three ReGIn qrels, every measure the engine computes, both
+The four baseline MI runs, the three ReGIn qrels (the slice in tests/data everywhere, the full data
+beside ../shared), every measure the engine computes, both
 averaging modes, through files (the columnar reader) and through dicts.
 """
 
@@ -12,6 +13,7 @@ import pytrec_eval
 from reference_runs import read_qrels_plain, read_run_plain
 
 from castregin import formats
+from castregin.evaluation import small
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.formats import columnar
 
@@ -22,10 +24,16 @@ JUDGED = ["Judged@3", "Judged@10"]
 QRELS = ["question_relevance_all", "question_relevance_filtered", "question_relevance_mi_subset"]
 
 
+@pytest.fixture(autouse=True)
+def through_the_engine(monkeypatch):
+    """The slice's files are small: evaluate would score them in plain Python, not with the engine."""
+    monkeypatch.setattr(small, "SMALL_RUN_BYTES", 0)
+
+
 @pytest.mark.parametrize("qrels_name", QRELS)
 @pytest.mark.parametrize("rel_level", [1, 2])
-def test_every_turn_equals_pytrec_eval_bit_for_bit(run_paths, cast2022, qrels_name, rel_level):
-    qrels_path = cast2022 / f"regin/qrels/{qrels_name}.qrel"
+def test_every_turn_equals_pytrec_eval_bit_for_bit(cast_data, qrels_name, rel_level):
+    run_paths, qrels_path = cast_data.run_paths, cast_data.root / f"regin/qrels/{qrels_name}.qrel"
     oracle_qrels = read_qrels_plain(qrels_path)
     evaluator = pytrec_eval.RelevanceEvaluator(oracle_qrels, set(TREC_NAMES.values()), relevance_level=rel_level)
     measures = [*TREC_NAMES, *JUDGED]
@@ -56,23 +64,24 @@ def test_every_turn_equals_pytrec_eval_bit_for_bit(run_paths, cast2022, qrels_na
                 assert rows[rows["turn"] == "all"]["value"].item() == total / len(want)
 
 
-def test_the_baselines_tie_no_scores_as_floats_only(run_paths, cast2022):
+def test_the_baselines_tie_no_scores_as_floats_only(cast_data):
     """So both rules (doubles, the default, and pytrec_eval's floats) give the baselines' numbers above,
     and the README's tables of them hold for both."""
     from castregin.evaluation.ranking import float32
 
+    run_paths = cast_data.run_paths
     for path in run_paths:
         for turn, scores in formats.read_run(path).scores.items():
             assert len(set(scores.values())) == len({float32(score) for score in scores.values()}), (path.name, turn)
-    qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
+    qrels_path = cast_data.qrels("relevance_all")
     measures = [*TREC_NAMES, *JUDGED]
     double, single = (evaluate_files(run_paths, [("all", str(qrels_path))], measures=measures, per_turn=True,
                                      score_precision=precision) for precision in ("double", "float"))
     assert double.equals(single)
 
 
-def test_files_and_dicts_give_the_same_table(run_paths, cast2022):
-    qrels_path = cast2022 / "regin/qrels/question_relevance_all.qrel"
+def test_files_and_dicts_give_the_same_table(cast_data):
+    run_paths, qrels_path = cast_data.run_paths, cast_data.qrels("relevance_all")
     measures = [*TREC_NAMES, *JUDGED]
     from_files = evaluate_files(run_paths, [("all", str(qrels_path))], measures=measures, per_turn=True)
     from_dicts = evaluate([formats.read_run(p) for p in run_paths], formats.read_qrels(qrels_path, "all"),
@@ -80,9 +89,9 @@ def test_files_and_dicts_give_the_same_table(run_paths, cast2022):
     assert from_files.equals(from_dicts)
 
 
-def test_reference_files_take_the_fast_path(run_paths, cast2022):
-    for path in run_paths:
+def test_reference_files_take_the_fast_path(cast_data):
+    for path in cast_data.run_paths:
         assert columnar._fast_run(path, str(path))[0] is not None
     for name in QRELS:
-        path = cast2022 / f"regin/qrels/{name}.qrel"
+        path = cast_data.root / f"regin/qrels/{name}.qrel"
         assert columnar._fast_qrels(path, str(path), name)[0] is not None

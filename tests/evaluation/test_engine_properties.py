@@ -26,6 +26,10 @@ from castregin import InputError, Qrels, Run, arrays, formats
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.formats import columnar
 
+#: Random runs and qrels share few turns, or none, by design: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these comparisons of numbers.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 TREC_NAMES = {"P@1": "P_1", "P@3": "P_3", "P@5": "P_5", "R@3": "recall_3", "R@10": "recall_10", "AP": "map",
               "RR": "recip_rank", "nDCG@3": "ndcg_cut_3", "nDCG@5": "ndcg_cut_5", "nDCG": "ndcg",
               "Rprec": "Rprec", "Success@1": "success_1", "Success@3": "success_3"}

@@ -10,6 +10,10 @@ import pytrec_eval
 from castregin import InputError, Qrels, Run
 from castregin.evaluation.evaluate import evaluate
 
+#: Hand-made runs of a turn or two against a qrels of three: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these semantics.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 
 def _mean(results, measure="P@1"):
     """The ``all`` value of one measure in evaluate's rows."""
@@ -83,6 +87,62 @@ def test_unknown_measure_is_an_input_error():
         evaluate(_run({"t1": {"Q1": 1.0}}), QRELS, ["P@@1"])
 
 
+
+@pytest.mark.parametrize(("name", "meant"), [
+    ("ndcg@5", "nDCG@5"), ("NDCG_cut-3", "ndcg_cut_3"), ("p_5", "P_5"), ("p@5", "P@5"), ("nDCG5", "nDCG@5"),
+    ("err@20", "ERR@20"), ("alpha-nDCG@20", "alpha_nDCG@20"), ("recip-rank", "recip_rank"), ("All-Trec", "all_trec"),
+    ("map@10", "AP@10"),  # trec_eval's map has no cutoff: ir_measures' AP@10 is its map_cut_10
+])
+def test_a_name_misspelt_in_case_or_separators_gets_the_known_one(name, meant):
+    with pytest.raises(InputError) as refused:
+        evaluate(_run({"t1": {"Q1": 1.0}}), QRELS, [name])
+    assert str(refused.value).startswith(f"unknown measure {name!r}; did you mean {meant}? ")
+    # What it suggests is a name castregin reads.
+    assert not evaluate(_run({"t1": {"Q1": 1.0}}), QRELS, [meant]).empty
+
+
+@pytest.mark.parametrize("name", ["nope", "P@@1", "mrr"])
+def test_a_name_close_to_none_gets_no_suggestion(name):
+    with pytest.raises(InputError, match=f"unknown measure '{name}'; use ir_measures names"):
+        evaluate(_run({"t1": {"Q1": 1.0}}), QRELS, [name])
+
+
+def test_every_registered_name_misspelt_is_found_again():
+    # Each name of each measure, upper-cased with its underscores as hyphens, leads back to the same measure.
+    from castregin.evaluation.measures import parse_measure, registered
+    from castregin.evaluation.measures.names import suggestion
+
+    for definition in (d for d in registered() if d.numeric):
+        at = (definition.defaults or (5,))[-1] if definition.cutoffs else None
+        names = [definition.value_name(at)] if definition.trec_name else []
+        names += [alias.name + ("@5" if alias.cutoff else "") for alias in definition.ir_measures
+                  if alias.when is None and alias.param is None]
+        for name in names:
+            mangled = name.upper().replace("_", "-")
+            if mangled == name:
+                continue
+            meant = suggestion(mangled)
+            assert meant is not None, name
+            assert {m.definition.name for m in parse_measure(meant)} == {definition.name}, (name, meant)
+
+
+def test_the_suggestion_on_the_command_line_and_in_the_api(cli, tmp_path):
+    import castregin
+
+    run, qrels = tmp_path / "a.run", tmp_path / "q.qrel"
+    run.write_text("t1 Q0 Q1 1 2.0 alpha\n")
+    qrels.write_text("t1 0 Q1 2\n")
+    for args in (("evaluate", run, "--qrels", qrels, "-m", "ndcg@5"), ("trec_eval", "-m", "NDCG_cut.5", qrels, run)):
+        result = cli(*args)
+        assert result.exit_code == 1
+        assert len(result.stderr.splitlines()) == 1
+    assert cli("evaluate", run, "--qrels", qrels, "-m", "ndcg@5").stderr.startswith(
+        "castregin: error: unknown measure 'ndcg@5'; did you mean nDCG@5? ")
+    assert "illegal measure); did you mean ndcg_cut.5? " in cli("trec_eval", "-m", "NDCG_cut.5", qrels, run).stderr
+    with pytest.raises(InputError, match=r"unknown measure 'ndcg@5'; did you mean nDCG@5\? "):
+        castregin.calc_aggregate(["ndcg@5"], {"t1": {"Q1": 2}}, {"t1": {"Q1": 2.0}})
+
+
 @pytest.fixture
 def files(tmp_path):
     run = tmp_path / "a.run"
@@ -146,3 +206,17 @@ def test_cli_unknown_measure_is_one_line(cli, files):
     assert result.exit_code == 1
     assert result.stderr.startswith("castregin: error: unknown measure 'nope'")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_all_trec_says_that_relstring_is_left_out(cli, tmp_path):
+    # --format trec is trec_eval's layout, and all_trec holds relstring: it was dropped without a word.
+    (tmp_path / "q.qrel").write_text("t1 0 Q1 2\nt1 0 Q2 0\n")
+    (tmp_path / "a.run").write_text("t1 Q0 Q1 1 2 a\nt1 Q0 Q2 2 1 a\n")
+    for fmt, where in (("trec", " of trec_eval's layout"), ("table", "")):
+        result = cli("evaluate", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", "all_trec", "-q",
+                     "--format", fmt)
+        assert result.exit_code == 0 and "relstring" not in result.stdout
+        assert result.stderr == (f"castregin: warning: all_trec's relstring is text, not a number: evaluate leaves it "
+                                 f"out{where}; `castregin trec_eval -q -m all_trec` prints it\n")
+    quiet = cli("evaluate", tmp_path / "a.run", "--qrels", tmp_path / "q.qrel", "-m", "official", "--format", "trec")
+    assert quiet.stderr == "" and quiet.stdout.startswith("runid ")

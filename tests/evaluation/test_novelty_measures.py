@@ -24,6 +24,10 @@ from castregin.formats import read_run
 from castregin.formats.diversity import parse_diversity_qrels, read_diversity_qrels
 from castregin.formats.trec import parse_run
 
+#: Random runs and qrels share few turns, or none, by design: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these comparisons of numbers.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 
 def check_against_originals(definition_name: str, by_rank: bool = False, limit: int | None = None,
                             at1: bool = False) -> int:

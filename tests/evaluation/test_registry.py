@@ -9,7 +9,9 @@ measures the engine lacks), its vectorised computation alone, and ``castregin tr
   ``calc_avg`` rules, as tests/evaluation/test_measures_oracle.py forms them);
 - the trec_eval 9.0.8 binary's outputs kept in tests/cli/data/trec_eval (random runs, and random qrels
   with labels below 0), compared line for line with what ``castregin trec_eval`` prints of the measure;
-- ir_measures' judged provider for Judged@k.
+- ir_measures' judged provider for Judged@k;
+- NIST's sample_eval.pl's outputs kept in tests/cli/data/sample_eval (random stratified samples, per topic with
+  ``-q`` and the ``all`` values; at relevance level 1, the script's, and 2) for the inferred measures.
 
 A registered measure without an oracle case fails here: register it with one (:data:`ORACLES`).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 import sys
+import warnings
 from pathlib import Path
 
 import ir_measures
@@ -31,23 +34,31 @@ from trec_eval_oracle import kept_output, negative_pair, random_pair
 
 from castregin import formats
 from castregin.data import Qrels, Run
-from castregin.errors import InputError
+from castregin.errors import CoverageWarning, InputError
 from castregin.evaluation import engine, plain, trec_rules
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.evaluation.measures import (
     COUNT_TURNS,
+    CUT_LONG,
     GEOMETRIC,
     NUM_REL,
     SUM,
     TREC_SETS,
     Definition,
+    IrName,
     mark_measures,
     parse_measure,
+    register,
     registered,
+    unregister,
 )
 from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
 from castregin.formats import columnar
 from castregin.render.trec import trec_eval_text
+
+#: Random runs and qrels share few turns, or none, by design: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these comparisons of numbers.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
 
 
 def random_case(seed: int, labels=(0, 0, 0, 1, 2, 3, 4)) -> tuple[dict, dict]:
@@ -79,10 +90,20 @@ def _calc_avg(definition: Definition, per_query: list[float], qrels: dict) -> fl
     return math.fsum(per_query) / len(per_query)
 
 
+def name_at(definition: Definition, cutoff: int = 3) -> str:
+    """A name that asks for ``definition``, read off its declaration: trec_eval's family name (``P``: its default
+    cutoffs), else its first ir_measures name at ``cutoff`` (``HitAt@3`` for the docs' ``hit_at``, whose ir_measures
+    name is not its own)."""
+    if definition.trec_name:
+        return definition.name
+    alias = definition.ir_measures[0]
+    return alias.shown.replace("@k", f"@{cutoff}") if alias.cutoff is not False else alias.shown
+
+
 def _check_paths(definition: Definition, rel_level: int, qrels: dict, run: dict, oracle: dict[str, dict]) -> None:
     """evaluate in memory, the rule, and the vectorised computation against ``oracle``
     ``{value name: {turn: value}}``."""
-    measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
+    measures = parse_measure(name_at(definition), rel_level)
     rows = evaluate_rows(Run("r", run), Qrels(qrels, name="q"), measures, rel_level, per_turn=True,
                          score_precision="float")
     by_rule = plain.evaluate_run(run, qrels, measures, 32)
@@ -162,11 +183,75 @@ def _rbp_case(definition: Definition, directory: Path) -> None:
     assert check_rbp(definition.name) > 100
 
 
+#: The values sample_eval.pl prints of each inferred measure: {castregin's name: the script's} (infIPrec: the means
+#: only, the script prints no value per topic).
+SAMPLE_EVAL_NAMES = {
+    "xinfAP": {"xinfAP": "infAP"}, "infNDCG": {"infNDCG": "infNDCG"},
+    "iP": {f"iP@{k}": f"iP{k}" for k in (10, 50, 1000)},
+    "infIPrec": {f"infIPrec@{r / 10:g}": f"iprec@rec{r / 10:4.2f}" for r in range(11)},
+    "inum_rel_ret": {"inum_rel_ret": "inum_rel_ret"}, "inum_rel": {"inum_rel": "inum_rel"},
+}
+
+
+def _printed(text: str) -> dict[tuple[str, str], str]:
+    """``{(name, topic or "all"): value as printed}`` of sample_eval.pl's output."""
+    return {(fields[0], fields[1]): fields[2].strip()
+            for fields in ([field for field in line.split("\t") if field] for line in text.splitlines())}
+
+
+def _sample_eval_case(definition: Definition, directory: Path) -> None:
+    # sample_eval.pl's kept outputs (tests/cli/sample_eval_oracle.py): what evaluate prints, at the script's four
+    # decimals, per turn (-q) and over the turns, on the stratified qrels read from the file as evaluate reads it.
+    from sample_eval_oracle import cases, kept_outputs
+
+    names = SAMPLE_EVAL_NAMES[definition.name]
+    compared = 0
+    for case, (qrels_text, run_text, options) in cases().items():
+        # The script strips the leading zeros of the run's topics (evaluate takes ids as they are).
+        (directory / "r.run").write_text("".join(line.lstrip("0") + "\n" for line in run_text.splitlines()))
+        run = formats.read_run(directory / "r.run")
+        (directory / "q.qrel").write_text(qrels_text)
+        qrels = formats.read_qrels(directory / "q.qrel", stratified=None)
+        for level in (1, 2):
+            # At level 2 the script read the qrels with the labels 1 made 0; infNDCG takes every label above 0 as
+            # its gain, whatever the level: the script's output on the qrels as they are.
+            kept = level if definition.uses_level else 1
+            printed = _printed(kept_outputs(kept)[case])
+            measures = [m for name in names for m in parse_measure(name, level)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CoverageWarning)  # runs covering few of the qrels' turns
+                rows = evaluate_rows(run, qrels, measures, level, per_turn=True)
+            by_rule = plain.evaluate_run(run.scores, qrels.labels, measures)
+            every_qrels_turn = set(qrels.labels) <= set(run.scores)
+            for position, measure in enumerate(measures):
+                printed_name = names[measure.name]
+                got = {turn: value for _, _, name, turn, value in rows if name == measure.name}
+                for turn, value in got.items():
+                    if turn == "all" and measure.name == "inum_rel" and not every_qrels_turn:
+                        # The script sums every qrels turn, evaluate the turns evaluated: the sum of the script's.
+                        shown = [float(printed[printed_name, t]) for t in got if t != "all"
+                                 if (printed_name, t) in printed]
+                        if len(shown) == len(got) - 1:
+                            assert value == pytest.approx(math.fsum(shown), abs=5e-5 * len(shown))
+                            compared += 1
+                        continue
+                    wanted = printed.get((printed_name, turn))
+                    if wanted is not None:
+                        assert f"{value:.4f}" == wanted, (case, level, measure.name, turn)
+                        compared += 1
+                    else:
+                        # Not printed: a turn's value without -q, or of the interpolated precision.
+                        assert turn != "all" and ((kept == 1 and "-q" not in options) or printed_name.startswith(
+                            "iprec")), (case, level, measure.name, turn)
+                assert by_rule[position] == {turn: value for turn, value in got.items() if turn != "all"}
+    assert compared > 400, compared
+
+
 #: The oracle case of each registered measure, by name.
 ORACLES = {**dict.fromkeys(TREC_SETS["all_trec"], _trec_eval_case), "Judged": _judged_case,
            **dict.fromkeys(("gdeval_nDCG", "ERR", "alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall",
                             "NRBP", "nNRBP", "AP_IA"), _gdeval_ndeval_case),
-           **dict.fromkeys(("RBP", "RBP_residual"), _rbp_case)}
+           **dict.fromkeys(("RBP", "RBP_residual"), _rbp_case), **dict.fromkeys(SAMPLE_EVAL_NAMES, _sample_eval_case)}
 
 
 
@@ -180,8 +265,8 @@ def test_every_registered_measure_equals_its_oracle(definition, tmp_path):
 def _rules(run: dict, qrels: dict, measures) -> list[dict[str, float]]:
     """The measures' rules on every turn, none refused (the engine's contract; evaluate refuses, for the measures
     without ``any_label``, what trec_eval cannot evaluate: tests/cli/test_trec_eval_labels.py)."""
-    evaluation = trec_rules.evaluate(qrels, run, [m.marked() for m in measures],
-                                     trec_rules.Settings(measures[0].rel), strict=False)
+    evaluation = plain.evaluate(qrels, run, [m.marked() for m in measures],
+                                trec_rules.Settings(measures[0].rel), strict=False)
     return [{topic.topic: topic.values[i][0] for topic in evaluation.topics} for i in range(len(measures))]
 
 
@@ -207,7 +292,7 @@ def test_vectorised_and_rule_agree_on_any_label(definition):
         qrels["negative"] = {"a": -1, "b": -3}
         run["negative"] = {"a": 1.0, "b": 0.5, "c": 0.25}
         for rel_level in (1, 2, 2 ** 40):
-            measures = parse_measure(definition.name if definition.trec_name else f"{definition.name}@3", rel_level)
+            measures = parse_measure(name_at(definition), rel_level)
             by_engine = outcome(by_the_engine, run, qrels, measures)
             assert by_engine == outcome(_rules, run, qrels, measures), definition.name
             if isinstance(by_engine, str):
@@ -215,3 +300,35 @@ def test_vectorised_and_rule_agree_on_any_label(definition):
             unjudged = _rules({"negative": run["negative"]}, {"negative": {"unretrieved": 0}}, measures)
             assert [values["negative"] for values in by_engine] == [values["negative"] for values in unjudged], \
                 definition.name
+
+
+def test_a_measure_whose_ir_measures_name_is_not_its_own_is_walked_too():
+    """The docs' example (docs/evaluate.md, Adding a measure): ``hit_at``, named ``HitAt@k``. Its oracle is
+    counted here from the runs and qrels: at rank k (scores as 32-bit floats, pytrec_eval's rule, descending;
+    ties by item id descending), an item labelled at or above the level."""
+    import numpy as np
+
+    def rule(ranking, settings, cutoffs):
+        relevant = set(ranking.relevant)
+        return [1.0 if k - 1 in relevant else 0.0 for k in cutoffs]
+
+    def vectorised(ranked, measure):
+        return ranked.count(ranked.relevant(measure.rel) & (ranked.position == measure.param - 1)).astype(float)
+
+    definition = register(Definition("hit_at", rule, CUT_LONG, (1, 3), trec_name=False,
+                                     ir_measures=(IrName("HitAt", "HitAt@k", cutoff=True),), vectorised=vectorised,
+                                     formula="1 if the item at rank k is relevant, else 0", oracle="counted here"))
+    try:
+        assert name_at(definition) == "HitAt@3"
+        for qrels, run in CASES:
+            for rel_level in (1, 2):
+                oracle = {}
+                for turn, scores in run.items():
+                    if turn in qrels:
+                        ranked = sorted(scores, key=lambda item, s=scores: (float(np.float32(s[item])), item),
+                                        reverse=True)
+                        oracle[turn] = float(len(ranked) >= 3 and qrels[turn].get(ranked[2], -1) >= rel_level)
+                _check_paths(definition, rel_level, qrels, run, {"HitAt@3": oracle})
+        test_vectorised_and_rule_agree_on_any_label(definition)
+    finally:
+        unregister("hit_at")

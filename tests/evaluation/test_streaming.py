@@ -43,6 +43,10 @@ from evaluation.test_engine_properties import (
     trec_text,
 )
 
+#: Random runs and qrels share few turns, or none, by design: the coverage warnings they raise are the subject of
+#: tests/evaluation/test_coverage.py, not of these comparisons of numbers.
+pytestmark = pytest.mark.filterwarnings("ignore::castregin.errors.CoverageWarning")
+
 MEASURES = [*TREC_NAMES, *JUDGED]
 
 

@@ -251,6 +251,39 @@ def test_aggregate_output_name_taken_by_a_directory(cli, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["question_relevance.qrel"]
 
 
+def test_a_device_that_fails_takes_the_files_back(tmp_path, capsys):
+    # The files were committed before the streams: a failing /dev/full left them in place.
+    kept = tmp_path / "kept.json"
+    kept.write_text("old\n")
+    with pytest.raises(InputError, match="/dev/full: cannot write: the disk is full"), \
+            OutputSet() as outputs:  # noqa: PT012 - the error comes at the commit, when the block ends
+        outputs.write_text(kept, "new\n")
+        outputs.write_text(tmp_path / "fresh.json", "new\n")
+        outputs.write_text("-", "a table\n")
+        outputs.write_text("/dev/full", "a figure\n")
+    assert kept.read_text() == "old\n" and not (tmp_path / "fresh.json").exists()
+    assert capsys.readouterr().out == ""  # the device is written before standard output
+    assert _temporaries(tmp_path) == []
+
+
+def test_qrels_merge_and_agreement_commit_every_output_or_none(tmp_path):
+    (tmp_path / "a.qrel").write_text(QRELS)
+    (tmp_path / "b.qrel").write_text("t1 0 Q1 1\nt1 0 Q2 2\nt2 0 Q5 0\nt3 0 Q7 1\n")
+    for before in (None, "old\n"):
+        if before is not None:
+            (tmp_path / "p.json").write_text(before)
+        result = _run("qrels", "merge", "a.qrel", "b.qrel", "--provenance", "p.json", "-o", "/dev/full",
+                      cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr == "castregin: error: /dev/full: cannot write: the disk is full\n"
+        assert (tmp_path / "p.json").exists() == (before is not None)
+        assert before is None or (tmp_path / "p.json").read_text() == before
+    result = _run("agreement", "a.qrel", "b.qrel", "--samples", "0", "--plot", "/dev/full", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""  # the table was printed, then the plot failed
+    assert result.stderr == "castregin: error: /dev/full: cannot write: the disk is full\n"
+    assert _temporaries(tmp_path) == []
+
+
 def test_convert_out_dir_is_all_or_nothing(cli, tmp_path):
     out = tmp_path / "converted"
     good = REPO / "data/runs/alpha.json"
@@ -283,7 +316,7 @@ def test_report_refuses_to_delete_a_file_it_did_not_write_anywhere_in_its_tree(c
     (out / planted).write_bytes(b"a user's file")
     result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "-m", "P@1", "--out", out)
     assert result.exit_code == 1
-    assert f"holds files that are not a castregin report ({planted})" in result.stderr
+    assert f"holds files that are not castregin's report ({planted})" in result.stderr
     assert (out / planted).read_bytes() == b"a user's file"
 
 
@@ -306,7 +339,7 @@ def test_report_refuses_a_directory_that_is_not_a_report(cli, files, tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("my notes\n")
     result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "--out", out)
-    assert result.exit_code == 1 and "holds files that are not a castregin report (notes.txt)" in result.stderr
+    assert result.exit_code == 1 and "holds files that are not castregin's report (notes.txt)" in result.stderr
     assert (out / "notes.txt").read_text() == "my notes\n"
     result = cli("report", files / "a.run", "--qrels", files / "q.qrel", "--out", files / "a.run")
     assert result.exit_code == 1 and "exists and is not a directory" in result.stderr
@@ -351,6 +384,23 @@ def test_disk_full(files):
                                 text=True, timeout=120, check=False)
     assert result.returncode == 1
     assert result.stderr == "castregin: error: <stdout>: cannot write: the disk is full\n"
+
+
+@pytest.mark.parametrize("command", ["trec_eval", "evaluate"])
+def test_a_reader_that_leaves_ends_castregin_quietly_as_sigpipe_ends_unix_tools(files, command):
+    # `castregin trec_eval ... | head -1`: the output is far larger than a pipe's buffer, so the write meets the
+    # closed pipe. trec_eval, cat and every Unix tool die of SIGPIPE there: exit 141 in the shell, nothing said.
+    turns = 3000
+    (files / "big.qrel").write_text("".join(f"t{t} 0 Q1 1\n" for t in range(turns)))
+    (files / "big.run").write_text("".join(f"t{t} Q0 Q{i} {i} {10 - i} alpha\n" for t in range(turns)
+                                           for i in range(1, 4)))
+    args = {"trec_eval": ["trec_eval", "-q", "-m", "all_trec", "big.qrel", "big.run"],
+            "evaluate": ["evaluate", "big.run", "--qrels", "big.qrel", "-q", "--format", "tsv"]}[command]
+    pipeline = f"{CASTREGIN} {' '.join(args)} | head -1; echo \"status ${{PIPESTATUS[0]}}\" >&2"
+    done = subprocess.run(["bash", "-c", pipeline],
+                          cwd=files, capture_output=True, text=True, timeout=300, check=False)
+    assert done.stdout.count("\n") == 1
+    assert done.stderr == "status 141\n"  # quiet: no "cannot write: Broken pipe", no Python traceback
 
 
 def test_disk_full_while_writing_a_file_leaves_nothing(cli, files, monkeypatch):

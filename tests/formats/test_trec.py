@@ -130,3 +130,24 @@ def test_turn_lists_in_three_shapes(tmp_path):
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_json_submission_given_for_a_run_or_qrels_is_named_so(cli, tmp_path):
+    # "expected 6 columns, found 1" said nothing of what the file was, nor of `castregin convert`.
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text('{\n  "run_name": "alpha",\n  "turns": []\n}\n')
+    (tmp_path / "q.qrel").write_text("t1 0 Q1 2\n")
+    for run in (repo / "data/runs/alpha.json", pretty):
+        result = cli("evaluate", run, "--qrels", tmp_path / "q.qrel")
+        assert result.exit_code == 1
+        assert result.stderr == (f"castregin: error: {run}:1: the file looks like JSON, not a TREC run (turn Q0 item "
+                                 "rank score tag): a CAsT JSON submission? `castregin convert questions` (or "
+                                 "responses, passages) turns it into one\n")
+    judgments = tmp_path / "judgments.json"
+    judgments.write_text('[{"turn_id": "t1", "item_id": "Q1", "label": 2}]\n')
+    result = cli("evaluate", repo / "data/runs/alpha.json", "--qrels", judgments)
+    assert result.stderr.startswith(f"castregin: error: {judgments}:1: the file looks like JSON, not qrels (turn 0 "
+                                    "item label)")

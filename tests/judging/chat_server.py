@@ -15,6 +15,7 @@ request's Authorization header). Answers that are faults of the model rather tha
 are permanent: a refusal (an item holding "REFUSE"), an answer without a label (an item holding
 "RAMBLE").
 
+A subclass answers by a rule of its own (:meth:`ChatServer.reply`; ``tests/dialogue/game_server.py``).
 The server counts what it answered: ``answered[prompt digest]`` (complete answers only), the
 ``prompt_tokens`` and ``completion_tokens`` those answers reported (words of the prompt and of the answer)
 and ``requests`` (every request). Run it in a thread of the test (:func:`serve`), or as a process
@@ -59,8 +60,9 @@ def rule_label(prompt: str, seed: int) -> int:
 class ChatServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, faults: bool = True, delay: float = 0.0, retry_after: str = "0.05", slow: float = 2.0):
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, faults: bool = True, delay: float = 0.0, retry_after: str = "0.05", slow: float = 2.0,
+                 port: int = 0):
+        super().__init__(("127.0.0.1", port), _Handler)
         self.faults = faults
         self.delay = delay
         self.retry_after = retry_after
@@ -81,6 +83,17 @@ class ChatServer(ThreadingHTTPServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
+    def reply(self, body: dict) -> tuple[str | None, str | None]:
+        """The answer's content and refusal: the rule's label (a subclass answers by a rule of its own)."""
+        prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
+        item = _between(prompt, "BEGIN ITEM", "END ITEM")
+        if "REFUSE" in item:
+            return None, "I can't help with that."
+        if "RAMBLE" in item:
+            return "This item seems somewhat related to the conversation.\nI would call it fair.", None
+        label = rule_label(prompt, int(body.get("seed") or 0))
+        return f"The item shares words with the conversation.\nLabel: {label}", None
+
     def fault_for(self, key: str, attempt: int) -> str | None:
         if not self.faults or attempt > 0:
             return None
@@ -94,7 +107,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
+    def _leave(self):
+        """The request is no longer in flight: said before its answer is written, so that the client's next
+        request (sent once it has read the answer) is never counted as overlapping this one."""
+        if getattr(self, "_counted", False):
+            with self.server.lock:
+                self.server.in_flight -= 1
+            self._counted = False
+
     def _send(self, status: int, payload: bytes, headers: dict | None = None):
+        self._leave()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -109,11 +131,11 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.in_flight += 1
             self.server.most_in_flight = max(self.server.most_in_flight, self.server.in_flight)
+        self._counted = True
         try:
             self._answer()
         finally:
-            with self.server.lock:
-                self.server.in_flight -= 1
+            self._leave()
 
     def _answer(self):
         length = int(self.headers.get("Content-Length", 0))
@@ -154,15 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "slow":
             time.sleep(server.slow)
         prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
-        item = _between(prompt, "BEGIN ITEM", "END ITEM")
-        seed = int(body.get("seed") or 0)
-        refusal = None
-        if "REFUSE" in item:
-            content, refusal = None, "I can't help with that."
-        elif "RAMBLE" in item:
-            content = "This item seems somewhat related to the conversation.\nI would call it fair."
-        else:
-            content = f"The item shares words with the conversation.\nLabel: {rule_label(prompt, seed)}"
+        content, refusal = server.reply(body)
         answer = {
             "id": f"chatcmpl-{key[:12]}", "object": "chat.completion", "created": 1700000000,
             "model": body["model"],
@@ -184,9 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, payload)
 
 
-def serve(**options) -> ChatServer:
+def serve(server_class: type[ChatServer] = ChatServer, **options) -> ChatServer:
     """A running server in a daemon thread (``server.shutdown()`` stops it)."""
-    server = ChatServer(**options)
+    server = server_class(**options)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from castregin.errors import InputError
+from castregin.errors import InputError, InputWarning
 from castregin.formats.crowd import parse_gold, parse_judgments
 from castregin.judging.aggregate import aggregate, decide
 from castregin.labels import divide_rounded, turns_with_label
@@ -194,9 +194,13 @@ def test_gold_item_keeps_its_remaining_labels():
 
 def test_gold_within_range_removes_nobody():
     rows = [("A", "1_1", "G", 1), ("B", "1_1", "G", 0)]
-    result = run(rows, gold=[("1_1", "G", "relevance", 0, 1), ("9_9", "X", "relevance", 0, 0),
-                             ("1_1", "G", "novelty", 0, 0)])   # unknown unit and other criterion: ignored
+    with pytest.warns(InputWarning) as warned:
+        result = run(rows, gold=[("1_1", "G", "relevance", 0, 1), ("9_9", "X", "relevance", 0, 0),
+                                 ("1_1", "G", "novelty", 0, 0)])   # unknown unit and other criterion: ignored
     assert result.removed == []
+    assert sorted(str(w.message) for w in warned) == [
+        "g.csv:3: gold names topic(s) with no judgment (9); check the turn ids",
+        "g.csv:4: 1 gold row(s) name criteria that are not aggregated (novelty); they are ignored"]
 
 
 def test_item_left_without_labels_is_dropped_and_audited():

@@ -294,6 +294,8 @@ def same_block(got: dict, want: dict) -> None:
     assert (got["units"], got["labels"]) == (want["units"], want["labels"])
 
 
+# A random gold file may name topics nobody judged: the warning is test_aggregate.py's subject, not this one's.
+@pytest.mark.filterwarnings("ignore::castregin.errors.InputWarning")
 @pytest.mark.parametrize("seed", range(12))
 def test_aggregate_equals_the_reference(seed):
     files, gold_rows = random_crowd(seed)

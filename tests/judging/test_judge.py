@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from castregin.judging.llm import assessor_instructions, mode_label, parse_label, retry_after_seconds
+from castregin.judging.llm import assessor_instructions, mode_label, parse_label
+from castregin.llm import retry_after_seconds
 
 from .chat_server import serve
 
@@ -272,8 +273,9 @@ def test_a_killed_run_resumes_asking_nothing_twice(cli, inputs, tmp_path, refere
         if how != "SIGKILL":
             assert "answers received so far are kept" in stderr
         # Nothing but the cache: no output half-written, no temporary file.
-        # (SQLite's rollback journal of a transaction cut short by SIGKILL is rolled back by the next run.)
-        assert {p.name for p in out.iterdir()} - {"cache.sqlite-journal"} == {"cache.sqlite"}
+        # (The write-ahead log of a process killed outright, and its index, are read by the next run: the
+        # answers committed there count, a transaction cut short does not.)
+        assert {p.name for p in out.iterdir()} - {"cache.sqlite-wal", "cache.sqlite-shm"} == {"cache.sqlite"}
         stored = sqlite3.connect(out / "cache.sqlite").execute("SELECT COUNT(*) FROM answers").fetchone()[0]
         assert 6 - (2 if how == "SIGKILL" else 0) <= stored < 32
         # A killed client's calls still run on the server for a moment: the rerun starts when they are done.
@@ -575,7 +577,7 @@ def test_no_cast_2022_item_is_flagged(cast2022):
 
 
 def test_the_logged_endpoint_has_no_credentials():
-    from castregin.judging.llm import public_url
+    from castregin.llm import public_url
 
     assert public_url("https://user:sk-KEY@example.org:8443/openai/v1?api-key=sk-KEY#frag") == (
         "https://example.org:8443/openai/v1")

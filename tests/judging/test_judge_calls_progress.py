@@ -1,23 +1,18 @@
-"""judge_calls tells its progress callback of each settled call one at a time, and the cost is one formula."""
+"""The client tells its progress callback of each settled call one at a time, and the cost is one formula."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from castregin.judging.llm import Call, JudgeSettings, Reply, judge_calls
+from castregin.judging.llm import JudgeSettings
+from castregin.llm import Client, EndpointSettings, Reply
 
 
-class _MemoryCache:
-    def store(self, key, **answer):
-        return answer
-
-
-def test_progress_is_never_told_from_two_threads_at_once():
+def test_progress_is_never_told_from_two_threads_at_once(tmp_path):
     """The callback keeps running totals (``tokens += ...``) and a progress bar: called from several worker
     threads at once it would lose counts. Each call holds the callback a moment, so that overlapping calls
     would show."""
-    calls = [Call(key=f"k{i}", messages=({"role": "user", "content": str(i)},), sample=0) for i in range(12)]
     inside = threading.Lock()
     overlaps = []
     told = []
@@ -33,12 +28,15 @@ def test_progress_is_never_told_from_two_threads_at_once():
             inside.release()
 
     def caller(call):
-        return Reply(content="2", refusal=None, finish_reason="stop", prompt_tokens=int(call.key[1:]),
-                     completion_tokens=1)
+        return Reply(content="2", refusal=None, finish_reason="stop",
+                     prompt_tokens=int(call.messages[0]["content"]), completion_tokens=1)
 
-    stats = judge_calls(calls, _MemoryCache(), caller, model="m", parameters={}, concurrency=4, progress=progress)
+    settings = EndpointSettings(model="m", base_url="http://127.0.0.1:9/v1", concurrency=4)
+    with Client(settings, tmp_path / "cache.sqlite", caller=caller) as client:
+        calls = [client.call([{"role": "user", "content": str(i)}]) for i in range(12)]
+        answers = client.run(calls, progress=lambda total: progress)
     assert overlaps == []
-    assert sorted(told) == list(range(12)) and stats.answers == 12
+    assert sorted(told) == list(range(12)) and client.stats.answers == 12 and len(answers) == 12
 
 
 def test_cost_is_the_price_per_million_tokens():

@@ -379,16 +379,24 @@ def test_run_file_names_are_unique_even_when_slugs_collide():
 
 def test_sha256_is_streamed_and_equals_hashlib(tmp_path, monkeypatch):
     import hashlib
+    import io
 
+    from castregin import formats
     from castregin.formats import provenance as record_module
+    from castregin.formats.common import stream_digests
 
     path = tmp_path / "big.run"
     path.write_bytes(bytes(range(256)) * 20_000)  # 5 MB: several chunks
     monkeypatch.setattr(record_module, "_HASH_CHUNK", 1 << 16)
     assert record_module.sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
-    record = record_module.provenance([path, "-"], command="castregin report x", date="2024-01-01T00:00:00Z")
+    # Standard input is hashed as it was read (it cannot be read twice): see tests/formats/test_provenance.py.
+    standard_input = io.BytesIO(b"t1 0 Q1 2\n")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(standard_input))
+    with stream_digests():
+        formats.read_qrels("-")
+        record = record_module.provenance([path, "-"], command="castregin report x", date="2024-01-01T00:00:00Z")
     assert record.inputs == [(str(path), hashlib.sha256(path.read_bytes()).hexdigest()),
-                             ("-", "standard input (not hashed)")]
+                             ("-", hashlib.sha256(b"t1 0 Q1 2\n").hexdigest())]
 
 
 def test_date_is_utc_iso_and_honours_source_date_epoch(monkeypatch):

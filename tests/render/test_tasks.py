@@ -11,14 +11,13 @@ import pytest
 
 from castregin.errors import InputError
 from castregin.formats.topics import parse_topics
+from castregin.judging.rubrics import check_criteria, rubrics
 from castregin.judging.tasks import build_tasks
 from castregin.render.tasks import (
-    check_criteria,
     compact_json,
     hit_template,
     judging_page,
     page_name,
-    rubrics,
     task_files,
 )
 

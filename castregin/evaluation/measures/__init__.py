@@ -19,8 +19,10 @@ measure is one of trec_eval's (computed by castregin's engine where it can, else
 both checked against trec_eval's binary and pytrec_eval), ``Judged@k`` (ir_measures' definition,
 checked against ir_measures, except that an item labelled below 0 counts as unjudged, as trec_eval has
 it), gdeval's and ndeval's measures (``ERR@k``, ``nDCG(dcg='exp-log2')@k``, ``alpha_nDCG@k``...,
-checked against gdeval.pl and ndeval.c: :mod:`.novelty`) or RBP (checked against trectools); a test
-walks the registry and fails for a measure without an oracle. Everything else ir_measures can parse
+checked against gdeval.pl and ndeval.c: :mod:`.novelty`), RBP (checked against trectools) or the
+inferred measures of a stratified sample (``xinfAP``, ``infNDCG``, ``iP@k``..., checked against
+sample_eval.pl: :mod:`.inferred`); a test walks the registry and fails for a measure without an
+oracle. Everything else ir_measures can parse
 is refused with a line saying why: measures that only its other providers compute (``INST`` by
 cwl_eval ...), options trec_eval lacks (``RR@10``), parameters that are not numbers trec_eval takes.
 
@@ -37,7 +39,8 @@ counts the lines labelled above 0 of every qrels turn (whatever the level: its o
 from __future__ import annotations
 
 # The measures register themselves when their modules are imported.
-from . import average_precision, counts, gain, judged, novelty, precision, sets
+from . import average_precision, counts, gain, inferred, judged, novelty, precision, sets
+from .catalogue import measure_catalogue
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,
@@ -59,6 +62,7 @@ from .definition import (
     IrName,
     Marked,
     Measure,
+    Option,
     lookup,
     register,
     registered,
@@ -77,18 +81,10 @@ from .names import (
     split_measure_argument,
 )
 
-
-def measure_catalogue() -> list[dict]:
-    """Every measure name castregin knows (see :func:`castregin.evaluation.measures.catalogue.measure_catalogue`)."""
-    from .catalogue import measure_catalogue as catalogue  # only `castregin measures` needs it
-
-    return catalogue()
-
-
 __all__ = [
     "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GEOMETRIC", "IR_MEASURES_ORDER",
     "JUDGED_SHARE", "MEAN", "NONE", "NUM_REL", "POSITIVE_LINES", "POSITIVE_LINES_AND_TOP", "P_DOUBLE", "P_PAIR",
     "SUM", "TEXT", "TREC_EVAL_ORDER", "TREC_SETS", "Definition", "IrName", "Marked", "Measure", "MeasureRefused",
-    "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "register",
-    "registered", "split_measure_argument", "unregister", "value_names",
+    "Option", "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures",
+    "register", "registered", "split_measure_argument", "unregister", "value_names",
 ]

@@ -10,6 +10,16 @@ import math
 from collections.abc import Callable, Sequence
 
 from ...limits import MAX_TREC_LABEL
+from ..kernels import (
+    libm,
+    prefix_before,
+    ratio,
+    segment_positions,
+    segment_starts,
+    segment_suffix_max,
+    sequential_prefix_sums,
+    sequential_sums,
+)
 from ..trec_rules import MIN_GEO_MEAN, UNJUDGED, Ranking, TrecEvalRefusal, c_div
 from .definition import (
     ALL_LINES,
@@ -42,8 +52,6 @@ def _map(rr, s, p):
 
 def _map_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import ratio, segment_positions, sequential_sums
 
     where = np.flatnonzero(ranked.relevant(measure.rel))
     segment = ranked.segment[where]
@@ -183,8 +191,6 @@ def _geometric(values):
     """``log(max(MIN_GEO_MEAN, value))`` as the rules take it, with the C library's log."""
     import numpy as np
 
-    from ..engine import libm
-
     return libm(math.log, np.where(values > MIN_GEO_MEAN, values, MIN_GEO_MEAN))
 
 
@@ -194,8 +200,6 @@ def _gm_map_arrays(ranked, measure):
 
 def _map_cut_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import prefix_before, ratio, segment_positions, sequential_prefix_sums
 
     key = ("precision sums", measure.rel)
     if key not in ranked.cache:
@@ -212,8 +216,6 @@ def _before_in_segment(flags, segment):
     """For each line, how many lines of its segment before it have ``flags`` set."""
     import numpy as np
 
-    from ..engine import segment_starts
-
     before = np.cumsum(flags) - flags
     starts = segment_starts(segment, int(segment[-1]) + 1 if len(segment) else 0)
     return before - before[starts[:-1]][segment] if len(segment) else before
@@ -221,8 +223,6 @@ def _before_in_segment(flags, segment):
 
 def _bpref_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import sequential_sums
 
     level = measure.rel
     _check_bpref_level(level)
@@ -249,8 +249,6 @@ def _gm_bpref_arrays(ranked, measure):
 
 def _infap_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import sequential_sums
 
     level = measure.rel
     segment, labels = ranked.segment, ranked.labels
@@ -283,8 +281,6 @@ def _interpolated_arrays(ranked, rel, percents):
     below; a cutoff of 0 or less the best of all, one beyond the relevant retrieved 0.
     """
     import numpy as np
-
-    from ..engine import segment_positions, segment_starts, segment_suffix_max
 
     key = ("interpolated", rel)
     if key in ranked.cache:
@@ -335,18 +331,35 @@ def _11pt_avg_arrays(ranked, measure):
     return total / float(len(percents))
 
 
-register(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays, any_label=True))
-register(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_map_arrays))
+register(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays, any_label=True,
+                    formula="`sum P(i) / R` over the ranks i of the relevant items retrieved: average precision (AP)"))
+register(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_map_arrays,
+                    formula=("the geometric mean of AP over the turns: `exp(mean(log(max(AP, 0.00001))))`; no value "
+                             "per turn")))
 register(Definition("bpref", _bpref, ir_measures=(IrName("Bpref", "Bpref"),), vectorised=_bpref_arrays,
-                    judged_lines=ALL_LINES))
+                    judged_lines=ALL_LINES,
+                    formula=("`sum_r (1 - min(N(r), R) / min(N, R)) / R` over the relevant items r retrieved (1 where "
+                             "`N(r)` is 0); `N(r)`: the judged non-relevant items ranked above r, N: all of them "
+                             "(Buckley and Voorhees 2004)")))
 register(Definition("iprec_at_recall", _iprec_at_recall, CUT_DOUBLE, TENTHS,
                     ir_measures=(IrName("IPrec", "IPrec@k", param="recall"),),
                     check=lambda value: None if 0 <= value <= 1 else "a recall level is between 0 and 1",
-                    vectorised=_iprec_at_recall_arrays))
+                    vectorised=_iprec_at_recall_arrays,
+                    formula=("interpolated precision at recall level r: the largest precision `P(i)` at a rank i where "
+                             "the recall reaches `int(r * R + 0.9) / R`, 0 where it never does"),
+                    param_doc="r: a recall level, 0 to 1"))
 register(Definition("infAP", _infap, ir_measures=(IrName("infAP", "infAP"),), vectorised=_infap_arrays,
-                    judged_lines=ALL_LINES))
+                    judged_lines=ALL_LINES,
+                    formula=("inferred AP (Yilmaz and Aslam 2006): `sum_r E[P(r)] / R`, each relevant item's precision "
+                             "estimated from the judged items above it, the unjudged ones (labelled below 0) counted "
+                             "as judged in proportion")))
 register(Definition("gm_bpref", _gm_bpref, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_bpref_arrays,
-                    judged_lines=ALL_LINES))
-register(Definition("11pt_avg", _11pt_avg, P_DOUBLE, TENTHS, check_marked=bounded, vectorised=_11pt_avg_arrays))
+                    judged_lines=ALL_LINES,
+                    formula=("the geometric mean of bpref over the turns: `exp(mean(log(max(bpref, 0.00001))))`; no "
+                             "value per turn")))
+register(Definition("11pt_avg", _11pt_avg, P_DOUBLE, TENTHS, check_marked=bounded, vectorised=_11pt_avg_arrays,
+                    formula="the mean of iprec_at_recall over the recall levels (the 11 of 0.0, 0.1, ..., 1.0)",
+                    param_doc="r,...: the recall levels averaged"))
 register(Definition("map_cut", _map_cut, CUT_LONG, CUTOFFS, ir_measures=(IrName("AP", "AP@k", cutoff=True),),
-                    vectorised=_map_cut_arrays))
+                    vectorised=_map_cut_arrays,
+                    formula="`sum P(i) / R` over the ranks `i <= k` of the relevant items: AP cut at k"))

@@ -64,6 +64,46 @@ class IrName(NamedTuple):
     gains: bool = False
 
 
+class Option(NamedTuple):
+    """A parameter of a measure besides its cutoff (alpha_nDCG's ``alpha``, ERR's ``max_grade``), as ir_measures
+    names it: ``alpha_nDCG(alpha=0.3)@20``. A name's value must be of the default's type (a text, a whole number,
+    a number) and, for a text, one of ``choices``; :attr:`Definition.check_options` bounds the numbers."""
+
+    name: str
+    default: str | int | float
+    #: What it is, for ``castregin measures`` and docs/measures.md.
+    description: str
+    #: The values a text option takes (empty: any value of the default's type).
+    choices: tuple[str, ...] = ()
+
+    def refusal(self, value) -> str | None:
+        """Why ``value`` cannot be this option's, or None."""
+        if isinstance(self.default, str):
+            if not isinstance(value, str):
+                return f"{self.name} must be a text, not {value!r}"
+            if self.choices and value not in self.choices:
+                return f"{self.name} must be {' or '.join(map(repr, self.choices))} ({self.description}), not {value!r}"
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{self.name} must be a number, not {value!r}"
+        if isinstance(self.default, int) and not isinstance(value, int):
+            return f"{self.name} must be a whole number, not {value!r}"
+        return None
+
+
+#: What trec_eval's kinds of parameters are, for ``castregin measures`` and docs/measures.md (a definition's own
+#: :attr:`Definition.param_doc` says more).
+PARAMS_DOC = {
+    NONE: "",
+    CUT_LONG: f"k: a cutoff, a whole number from 1 to {MAX_CUTOFF:,}",
+    CUT_DOUBLE: "a decimal cutoff (two decimals)",
+    P_DOUBLE: "decimal parameters",
+    P_PAIR: "L=G,...: the gain G of each label L, instead of the label (trec_eval -m ndcg.1=3,2=9; ir_measures "
+            "nDCG(gains={1: 3, 2: 9}))",
+    TEXT: "",
+}
+
+
 class Definition(NamedTuple):
     """One measure, declared once: names, parameters, averaging, printing and computation.
 
@@ -110,14 +150,27 @@ class Definition(NamedTuple):
     judged_lines: str = POSITIVE_LINES
     #: For ``castregin measures``.
     note: str = ""
-    #: Parameters besides the cutoff, as ``(name, default)`` in the order the rule takes them after the
-    #: cutoff (alpha_nDCG's ``alpha``, ERR's ``max_grade``), named as ir_measures names them
-    #: (``alpha_nDCG(alpha=0.3)@20``).
-    options: tuple = ()
-    #: Why a name's option values (in :attr:`options`' order) are refused, or None.
+    #: Parameters besides the cutoff, in the order the rule takes them after the cutoff, named as
+    #: ir_measures names them (``alpha_nDCG(alpha=0.3)@20``).
+    options: tuple[Option, ...] = ()
+    #: Why a name's option values (in :attr:`options`' order, each of its option's type) are refused, or None.
     check_options: Callable[[tuple], str | None] | None = None
     #: Reads each item's label per subtopic (a diversity qrels, ``topic subtopic item label``).
     diversity: bool = False
+    #: Reads each item's stratum (a stratified qrels, ``turn 0 item stratum label``: the inferred measures); refused
+    #: on qrels without strata.
+    stratified: bool = False
+    #: How a turn's value is computed, in a line of Markdown (docs/measures.md, the catalogue).
+    formula: str = ""
+    #: The tool whose numbers it gives, which the tests check it against; trec_eval's by default (:attr:`matches`).
+    oracle: str = ""
+    #: What its parameter is, where :data:`PARAMS_DOC` does not say enough (``iprec_at_recall``: the recall level).
+    param_doc: str = ""
+
+    @property
+    def matches(self) -> str:
+        """The tool whose numbers it gives: :attr:`oracle`, else trec_eval 9.0.8 for one of its measures."""
+        return self.oracle or ("trec_eval 9.0.8" if self.trec_name else "")
 
     @property
     def cutoffs(self) -> bool:
@@ -191,7 +244,7 @@ class Measure:
 
     def option(self, name: str, default=None):
         """The value of the definition's option ``name`` (``alpha``, ``order``), or ``default`` if it has none."""
-        names = [key for key, _ in self.definition.options]
+        names = [option.name for option in self.definition.options]
         return self.params[1 + names.index(name)] if name in names else default
 
     @property
@@ -200,7 +253,7 @@ class Measure:
         if self.given is not None:
             return self.given
         if self.definition.options:
-            return (self.param, *(self.options or (default for _, default in self.definition.options)))
+            return (self.param, *(self.options or (option.default for option in self.definition.options)))
         if self.param is not None:
             return (self.param,)
         return self.definition.defaults if self.definition.params == P_DOUBLE else ()
@@ -231,7 +284,7 @@ class Measure:
         return self.definition.per_turn
 
     def marked(self) -> Marked:
-        """As :func:`castregin.evaluation.trec_rules.evaluate` takes it: one value, named as the measure."""
+        """As :func:`castregin.evaluation.plain.evaluate` takes it: one value, named as the measure."""
         return Marked(self.definition, self.params, (self.name,))
 
 

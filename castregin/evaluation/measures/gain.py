@@ -14,6 +14,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..kernels import (
+    libm,
+    log2_table,
+    prefix_before,
+    ratio,
+    segment_positions,
+    segment_starts,
+    sequential_prefix_sums,
+    sequential_sums,
+)
 from ..trec_rules import NONPOOL, Ranking, TrecEvalRefusal, c_div, c_log2
 from .definition import CUT_LONG, P_PAIR, Definition, IrName, register
 from .precision import CUTOFFS
@@ -240,8 +250,6 @@ def _ndcg_arrays(ranked, measure):
     """nDCG and nDCG@k: the turn's DCG over the ideal ranking's (0 where that is 0)."""
     import numpy as np
 
-    from ..engine import prefix_before
-
     # The DCG so far at each gain, once for every cutoff: at a cutoff, the last one above it.
     segment, position, _, dcg_so_far = _gained(ranked)
     dcg = prefix_before(dcg_so_far, segment, position, measure.param, ranked.turn_count)
@@ -257,8 +265,6 @@ def _ndcg_arrays(ranked, measure):
 def _binG_arrays(ranked, measure):
     import numpy as np
 
-    from ..engine import log2_table, ratio, segment_positions, sequential_sums
-
     where = np.flatnonzero(ranked.relevant(measure.rel))
     segment = ranked.segment[where]
     argument = 3 + ranked.position[where] - (segment_positions(segment) + 1)
@@ -270,8 +276,6 @@ def _binG_arrays(ranked, measure):
 def _gained(ranked):
     """The retrieved items with a gain (label above 0), in ranking order: ``(segment, position, gain, DCG so far)``."""
     import numpy as np
-
-    from ..engine import log2_table, sequential_prefix_sums
 
     if "gained" in ranked.cache:
         return ranked.cache["gained"]
@@ -288,8 +292,6 @@ def _ideal(ranked):
     number of positive labels of each turn)``."""
     import numpy as np
 
-    from ..engine import log2_table, segment_starts, sequential_prefix_sums
-
     if "ideal" in ranked.cache:
         return ranked.cache["ideal"]
     segment, position, labels = ranked.ideal_gains()
@@ -303,8 +305,6 @@ def _ideal(ranked):
 
 def _G_arrays(ranked, measure):
     import numpy as np
-
-    from ..engine import libm, sequential_prefix_sums, sequential_sums
 
     i_segment, _, i_gain, _, i_first, n_ideal = _ideal(ranked)
     costs = sequential_prefix_sums(np.maximum(i_gain, 1.0), i_segment)
@@ -328,8 +328,6 @@ def _G_arrays(ranked, measure):
 def _ndcg_rel_arrays(ranked, measure):
     import numpy as np
 
-    from ..engine import sequential_sums
-
     _, _, _, ideal_dcg, i_first, n_ideal = _ideal(ranked)
     segment, position, _, dcg = _gained(ranked)
     # A retrieved gain implies a positive label, so the turn's ideal ranking is not empty.
@@ -351,8 +349,6 @@ def _ndcg_rel_arrays(ranked, measure):
 def _rndcg_arrays(ranked, measure):
     """Rndcg: where the ideal gain changes (and where it ends), the run's DCG over the ideal's so far; averaged."""
     import numpy as np
-
-    from ..engine import sequential_sums
 
     i_segment, i_position, i_gain, ideal_dcg, i_first, n_ideal = _ideal(ranked)
     segment, position, _, dcg = _gained(ranked)
@@ -391,11 +387,26 @@ def _graded(cutoff: bool) -> tuple[IrName, ...]:
                    when=lambda params: params.get("dcg", "log2") == "log2", gains=True),)
 
 
-register(Definition("binG", _binG, vectorised=_binG_arrays))
-register(Definition("G", _G, P_PAIR, vectorised=_G_arrays))
+register(Definition("binG", _binG, vectorised=_binG_arrays,
+                    formula=("`sum_r 1 / log2(2 + N(r)) / R` over the relevant items r retrieved, `N(r)` the items "
+                             "ranked above r that are not relevant (trec_eval's experimental binary G)")))
+register(Definition("G", _G, P_PAIR, vectorised=_G_arrays,
+                    formula=("`sum_i gain(i) / log2(2 + ideal_gain(i) - gain_above(i))`, over the ideal ranking's "
+                             "total gain: each item's gain weighed by how far the gain so far lags the ideal "
+                             "(trec_eval's experimental G)")))
 register(Definition("ndcg", _ndcg, P_PAIR, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays,
-                    any_label=True))
-register(Definition("ndcg_rel", _ndcg_rel, P_PAIR, vectorised=_ndcg_rel_arrays))
-register(Definition("Rndcg", _rndcg, P_PAIR, vectorised=_rndcg_arrays))
+                    any_label=True,
+                    formula=("`DCG / ideal DCG` over the whole ranking, `DCG = sum_i gain(i) / log2(i + 1)`; the gain "
+                             "is the label (negative labels 0) or the label=gain pairs' (Jarvelin and Kekalainen "
+                             "2002)")))
+register(Definition("ndcg_rel", _ndcg_rel, P_PAIR, vectorised=_ndcg_rel_arrays,
+                    formula=("nDCG averaged over the relevant items (a positive gain): at each one retrieved, the DCG "
+                             "so far over the ideal DCG at its rank; one not retrieved counts the final DCG over the "
+                             "ideal DCG at R")))
+register(Definition("Rndcg", _rndcg, P_PAIR, vectorised=_rndcg_arrays,
+                    formula=("nDCG averaged at the ranks where the ideal ranking's gain changes (the number of items "
+                             "of each gain and above, gains decreasing), and at the ranking's end")))
 register(Definition("ndcg_cut", _ndcg_cut, CUT_LONG, CUTOFFS, uses_level=False, ir_measures=_graded(True),
-                    vectorised=_ndcg_arrays, any_label=True))
+                    vectorised=_ndcg_arrays, any_label=True,
+                    formula=("`DCG@k / ideal DCG@k`, `DCG@k = sum_{i<=k} label(i) / log2(i + 1)` (negative labels 0); "
+                             "the ideal ranking is the qrels' labels, largest first")))

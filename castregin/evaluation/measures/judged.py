@@ -58,7 +58,10 @@ def _judged_share_arrays(ranked, measure):
 register(Definition("Judged", _judged, CUT_LONG, aggregate=MEAN, uses_level=False, trec_name=False,
                     ir_measures=(IrName("Judged", "Judged@k", cutoff=None),),
                     vectorised=_judged_arrays, order=IR_MEASURES_ORDER, judged_lines=ALL_LINES, any_label=True,
-                    note="ir_measures' definition (share of the top k that is judged), checked against ir_measures"))
+                    note="ir_measures' definition (share of the top k that is judged), checked against ir_measures",
+                    oracle="ir_measures 0.4 (its judged provider; below 0 is unjudged, as in trec_eval)",
+                    formula=("`judged(k) / min(k, n)`: items the qrels label (0 or more) among the first k, ranked as "
+                             "ir_measures ranks them (64-bit scores, ties by item id ascending)")))
 
 #: The judged share (any label) among a turn's top ``param`` items in trec_eval's order.
 JUDGED_SHARE = Definition("judged share", _judged_share, CUT_LONG, uses_level=False, trec_name=False,

@@ -55,6 +55,28 @@ TREC_SETS = {
             "set_relative_P", "set_map", "set_F"),
 }
 
+#: trec_eval's preference measures (``-R prefs``, ``-R qrels_prefs``: :mod:`castregin.evaluation.preferences`), in its
+#: table order (``measures.c``).
+PREFERENCE_FAMILIES = (
+    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+)
+#: trec_eval's judgment-group measures (``-R qrels_jg``), in its table order.
+GROUP_FAMILIES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+#: What every ``-R`` format can give: the run's id and the number of topics.
+COMMON_FAMILIES = ("runid", "num_q")
+#: trec_eval's measure sets of these formats (``prefs_names``, ``prefs_off_name``, ``qrels_jg_names``).
+PREFERENCE_SETS = {
+    "all_prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES,
+    "prefs": COMMON_FAMILIES + PREFERENCE_FAMILIES[:6],
+    "qrels_jg": COMMON_FAMILIES + GROUP_FAMILIES,
+}
+#: Every name of these formats, sets included: with ``-R qrels`` trec_eval cannot compute them ("Can't calculate
+#: measure").
+PREFERENCE_NAMES = frozenset(PREFERENCE_SETS) | frozenset(PREFERENCE_FAMILIES) | frozenset(GROUP_FAMILIES)
+
 
 class MeasureRefused(InputError):
     """A measure castregin cannot give with a number checked against trec_eval."""
@@ -248,13 +270,11 @@ def _options(name: str, kind: str, definition: Definition, params: Mapping) -> t
     if params.get("judged_only"):
         raise _refuse(name, f"{kind} takes no judged_only (unjudged items count as not relevant)")
     values = []
-    for key, default in definition.options:
-        value = params.get(key, default)
-        if isinstance(default, str):
-            if not isinstance(value, str):
-                raise _refuse(name, f"{kind}'s {key} must be a text, not {value!r}")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise _refuse(name, f"{kind}'s {key} must be a number, not {value!r}")
+    for option in definition.options:
+        value = params.get(option.name, option.default)
+        why = option.refusal(value)
+        if why is not None:
+            raise _refuse(name, f"{kind}'s {why}")
         values.append(value)
     why = definition.check_options(tuple(values)) if definition.check_options is not None else None
     if why is not None:
@@ -284,7 +304,7 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
     found = _match(match["kind"], params)
     if found is None or not found[0].options:
         return None
-    allowed = {key for key, _ in found[0].options} | {"cutoff"} | ({"rel"} if found[0].uses_level else set())
+    allowed = {option.name for option in found[0].options} | {"cutoff"} | ({"rel"} if found[0].uses_level else set())
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise _refuse(name, f"{match['kind']} takes {', '.join(sorted(allowed))}, not {', '.join(unknown)} (labels "
@@ -310,8 +330,28 @@ def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
 
+#: A name whose parameter other than a cutoff follows the ``@`` (``infIPrec@0.5``, ``infIPrec``).
+_AT_PARAM_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?")
+
+
+def _at_param_measure(name: str, rel_level: int) -> Measure | None:
+    """A measure neither trec_eval nor ir_measures has whose parameter follows the ``@`` as IPrec's recall does
+    (``infIPrec@0.5``), or None for any other name."""
+    match = _AT_PARAM_NAME.fullmatch(name)
+    if match is None:
+        return None
+    found = [(d, alias) for d, alias in _aliases(match["kind"]) if alias.param is not None and not d.trec_name]
+    if not found:
+        return None
+    alias = found[0][1]
+    if match["value"] is None:
+        raise _refuse(name, f"give {match['kind']} its {alias.param}, as in {match['kind']}@0.5")
+    return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params={alias.param: float(match["value"])}),
+                       rel_level)
+
+
 def _parse_ir_measures(name: str, rel_level: int) -> Measure:
-    plain = _plain_ir_measure(name, rel_level)
+    plain = _plain_ir_measure(name, rel_level) or _at_param_measure(name, rel_level)
     if plain is not None:
         return plain
     with_options = _options_measure(name, rel_level)
@@ -322,7 +362,9 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
     try:
         measure = ir_measures.parse_measure(name)
     except (ValueError, NameError, SyntaxError, TypeError, AttributeError, AssertionError, KeyError) as err:
-        raise MeasureRefused(f"unknown measure {name!r}; use ir_measures names (P@5, nDCG@3, AP, RR, R@10) or "
+        close = suggestion(name)
+        hint = f"did you mean {close}? " if close else ""
+        raise MeasureRefused(f"unknown measure {name!r}; {hint}use ir_measures names (P@5, nDCG@3, AP, RR, R@10) or "
                              "trec_eval names (P_5, ndcg_cut_3, map, recip_rank, recall_10, all_trec); `castregin "
                              "measures` lists them") from err
     try:
@@ -335,6 +377,68 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
     if "rel" in measure.SUPPORTED_PARAMS and not user_set_rel and (measure.NAME != "NumRet" or "rel" in measure.params):
         measure = measure(rel=rel_level)
     return _ir_measure(name, measure, rel_level)
+
+
+# --- a known name close to an unknown one ----------------------------------------------------------------------
+
+#: A name as a cutoff measure's: what stands before the cutoff, the separator, and the cutoff (``ndcg-cut-5``).
+_NAME_AND_CUTOFF = re.compile(
+    r"(?P<kind>[A-Za-z][A-Za-z0-9_.\- ]*?)(?P<separator>[@_.\- ]?)(?P<cutoff>[0-9]{1,6}(\.[0-9]{1,2})?)")
+
+
+def _folded(name: str) -> str:
+    """A name without case and separators: ``ndcg_cut``, ``NDCG-Cut`` and ``ndcgcut`` alike."""
+    return re.sub(r"[\s_.\-@]", "", name).lower()
+
+
+def _spellings(kind: str, cutoff: str | None) -> tuple[list[str], list[str]]:
+    """The names at ``cutoff``, in ir_measures' and in trec_eval's spelling, of the measures one of whose names is
+    ``kind`` but for case and separators (both spellings of each: ``recall`` is also ``R``)."""
+    folded = _folded(kind)
+    ir_names, trec_names = [], []
+    for definition in registered():
+        aliases = [alias.name for alias in definition.ir_measures]
+        if not definition.numeric or folded not in {_folded(name) for name in [*aliases, definition.name]}:
+            continue
+        if definition.trec_name:
+            trec_names.append(definition.name if cutoff is None else f"{definition.name}_{cutoff}")
+        ir_names += [alias if cutoff is None else f"{alias}@{cutoff}" for alias in aliases]
+    trec_names += [name for name in TREC_SETS if _folded(name) == folded and cutoff is None]
+    return ir_names, trec_names
+
+
+def _parses(name: str) -> bool:
+    """Whether castregin reads ``name`` as a measure (without importing ir_measures: only plain names are tried)."""
+    try:
+        return bool(_parse_trec(name, 1) or _plain_ir_measure(name, 1))
+    except InputError:
+        return False
+
+
+def suggestion(name: str, trec_eval: bool = False) -> str | None:
+    """The known name that ``name`` spells but for case and separators, or None: ``nDCG@5`` for ``ndcg@5``,
+    ``ndcg_cut_5`` for ``NDCG-cut-5``. Where two spellings are as close, ir_measures' for a name written with
+    ``@`` (or no separator), else trec_eval's; only trec_eval's names with ``trec_eval`` (``-m``, where
+    parameters follow a ``.``).
+
+    >>> suggestion("ndcg@5"), suggestion("Ndcg-Cut-5"), suggestion("p_5"), suggestion("nonsense")
+    ('nDCG@5', 'ndcg_cut_5', 'P_5', None)
+    """
+    if trec_eval:
+        family, dot, params = name.partition(".")
+        _, trec_names = _spellings(family, None)
+        known = [known for known in trec_names if known in TREC_SETS or known in TREC_SETS["all_trec"]]
+        return f"{known[0]}{dot}{params}" if known and known[0] != family else None
+    match = _NAME_AND_CUTOFF.fullmatch(name)
+    kind, cutoff = (match["kind"], match["cutoff"]) if match else (name, None)
+    ir_names, trec_names = _spellings(kind, cutoff)
+    if match and not (ir_names or trec_names):  # the digits belong to the name (no such name today)
+        ir_names, trec_names = _spellings(name, None)
+    in_trec_style = "@" not in name and re.search(r"[_.\-]", name) is not None
+    in_order = trec_names + ir_names if in_trec_style else ir_names + trec_names
+    # The same name but for case and separators first, then another name of the same measure (R for recall).
+    in_order.sort(key=lambda known: _folded(known) != _folded(name))
+    return next((known for known in in_order if known != name and _parses(known)), None)
 
 
 def parse_measure(name: str, rel_level: int = 2) -> list[Measure]:
@@ -422,15 +526,6 @@ def _parse_pairs(name: str, text: str) -> tuple[tuple[int, float], ...]:
     return tuple(pairs)
 
 
-def _preference_name(name: str) -> bool:
-    """Whether ``name`` is one of trec_eval's preference or judgment-group measures."""
-    from ..preferences import (
-        PREFERENCE_NAMES,  # here: only a name outside trec_eval's qrels measures needs it
-    )
-
-    return name in PREFERENCE_NAMES
-
-
 def mark_measures(args: Sequence[str]) -> list[Marked]:
     """What ``trec_eval -m ARG ...`` computes, in the order trec_eval prints it.
 
@@ -453,15 +548,17 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
             marked.add(name)
             if text is not None:
                 texts.setdefault(name, text)
-        elif name == "yaap" or _preference_name(name):
+        elif name == "yaap" or name in PREFERENCE_NAMES:
             raise InputError(f"measure {arg!r}: " + (
                 "castregin does not compute yaap" if name == "yaap" else
                 "a judgment-group measure: it needs -R qrels_jg judgments (trec_eval stops too)"
                 if name in _JUDGMENT_GROUP_NAMES else
                 "a preference measure: it needs -R prefs or -R qrels_prefs judgments (trec_eval stops too)"))
         else:
+            close = suggestion(arg, trec_eval=True)
+            hint = f"did you mean {close}? " if close else ""
             raise InputError(f"measure {arg!r}: not a trec_eval measure or measure set (trec_eval: illegal "
-                             "measure); `castregin measures` lists them")
+                             f"measure); {hint}`castregin measures` lists them")
     return [_marked(registered_as(name), texts.get(name)) for name in trec_eval_measures if name in marked]
 
 

@@ -26,14 +26,11 @@ from ...limits import MAX_DIVERSITY_CUTOFF
 from .. import gdeval, ndeval
 from ..ranking import ranked_items
 from ..trec_rules import TrecEvalRefusal
-from .definition import CUT_LONG, Definition, IrName, register
+from .definition import CUT_LONG, Definition, IrName, Option, register
 
 
 def _check_grade(options: tuple) -> str | None:
-    if options[0] != "exp-log2" and len(options) == 2:
-        return "dcg must be 'exp-log2' (gdeval's gains; nDCG@k is trec_eval's)"
-    grade = options[-1]
-    return None if isinstance(grade, int) and 1 <= grade <= 30 else "max_grade must be a whole number from 1 to 30"
+    return None if 1 <= options[-1] <= 30 else "max_grade must be a whole number from 1 to 30"
 
 
 def _gdeval_values(rr, s, params) -> tuple[float, float]:
@@ -57,9 +54,7 @@ def _gdeval_err(rr, s, params):
 
 
 def _alpha_beta(options: tuple) -> str | None:
-    *numbers, order = options
-    if order not in ("score", "rank"):
-        return f"order must be 'score' (trec_eval's, ndeval -traditional) or 'rank' (ndeval's), not {order!r}"
+    *numbers, _ = options  # the order's choices are its Option's
     return None if all(0.0 <= value <= 1.0 for value in numbers) else "alpha and beta must be from 0 to 1"
 
 
@@ -107,44 +102,73 @@ def _ap_ia(rr, s, params):
 
 _GDEVAL = "gdeval.pl's (TREC Web track), checked against it"
 _NDEVAL = "ndeval.c's (TREC Web track), checked against it; diversity qrels, labels binarised"
-#: ``order``: ``'score'`` ranks by score (trec_eval's order, ndeval's ``-traditional``), ``'rank'`` by the run's
-#: rank column (ndeval's default).
-_ORDER = ("order", "score")
-_ALPHA = (("alpha", 0.5), _ORDER)
+_GDEVAL_TOOL, _NDEVAL_TOOL = "gdeval.pl 1.3 (TREC Web track)", "ndeval.c 4.5 (TREC Web track)"
+_MAX_GRADE = Option("max_grade", gdeval.GDEVAL_MAX_GRADE, "the largest label: a label g is relevant with "
+                    "probability (2^g - 1) / 2^max_grade (gdeval's, 4; 1 to 30)")
+_DCG = Option("dcg", "exp-log2", "gdeval's gains 2^label - 1 (nDCG@k without it is trec_eval's)", ("exp-log2",))
+_ORDER = Option("order", "score", "the ranking: 'score' by score, ties by item id descending (trec_eval's, "
+                "ndeval -traditional), 'rank' by the run's rank column (ndeval's default)", ("score", "rank"))
+_ALPHA_OPTION = Option("alpha", 0.5, "redundancy: each further item relevant to a subtopic gains (1 - alpha) times "
+                       "the one before (0 to 1; ndeval's 0.5)")
+_BETA = Option("beta", 0.5, "patience: the weight of rank i is beta^(i-1) (0 to 1; ndeval's 0.5)")
+_ALPHA = (_ALPHA_OPTION, _ORDER)
 
 
 def _at(name: str, shown: str) -> tuple[IrName, ...]:
     return (IrName(name, shown, cutoff=True),)
 
 
+#: ndeval's measures at a cutoff: name, value at k, formula (``g(i)``: the item at rank i's gain, summed over the
+#: subtopics it is relevant to, each ``(1 - alpha)^(items above it relevant to that subtopic)``).
+_NDEVAL_AT = (
+    ("alpha_nDCG", lambda n, k: n.ndcg[k - 1],
+     "`alpha_DCG@k / alpha_DCG@k of the ideal ranking` (ndeval's greedy one); alpha-nDCG (Clarke et al. 2008)"),
+    ("alpha_DCG", lambda n, k: n.run.dcg[k - 1],
+     "`sum_{i<=k} g(i) / log2(i + 1)`, over the same sum with every subtopic met at every rank"),
+    ("ERR_IA", lambda n, k: n.run.err[k - 1],
+     "`sum_{i<=k} g(i) / i`, over the same sum with every subtopic met at every rank (intent-aware ERR)"),
+    ("nERR_IA", lambda n, k: n.nerr[k - 1], "`ERR_IA@k / ERR_IA@k of the ideal ranking`"),
+    ("P_IA", lambda n, k: n.run.precision[k - 1],
+     "`(relevant (item, subtopic) pairs among the first k) / (k * subtopics)`: intent-aware precision"),
+    ("StRecall", lambda n, k: n.run.strec[k - 1],
+     "`(subtopics with a relevant item among the first k) / subtopics`: subtopic recall"),
+)
+_IA = ("; `g(i)`: the rank i item's gain, over the subtopics it is relevant to "
+       "`(1 - alpha)^(items above it relevant there)`")
+
 register(Definition("gdeval_nDCG", _gdeval_ndcg, CUT_LONG, uses_level=False, trec_name=False,
                     ir_measures=(IrName("nDCG", "nDCG(dcg='exp-log2')@k", cutoff=True,
                                         when=lambda params: params.get("dcg") == "exp-log2"),),
-                    options=(("dcg", "exp-log2"), ("max_grade", gdeval.GDEVAL_MAX_GRADE)), check_options=_check_grade,
-                    note=_GDEVAL + "; gains 2^label-1"))
+                    options=(_DCG, _MAX_GRADE), check_options=_check_grade, note=_GDEVAL + "; gains 2^label-1",
+                    formula="`DCG@k / ideal DCG@k`, `DCG@k = sum_{i<=k} (2^label(i) - 1) / log2(i + 1)`; the ideal "
+                            "ranking is the qrels' positive labels, largest first",
+                    oracle=_GDEVAL_TOOL))
 register(Definition("ERR", _gdeval_err, CUT_LONG, uses_level=False, trec_name=False,
-                    ir_measures=_at("ERR", "ERR(max_grade=4)@k"),
-                    options=(("max_grade", gdeval.GDEVAL_MAX_GRADE),), check_options=_check_grade, note=_GDEVAL))
-for _name, _value in (
-        ("alpha_nDCG", lambda n, k: n.ndcg[k - 1]),
-        ("alpha_DCG", lambda n, k: n.run.dcg[k - 1]),
-        ("ERR_IA", lambda n, k: n.run.err[k - 1]),
-        ("nERR_IA", lambda n, k: n.nerr[k - 1]),
-        ("P_IA", lambda n, k: n.run.precision[k - 1]),
-        ("StRecall", lambda n, k: n.run.strec[k - 1])):
+                    ir_measures=_at("ERR", "ERR(max_grade=4)@k"), options=(_MAX_GRADE,), check_options=_check_grade,
+                    note=_GDEVAL,
+                    formula="`sum_{i<=k} r(i) / i * prod_{j<i} (1 - r(j))`, `r(i) = (2^label(i) - 1) / 2^max_grade`: "
+                            "expected reciprocal rank (Chapelle et al. 2009)",
+                    oracle=_GDEVAL_TOOL))
+for _name, _value, _formula in _NDEVAL_AT:
     register(Definition(_name, _cut(_value), CUT_LONG, uses_level=False, trec_name=False,
                         ir_measures=_at(_name, f"{_name}(alpha=0.5)@k"), options=_ALPHA, check_options=_alpha_beta,
-                        diversity=True, note=_NDEVAL))
+                        diversity=True, note=_NDEVAL, formula=_formula + (_IA if "g(i)" in _formula else ""),
+                        oracle=_NDEVAL_TOOL))
+_NRBP = ("`(1 - (1 - alpha) * beta) / subtopics * sum_i beta^(i-1) g(i)` over the whole ranking: novelty- and "
+         "rank-biased precision (Clarke et al. 2009)" + _IA)
 register(Definition("NRBP", _nrbp(False), uses_level=False, trec_name=False,
                     ir_measures=(IrName("NRBP", "NRBP(alpha=0.5,beta=0.5)"),),
-                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check_options=_alpha_beta, diversity=True,
-                    note=_NDEVAL))
+                    options=(_ALPHA_OPTION, _BETA, _ORDER), check_options=_alpha_beta, diversity=True,
+                    note=_NDEVAL, formula=_NRBP, oracle=_NDEVAL_TOOL))
 register(Definition("nNRBP", _nrbp(True), uses_level=False, trec_name=False,
                     ir_measures=(IrName("nNRBP", "nNRBP(alpha=0.5,beta=0.5)"),),
-                    options=(("alpha", 0.5), ("beta", 0.5), _ORDER), check_options=_alpha_beta, diversity=True,
-                    note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)"))
+                    options=(_ALPHA_OPTION, _BETA, _ORDER), check_options=_alpha_beta, diversity=True,
+                    note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)",
+                    formula="`NRBP / NRBP of the ideal ranking`", oracle=_NDEVAL_TOOL))
 register(Definition("AP_IA", _ap_ia, uses_level=False, trec_name=False, ir_measures=(IrName("AP_IA", "AP_IA"),),
-                    options=(_ORDER,), check_options=_alpha_beta, diversity=True, note=_NDEVAL + " (MAP-IA)"))
+                    options=(_ORDER,), check_options=_alpha_beta, diversity=True, note=_NDEVAL + " (MAP-IA)",
+                    formula="the mean over the subtopics of each one's average precision (MAP-IA)",
+                    oracle=_NDEVAL_TOOL))
 
 
 # --- RBP (Moffat and Zobel 2008) -------------------------------------------------------------------------------
@@ -184,11 +208,19 @@ def _rbp(residual: bool):
 
 _RBP_NOTE = ("Moffat and Zobel's rank-biased precision, binary at the relevance level; checked against trectools "
              "0.0.50")
+_TRECTOOLS = "trectools 0.0.50 (its RBP)"
+_PERSISTENCE = Option("p", 0.8, "persistence: the chance of going on to the next item (between 0 and 1)")
 register(Definition("RBP", _rbp(False), CUT_LONG, trec_name=False,
-                    ir_measures=(IrName("RBP", "RBP(p=0.8)@k", cutoff=None),), options=(("p", 0.8),),
-                    check_options=_check_persistence, note=_RBP_NOTE))
+                    ir_measures=(IrName("RBP", "RBP(p=0.8)@k", cutoff=None),), options=(_PERSISTENCE,),
+                    check_options=_check_persistence, note=_RBP_NOTE,
+                    formula="`(1 - p) * sum_{i<=k} rel(i) * p^(i-1)`, `rel(i)` 1 for an item labelled at or above "
+                            "the level (Moffat and Zobel 2008)",
+                    oracle=_TRECTOOLS))
 register(Definition("RBP_residual", _rbp(True), CUT_LONG, trec_name=False,
-                    ir_measures=(IrName("RBP_residual", "RBP_residual(p=0.8)@k", cutoff=None),), options=(("p", 0.8),),
-                    check_options=_check_persistence,
+                    ir_measures=(IrName("RBP_residual", "RBP_residual(p=0.8)@k", cutoff=None),),
+                    options=(_PERSISTENCE,), check_options=_check_persistence,
                     note="RBP's residual: the weight of the unjudged items ranked and of the ranks past the ranking "
-                         "(p^items), RBP's largest gain were they relevant; checked against trectools 0.0.50"))
+                         "(p^items), RBP's largest gain were they relevant; checked against trectools 0.0.50",
+                    formula="`(1 - p) * sum_{i<=k, i unjudged} p^(i-1) + p^min(k, n)`: what RBP@k could gain were "
+                            "the unjudged items and the ranks past the ranking (n items) relevant",
+                    oracle=_TRECTOOLS))

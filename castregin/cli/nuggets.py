@@ -1,0 +1,418 @@
+"""Commands ``nuggets ...``: nugget evaluation of generated answers (TREC RAG 2024, iKAT 2024)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .. import formats
+from ..errors import InputError
+from ..limits import MAX_CITATIONS_BOUNDS, MAX_NUGGETS_BOUNDS, NUGGET_WINDOW_BOUNDS
+from ..render.tables import FORMATS, render_rows
+from . import main, warnings_as_lines
+from .endpoint import endpoint_option
+from .options import InputPath, OutputDirectory, OutputPath, format_option, output_option, runs_argument
+
+
+@main.group()
+def nuggets():
+    """Nugget evaluation of generated answers: nuggets and their assignment by a model, scores, citation support.
+
+    \b
+    Examples:
+      castregin nuggets create --qrels qrels.txt --passages segments.jsonl --queries topics.tsv \\
+          --model llama3.1:8b --base-url http://localhost:11434/v1 --out-dir nuggets/
+      castregin nuggets assign nuggets/nuggets.jsonl answers.jsonl --model llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --out-dir assigned/
+      castregin nuggets score assignments/*.jsonl
+      castregin nuggets score human/ --name human -q --format tsv -o human.tsv
+      castregin compare --scores human.tsv --baseline bm25-gpt4o
+      castregin nuggets cite answers.jsonl --passages segments.jsonl --model llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --out-dir support/
+    """
+
+
+@nuggets.command("score")
+@runs_argument("ASSIGNMENTS...")
+@click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Measure, repeatable: strict_vital_score, strict_all_score, vital_score, all_score (nuggetizer's; "
+                   "or strict_vital, strict_all, vital, all), nugget_recall (iKAT 2024). Default: all five.")
+@click.option("--name", default="nuggets", show_default=True, metavar="NAME",
+              help="The name of this assignment source (human, gpt-4o): the column evaluate fills with the "
+                   "qrels' name, which compare, analyze and report tell sources apart by.")
+@click.option("--no-vital", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="A turn without a vital nugget scores 0 on the vital scores, as nuggetizer scores it, or "
+                   "is left out of them (skip). Either way the turns are named on standard error.")
+@click.option("--failed", type=click.Choice(["refuse", "not_support"]), default="refuse", show_default=True,
+              help="An assignment nuggetizer wrote as \"failed\" (the model's call failed): an error, or "
+                   "counted as not_support, as nuggetizer's metrics count it.")
+@format_option(FORMATS)
+@output_option()
+def score_command(runs, per_turn, measures, name, no_vital, failed, fmt, output):
+    """Score runs by their nugget assignments: nuggetizer's four scores and iKAT 2024's nugget recall.
+
+    ASSIGNMENTS are nuggetizer's assignment files (JSONL, one query a line: qid, query, run_id,
+    answer_text and the nuggets, each with importance vital or okay and assignment support,
+    partial_support or not_support); a directory stands for its files; a line without run_id
+    belongs to the run named by its file. Per run and turn: strict_vital_score and strict_all_score
+    (the share of the vital, or of all, nuggets supported), vital_score and all_score (the same, a
+    partial support counting 0.5), exactly as nuggetizer computes them, and nugget_recall, iKAT
+    2024's (CONE-RAG's nugget-to-response matching: the share of the nuggets supported, over the
+    turns with nuggets and an answer). The all row is the mean over the run's turns, nuggetizer's
+    global metric. Rows are evaluate's (run, name, measure, turn, value): compare --scores, analyze
+    --scores and report --scores read them.
+
+    \b
+    Examples:
+      castregin nuggets score assignments/*.jsonl
+      castregin nuggets score human/*.jsonl --name human -q --format markdown
+      castregin nuggets score gpt4o/ --name gpt-4o -q --format tsv -o gpt4o.tsv
+      castregin nuggets score a.jsonl -m vital -m all --no-vital skip --format latex
+    """
+    from ..formats.nuggets import read_assignment_files
+    from ..nuggets.scores import NUM_Q, parse_measure_names, score_assignments
+
+    formats.ensure_not_input(output, runs)
+    try:
+        chosen = parse_measure_names(measures)
+    except InputError as err:
+        raise click.BadParameter(err.problem, param_hint="-m") from None
+    with warnings_as_lines():
+        rows = score_assignments(read_assignment_files(runs, failed), name, chosen, per_turn, no_vital)
+    formats.write_text(output, render_rows(rows, fmt, counts={NUM_Q}))
+
+
+# --- a model's nuggets: create, assign, cite ---------------------------------------------------------------------
+
+CACHE_NAME = "cache.sqlite"
+
+
+def _model_options(function):
+    """The endpoint options every model command takes after its own: the key's variable, sampling, calls, budget,
+    price, and the answer cache."""
+    for option in reversed([
+            endpoint_option("api_key_env"), endpoint_option("temperature"), endpoint_option("max_tokens"),
+            endpoint_option("concurrency"), endpoint_option("timeout"), endpoint_option("max_retries"),
+            endpoint_option("retry_wait"),
+            endpoint_option("max_requests", help="Send at most N requests (retries count); what is complete is "
+                                                 "written and a later run goes on from there."),
+            endpoint_option("price_in"), endpoint_option("price_out"),
+            click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
+                         help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and "
+                              "directories.")]):
+        function = option(function)
+    return function
+
+
+def _out_dir_option(written: str):
+    return click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
+                        help=f"Where {written} and run_log.json go (written together, all or nothing); the answer "
+                             "cache is kept there too unless --cache says otherwise.")
+
+
+def _window_option(what: str):
+    return click.option("--window", default=10, show_default=True, type=click.IntRange(*NUGGET_WINDOW_BOUNDS),
+                        metavar="N", help=f"{what} per call (nuggetizer's window).")
+
+
+def _run_model(command: str, settings, cache_path, out_dir, names, inputs, read, work, *, turns: bool = False):
+    """Run a model stage (:func:`castregin.nuggets.llm.model_stage`) with a progress bar and the line that says
+    what a stopped run kept; returns what ``work`` gives."""
+    from ..nuggets.llm import model_stage
+    from .endpoint import call_progress, kept_saying
+
+    if cache_path == "-":
+        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
+    if turns:
+        progress, close_bars = _turn_progress(f"castregin nuggets {command}")
+    else:
+        progress, close_bars = call_progress(f"castregin nuggets {command}", settings.cost)
+
+    try:
+        with warnings_as_lines():
+            return model_stage(settings, cache_path or os.path.join(out_dir, CACHE_NAME), read,
+                               lambda client, data: work(client, data, progress),
+                               outputs=[os.path.join(out_dir, name) for name in names], inputs=inputs,
+                               out_dir=out_dir, purpose=f"nuggets-{command}", kept=kept_saying(close_bars))
+    finally:
+        close_bars()
+
+
+def _turn_progress(description: str):
+    """A progress bar of turns on standard error (when it is a terminal): ``(factory, close)``."""
+    from tqdm import tqdm
+
+    bars: list = []
+
+    def factory(total: int):
+        bar = tqdm(total=total, unit="turn", desc=description, disable=None, dynamic_ncols=True)
+        bars.append(bar)
+        return lambda qid: bar.update(1)
+
+    def close() -> None:
+        for bar in bars:
+            bar.close()
+
+    return factory, close
+
+
+def _write_outputs(out_dir: str, files: dict[str, str], inputs) -> None:
+    from ..formats.output import OutputSet
+
+    with OutputSet(inputs) as outputs:
+        for name, text in files.items():
+            outputs.write_text(os.path.join(out_dir, name), text)
+
+
+def _prompt_inputs(*pairs: tuple[str, str]) -> list[str]:
+    """The template files among ``(task, --prompt value)`` pairs: inputs, never outputs."""
+    from ..render.nugget_prompts import builtin_names
+
+    return [spec for task, spec in pairs if spec not in builtin_names(task)]
+
+
+@nuggets.command("assign")
+@click.argument("nuggets_file", type=InputPath(), metavar="NUGGETS")
+@runs_argument("ANSWERS...")
+@endpoint_option("model")
+@endpoint_option("base_url")
+@_out_dir_option("assignments.jsonl")
+@click.option("--prompt", default="nuggetizer", show_default=True, type=InputPath(),
+              metavar="nuggetizer|nuggetizer-2grade|FILE",
+              help="nuggetizer: castorini/nuggetizer's assignment prompt (support, partial_support, not_support); "
+                   "nuggetizer-2grade: its 2-grade one (support, not_support); FILE: your Jinja template (rendered "
+                   "in a sandbox; see docs/nuggets.md for its variables).")
+@_window_option("Nuggets")
+@click.option("--topics", type=InputPath(), metavar="TOPICS.json",
+              help="CAsT or iKAT topics: each turn's conversation so far goes into the prompt's query.")
+@_model_options
+def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window, topics, api_key_env, temperature,
+                   max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
+                   cache_path):
+    """Assign nuggets to generated answers with a model, as nuggetizer's assign does: cached, resumable.
+
+    \b
+    NUGGETS is a nuggetizer nuggets file (JSONL: qid, query, nuggets with text and importance);
+    ANSWERS are TREC RAG 2024 answer files (JSONL) or TREC iKAT 2024 runs (a directory stands for
+    its files). For every answer to a turn with nuggets, the model gets the query, the answer's text
+    and the nuggets, --window at a time, and ends its answer with a list of one label per nugget, in
+    the prompt's order (a JSON list on the final line, or nuggetizer's Python list):
+    ["support", "partial_support", "not_support"]. An answer that cannot be read makes its
+    window's nuggets "failed" (nuggetizer's word), counted in run_log.json; an empty answer
+    supports nothing (no call). Every answer is stored in the cache before it counts: a run
+    stopped (SIGTERM, Ctrl-C, --max-requests) resumes where it stopped, asking nothing twice.
+    Outputs: assignments.jsonl (nuggetizer's assignment JSONL, for `castregin nuggets score`) and
+    run_log.json (requests, failures by kind, unparseable answers, tokens, cost).
+
+    \b
+    Examples:
+      castregin nuggets assign nuggets.jsonl answers/ --model llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --out-dir assigned/
+      castregin nuggets score assigned/assignments.jsonl --name llama -q --format tsv -o llama.tsv
+      OPENAI_API_KEY=... castregin nuggets assign nuggets.jsonl ikat_run.json --topics topics.json \\
+          --model gpt-4o --base-url https://api.openai.com/v1 --price-in 2.5 --price-out 10 --out-dir gpt4o/
+    """
+    from ..formats.nuggets import read_answer_files, read_nuggets
+    from ..formats.topics import read_topics
+    from ..llm import EndpointSettings
+    from ..nuggets.assign import assign_nuggets
+    from ..render.nugget_prompts import load_nugget_prompt
+    from ..render.nugget_runs import ASSIGNMENTS_JSONL, RUN_LOG_JSON, assignment_files, model_run_summary
+    from .endpoint import endpoint_settings
+
+    settings = EndpointSettings(**endpoint_settings(locals()))
+    inputs = [nuggets_file, *runs, *([topics] if topics else []), *_prompt_inputs(("assign", prompt))]
+
+    def read():
+        return (load_nugget_prompt("assign", prompt), read_nuggets(nuggets_file), read_answer_files(runs),
+                read_topics(topics) if topics else None)
+
+    def work(client, data, progress):
+        loaded, turns, answers, tree = data
+        return assign_nuggets(client, turns, answers, loaded, window=window, topics=tree, progress=progress,
+                              grades=2 if prompt == "nuggetizer-2grade" else 3)
+
+    assigned = _run_model("assign", settings, cache_path, out_dir, [ASSIGNMENTS_JSONL, RUN_LOG_JSON], inputs, read,
+                          work)
+    _write_outputs(out_dir, assignment_files(assigned), inputs)
+    log = assigned.log
+    for line in model_run_summary(log, log["unparseable"], f"their {log['nuggets_failed']} nugget(s) are \"failed\"",
+                                  f"{log['assignments']} answers assigned"
+                                  + (f", {log['assignments_incomplete']} left for a later run"
+                                     if log["assignments_incomplete"] else "")):
+        click.echo(line, err=True)
+    if log["answers_without_nuggets"]["count"]:
+        click.echo(f"castregin: warning: {log['answers_without_nuggets']['count']} answer(s) are to turns without "
+                   f"nuggets and are left out: {', '.join(log['answers_without_nuggets']['first'][:10])}", err=True)
+
+
+@nuggets.command("create")
+@click.option("--qrels", "qrels_file", required=True, type=InputPath(), metavar="QRELS",
+              help="Passage qrels: the passages of grade --min-grade or more are each turn's relevant ones.")
+@click.option("--passages", "passages_file", required=True, type=InputPath(), metavar="FILE",
+              help="Passage texts, one a line: JSONL {\"docid\", \"text\"} (or TREC RAG's segments, iKAT's "
+                   "{\"id\", \"contents\"}) or TSV id<TAB>text; compressed files too; only the relevant ones "
+                   "are kept.")
+@click.option("--queries", "queries_file", type=InputPath(), metavar="FILE",
+              help="Query texts: TSV qid<TAB>query or JSONL {\"qid\", \"query\"} (TREC RAG's topics).")
+@click.option("--topics", type=InputPath(), metavar="TOPICS.json",
+              help="CAsT or iKAT topics: each turn's utterance is its query (unless --queries has it) and its "
+                   "conversation so far goes into the prompt.")
+@endpoint_option("model")
+@endpoint_option("base_url")
+@_out_dir_option("nuggets.jsonl")
+@click.option("--min-grade", default=2, show_default=True, type=click.IntRange(min=0), metavar="GRADE",
+              help="The lowest qrels grade of a passage nuggets are drafted from (nuggetizer's min_judgment).")
+@_window_option("Passages (creation) and nuggets (scoring)")
+@click.option("--max-nuggets", default=30, show_default=True, metavar="N",
+              type=click.IntRange(*MAX_NUGGETS_BOUNDS),
+              help="Nuggets a turn keeps, vital first (nuggetizer's max_nuggets).")
+@click.option("--prompt", default="nuggetizer", show_default=True, type=InputPath(), metavar="nuggetizer|FILE",
+              help="The creation prompt: nuggetizer's, or your Jinja template (sandboxed).")
+@click.option("--score-prompt", default="nuggetizer", show_default=True, type=InputPath(), metavar="nuggetizer|FILE",
+              help="The vital/okay scoring prompt: nuggetizer's, or your Jinja template (sandboxed).")
+@_model_options
+def create_command(qrels_file, passages_file, queries_file, topics, model, base_url, out_dir, min_grade, window,
+                   max_nuggets, prompt, score_prompt, api_key_env, temperature, max_tokens, concurrency, timeout,
+                   max_retries, retry_wait, max_requests, price_in, price_out, cache_path):
+    """Draft nuggets from each turn's relevant passages with a model, then label them vital or okay.
+
+    \b
+    As nuggetizer (the AutoNuggetizer of TREC RAG 2024) does: each turn's relevant passages (qrels
+    grade >= --min-grade, most relevant first) go to the model --window at a time, each call
+    updating the nugget list so far (at most --max-nuggets); then the nuggets, --window at a
+    time, are labelled vital or okay; vital ones come first. A turn's query comes from --queries
+    or from --topics (its utterance; its conversation so far goes into the prompt). Every answer
+    is cached: a stopped run resumes asking nothing twice. Outputs: nuggets.jsonl (nuggetizer's
+    nuggets JSONL, for `castregin nuggets assign`) and run_log.json.
+
+    \b
+    Examples:
+      castregin nuggets create --qrels qrels.rag24.txt --passages segments.jsonl.gz \\
+          --queries topics.rag24.test.txt --model llama3.1:70b --base-url http://localhost:8000/v1 \\
+          --out-dir nuggets/
+      castregin nuggets create --qrels ikat24.qrels --passages passages.jsonl --topics topics.json \\
+          --model gpt-4o --base-url https://api.openai.com/v1 --out-dir nuggets/
+    """
+    from ..formats import read_qrels
+    from ..formats.passages import read_passages, read_queries
+    from ..formats.topics import read_topics
+    from ..llm import EndpointSettings
+    from ..nuggets.create import create_nuggets, creation_requests
+    from ..render.nugget_prompts import load_nugget_prompt
+    from ..render.nugget_runs import NUGGETS_JSONL, RUN_LOG_JSON, creation_files, model_run_summary
+    from .endpoint import endpoint_settings
+
+    if queries_file is None and topics is None:
+        raise click.UsageError("give --queries or --topics: the query of each turn")
+    settings = EndpointSettings(**endpoint_settings(locals()))
+    inputs = [qrels_file, passages_file, *([queries_file] if queries_file else []), *([topics] if topics else []),
+              *_prompt_inputs(("create", prompt), ("score", score_prompt))]
+
+    def read():
+        prompts = (load_nugget_prompt("create", prompt), load_nugget_prompt("score", score_prompt))
+        qrels = read_qrels(qrels_file)
+        wanted = {docid for items in qrels.labels.values() for docid, grade in items.items() if grade >= min_grade}
+        requests = creation_requests(qrels, read_passages(passages_file, wanted),
+                                     read_queries(queries_file) if queries_file else None,
+                                     read_topics(topics) if topics else None, min_grade)
+        return prompts, requests
+
+    def work(client, data, progress):
+        (create_prompt, score_prompt_loaded), requests = data
+        return create_nuggets(client, requests, create_prompt, score_prompt_loaded, window=window,
+                              max_nuggets=max_nuggets, progress=progress)
+
+    created = _run_model("create", settings, cache_path, out_dir, [NUGGETS_JSONL, RUN_LOG_JSON], inputs, read, work,
+                         turns=True)
+    _write_outputs(out_dir, creation_files(created), inputs)
+    log = created.log
+    unparseable = log["unparseable"]["create"] + log["unparseable"]["score"]
+    for line in model_run_summary(log, unparseable, "a creation answer leaves the list as it was, a scoring answer "
+                                                    "makes its nuggets okay",
+                                  f"{log['nuggets']} nuggets ({log['vital']} vital) for {log['turns_written']} turns"
+                                  + (f", {log['turns_incomplete']} left for a later run" if log["turns_incomplete"]
+                                     else "")):
+        click.echo(line, err=True)
+
+
+@nuggets.command("cite")
+@runs_argument("ANSWERS...")
+@click.option("--passages", "passages_file", required=True, type=InputPath(), metavar="FILE",
+              help="Texts of the cited passages, one a line: JSONL {\"docid\", \"text\"} (or TREC RAG's segments, "
+                   "iKAT's {\"id\", \"contents\"}) or TSV id<TAB>text; compressed files too.")
+@endpoint_option("model")
+@endpoint_option("base_url")
+@_out_dir_option("citation_support.csv, citation_scores.tsv")
+@click.option("--max-citations", default=3, show_default=True, metavar="N",
+              type=click.IntRange(*MAX_CITATIONS_BOUNDS),
+              help="Citations of each sentence judged, the first N distinct ones (TREC RAG 2024 judged 3).")
+@click.option("--prompt", default="support", show_default=True, type=InputPath(), metavar="support|FILE",
+              help="support: full, partial or no support, TREC RAG 2024's levels; FILE: your Jinja template.")
+@click.option("--name", default="citations", show_default=True, metavar="NAME",
+              help="The name of this label source in the scores' qrels column (gpt-4o, human).")
+@click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value.")
+@format_option(FORMATS)
+@_model_options
+def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, prompt, name, per_turn, fmt,
+                 api_key_env, temperature, max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests,
+                 price_in, price_out, cache_path):
+    """Judge whether cited passages support the answers' sentences with a model; citation precision and recall.
+
+    \b
+    Each sentence of each answer (TREC RAG 2024 answers, iKAT 2024 runs) with each passage it cites
+    (the first --max-citations) is a pair; the model reads the sentence and the passage and ends
+    with "Full Support", "Partial Support" or "No Support". Per answer, as TREC RAG 2024's support
+    evaluation scores it (weighted precision and recall, Thakur et al. 2025): citation_precision,
+    the mean weight of its pairs (full 1, partial 0.5, none 0); citation_recall, the mean over its
+    sentences of the best weight of their citations (0 for a sentence citing nothing). Outputs:
+    citation_support.csv (one label per pair), citation_scores.tsv (per run and turn, for compare
+    --scores) and run_log.json; the run means are printed. Cached and resumable like judge.
+
+    \b
+    Examples:
+      castregin nuggets cite answers/ --passages segments.jsonl.gz --model gpt-4o \\
+          --base-url https://api.openai.com/v1 --out-dir support/
+      castregin compare --scores support/citation_scores.tsv -m citation_recall
+    """
+    from ..formats.nuggets import read_answer_files
+    from ..formats.passages import read_passages
+    from ..llm import EndpointSettings
+    from ..nuggets.citations import citation_scores, cited_pairs, judge_citations
+    from ..render.nugget_prompts import load_nugget_prompt
+    from ..render.nugget_runs import (
+        CITATION_SCORES_TSV,
+        CITATION_SUPPORT_CSV,
+        RUN_LOG_JSON,
+        citation_files,
+        model_run_summary,
+    )
+    from .endpoint import endpoint_settings
+
+    settings = EndpointSettings(**endpoint_settings(locals()))
+    inputs = [*runs, passages_file, *_prompt_inputs(("cite", prompt))]
+
+    def read():
+        loaded = load_nugget_prompt("cite", prompt)
+        answers = read_answer_files(runs)
+        wanted = {passage_id for answer in answers for _, passage_id in cited_pairs(answer, max_citations)}
+        return loaded, answers, read_passages(passages_file, wanted)
+
+    def work(client, data, progress):
+        loaded, answers, passages = data
+        return answers, judge_citations(client, answers, passages, loaded, max_citations=max_citations,
+                                        progress=progress)
+
+    names = [CITATION_SUPPORT_CSV, CITATION_SCORES_TSV, RUN_LOG_JSON]
+    answers, judged = _run_model("cite", settings, cache_path, out_dir, names, inputs, read, work)
+    with warnings_as_lines():
+        rows = citation_scores(answers, judged.labels, name, True, max_citations)
+    _write_outputs(out_dir, citation_files(judged, rows), inputs)
+    log = judged.log
+    for line in model_run_summary(log, log["unparseable"], "their pairs are unlabelled and their answers not scored",
+                                  f"{len(judged.labels)} of {log['pairs']} pairs labelled"):
+        click.echo(line, err=True)
+    shown = rows if per_turn else [row for row in rows if row[3] == "all"]
+    formats.write_text("-", render_rows(shown, fmt, counts={"num_q"}))

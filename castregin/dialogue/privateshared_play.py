@@ -1,0 +1,223 @@
+"""privateshared against a model: the game master of :mod:`~castregin.dialogue.privateshared_game` with the
+player behind :class:`castregin.llm.Client`, the one client of every command that calls a model.
+
+:func:`play_game` is what ``castregin play privateshared`` and :func:`castregin.api.play_privateshared`
+both call: it opens the client on the answer cache, plays the planned episodes side by side
+(``client.parallel``: at most ``concurrency`` episodes, and requests, at once), each call of an episode
+through ``client.ask`` after the previous answer, and returns every episode's outcome and the run log.
+It writes nothing but the cache; the caller writes each episode as it ends (``on_episode``).
+
+Every call's answer is stored before the game goes on, so an episode the run did not finish (stopped,
+the budget spent, a call failed after every retry) is played again from its start by the next run, its
+answers so far from the cache: the same conversation, no request sent twice. Such an episode is not
+played in this run (:class:`~castregin.dialogue.privateshared_game.EpisodeOutcome`), never written half.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..formats.llm_cache import CachedAnswer
+from ..formats.privateshared import GAME, GameTexts
+from ..llm import Answer, Call, Client, ClientStats, EndpointSettings, api_key, check_api_key, public_url
+from .privateshared_game import (
+    EpisodeOutcome,
+    EpisodePlan,
+    EpisodeRecords,
+    Player,
+    Reply,
+    Unanswered,
+    play_episodes,
+)
+
+
+def completion_record(answer: CachedAnswer, model: str) -> dict:
+    """The raw response ``requests.json`` keeps of one call: the chat completion as the cache holds it (its
+    message, finish reason and token counts; the server's id and time are not kept, so that an episode
+    replayed from the cache writes the same bytes)."""
+    return {"object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": answer.finish_reason,
+                         "message": {"role": "assistant", "content": answer.content, "refusal": answer.refusal}}],
+            "usage": {"prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
+                      "total_tokens": answer.prompt_tokens + answer.completion_tokens}}
+
+
+def client_player(client: Client) -> Player:
+    """The model behind ``client`` as a thread-safe :class:`~castregin.dialogue.privateshared_game.Player`:
+    each call through ``client.ask`` (the cache's answer, else a request), the answer's text (a refusal,
+    which has none, is the empty answer: invalid, as an answer without its tag is) and its record.
+
+    A call with no answer raises :class:`Unanswered`. The run's first request is sent alone (the other
+    episodes wait for it): a key or a model the endpoint refuses ends the run after one request. When a
+    call failed after every retry and the endpoint has not answered one call in this run, the client is
+    stopped: the other episodes are not sent to an endpoint that does not answer, each after its own
+    retries (their outcome: ``"unsent"``).
+    """
+    model = client.settings.model
+    gave_up = threading.Event()
+    first_request = threading.Lock()
+    first_settled = threading.Event()
+
+    def ask(call: Call) -> Answer:
+        if first_settled.is_set():
+            return client.ask(call)
+        with first_request:  # the run's first request alone: a key or model refused ends the run after one
+            answer = client.ask(call)
+            if answer.status != "cached":
+                first_settled.set()
+            return answer
+
+    def player(messages: list[dict]) -> Reply:
+        answer = ask(client.call(messages))
+        if answer.answer is None:
+            if answer.status == "failed" and client.stats.answers == 0:
+                gave_up.set()
+                client.stop()
+            elif answer.status == "stopped" and gave_up.is_set():
+                raise Unanswered("unsent", "the endpoint answered no call")
+            raise Unanswered(answer.status, answer.error)
+        return Reply(answer.answer.content or "", completion_record(answer.answer, model))
+
+    return player
+
+
+@dataclass
+class PlayRun:
+    """What a run of the game gives: every planned episode's outcome, in order, and the run log."""
+
+    outcomes: list[EpisodeOutcome]
+    log: dict
+
+    @property
+    def played(self) -> list[EpisodeOutcome]:
+        return [outcome for outcome in self.outcomes if outcome.played]
+
+
+def episode_usage(records: EpisodeRecords) -> tuple[int, int, int]:
+    """(calls, prompt tokens, completion tokens) of the model in one episode, from its records."""
+    calls = prompt = completion = 0
+    for entry in records.requests["Player 1"]:
+        response = entry.get("call", entry)["raw_response_obj"]
+        usage = response.get("usage", {}) if isinstance(response, dict) else {}
+        calls += 1
+        prompt += usage.get("prompt_tokens", 0)
+        completion += usage.get("completion_tokens", 0)
+    return calls, prompt, completion
+
+
+def play_game(plans: Sequence[EpisodePlan], texts: GameTexts, settings: EndpointSettings, cache_file: str, *,
+              rules: str, folder: str, game: dict | None = None, already: int = 0,
+              on_episode: Callable[[EpisodePlan, EpisodeRecords], None] | None = None,
+              progress: Callable[[int], Callable[[EpisodeOutcome, ClientStats, float], None]] | None = None,
+              kept: Callable[[str, int], None] | None = None) -> PlayRun:
+    """Play ``plans`` against the model of ``settings``, its answers from and into the cache at ``cache_file``.
+
+    ``rules`` and ``folder`` (the model's results directory) as :func:`play_episodes` takes them; ``game``
+    (the game folder and instances file, for the log) and ``already`` (episodes played by earlier runs)
+    go into the run log. ``on_episode(plan, records)`` gets every episode played as it ends;
+    ``progress(total)`` returns a function told of each outcome with the client's statistics and cost so
+    far; ``kept(path, n)`` is told, when the run ends by an exception, how many answers it stored. When
+    episodes were to be played and none could be, an :class:`InputError` says why (the first failure);
+    a cache file this run made and stored nothing in is then removed.
+    """
+    from ..formats.output import make_directories, remove_empty
+
+    settings = settings.check()
+    check_api_key(api_key(settings.api_key_env), settings.api_key_env)
+    started = time.monotonic()
+    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
+    try:
+        client = Client(settings, cache_file, purpose="play")
+    except BaseException:
+        remove_empty(made)
+        raise
+    try:
+        with client:
+            tick = None
+            if progress is not None:
+                told = progress
+
+                def tick(total: int) -> Callable[[EpisodeOutcome], None]:
+                    update = told(total)
+                    return lambda outcome: update(outcome, client.stats, client.cost())
+
+            outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
+                                     folder=folder, on_episode=on_episode, parallel=client.parallel, progress=tick)
+            if plans and not any(outcome.played for outcome in outcomes):
+                raise InputError(nothing_played(client, outcomes))
+    except BaseException:
+        if kept is not None and client.stored:
+            kept(client.path, client.stored)
+        remove_empty(made)  # those still empty: nothing received, nothing written
+        raise
+    return PlayRun(outcomes, run_log(outcomes, client, settings, rules=rules, folder=folder, game=game or {},
+                                     already=already, seconds=time.monotonic() - started))
+
+
+#: Why an episode was not played, by its outcome's status.
+NOT_PLAYED = {"failed": "a call failed after every retry", "budget": "the budget of --max-requests is spent",
+              "stopped": "the run was stopped", "unsent": "not sent: the endpoint answered no call"}
+
+
+def nothing_played(client: Client, outcomes: Sequence[EpisodeOutcome]) -> str:
+    """Why a run that had episodes to play played none, in one line."""
+    counts = Counter(outcome.status for outcome in outcomes)
+    reasons = "; ".join(f"{n} episode(s): {NOT_PLAYED.get(status, status)}" for status, n in counts.items())
+    first = f"; the first error: {client.stats.first_error}" if client.stats.first_error else ""
+    return (f"no episode could be played ({reasons}){first}; nothing written: the answers received are kept in "
+            "the cache for the next run")
+
+
+def run_log(outcomes: Sequence[EpisodeOutcome], client: Client, settings: EndpointSettings, *, rules: str,
+            folder: str, game: dict, already: int, seconds: float) -> dict[str, Any]:
+    """The run log (``run_log.json``): what was played and what not (and why), the calls, tokens and cost of the
+    episodes played, and what this run asked the endpoint. No key: only the variable's name."""
+    played = [o for o in outcomes if o.played]
+    calls = prompt = completion = 0
+    for records in (o.records for o in played if o.records is not None):
+        n, p, c = episode_usage(records)
+        calls, prompt, completion = calls + n, prompt + p, completion + c
+    stats = client.stats
+    cost = settings.cost(prompt, completion)
+    return {
+        "game": GAME,
+        "rules": rules,
+        **game,
+        "model": settings.model,
+        "results": folder,
+        "endpoint": public_url(settings.base_url),
+        "api_key_env": settings.api_key_env,
+        "parameters": client.parameters,
+        "episodes": len(outcomes) + already,
+        "episodes_already_played": already,
+        "episodes_played": len(played),
+        "complete": len(played) == len(outcomes),
+        "not_played": [{"episode": o.plan.directory, "status": o.status, "error": o.error}
+                       for o in outcomes if not o.played],
+        "aborted": sum(bool(o.records.interactions.get("Aborted")) for o in played if o.records is not None),
+        "calls": calls,
+        "tokens": {"prompt": prompt, "completion": completion},
+        "cost": {"usd": round(cost, 6), "price_in_per_million": settings.price_in,
+                 "price_out_per_million": settings.price_out},
+        "this_run": {
+            "requests": stats.requests,
+            "new_answers": stats.answers,
+            "from_cache": stats.from_cache,
+            "failures": dict(sorted(stats.failures.items())),
+            "first_failure": stats.first_error,
+            "calls_failed": stats.failed_calls,
+            "calls_not_sent": stats.unsent_calls,
+            "budget_spent": stats.budget_spent,
+            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
+            "cost_usd": round(client.cost(), 6),
+            "seconds": round(seconds, 3),
+        },
+    }
