@@ -112,8 +112,8 @@ def _fixed_four(values):
 
     pa, pc, _ = arrow()
     count = len(values)
-    scaled = values * 10000.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # infinities and NaN: formatted one by one below
+        scaled = values * 10000.0
         alone = ~(np.abs(values) < _FIXED_BOUND) | (np.abs(scaled - np.floor(scaled) - 0.5) <= 1e-6)
     units = np.abs(np.rint(np.where(alone, 0.0, scaled))).astype(np.int64)
     # Constant strings as arrays: a pyarrow scalar's first use imports pandas (a quarter of a second).
