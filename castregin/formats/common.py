@@ -11,8 +11,6 @@ import contextlib
 import contextvars
 import functools
 import gc
-import gzip
-import hashlib
 import io
 import json
 import math
@@ -98,6 +96,8 @@ class StreamDigest:
     came (compressed ones as stored), and whether they were read to their end."""
 
     def __init__(self):
+        import hashlib  # here: it loads OpenSSL's library, which a command reading files by their paths does without
+
         self._hash = hashlib.sha256()
         self.complete = False
 
@@ -202,6 +202,8 @@ def _zstd_reader(raw, source: str):
 def _decompressing(raw, compression: str, source: str):
     """A stream of the decompressed bytes of ``raw`` (which it does not close)."""
     if compression == "gzip":
+        import gzip  # here: a plain input needs none of the decompressors
+
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bzip2":
         import bz2  # here: the plain inputs of a short call need neither
