@@ -213,6 +213,10 @@ def agreement_stage(specs: Sequence[str | os.PathLike], rules: CrowdRules = Crow
         return AgreementOutcome(within=_within_crowd(loaded, rules))
     from .label_agreement import label_agreement
 
+    other = [s for s in loaded if s.kind != "nuggets"]
+    if rank_runs and (other or len(loaded) < 2):
+        raise InputError("ranking runs by their nugget scores needs two nugget sources or more (nuggets:FILE)"
+                         + (f"; {other[0].source} holds {other[0].kind}" if other else ""), argument="rank_runs")
     labelled, groups, assignments = _between_sources(loaded, rules, per_worker)
     if len(labelled) < 2:
         raise InputError(f"one source of labels ({labelled[0][0] if labelled else 'none'}): name a second one to "
