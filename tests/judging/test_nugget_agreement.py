@@ -168,8 +168,9 @@ def test_ranking_options_are_refused_where_they_cannot_work(cli):
 
 
 def test_a_crowd_of_people_compares_with_a_model_label_by_label(cli, tmp_path, paired):
-    # People's labels as crowd judgments (the export of the nugget assignment pages): turn = qid, item =
-    # run#index, support on 0-2. Two workers copy the human labels, a third the model's: the aggregate is people's.
+    # People's labels as crowd judgments (the export of the nugget assignment pages): the turn is the qid, the item
+    # the run and the nugget's index, support on 0-2. Two workers copy the human labels, a third the model's: the
+    # aggregate is the people's.
     rows = ["worker_id,turn_id,item_id,support"]
     human, model = labels(HUMAN), labels(MODEL)
     for worker, source in (("p1", human), ("p2", human), ("bot", model)):
