@@ -52,11 +52,12 @@ def gold_option(function):
                              "criteria are ignored, with a warning, as are gold items nobody judged.")(function)
 
 
-def decision_options(function, scale: str = "0-3"):
-    """How one label per (turn, item) is decided: --scale, --majority, --tie, --rounding, --method."""
+def decision_options(function, scale: bool = True):
+    """How one label per (turn, item) is decided: --scale (unless ``scale`` is False: a scale of its own), --majority,
+    --tie, --rounding, --method."""
     options = [
-        click.option("--scale", default=scale, show_default=True, callback=_scale, metavar="MIN-MAX",
-                     help="The label scale; a label outside it is an error."),
+        *([click.option("--scale", default="0-3", show_default=True, callback=_scale, metavar="MIN-MAX",
+                        help="The label scale; a label outside it is an error.")] if scale else []),
         click.option("--majority", type=click.Choice(["plurality", "absolute"]), default="plurality",
                      show_default=True,
                      help="plurality: the mode wins when it is the only most frequent label; absolute: "

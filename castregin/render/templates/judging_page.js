@@ -18,6 +18,10 @@
     turn.items.forEach((item) => items.push({ turn: t, turn_id: turn.turn_id, item_id: item.item_id, text: item.text }));
   });
   const state = { worker: "", started: false, order: [], position: 0, criterion: 0, labels: {}, seconds: {}, since: null };
+  // The keys of the labels: 0-3 for the relevance rubrics, 0-2 for the nugget ones.
+  const highest = data.scale[data.scale.length - 1];
+  const LABEL_KEY = new RegExp("^[0-" + highest + "]$");
+  const SPEAKERS = { user: "User", system: "System", answer: "Answer", sentence: "Sentence to check" };
 
   function hash(text) {
     // FNV-1a over UTF-8, 32 bits: a stable per-worker order without a library.
@@ -90,7 +94,7 @@
       li.className = said.speaker + (index === turn.context.length - 1 ? " current" : "");
       const who = document.createElement("span");
       who.className = "speaker";
-      who.textContent = said.speaker === "user" ? "User" : "System";
+      who.textContent = SPEAKERS[said.speaker] || said.speaker;
       li.append(who, document.createTextNode(said.text));
       list.append(li);
     });
@@ -171,7 +175,7 @@
     $("worker").readOnly = true;
     $("start").disabled = true;
     $("worker").blur();
-    say(restored ? "Your earlier answers are back." : "Label each criterion with the keys 0 to 3.");
+    say(restored ? "Your earlier answers are back." : "Label each criterion with the keys 0 to " + highest + ".");
     render();
     save();
   }
@@ -223,7 +227,7 @@
     if (!state.started || event.ctrlKey || event.metaKey || event.altKey) {
       return;
     }
-    if (/^[0-3]$/.test(event.key)) {
+    if (LABEL_KEY.test(event.key)) {
       label(Number(event.key));
     } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       moveCriterion(event.key === "ArrowDown" ? 1 : -1);
