@@ -40,7 +40,7 @@ from ..data import natural_key, topic_of
 from ..errors import InputError, InputWarning
 from ..formats.nuggets import Answer, TurnNuggets
 from ..formats.passages import Passage
-from .tasks import DEFAULT_SEED, GOLD_COLUMNS, Task, TaskSet, digest, fold_text
+from .tasks import DEFAULT_SEED, GOLD_COLUMNS, Task, TaskSet, borrowed, digest, fold_text
 
 KINDS = ("create", "importance", "assign", "cite")
 #: The criterion people label in each labelling kind (its rubric: ``nugget_rubrics.json``).
@@ -119,13 +119,7 @@ def _plant(groups: list[_Group], per_topic: int, seed: int) -> list[tuple[str, s
         by_topic.setdefault(group.topic, []).append(group)
     planted = []
     for topic in sorted(by_topic, key=natural_key):
-        others = sorted({f for other, found in offers.items() if other != topic for f in found},
-                        key=lambda f: digest(seed, "gold", topic, f))
-        if len(others) < per_topic:
-            raise InputError(f"topic {topic} can borrow only {len(others)} off-topic item(s) from the other topics "
-                             f"(texts found in one topic only), {per_topic} asked; plant fewer or give your own "
-                             "gold file", argument="gold_per_topic")
-        for folded in others[:per_topic]:
+        for folded in borrowed(offers, topic, per_topic, seed, " (texts found in one topic only)"):
             group = min(by_topic[topic], key=lambda g: digest(seed, "gold-group", g.key, folded))
             index = group.free if group.free >= 0 else len(group.items)
             group.free = index + 1

@@ -141,16 +141,22 @@ def plant_gold(pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str], per_
     offers = borrowable(pairs, bank)
     planted = []
     for topic in sorted(turns_of, key=natural_key):
-        others = sorted({item for other, items in offers.items() if other != topic for item in items},
-                        key=lambda item: digest(seed, "gold", topic, item))
-        if len(others) < per_topic:
-            raise InputError(f"topic {topic} can borrow only {len(others)} off-topic item(s) from the other "
-                             f"topics' pools (items pooled in one topic only, with a text), {per_topic} "
-                             "asked; plant fewer or give your own gold file", argument="gold_per_topic")
-        for item in others[:per_topic]:
+        for item in borrowed(offers, topic, per_topic, seed, "' pools (items pooled in one topic only, with a text)"):
             turn = min(turns_of[topic], key=lambda t: digest(seed, "gold-turn", t, item))
             planted.append((turn, item))
     return planted
+
+
+def borrowed(offers: Mapping[str, Iterable[str]], topic: str, per_topic: int, seed: int, which: str) -> list[str]:
+    """The first ``per_topic`` by :func:`digest` of what the topics other than ``topic`` offer; too few is an
+    :class:`InputError` naming the topic (``which`` says what may be borrowed)."""
+    others = sorted({item for other, items in offers.items() if other != topic for item in items},
+                    key=lambda item: digest(seed, "gold", topic, item))
+    if len(others) < per_topic:
+        raise InputError(f"topic {topic} can borrow only {len(others)} off-topic item(s) from the other "
+                         f"topics{which}, {per_topic} asked; plant fewer or give your own gold file",
+                         argument="gold_per_topic")
+    return others[:per_topic]
 
 
 def _organiser_gold(rows: Sequence[Mapping], pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str],

@@ -34,21 +34,6 @@ from .tables import csv_text
 
 FORMATS = ("long", "mturk", "html")
 SCALE = (0, 1, 2, 3)
-#: What the pages call the conversation panel and the item, and what a HIT asks, by kind of task.
-PAGE_WORDS = {
-    "relevance": {"context": "Conversation so far", "item": "Candidate next system turn",
-                  "summary": "Read the conversation between a user and a search system. For each candidate next "
-                             "system turn, rate every criterion from 0 (not at all) to 3 (fully)."},
-    "importance": {"context": "Conversation so far", "item": "Candidate nugget",
-                   "summary": "Read the conversation. For each candidate nugget (a fact an answer to the user's "
-                              "last question could hold), say whether it is one: 0 not a nugget, 1 okay, 2 vital."},
-    "assign": {"context": "Conversation and the answer", "item": "Nugget",
-               "summary": "Read the conversation and the answer. For each nugget, say whether the answer holds it: "
-                          "0 not supported, 1 partly supported, 2 supported."},
-    "cite": {"context": "The answer and the sentence", "item": "Cited passage",
-             "summary": "Read the answer's sentence and the passage it cites. Say whether the passage supports "
-                        "the sentence: 0 no support, 1 partial support, 2 full support."},
-}
 LONG_COLUMNS = ("topic", "turn_id", "item_id", "item_text", "context")
 MTURK_COLUMNS = ("topic", "items")
 TASKS_CSV, MTURK_CSV, HIT_TEMPLATE, GOLD_CSV = "tasks.csv", "mturk.csv", "hit_template.html", "gold.csv"
@@ -100,6 +85,15 @@ def _environment():
                               keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
+@functools.cache
+def page_words() -> dict[str, dict[str, str]]:
+    """What the pages call the conversation panel and the item, and what a HIT asks, by kind of task
+    (``templates/page_words.json``)."""
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath("templates/page_words.json").read_text(encoding="utf-8"))
+
+
 def _criteria_context(criteria: Sequence[str], kind: str = "relevance") -> list[dict]:
     names = check_criteria(criteria) if kind == "relevance" else list(criteria)
     return [{"name": name, **rubric(name)} for name in names]
@@ -113,7 +107,7 @@ def _scale(criteria: Sequence[dict]) -> tuple[int, ...]:
 def hit_template(criteria: Sequence[str], kind: str = "relevance") -> str:
     """``hit_template.html``: the MTurk layout of one topic's HIT (crowd-html-elements, ``${items}``)."""
     return _environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria, kind),
-                                                                      words=PAGE_WORDS[kind])
+                                                                      words=page_words()[kind])
 
 
 def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], seed: int, kind: str = "relevance") -> str:
@@ -127,7 +121,7 @@ def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], see
     # Saved answers are kept under this digest: a page of other tasks does not pick them up.
     payload["digest"] = hashlib.sha256(compact_json(payload).encode("utf-8")).hexdigest()[:16]
     return _environment().get_template("judging_page.html.j2").render(
-        topic=topic, criteria=context, scale=scale, n_items=len(tasks), n_turns=len(turns), words=PAGE_WORDS[kind],
+        topic=topic, criteria=context, scale=scale, n_items=len(tasks), n_turns=len(turns), words=page_words()[kind],
         payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
 
 

@@ -1,23 +1,14 @@
-"use strict";
 // The nugget writing page of castregin nuggets tasks create: no library and no network. Texts go into the page
 // through textContent and input values only. The export is the CSV `castregin nuggets aggregate` merges.
 (() => {
   const data = JSON.parse(document.getElementById("castregin-tasks").textContent);
-  const $ = (id) => document.getElementById(id);
-  // Worker ids go into a CSV: no whitespace, no comma, no quote.
-  const WORKER = /^[A-Za-z0-9_.@:-]{1,64}$/;
+  const { $, keep, say, download, begin, ready, workerKey, rememberWorker, showConversation, click } = castreginPage;
   const storagePrefix = "castregin-writing:" + data.topic + ":" + data.digest + ":";
   const LAST_WORKER = "castregin-writing:last-worker";
-  const SPEAKERS = { user: "User", system: "System" };
   const state = { worker: "", started: false, position: 0, nuggets: {}, seconds: {}, since: null };
 
   const turn = () => data.turns[state.position];
   const written = (t) => (state.nuggets[t] || []).filter((n) => n.text.trim() !== "");
-
-  function say(text, error) {
-    $("status").textContent = text;
-    $("status").className = error ? "error" : "";
-  }
 
   function tick() {
     const now = Date.now();
@@ -25,22 +16,6 @@
       state.seconds[state.position] = (state.seconds[state.position] || 0) + (now - state.since) / 1000;
     }
     state.since = now;
-  }
-
-  function load(key) {
-    try {
-      return JSON.parse(localStorage.getItem(key) || "null");
-    } catch (error) {
-      return null;
-    }
-  }
-
-  function keep(key, value) {
-    try {
-      localStorage.setItem(key, JSON.stringify(value));
-    } catch (error) {
-      // a browser that keeps no storage for files: nuggets live until the page closes, the export still works
-    }
   }
 
   function save() {
@@ -96,15 +71,7 @@
 
   function render(focus) {
     const current = turn();
-    showList($("turns"), current.context, (said, index) => {
-      const li = document.createElement("li");
-      li.className = said.speaker + (index === current.context.length - 1 ? " current" : "");
-      const who = document.createElement("span");
-      who.className = "speaker";
-      who.textContent = SPEAKERS[said.speaker] || said.speaker;
-      li.append(who, document.createTextNode(said.text));
-      return li;
-    });
+    showConversation(current.context);
     showList($("passages"), current.passages, (passage) => {
       const li = document.createElement("li");
       const id = document.createElement("span");
@@ -149,69 +116,32 @@
   }
 
   function start() {
-    const worker = $("worker").value.trim();
-    if (!WORKER.test(worker)) {
-      say("Enter your worker id first: letters, digits and _ . @ : - only.", true);
-      $("worker").focus();
+    const restored = begin(state, storagePrefix, LAST_WORKER, data.turns.length, ["nuggets", "seconds"]);
+    if (restored === null) {
       return;
     }
-    state.worker = worker;
-    state.started = true;
-    state.since = Date.now();
-    const restored = load(storagePrefix + worker);
-    keep(LAST_WORKER, worker);
-    if (restored) {
-      state.position = Math.min(Math.max(0, restored.position | 0), data.turns.length - 1);
-      state.nuggets = restored.nuggets || {};
-      state.seconds = restored.seconds || {};
-    }
-    $("worker").readOnly = true;
-    $("start").disabled = true;
     say(restored ? "Your earlier nuggets are back." : "Write the first nugget; Enter adds the next one.");
     render(0);
     save();
   }
 
-  function csvField(value) {
-    const text = String(value);
-    return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
-  }
-
   function exportCsv() {
-    if (!state.started) {
-      say("Start writing before exporting.", true);
+    if (!ready(state, "writing", tick, save)) {
       return;
     }
-    tick();
-    save();
-    const lines = [["worker_id", "turn_id", "nugget", "importance", "seconds"].join(",")];
-    let count = 0;
+    const rows = [];
     data.turns.forEach((t, k) => {
-      written(k).forEach((nugget) => {
-        count += 1;
-        const cells = [state.worker, t.turn_id, nugget.text.trim().replace(/\s+/g, " "), nugget.vital ? "vital" : "okay",
-          (state.seconds[k] || 0).toFixed(1)];
-        lines.push(cells.map(csvField).join(","));
-      });
+      written(k).forEach((nugget) => rows.push([state.worker, t.turn_id, nugget.text.trim().replace(/\s+/g, " "),
+        nugget.vital ? "vital" : "okay", (state.seconds[k] || 0).toFixed(1)]));
     });
-    const blob = new Blob([lines.join("\n") + "\n"], { type: "text/csv;charset=utf-8" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = "nuggets_topic_" + data.topic + "_" + state.worker + ".csv";
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    download(["worker_id", "turn_id", "nugget", "importance", "seconds"], rows,
+      "nuggets_topic_" + data.topic + "_" + state.worker + ".csv");
     const left = data.turns.length - data.turns.filter((_, t) => written(t).length > 0).length;
-    say("Exported " + count + " nuggets" + (left ? "; " + left + " turns have none yet." : "."));
+    say("Exported " + rows.length + " nuggets" + (left ? "; " + left + " turns have none yet." : "."));
   }
 
   document.addEventListener("keydown", (event) => {
-    if (event.target === $("worker")) {
-      if (event.key === "Enter" && !state.started) {
-        event.preventDefault();
-        start();
-      }
+    if (workerKey(event, state, start)) {
       return;
     }
     if (!state.started) {
@@ -222,7 +152,6 @@
       go(event.key === "PageDown" ? 1 : -1);
     }
   });
-  const click = (id, action) => $(id).addEventListener("click", (event) => { event.currentTarget.blur(); action(); });
   click("start", start);
   click("add", () => add((state.nuggets[state.position] || []).length));
   click("previous", () => go(-1));
@@ -231,8 +160,5 @@
   document.addEventListener("visibilitychange", tick);
 
   render();
-  const last = load(LAST_WORKER);
-  if (typeof last === "string" && WORKER.test(last)) {
-    $("worker").value = last;
-  }
+  rememberWorker(LAST_WORKER);
 })();
