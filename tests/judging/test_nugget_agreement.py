@@ -187,3 +187,24 @@ def test_a_crowd_of_people_compares_with_a_model_label_by_label(cli, tmp_path, p
     exact = {(p["a"], p["b"]): p["statistics"]["exact"] for p in json.loads(per_worker.stdout)["pairs"]}
     assert exact["people:bot", "model"] == 1.0
     assert exact["people:p1", "model"] == pytest.approx(np.mean(np.equal(*paired)), abs=1e-12)
+
+
+def test_the_python_api_takes_crowds_as_the_command_does(cli):
+    """castregin.api.agreement runs the command's stage: the same numbers for a crowd inside itself and for crowds
+    compared worker by worker (the gold filter and the crowd rules applied as the command applies them)."""
+    from castregin.api import agreement
+    from castregin.formats.common import json_text
+
+    crowd = DATA.parent.parent.parent / "data" / "crowd"
+    judgments, gold = crowd / "judgments.csv", crowd / "gold.csv"
+    within = cli("agreement", judgments, "--criteria", "relevance", "--gold", gold, "--format", "json")
+    assert within.exit_code == 0, within.stderr
+    assert json.loads(within.stdout) == json.loads(json_text(agreement(judgments, criteria="relevance", gold=gold),
+                                                             sort_keys=True))
+    # Two crowd sources (the same CSV twice), each worker of one against the workers of the other.
+    sources = [f"crowd={judgments}", f"again=crowd:{judgments}"]
+    between = cli("agreement", *sources, "--criteria", "relevance", "--gold", gold, "--per-worker", "--samples", "50",
+                  "--format", "json")
+    assert between.exit_code == 0, between.stderr
+    got = agreement(*sources, criteria="relevance", gold=gold, per_worker=True, samples=50)
+    assert json.loads(between.stdout) == json.loads(json_text(got))
