@@ -99,7 +99,24 @@ def aggregate_nugget_labels(manifest: dict, paths: Sequence[str | os.PathLike], 
     out.unknown = sorted((f"{turn}:{item}" for turn, items in labels.items() for item in items
                           if (turn, item) not in known and (turn, item) not in planted), key=natural_key)
     _said("labelled item(s) are no task of these tasks and are ignored (labels of other tasks?)", out.unknown)
+    _check_not_empty(out, result, sum((turn, item) in known for turn, items in labels.items() for item in items))
     return out
+
+
+def _check_not_empty(out: NuggetLabels, result: Aggregation, labelled: int) -> None:
+    """A file made of no label is no result: say why, write nothing (the rule of every command, docs/inputs.md).
+    ``labelled``: how many tasks have a label."""
+    removed = len({r["worker_id"] for r in result.removed})
+    if removed and not any(result.qrels.values()):
+        raise InputError(f"no label is left to write: the gold filter removed every label ({removed} worker(s) in "
+                         f"{len(result.removed)} (worker, topic) pair(s)); check the ranges of --gold; nothing "
+                         "written")
+    empty, what = {"assign": (not out.assignments, "no answer has a label for each of its nuggets"),
+                   "importance": (not any(t.nuggets for t in out.turns), "every nugget is rated 0 (not a nugget)"),
+                   "cite": (not out.citations, "no cited pair has a label")}[out.kind]
+    if empty or not labelled:
+        raise InputError(f"{what if empty else 'no task has a label'}; check that the judgments are of these tasks "
+                         "(their turn and item ids); nothing written")
 
 
 def _assignments(records, labels, out: NuggetLabels, known: set) -> None:

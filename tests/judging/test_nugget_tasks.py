@@ -343,3 +343,24 @@ def test_a_broken_manifest_is_one_line(cli, tmp_path):
     result = cli("nuggets", "aggregate", tmp_path / "j.csv", "--tasks", tmp_path, "--out-dir", tmp_path / "out")
     assert result.exit_code == 1
     assert "nugget_tasks.json: records[0]: a record of assign tasks needs 'run_id'" in result.stderr
+
+
+def test_labels_that_leave_nothing_are_an_error_and_nothing_is_written(cli, inputs, tmp_path):
+    cli("nuggets", "tasks", "assign", inputs["nuggets"], inputs["answers"], "--gold-per-topic", "1", "--format",
+        "long", "--out-dir", tmp_path / "assign")
+    # Every worker fails the gold: no label is left.
+    judgments = _judgments(tmp_path / "j.csv", "support", _tasks(tmp_path / "assign"), set(), lambda *_: 2,
+                           workers=("a", "b"))
+    result = cli("nuggets", "aggregate", judgments, "--tasks", tmp_path / "assign", "--gold",
+                 tmp_path / "assign/gold.csv", "--out-dir", tmp_path / "out")
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "castregin: error: no label is left to write: the gold filter removed every label (2 worker(s) in 6 "
+        "(worker, topic) pair(s)); check the ranges of --gold; nothing written")
+    assert not (tmp_path / "out").exists()
+    # Labels of other tasks: nothing of these.
+    (tmp_path / "other.csv").write_text("worker_id,turn_id,item_id,support\nw,zz,r#0,2\n")
+    result = cli("nuggets", "aggregate", tmp_path / "other.csv", "--tasks", tmp_path / "assign", "--out-dir",
+                 tmp_path / "out")
+    assert result.exit_code == 1 and "check that the judgments are of these tasks" in result.stderr
+    assert not (tmp_path / "out").exists()
