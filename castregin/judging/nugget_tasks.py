@@ -154,8 +154,9 @@ def _task_set(kind: str, groups: list[_Group], *, gold_per_topic: int, gold, see
     if gold_per_topic and gold is not None:
         raise InputError("plant gold items or give gold rows, not both", argument="gold")
     if not groups:
-        raise InputError(f"there is nothing to label: no {kind} task (no answer to a turn with nuggets, no nugget, "
-                         "or no cited passage with a text); nothing written")
+        why = {"importance": "the nuggets file holds no nugget", "assign": "no answer with a text is to a turn with "
+               "nuggets", "cite": "no answer cites a passage with a text"}[kind]
+        raise InputError(f"there is nothing to label: {why}; nothing written")
     planted = _plant(groups, gold_per_topic, seed) if gold_per_topic else []
     if gold is not None:
         gold_source = (getattr(gold, "attrs", None) or {}).get("source", "gold")
