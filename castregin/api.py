@@ -1161,7 +1161,7 @@ def agreement(*sources, criteria: Sequence[str] | str | None = None, gold=None, 
               rounding: str = "half-up", method: str = "mode-mean", within: bool = False, per_worker: bool = False,
               rel_level: int = 2, negative_labels: str = "unjudged", samples: int = 1000, seed: int = 0,
               confidence: float = 0.95, runs=(), rank_runs: bool = False, measure: str | None = None,
-              top_k: int = 5, score_precision: str = DEFAULT_SCORE_PRECISION) -> dict:
+              top_k: int | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> dict:
     """``castregin agreement``, the same stage (:func:`castregin.judging.sources.agreement_stage`): how far sources
     of labels agree, each a file named ``[NAME=][KIND:]PATH`` as on the command line: qrels, crowd judgments
     (aggregated with the crowd rules: ``criteria`` (one, to compare), ``gold``, ``majority``, ``tie``,
@@ -1180,6 +1180,7 @@ def agreement(*sources, criteria: Sequence[str] | str | None = None, gold=None, 
     >>> agreement("human=tests/nuggets/data/cone_rag_human", "model=tests/nuggets/data/cone_rag_model",
     ...           rank_runs=True, samples=0)["ranking"][0]["statistics"]["kendall_tau"]  # doctest: +SKIP
     """
+    from .evaluation.ranking import DEFAULT_TOP_K
     from .formats.crowd import parse_columns, parse_label_map, parse_scale
     from .judging.sources import CrowdRules, agreement_stage
 
@@ -1197,5 +1198,5 @@ def agreement(*sources, criteria: Sequence[str] | str | None = None, gold=None, 
     outcome = agreement_stage([os.fspath(s) for s in sources], rules, within=within, per_worker=per_worker,
                               rel_level=rel_level, negative_labels=negative_labels, samples=samples, seed=seed,
                               confidence=confidence, run_paths=run_paths, rank_runs=rank_runs, measure=measure,
-                              top_k=top_k, score_precision=score_precision)
+                              top_k=DEFAULT_TOP_K if top_k is None else top_k, score_precision=score_precision)
     return outcome.within if outcome.within is not None else (outcome.between or {})
