@@ -113,6 +113,32 @@ def measure(command: list[str], repeat: int, warmup: int = 0, env: dict | None =
     return statistics.median(seconds), statistics.median(peaks)
 
 
+def alternately(label: str, commands: dict[str, list[str]], repeat: int) -> list[Timing]:
+    """Each command run ``repeat`` times, one run of each a round (so that a change in the machine's load
+    touches all alike): a row of medians per command."""
+    runs: dict[str, list[tuple[float, float]]] = {tool: [] for tool in commands}
+    for _ in range(repeat):
+        for tool, command in commands.items():
+            runs[tool].append(measure(command, 1))
+    return [Timing(label, tool, statistics.median(s for s, _ in values), statistics.median(p for _, p in values),
+                   repeat) for tool, values in runs.items()]
+
+
+def run_alone(description: str, bench, quick_help: str) -> None:
+    """The command line of a benchmark run alone: ``--out``, ``--repeat``, ``--quick``; ``bench(out, repeat,
+    quick)`` gives the rows and the lines saying what they show."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=REPO / "bench-out")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args()
+    rows, notes = bench(args.out, args.repeat, args.quick)
+    print(markdown(rows))
+    print("\n".join(notes))
+
+
 def castregin_command(runs: list[Path], qrels: Path) -> list[str]:
     """The real CLI, as a user runs it."""
     return [str(REPO / ".venv" / "bin" / "castregin"), "evaluate", *map(str, runs),

@@ -53,7 +53,9 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from bench_aggregate import bench_aggregate
+from bench_diversity import bench_diversity
 from bench_evaluate import Timing, many_runs, markdown, measure, scaling_section, single_run
+from bench_holes import bench_holes
 from bench_llm import bench_llm
 from bench_report import bench_report
 from bench_startup import bench_small
@@ -198,12 +200,16 @@ def only_parts(args: argparse.Namespace) -> None:
                 notes.append(f"- convert: {outcome}")
             else:
                 timings += outcome
+        elif part in ("holes", "diversity"):
+            rows, said = (bench_holes if part == "holes" else bench_diversity)(out, args.repeat, args.quick)
+            timings += rows
+            notes += said
         elif part == "llm":
             rows, said = bench_llm(args.repeat, 500 if args.quick else 2000)
             timings += rows
             notes += said
         else:
-            raise SystemExit(f"--only: unknown part {part!r} (small, convert, llm)")
+            raise SystemExit(f"--only: unknown part {part!r} (small, convert, holes, diversity, llm)")
     print(f"\nMachine: {machine()}; load average before: {load_average()}; medians of {args.repeat} runs "
           "(the small case: of at least 10); peak memory is the process's maximum resident set size.\n")
     print(markdown(timings))
@@ -225,7 +231,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="Scaled-down workloads for a smoke run.")
     parser.add_argument("--no-peers", action="store_true", help="Measure castregin only.")
     parser.add_argument("--only", metavar="PARTS",
-                        help="Only these workloads, comma-separated: small (the 10-line trec_eval), convert, llm.")
+                        help="Only these workloads, comma-separated: small (the 10-line trec_eval), convert, holes "
+                             "(analyze holes beside evaluate), diversity (ndeval and gdeval beside the originals), "
+                             "llm.")
     args = parser.parse_args()
     if args.only:
         only_parts(args)
@@ -256,6 +264,11 @@ def main() -> None:
     small_rows, small_notes = bench_small(out / "small", max(args.repeat, 10))
     timings += small_rows
     notes += small_notes
+    print("analyze holes, ndeval, gdeval ...", file=sys.stderr)
+    for bench in (bench_holes, bench_diversity):
+        rows, said = bench(out, args.repeat, args.quick)
+        timings += rows
+        notes += said
     print("the model client ...", file=sys.stderr)
     llm_rows, llm_notes = bench_llm(args.repeat, 500 if args.quick else 2000)
     timings += llm_rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -125,10 +126,44 @@ def arrow_indices(indices: np.ndarray):
     return pa.Array.from_buffers(pa.int64(), len(indices), [None, pa.py_buffer(indices)])
 
 
-def strings(values: list[str]):
-    """Distinct ids as the string column the readers produce (a pyarrow string array)."""
+def strings(values: Iterable[str]):
+    """Python strings as a pyarrow string array (the string column the readers produce), built from its buffers:
+    ``pyarrow.array`` would import pandas on its first call (a quarter of a second)."""
+    import numpy as np
+
     pa = arrow()[0]
-    return pa.array(values, type=pa.string())
+    encoded = [value.encode() for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(value) for value in encoded], out=offsets[1:])
+    kind = pa.string() if offsets[-1] < 1 << 31 else pa.large_string()
+    if kind == pa.string():
+        offsets = offsets.astype(np.int32)
+    return pa.Array.from_buffers(kind, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def repeated_strings(text: str, count: int, where: np.ndarray | None = None):
+    """``text`` ``count`` times (or where ``where`` holds, "" elsewhere) as a pyarrow string array, built from its
+    buffers (see :func:`strings`): a pyarrow scalar would import pandas too."""
+    import numpy as np
+
+    pa = arrow()[0]
+    chosen = np.ones(count, dtype=bool) if where is None else where
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(chosen * len(text.encode()), out=offsets[1:])
+    data = text.encode() * int(np.count_nonzero(chosen))
+    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def arrow_values(values: np.ndarray):
+    """A numpy array of numbers or booleans as a pyarrow array, built on its buffer (see :func:`strings`)."""
+    import numpy as np
+
+    pa = arrow()[0]
+    if values.dtype == np.bool_:
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
 def byte_order_ranks(values, codes: np.ndarray | None = None) -> np.ndarray:

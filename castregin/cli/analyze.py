@@ -203,7 +203,7 @@ def holes_command(runs, qrels_spec, depth, measures, hole_label, per_turn, rel_l
     from ..evaluation.holes import hole_intervals
 
     formats.ensure_not_input(output, input_paths(runs, [qrels_spec]))
-    run_list, (qrels,) = read_runs_and_qrels(runs, [qrels_spec])
+    run_list, (qrels,) = read_runs_and_qrels(runs, [qrels_spec], columns_first=True)
     with warnings_as_lines():
         result = hole_intervals(run_list, qrels, list(measures) or ["nDCG@3"], depth, hole_label, rel_level,
                                 score_precision)

@@ -7,6 +7,7 @@ import math
 import click
 
 from .. import formats
+from ..arrays import choose_allocator
 from ..evaluation import gdeval as gd
 from ..evaluation import ndeval as nd
 from ..formats import diversity
@@ -131,15 +132,16 @@ def gdeval_command(args):
                  "gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    choose_allocator()
     with warnings_as_lines():
         qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
         run = diversity.gdeval_run(run_file, rewrite)
         baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
     if rewrite:
-        gd.check_numeric_ids({line.topic for line in (*qrels, *run, *(baseline or ()))}, "gdeval --rewrite-ids")
-    _warn_no_shared_topic(qrels_file, {line.topic for line in qrels if line.label > 0}, run_file,
-                          {line.topic for line in run}, "every value is 0, as gdeval.pl prints it; check the topic ids",
-                          " with a positive label")
+        gd.check_numeric_ids({*qrels.topics, *run.topics, *(baseline.topics if baseline else ())},
+                             "gdeval --rewrite-ids")
+    _warn_no_shared_topic(qrels_file, qrels.topics_with_a_label_above(0), run_file, set(run.topics),
+                          "every value is 0, as gdeval.pl prints it; check the topic ids", " with a positive label")
     runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha[1],
                                          risk_alpha_text=risk_alpha[0])
     formats.write_text(output, gdeval_text(runid, k, rows, mean))
@@ -205,11 +207,12 @@ def ndeval_command(args):
     expect_files(rest, _ndeval_flag, _NDEVAL_SYNOPSIS)
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    choose_allocator()
     with warnings_as_lines():
         qrels = diversity.ndeval_qrels(qrels_file, rewrite)
         run = diversity.ndeval_run(run_file, rewrite)
         baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
-    _warn_no_shared_topic(qrels_file, {line.topic for line in qrels}, run_file, {line.topic for line in run},
+    _warn_no_shared_topic(qrels_file, set(qrels.topics), run_file, set(run.topics),
                           "every value is 0 (the amean line -nan without -c), as ndeval prints it; check the topic "
                           "ids")
     runid, rows, mean = nd.ndeval_report(qrels, run, alpha, beta, traditional, depth, complete, baseline,

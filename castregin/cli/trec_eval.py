@@ -16,11 +16,8 @@ from ..evaluation.trec_eval import (
     trec_eval_lines,
 )
 from ..evaluation.trec_rules import c_long
-from ..evaluation.zscores import ZScores
-from ..formats import preferences
 from ..formats.output import open_output
 from ..formats.trec import parse_qrels, parse_run
-from ..formats.zscores import parse_zscores
 from ..render.trec import trec_eval_chunks, trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP, InputPath, OutputPath, score_precision_option
@@ -38,9 +35,12 @@ def _refuse_unsupported(values: dict, rel_info_format: str, results_format: str)
     for key, (flag, why) in _REFUSED.items():
         if values[key]:
             raise InputError(f"trec_eval's {flag} is not supported: {why}")
-    if rel_info_format != "qrels" and rel_info_format not in preferences.FORMATS:
-        raise InputError(f"-R {rel_info_format}: not one of trec_eval's relevance formats (qrels, "
-                         f"{', '.join(preferences.FORMATS)}); trec_eval: Illegal rel_format")
+    if rel_info_format != "qrels":
+        from ..formats import preferences  # here, as below: the other formats and -Z are read only when given
+
+        if rel_info_format not in preferences.FORMATS:
+            raise InputError(f"-R {rel_info_format}: not one of trec_eval's relevance formats (qrels, "
+                             f"{', '.join(preferences.FORMATS)}); trec_eval: Illegal rel_format")
     if results_format != "trec_results":
         raise InputError(f"-T {results_format}: castregin reads trec_results only")
 
@@ -146,6 +146,8 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
         raise InputError(f"-N {num_docs}: too large (at most {_MAX_NUM_DOCS})")
     formats.ensure_not_input(output, [qrels_file, run_file, *([zscore_file] if zscore_file else [])])
     if rel_info_format != "qrels":
+        from ..formats import preferences
+
         if zscore_file or collection:
             raise InputError(f"-Z and -N apply to -R qrels only, not to -R {rel_info_format}")
         parse = {"prefs": preferences.parse_prefs, "qrels_prefs": preferences.parse_qrels_prefs,
@@ -168,6 +170,9 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
             for chunk in trec_eval_chunks(file_lines):
                 handle.write(chunk)
         return
+    from ..evaluation.zscores import ZScores  # here: -Z only
+    from ..formats.zscores import parse_zscores
+
     with warnings_as_lines():
         qrels = parse_qrels(trec_eval_input(qrels_file), formats.display_name(qrels_file), formats.stem(qrels_file))
         run = _read_run(run_file)

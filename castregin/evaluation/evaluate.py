@@ -35,14 +35,12 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
-from ..formats.diversity import diversity_reader
 from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 from .small import small_inputs
@@ -116,8 +114,7 @@ class TurnValues(Mapping):
         return [values[i] for i in sorted(range(len(self.turns)), key=self.turns.__getitem__)]
 
 
-@dataclass(frozen=True)
-class QrelsFacts:
+class QrelsFacts(NamedTuple):
     """What averaging needs of a qrels: its name, its turns, and its lines labelled above 0."""
 
     name: str
@@ -394,6 +391,8 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
+    from ..formats.diversity import diversity_reader
+
     diversity = diversity_reader(parsed)
     # Before anything heavy is imported; only when it decides something (it may decompress MiBs of an input).
     small = diversity is None and small_inputs(run_paths, [path for _, path in qrels_paths])
@@ -591,8 +590,7 @@ def _shared(run_turns: list[str], facts: Sequence[QrelsFacts]) -> list[int]:
     return [len(turns.intersection(f.turns)) for f in facts]
 
 
-@dataclass(frozen=True)
-class _RunInfo:
+class _RunInfo(NamedTuple):
     """A run once scored: what :func:`run_names` needs, its per-turn values and shared turns per qrels."""
 
     tag: str

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from ..errors import InputError
 from .ranking import DEFAULT_BITS, ranked_items
+
+if TYPE_CHECKING:
+    from ..formats.diversity import DiversityJudgments, DiversityRun
 
 #: gdeval's ``$MAX_JUDGMENT``.
 GDEVAL_MAX_GRADE = 4
@@ -50,7 +55,13 @@ def topic_values(scores: Mapping[str, float], labels: Mapping[str, int], k: int,
     ideal = sorted((label for label in labels.values() if label > 0), reverse=True)
     if not ideal:
         return None
-    grades = [max(labels.get(item, 0), 0) for item in ranked_items(scores, bits)]
+    return ranked_values([max(labels.get(item, 0), 0) for item in ranked_items(scores, bits)], ideal, k, max_grade)
+
+
+def ranked_values(grades: Sequence[int], ideal: Sequence[int], k: int, max_grade: int = GDEVAL_MAX_GRADE
+                  ) -> tuple[float, float]:
+    """(nDCG@k, ERR@k) of a ranking's grades (its first k suffice) over the ideal ranking's (the positive labels,
+    largest first)."""
     return dcg(k, grades) / dcg(k, ideal), err(k, grades, max_grade)
 
 
@@ -70,8 +81,6 @@ def check_numeric_ids(topics, what: str) -> None:
         if topic.isdigit():
             other = by_value.setdefault(int(topic), topic)
             if other != topic:
-                from ..errors import InputError
-
                 raise InputError(f"{what}: topics {other} and {topic} are one number to the original, which would "
                                  "mix them; write each topic's number one way")
 
@@ -82,12 +91,12 @@ def risk_weighted(value: float, base: float, alpha: float) -> float:
     return value - base if value >= base else (alpha + 1) * (value - base)
 
 
-def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max_grade: int = GDEVAL_MAX_GRADE,
-                  baseline=None, risk_alpha: float = 0.0, risk_alpha_text: str = "0"
-                  ) -> tuple[str, list[tuple[str, float, float]], tuple[float, float]]:
+def gdeval_report(qrels: DiversityJudgments, run: DiversityRun, k: int = GDEVAL_DEPTH, complete: bool = False,
+                  max_grade: int = GDEVAL_MAX_GRADE, baseline: DiversityRun | None = None, risk_alpha: float = 0.0,
+                  risk_alpha_text: str = "0") -> tuple[str, list[tuple[str, float, float]], tuple[float, float]]:
     """What gdeval.pl prints: the run id, ``(topic, nDCG@k, ERR@k)`` per topic, and the mean (``amean``).
 
-    ``qrels`` and ``run`` are the lines of :func:`castregin.formats.diversity.gdeval_qrels` and
+    ``qrels`` and ``run`` are read by :func:`castregin.formats.diversity.gdeval_qrels` and
     :func:`~castregin.formats.diversity.gdeval_run`. A topic is printed when the run ranks it and the qrels
     give it a positive label; the mean is over those topics, or with ``complete`` over every qrels topic
     with a positive label. With ``baseline`` (a run's lines: ``-baseline``), each value is the difference
@@ -95,20 +104,21 @@ def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max
     ``risk_alpha_text`` as given, for the run id), and with ``complete`` the qrels topics the run lacks follow,
     scored 0 less the baseline.
     """
-    labels, scores = _gdeval_tables(qrels, run)
-    seen = [topic for topic, items in labels.items() if any(label > 0 for label in items.values())]
-    rows = _gdeval_rows(labels, scores, k, max_grade)
-    runid = run[-1].runid if run else "?????"
+    positive = _positive_labels(qrels)
+    _refuse_repeats(run)
+    seen = list(positive)
+    rows = _gdeval_rows(positive, run, k, max_grade)
+    runid = run.last_runid or "?????"
     count = len(seen) if complete else len(rows)
     if baseline is not None:
-        base = {topic: (ndcg, err) for topic, ndcg, err in _gdeval_rows(labels, _gdeval_tables([], baseline)[1], k,
-                                                                         max_grade)}
+        _refuse_repeats(baseline)
+        base = {topic: (ndcg, err) for topic, ndcg, err in _gdeval_rows(positive, baseline, k, max_grade)}
         done = {topic for topic, _, _ in rows}
         if complete:
             rows += [(topic, 0.0, 0.0) for topic in sorted(set(seen) - done, key=topic_key)]
         rows = [(topic, risk_weighted(ndcg, base.get(topic, (0.0, 0.0))[0], risk_alpha),
                  risk_weighted(err, base.get(topic, (0.0, 0.0))[1], risk_alpha)) for topic, ndcg, err in rows]
-        runid = f"{runid} (rel to. {baseline[-1].runid}; rs=1+a; a={risk_alpha_text})"
+        runid = f"{runid} (rel to. {baseline.last_runid}; rs=1+a; a={risk_alpha_text})"
     ndcg_total = err_total = 0.0
     for _, ndcg_value, err_value in rows:
         ndcg_total += ndcg_value
@@ -117,29 +127,70 @@ def gdeval_report(qrels, run, k: int = GDEVAL_DEPTH, complete: bool = False, max
     return runid, rows, mean
 
 
-def _gdeval_rows(labels, scores, k: int, max_grade: int) -> list[tuple[str, float, float]]:
-    rows = []
-    for topic in sorted(scores, key=topic_key):
-        values = topic_values(scores[topic], labels.get(topic, {}), k, max_grade)
-        if values is not None:
-            rows.append((topic, *values))
-    return rows
+def _gdeval_rows(positive: dict[str, dict[str, int]], run: DiversityRun, k: int, max_grade: int
+                 ) -> list[tuple[str, float, float]]:
+    """``(topic, nDCG@k, ERR@k)`` of each run topic with a positive label, in topic order."""
+    import numpy as np
+
+    from ..arrays import arrow_indices
+
+    # Topic by topic, scores descending (-0.0 is 0.0, as in Python); ties by item id are sorted below.
+    order = np.lexsort((-(run.scores + 0.0), run.topic_codes))
+    starts = np.searchsorted(run.topic_codes[order], np.arange(len(run.topics) + 1))
+    scores = run.scores[order]
+    # A topic's first k in gdeval's order are among its lines scored at least its k-th score.
+    chosen = []
+    for code, topic in enumerate(run.topics):
+        begin, end = int(starts[code]), int(starts[code + 1])
+        if topic in positive:
+            if end - begin > k:
+                end = begin + int(np.count_nonzero(scores[begin:end] >= scores[begin + k - 1]))
+            chosen.append((topic, begin, end))
+    lines = np.concatenate([order[begin:end] for _, begin, end in chosen]) if chosen else np.zeros(0, dtype=np.int64)
+    names = run.items.take(arrow_indices(lines)).to_pylist()
+    values = run.scores[lines].tolist()
+    by_topic = {}
+    offset = 0
+    for topic, begin, end in chosen:
+        labels = positive[topic]
+        top = sorted(zip(values[offset:offset + end - begin], names[offset:offset + end - begin], strict=True),
+                     reverse=True)[:k]
+        offset += end - begin
+        ideal = sorted(labels.values(), reverse=True)
+        by_topic[topic] = ranked_values([labels.get(item, 0) for _, item in top], ideal, k, max_grade)
+    return [(topic, *by_topic[topic]) for topic in sorted(by_topic, key=topic_key)]
 
 
-def _gdeval_tables(qrels, run) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    from ..errors import InputError
+def _positive_labels(qrels: DiversityJudgments) -> dict[str, dict[str, int]]:
+    """Each topic's positive labels, ``{topic: {item: label}}`` (topics without one left out), in the order of the
+    topics' first lines; an item judged twice in a topic is an error, as gdeval would count it twice."""
+    import numpy as np
 
-    labels: dict[str, dict[str, int]] = {}
-    for line in qrels:
-        items = labels.setdefault(line.topic, {})
-        if line.item in items:
-            raise InputError(f"gdeval qrels: item {line.item} is judged twice for topic {line.topic} (gdeval would "
-                             "count it twice in the ideal ranking)")
-        items[line.item] = line.label
-    scores: dict[str, dict[str, float]] = {}
-    for line in run:
-        ranked_items = scores.setdefault(line.topic, {})
-        if line.item in ranked_items:
-            raise InputError(f"gdeval run: item {line.item} is listed twice for topic {line.topic}")
-        ranked_items[line.item] = line.score
-    return labels, scores
+    from ..arrays import arrow_indices
+    from ..formats.diversity import first_repeat, item_codes
+
+    _, items = item_codes(qrels.items)
+    repeat = first_repeat(qrels.topic_codes, items)
+    if repeat is not None:
+        topic = qrels.topics[qrels.topic_codes[repeat]]
+        raise InputError(f"gdeval qrels: item {qrels.items[repeat].as_py()} is judged twice for topic {topic} (gdeval "
+                         "would count it twice in the ideal ranking)")
+    lines = np.flatnonzero(qrels.labels > 0)
+    names = qrels.items.take(arrow_indices(lines)).to_pylist()
+    found: dict[int, dict[str, int]] = {}
+    for code, name, label in zip(qrels.topic_codes[lines].tolist(), names, qrels.labels[lines].tolist(), strict=True):
+        found.setdefault(code, {})[name] = label
+    return {qrels.topics[code]: found[code] for code in sorted(found)}
+
+
+def _refuse_repeats(run: DiversityRun) -> None:
+    from ..formats.columnar import by_batches_of_turns
+    from ..formats.diversity import first_repeat, item_codes
+
+    if not any(by_batches_of_turns(run.items, run.topic_codes, len(run.topics), lambda *batch: batch[-1])):
+        return  # the usual case, found hashing a batch of topics at a time
+    _, items = item_codes(run.items)
+    repeat = first_repeat(run.topic_codes, items)
+    if repeat is not None:
+        raise InputError(f"gdeval run: item {run.items[repeat].as_py()} is listed twice for topic "
+                         f"{run.topics[run.topic_codes[repeat]]}")

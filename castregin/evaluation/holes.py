@@ -29,6 +29,13 @@ against all labellings, and the end points against pytrec_eval. Measures for whi
 (bpref and infAP read unjudged items, nDCG with a gain map need not reward higher labels...) are
 refused, and so is a turn with more multisets than :data:`castregin.limits.MAX_HOLE_LABELLINGS`.
 
+Each turn is ranked once (:func:`~castregin.evaluation.trec_rules.rank_topic`, holes unjudged: trec_eval's
+score, by the measure's own rule). A labelling changes only the labels at the holes' positions and the
+turn's label counts, so every multiset of a turn is scored at once, in numpy: a row per labelling, a
+column per position that can count (the relevant or positive positions, to the cutoff, and the holes),
+each row's sums added left to right as the rules add them. The values are the rules' to the last bit:
+the same operations on the same doubles in the same order.
+
 Means are over the turns ``evaluate`` averages (those in both the run and the qrels); the mean of the
 turns' lows is the least mean, the turns' holes being labelled independently. Two runs' intervals are
 found independently too: a hole both runs retrieve takes one label in truth, so a flip reported
@@ -37,11 +44,15 @@ found independently too: a hole both runs retrieve takes one label in truth, so 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError
@@ -49,7 +60,7 @@ from ..limits import MAX_HOLE_LABELLINGS, MAX_TREC_LABEL
 from .evaluate import run_names, trec_eval_mean
 from .measures import Measure, parse_measures
 from .ranking import DEFAULT_SCORE_PRECISION, ranked_items, score_bits
-from .trec_rules import Settings, rank_topic
+from .trec_rules import Ranking, Settings, rank_topic
 
 #: The measures whose interval is exact (see the module's docstring), by trec_eval name: binary ones
 #: read whether a label reaches the relevance level, graded ones (nDCG) the label itself.
@@ -141,52 +152,296 @@ def labellings_to_try(holes: int, levels: int) -> int:
     return math.comb(holes + levels - 1, holes)
 
 
+@functools.cache
+def _multisets(holes: int, levels: tuple[int, ...]) -> np.ndarray:
+    """Every multiset of ``holes`` labels from ``levels``, a row each, its labels ascending, the rows in
+    :func:`itertools.combinations_with_replacement`'s order (which decides the labelling reported on a tie)."""
+    table = np.array(list(itertools.combinations_with_replacement(levels, holes)), dtype=np.int64)
+    table = table.reshape(-1, holes)
+    table.flags.writeable = False
+    return table
+
+
+@functools.cache
+def _rank_discounts(size: int) -> np.ndarray:
+    """``log2(i + 2)`` for the ranks i (from 0) below ``size``, as the rules compute it (``math.log2``, the C
+    library's): the nDCG family's discounts."""
+    table = np.array([math.log2(float(i + 2)) for i in range(size)])
+    table.flags.writeable = False
+    return table
+
+
+def _discounts(positions: np.ndarray) -> np.ndarray:
+    top = int(positions.max()) + 1 if len(positions) else 1
+    return _rank_discounts(1 << max(top - 1, 1).bit_length())[positions]
+
+
+#: Elements of the largest matrix a turn's labellings are scored in at once (rows are taken in slices).
+_CHUNK_ELEMENTS = 1 << 20
+
+
+def _last_sums(terms: np.ndarray) -> np.ndarray:
+    """The sum along the last axis, added left to right as the rules' loops add (numpy's ``sum`` adds
+    pairwise); a 0.0 added leaves any sum as it was, so rows padded with zeros sum alike."""
+    if terms.shape[-1] == 0:
+        return np.zeros(terms.shape[:-1])
+    return np.cumsum(terms, axis=-1)[..., -1]
+
+
+#: A position beyond every ranking: where rows of positions are padded.
+_BEYOND = 1 << 40
+
+
+class _TurnRanking:
+    """One turn ranked once, at one relevance level and depth: what a labelling of its holes changes. A
+    labelling changes the labels at the holes' positions and the turn's label counts only; each measure
+    below reads those, and the positions it needs, for every labelling at once (and many turns at once)."""
+
+    def __init__(self, ranking: Ranking, holes: Sequence[int]):
+        #: The holes' positions, ascending (the best-ranked first).
+        self.holes = np.array(holes, dtype=np.int64)
+        hole_set = set(holes)
+        #: The relevant positions that are not holes, ascending.
+        self.relevant = np.array([i for i in ranking.relevant if i not in hole_set], dtype=np.int64)
+        self.num_rel, self.num_ret = ranking.num_rel, ranking.num_ret
+        positive = [(i, rel) for i, rel in enumerate(ranking.rels) if rel > 0]
+        #: The positions of the judged items labelled above 0 (no hole is), and their labels.
+        self.positive = np.array([i for i, _ in positive], dtype=np.int64)
+        self.positive_labels = np.array([rel for _, rel in positive], dtype=np.int64)
+        #: The turn's labels above 0 (the holes' aside), largest first: its ideal ranking.
+        self.ideal = np.array(sorted((label for label, count in ranking.rel_levels.items() if label > 0
+                                      for _ in range(count)), reverse=True), dtype=np.int64)
+
+
+def _padded(rows: Sequence[np.ndarray], fill: int) -> np.ndarray:
+    """Rows of different lengths as one matrix, each padded with ``fill``."""
+    out = np.full((len(rows), max((len(row) for row in rows), default=0)), fill, dtype=np.int64)
+    for k, row in enumerate(rows):
+        out[k, :len(row)] = row
+    return out
+
+
+def _binary_values(turns: Sequence[_TurnRanking], relevant: np.ndarray, measure: Measure) -> np.ndarray:
+    """A binary measure's value on each turn (all with as many holes) under each row of hole relevances (rows x
+    holes, booleans, the holes in ranking order): turns x rows, with the rules' operations
+    (:mod:`castregin.evaluation.measures`) in their order."""
+    name = measure.definition.name
+    cutoff = measure.params[0] if measure.params else 0  # the first of the rule's cutoffs gives its value
+    holes = np.stack([turn.holes for turn in turns])  # turns x holes
+    base = _padded([turn.relevant for turn in turns], _BEYOND)  # turns x relevant positions
+    num_rel = np.array([turn.num_rel for turn in turns])[:, None] + relevant.sum(axis=1)[None, :]
+    num_ret = np.array([turn.num_ret for turn in turns])
+    shape = (len(turns), len(relevant))
+    any_relevant = np.asarray(relevant.any(axis=1))[None, :]  # rows with a relevant hole
+    if name in ("P", "success", "recall"):
+        found = (base < cutoff).sum(axis=1)[:, None] + (holes < cutoff).astype(np.int64) @ relevant.T.astype(np.int64)
+        if name == "P":
+            return found.astype(np.float64) / float(cutoff)
+        if name == "success":
+            return (found > 0).astype(np.float64)
+        return np.divide(found.astype(np.float64), num_rel.astype(np.float64), out=np.zeros(shape), where=num_rel != 0)
+    if name == "recip_rank":
+        # The first relevant hole of a row is the same hole in every turn (their holes are in ranking order).
+        first_hole = np.where(any_relevant, holes[:, relevant.argmax(axis=1)], _BEYOND)
+        first = np.minimum(first_hole, base[:, :1] if base.shape[1] else _BEYOND)
+        return np.divide(1.0, (first + 1).astype(np.float64), out=np.zeros(shape), where=first < _BEYOND)
+    if name == "Rprec":
+        look_at = np.minimum(num_ret[:, None], num_rel)
+        count = ((base[:, None, :] < look_at[:, :, None]).sum(axis=2)
+                 + (relevant[None, :, :] & (holes[:, None, :] < look_at[:, :, None])).sum(axis=2))
+        return np.divide(count.astype(np.float64), num_rel.astype(np.float64), out=np.zeros(shape),
+                         where=look_at != 0)
+    # AP and AP@k: found / (position + 1) at each relevant position (before the cutoff), added in ranking order.
+    positions = np.concatenate([base, holes], axis=1)
+    # -1: relevant, not a hole; -2: padding; j: hole j.
+    kinds = np.concatenate([np.where(base < _BEYOND, -1, -2), np.broadcast_to(np.arange(holes.shape[1]), holes.shape)],
+                           axis=1)
+    if name == "map_cut":
+        kinds = np.where(positions < cutoff, kinds, -2)
+    positions = np.where(kinds == -2, _BEYOND, positions)
+    # The events counted come first: the columns beyond the longest row's add nothing.
+    order = np.argsort(positions, axis=1, kind="stable")[:, :int((kinds != -2).sum(axis=1).max(initial=0))]
+    positions, kinds = np.take_along_axis(positions, order, axis=1), np.take_along_axis(kinds, order, axis=1)
+    hole_flags = relevant[:, np.maximum(kinds, 0)].transpose(1, 0, 2)  # turns x rows x events
+    flags = np.where((kinds == -1)[:, None, :], True, hole_flags & (kinds >= 0)[:, None, :])
+    precision = np.cumsum(flags, axis=2) / (positions + 1).astype(np.float64)[:, None, :]
+    total = _last_sums(np.where(flags, precision, 0.0))
+    # AP is 0 without a relevant item retrieved; AP@k without one in the qrels.
+    where = num_rel != 0
+    if name == "map":
+        where = any_relevant | (base[:, :1] < _BEYOND) if base.shape[1] else any_relevant
+    return np.divide(total, num_rel.astype(np.float64), out=np.zeros(shape), where=np.broadcast_to(where, shape))
+
+
+def _ndcg_values(turns: Sequence[_TurnRanking], multisets: np.ndarray, measure: Measure
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """nDCG's (or nDCG@k's) value on each turn (all with as many holes) with each multiset's labels on the holes
+    worst-first (the largest on the worst-ranked hole) and best-first: two arrays turns x multisets, with the
+    rules' operations in their order."""
+    cutoff = measure.params[0] if measure.definition.name == "ndcg_cut" else None
+    limit = _BEYOND if cutoff is None else cutoff
+    holes = np.stack([turn.holes for turn in turns])
+    # The DCG: the positive labels' gains over their discounts, in ranking order (a label of 0 adds 0.0).
+    positive = _padded([turn.positive for turn in turns], _BEYOND)
+    labels = _padded([turn.positive_labels for turn in turns], 0)
+    positions = np.concatenate([positive, holes], axis=1)
+    kinds = np.concatenate([np.where(positive < limit, -1, -2),
+                            np.where(holes < limit, np.arange(holes.shape[1]), -2)], axis=1)
+    gains = np.concatenate([labels, np.zeros_like(holes)], axis=1)
+    positions = np.where(kinds == -2, _BEYOND, positions)
+    order = np.argsort(positions, axis=1, kind="stable")
+    # The events counted come first: the columns beyond the longest row's add nothing.
+    events = int((kinds != -2).sum(axis=1).max(initial=0))
+    order = order[:, :events]
+    positions, kinds = np.take_along_axis(positions, order, axis=1), np.take_along_axis(kinds, order, axis=1)
+    gains = np.take_along_axis(gains, order, axis=1)
+    counted = kinds != -2
+    discounts = np.where(counted, _discounts(np.where(counted, positions, 0).ravel()).reshape(positions.shape), 1.0)
+    # The ideal DCG: the largest labels of the turn's and the holes', in descending order (to the cutoff).
+    ideal = _padded([turn.ideal if cutoff is None else turn.ideal[:cutoff] for turn in turns], 0)
+    hole_labels = multisets[:, ::-1] if cutoff is None else multisets[:, ::-1][:, :cutoff]
+    width = ideal.shape[1] + hole_labels.shape[1] if cutoff is None else min(cutoff,
+                                                                             ideal.shape[1] + hole_labels.shape[1])
+    ideal_discounts = _discounts(np.arange(width))
+    low, high = np.empty((len(turns), len(multisets))), np.empty((len(turns), len(multisets)))
+    step = max(1, _CHUNK_ELEMENTS // max(len(multisets) * (ideal.shape[1] + hole_labels.shape[1] + positions.shape[1]),
+                                         1))
+    for begin in range(0, len(turns), step):
+        part = slice(begin, begin + step)
+        count = len(ideal[part])
+        merged = np.concatenate([np.broadcast_to(ideal[part][:, None, :], (count, len(multisets), ideal.shape[1])),
+                                 np.broadcast_to(hole_labels[None, :, :], (count, *hole_labels.shape))], axis=2)
+        merged = -np.sort(-merged, axis=2)[:, :, :width]
+        ideal_dcg = _last_sums(merged / ideal_discounts)
+        for assigned, out in ((multisets, low), (multisets[:, ::-1], high)):
+            # Each event's gain: the turn's label, or the hole's under each multiset (turns x multisets x events).
+            hole_gain = assigned[:, np.maximum(kinds[part], 0)].transpose(1, 0, 2)
+            gain = np.where((kinds[part] == -1)[:, None, :], gains[part][:, None, :],
+                            np.where((kinds[part] >= 0)[:, None, :], hole_gain, 0))
+            dcg = _last_sums(gain.astype(np.float64) / discounts[part][:, None, :])
+            fallback = np.zeros(dcg.shape) if cutoff is None else dcg.copy()
+            out[part] = np.divide(dcg, ideal_dcg, out=fallback, where=ideal_dcg > 0.0)
+    return low, high
+
+
+def _labelled_values(turns: Sequence[_TurnRanking], multisets: np.ndarray, measure: Measure
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The measure's value on each turn with each multiset's labels on the holes worst-first and best-first (two
+    arrays turns x multisets), the turns taken a slice at a time (the arrays hold turns x multisets x positions)."""
+    width = max(max(len(turn.relevant), len(turn.positive), len(turn.ideal)) for turn in turns) + multisets.shape[1]
+    step = max(1, _CHUNK_ELEMENTS // (2 * len(multisets) * width))
+    if len(turns) > step:
+        parts = [_labelled_values(turns[begin:begin + step], multisets, measure)
+                 for begin in range(0, len(turns), step)]
+        return np.concatenate([low for low, _ in parts]), np.concatenate([high for _, high in parts])
+    if measure.definition.name in GRADED_MEASURES:
+        return _ndcg_values(turns, multisets, measure)
+    relevant = multisets >= measure.rel
+    values = _binary_values(turns, np.concatenate([relevant, relevant[:, ::-1]]), measure)
+    return values[:, :len(multisets)], values[:, len(multisets):]
+
+
+def _check_labellings(run_name: str, turn: str, holes: int, measure: Measure, depth: int, hole_label: int) -> None:
+    count = labellings_to_try(holes, len(_fill_levels(measure, hole_label)))
+    if count > MAX_HOLE_LABELLINGS:
+        raise InputError(
+            f"run {run_name!r}, turn {turn}: {holes} holes in the top {depth} with labels 0..{hole_label} "
+            f"make {count:,} label multisets to try for {measure.name}, more than {MAX_HOLE_LABELLINGS:,} "
+            "(castregin.limits.MAX_HOLE_LABELLINGS); use a smaller --depth or --hole-label, or a binary measure")
+
+
+class _RankedTurn(NamedTuple):
+    """One turn of a run: its holes at each depth, and its rankings by relevance level and depth."""
+
+    turn: str
+    holes: dict[int, list[str]]
+    judged: dict[int, float]
+    rankings: dict[tuple[int, int], _TurnRanking]
+    scores: dict[str, float]
+    #: The relevance level of the ranking each measure reads (nDCG reads the labels, at any level).
+    levels: dict[str, int]
+
+
+def _ranked_turn(turn: str, scores: Mapping[str, float], labels: Mapping[str, int], measures: Sequence[Measure],
+                 depths: Mapping[str, int], bits: int, order: Sequence[str] | None = None) -> _RankedTurn:
+    """Rank a turn once (``order``: its items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when
+    the caller has it) and score it with each measure's rule, holes unjudged: trec_eval's score."""
+    if order is None:
+        order = ranked_items(scores, bits)
+    holes, judged, rankings, values, levels = {}, {}, {}, {}, {}
+    by_level: dict[int, tuple[Settings, Ranking]] = {}
+    for measure in measures:
+        depth = depths[measure.name]
+        if depth not in holes:
+            top = order[:depth]
+            holes[depth] = [item for item in top if labels.get(item, -1) < 0]
+            judged[depth] = (len(top) - len(holes[depth])) / len(top) if top else 1.0
+        rule = measure.definition.rule
+        if rule is None:  # every supported measure has one (check_supported)
+            raise InputError(f"measure {measure.name!r} has no per-turn rule", argument="measures")
+        # nDCG reads the labels, not the level: any level's ranking serves it.
+        level = measure.rel if measure.definition.name in BINARY_MEASURES else next(iter(by_level), measure.rel)
+        if level not in by_level:
+            settings = Settings(level, score_bits=bits)
+            # Not strict, as evaluate: a turn labelled only below 0 has nothing relevant.
+            by_level[level] = settings, rank_topic(turn, scores, labels, settings, strict=False, order=order)
+        settings, ranking = by_level[level]
+        values[measure.name], levels[measure.name] = rule(ranking, settings, measure.params)[0], level
+        if (level, depth) not in rankings:
+            positions = [i for i, item in enumerate(order[:depth]) if labels.get(item, -1) < 0]
+            rankings[level, depth] = _TurnRanking(ranking, positions)
+    return _RankedTurn(turn, holes, judged, rankings, values, levels)
+
+
+def _measure_rows(run_name: str, ranked: Sequence[_RankedTurn], measure: Measure, depth: int, hole_label: int
+                  ) -> list[TurnHoles]:
+    """The rows of one measure on a run's ranked turns: every turn with as many holes scored at once."""
+    levels = _fill_levels(measure, hole_label)
+    for turn in ranked:
+        if turn.holes[depth]:
+            _check_labellings(run_name, turn.turn, len(turn.holes[depth]), measure, depth, hole_label)
+    ends: dict[str, tuple[float, float, dict[str, int], dict[str, int]]] = {}
+    by_holes: dict[int, list[_RankedTurn]] = {}
+    for turn in ranked:
+        if turn.holes[depth]:
+            by_holes.setdefault(len(turn.holes[depth]), []).append(turn)
+    for count, group in by_holes.items():
+        multisets = _multisets(count, tuple(levels))
+        least, greatest = _labelled_values([turn.rankings[turn.levels[measure.name], depth] for turn in group],
+                                           multisets, measure)
+        low_at, high_at = least.argmin(axis=1).tolist(), greatest.argmax(axis=1).tolist()
+        for k, turn in enumerate(group):
+            # The first multiset (in the order tried) that goes below (above) trec_eval's score, as a loop keeping
+            # the strictly better one finds it; else the score, all holes 0.
+            score, items = turn.scores[measure.name], turn.holes[depth]
+            low, high = score, score
+            low_labels, high_labels = dict.fromkeys(items, 0), dict.fromkeys(items, 0)
+            if least[k, low_at[k]] < low:
+                low = float(least[k, low_at[k]])
+                low_labels = dict(zip(items, multisets[low_at[k]].tolist(), strict=True))
+            if greatest[k, high_at[k]] > high:
+                high = float(greatest[k, high_at[k]])
+                high_labels = dict(zip(items, multisets[high_at[k], ::-1].tolist(), strict=True))
+            ends[turn.turn] = (low, high, low_labels, high_labels)
+    rows = []
+    for turn in ranked:
+        score, items = turn.scores[measure.name], turn.holes[depth]
+        if not items:
+            rows.append(TurnHoles(run_name, measure.name, turn.turn, depth, (), turn.judged[depth], score, score,
+                                  score))
+            continue
+        low, high, low_labels, high_labels = ends[turn.turn]
+        rows.append(TurnHoles(run_name, measure.name, turn.turn, depth, tuple(items), turn.judged[depth], score, low,
+                              high, low_labels, high_labels))
+    return rows
+
+
 def turn_holes(run_name: str, turn: str, scores: Mapping[str, float], labels: Mapping[str, int], measure: Measure,
                depth: int, hole_label: int, bits: int, order: Sequence[str] | None = None) -> TurnHoles:
     """The holes of one turn and the exact interval of the measure's value over their labellings (``order``: the
     turn's items as :func:`~castregin.evaluation.ranking.ranked_items` ranks them, when the caller has it)."""
-    if order is None:
-        order = ranked_items(scores, bits)
-    top = order[:depth]
-    holes = [item for item in top if labels.get(item, -1) < 0]
-    judged = (len(top) - len(holes)) / len(top) if top else 1.0
-    settings = Settings(measure.rel, score_bits=bits)
-    rule, params = measure.definition.rule, measure.params
-    if rule is None:  # every supported measure has one (check_supported)
-        raise InputError(f"measure {measure.name!r} has no per-turn rule", argument="measures")
-
-    def value(fill: Mapping[str, int]) -> float:
-        filled = {**labels, **fill} if fill else labels
-        # Not strict, as evaluate: a turn labelled only below 0 has nothing relevant.
-        return rule(rank_topic(turn, scores, filled, settings, strict=False, order=order), settings, params)[0]
-
-    score = value({})
-    if not holes:
-        return TurnHoles(run_name, measure.name, turn, depth, (), judged, score, score, score)
-    levels = _fill_levels(measure, hole_label)
-    count = labellings_to_try(len(holes), len(levels))
-    if count > MAX_HOLE_LABELLINGS:
-        raise InputError(
-            f"run {run_name!r}, turn {turn}: {len(holes)} holes in the top {depth} with labels 0..{hole_label} "
-            f"make {count:,} label multisets to try for {measure.name}, more than {MAX_HOLE_LABELLINGS:,} "
-            "(castregin.limits.MAX_HOLE_LABELLINGS); use a smaller --depth or --hole-label, or a binary measure")
-    low, high = score, score
-    low_labels: dict[str, int] = {}
-    high_labels: dict[str, int] = {}
-    for multiset in itertools.combinations_with_replacement(levels, len(holes)):  # ascending labels
-        worst_first = dict(zip(holes, multiset, strict=True))  # best labels on the worst-ranked holes
-        best_first = dict(zip(holes, reversed(multiset), strict=True))
-        least, greatest = value(worst_first), value(best_first)
-        if least < low:
-            low, low_labels = least, worst_first
-        if greatest > high:
-            high, high_labels = greatest, best_first
-    if not low_labels:
-        low_labels = dict.fromkeys(holes, 0)
-    if not high_labels:
-        high_labels = dict.fromkeys(holes, 0)
-    return TurnHoles(run_name, measure.name, turn, depth, tuple(holes), judged, score, low, high, low_labels,
-                     high_labels)
+    ranked = _ranked_turn(turn, scores, labels, [measure], {measure.name: depth}, bits, order)
+    return _measure_rows(run_name, [ranked], measure, depth, hole_label)[0]
 
 
 def _mean(values: Mapping[str, float]) -> float:
@@ -288,10 +543,11 @@ def hole_intervals(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str | M
         if not shared:
             warnings.warn(CoverageWarning(f"run {name!r} shares no turn with qrels {qrels.name!r}: its means are 0 "
                                           "over no turn; check the turn ids"), stacklevel=2)
-        orders = {turn: ranked_items(run.scores[turn], bits) for turn in shared}  # once per turn, not per measure
+        # Each turn ranked once, whatever the measures; then each measure's turns scored together.
+        ranked = [_ranked_turn(turn, run.scores[turn], qrels.labels[turn], parsed, depths, bits,
+                               ranked_items(run.scores[turn], bits)) for turn in shared]
         for measure in parsed:
-            rows = [turn_holes(name, turn, run.scores[turn], qrels.labels[turn], measure, depths[measure.name],
-                               hole_label, bits, orders[turn]) for turn in shared]
+            rows = _measure_rows(name, ranked, measure, depths[measure.name], hole_label)
             turns.extend(rows)
             summaries.append(summarise(rows, run, qrels, name, measure, depths[measure.name]))
     settings = {"qrels": qrels.name, "measures": [m.name for m in parsed], "depths": depths,

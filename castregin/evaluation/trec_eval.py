@@ -19,6 +19,7 @@ import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..data import Qrels, Run
 from ..errors import InputError
@@ -28,7 +29,9 @@ from .evaluate import warn_few_judged
 from .measures import P_PAIR, Marked, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
 from .trec_rules import LONG_MAX, Settings
-from .zscores import ZScores
+
+if TYPE_CHECKING:
+    from .zscores import ZScores
 
 
 @dataclass(frozen=True)

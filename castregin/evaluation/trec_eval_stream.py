@@ -91,26 +91,36 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
     return _lines(marked, per_marked, topics, options, facts, runid)
 
 
-#: Topics whose per-query lines are made at a time when the lines are read (see :func:`_streamed_lines`).
+#: Topics whose per-query lines are made at a time when the lines are read (see :class:`StreamedLines`).
 _TOPICS_AT_A_TIME = 1 << 10
 
 
-def _streamed_lines(columns: list[tuple[str, Any, str]], topics: list[str], summary: list
-                    ) -> Iterator[tuple[str, str, Any]]:
-    """The ``(measure, query, value)`` lines of a streamed evaluation, in order: the per-query lines are made
-    from the per-turn values as they are read, a block of topics at a time, so that ``-q`` holds eight bytes
-    a value rather than a tuple and a float object per line (some 100 bytes: 450 MB for ``-m all_trec`` at
-    50,000 topics). The values are those of the arrays' ``tolist``, so the text printed is the same.
+class StreamedLines:
+    """The ``(measure, query, value)`` lines of a streamed evaluation, in order: the per-query lines held as
+    columns (per printed measure its name, its values in the topics' order, and how each is printed: ``text``
+    quoted, ``integer`` a count, ``float``), eight bytes a value rather than a tuple and a float object a line
+    (some 100 bytes: 450 MB for ``-q -m all_trec`` at 50,000 topics), then the ``all`` lines (``summary``).
 
-    ``columns``: per printed measure, its name, its values in the topics' order, and how each is printed
-    (``text``: quoted, ``integer``: a count, ``float``); ``summary``: the ``all`` lines, made already."""
-    for begin in range(0, len(topics), _TOPICS_AT_A_TIME):
-        block_topics = topics[begin:begin + _TOPICS_AT_A_TIME]
-        block = [(name, _printed(values[begin:begin + len(block_topics)], kind)) for name, values, kind in columns]
-        for t, topic in enumerate(block_topics):
-            for name, values in block:
-                yield name, topic, values[t]
-    yield from summary
+    Iterating makes the per-query lines from the columns a block of topics at a time; :meth:`blocks` gives
+    those blocks as columns, which :func:`castregin.render.trec.trec_eval_chunks` writes whole. The values are
+    those of the arrays' ``tolist``, so the text printed is the same."""
+
+    def __init__(self, columns: list[tuple[str, Any, str]], topics: list[str], summary: list):
+        self.columns, self.topics, self.summary = columns, topics, summary
+
+    def blocks(self) -> Iterator[tuple[list[str], list[tuple[str, Any, str]]]]:
+        """Each block of topics, and the columns' values for them."""
+        for begin in range(0, len(self.topics), _TOPICS_AT_A_TIME):
+            block = self.topics[begin:begin + _TOPICS_AT_A_TIME]
+            yield block, [(name, values[begin:begin + len(block)], kind) for name, values, kind in self.columns]
+
+    def __iter__(self) -> Iterator[tuple[str, str, Any]]:
+        for topics, columns in self.blocks():
+            block = [(name, _printed(values, kind)) for name, values, kind in columns]
+            for t, topic in enumerate(topics):
+                for name, values in block:
+                    yield name, topic, values[t]
+        yield from self.summary
 
 
 def _printed(values, kind: str) -> list:
@@ -123,7 +133,7 @@ def _printed(values, kind: str) -> list:
 
 
 def _lines(marked: Sequence[Marked], per_marked: list[list[np.ndarray]], topics: list[str], options, facts,
-           runid: str | None) -> Iterator[tuple[str, str, Any]]:
+           runid: str | None) -> StreamedLines:
     columns: list[tuple[str, Any, str]] = []
     if options.per_query:
         for m, group in zip(marked, per_marked, strict=True):
@@ -146,4 +156,4 @@ def _lines(marked: Sequence[Marked], per_marked: list[list[np.ndarray]], topics:
                     value = m.definition.summary(total, averaged, len(topics), options.complete,
                                                  lambda: facts.positive_lines)
                     summary.append((name, "all", int(value) if m.definition.integer else value))
-    return _streamed_lines(columns, topics if options.per_query else [], summary)
+    return StreamedLines(columns, topics if options.per_query else [], summary)

@@ -17,7 +17,6 @@ from .common import (
     read_text,
     stem,
 )
-from .diversity import read_diversity_qrels
 from .output import ensure_not_input, write_text
 from .trec import (
     format_pool,
@@ -29,3 +28,11 @@ from .trec import (
     read_turn_list,
     turn_ids_from_json,
 )
+
+
+def read_diversity_qrels(path, name=None):
+    """:func:`castregin.formats.diversity.read_diversity_qrels`, the module imported on the first call: a command
+    that reads no diversity qrels (a ten-line ``castregin trec_eval``) does without it."""
+    from .diversity import read_diversity_qrels as read
+
+    return read(path, name)

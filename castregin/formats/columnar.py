@@ -299,6 +299,18 @@ def run_from_dict(run: Run) -> ColumnarRun:
                        np.array([0, total]), np.array([0, len(turns)]))
 
 
+def run_to_dict(run: ColumnarRun) -> Run:
+    """A columnar run as a :class:`~castregin.data.Run` (turns and items in the file's order; the rank column,
+    which the columns do not keep, left out): what :func:`castregin.formats.read_run` reads, in less time."""
+    pa = arrow()[0]
+    names = pa.concat_arrays(_chunks(run.items)).take(arrow_indices(run.item_codes)).to_pylist()
+    turns = run.turns.tolist()
+    scores: dict[str, dict[str, float]] = {}
+    for code, name, score in zip(run.turn_codes.tolist(), names, run.scores.tolist(), strict=True):
+        scores.setdefault(turns[code], {})[name] = score
+    return Run(run.tag, scores, source=run.source)
+
+
 def qrels_from_dict(qrels: Qrels) -> ColumnarQrels:
     """A :class:`~castregin.data.Qrels` as columns."""
     turns = list(qrels.labels)
@@ -339,14 +351,28 @@ class _Shape:
         self.x = self.x or b"x" in chunk or b"X" in chunk
 
 
-def _scan(path: str | os.PathLike, data: bytes | None = None) -> tuple[_Shape, bytes | None]:
+class _LineShape(_Shape):
+    """:class:`_Shape`, and whether a carriage return occurs: the originals' line readers (:func:`split_lines`)
+    delete it, where the parser would end a line there."""
+
+    def __init__(self):
+        super().__init__()
+        self.cr = False
+
+    def scan(self, chunk: bytes | bytearray) -> None:
+        super().scan(chunk)
+        self.cr = self.cr or b"\r" in chunk
+
+
+def _scan(path: str | os.PathLike, data: bytes | None = None, shape: _Shape | None = None
+          ) -> tuple[_Shape, bytes | None]:
     """Scan a file in blocks (no copy of it in memory), for pyarrow to parse it again by its path.
 
     What cannot be read twice or by path (standard input, a pipe, a compressed file) is read whole,
     decompressed, and returned: the parser then reads those bytes, so the numbers are the same.
-    ``data``: the file's bytes, read already; they are scanned instead.
+    ``data``: the file's bytes, read already; they are scanned instead. ``shape``: what records the scan.
     """
-    shape = _Shape()
+    shape = _Shape() if shape is None else shape
     if data is not None:
         shape.scan(data)
         return shape, data
@@ -366,13 +392,16 @@ def _scan(path: str | os.PathLike, data: bytes | None = None) -> tuple[_Shape, b
     return shape, None
 
 
-def _csv_options(names: list[str], types: dict, delimiter: str, block_size: int, threads: bool) -> dict:
-    """pyarrow's CSV options for TREC text: the columns ``types`` names, no quoting, no missing values."""
+def _csv_options(names: list[str], types: dict, delimiter: str, block_size: int, threads: bool,
+                 empty_lines: bool = True) -> dict:
+    """pyarrow's CSV options for TREC text: the columns ``types`` names, no quoting, no missing values (an empty
+    line skipped, or with ``empty_lines=False`` an error)."""
     pa_csv = arrow()[2]
     return {
         "read_options": pa_csv.ReadOptions(column_names=names, block_size=block_size, use_threads=threads),
         "parse_options": pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+                                             escape_char=False, newlines_in_values=False,
+                                             ignore_empty_lines=empty_lines),
         "convert_options": pa_csv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
                                                  true_values=[], false_values=[], strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
@@ -380,7 +409,7 @@ def _csv_options(names: list[str], types: dict, delimiter: str, block_size: int,
 
 
 def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], types: dict,
-                 threads: int = THREADS) -> dict | None:
+                 threads: int = THREADS, empty_lines: bool = True) -> dict | None:
     """The columns named in ``types`` as pyarrow chunked arrays, or None when the fast path cannot vouch for the file.
 
     Text columns are parsed as binary and then viewed as strings: the scan found only ASCII, so
@@ -395,7 +424,7 @@ def _parse_table(path, data: bytes | None, shape: _Shape, names: list[str], type
     source = None
     try:
         # Not by its path: pyarrow would decompress a name ending in .gz, and the scan found the file plain.
-        options = _csv_options(names, parse_types, "\t" if shape.tab else " ", _BLOCK_SIZE, threads > 1)
+        options = _csv_options(names, parse_types, "\t" if shape.tab else " ", _BLOCK_SIZE, threads > 1, empty_lines)
         if data is not None:
             table = read_csv_bytes(data, **options)  # returns once pyarrow has let go of the bytes
         else:
@@ -552,6 +581,26 @@ def _encode_items(items, turn_codes: np.ndarray, batch_lines: np.ndarray, thread
     return pa.chunked_array(dictionaries, type=pa.string()), item_codes, first_codes
 
 
+def by_batches_of_turns(items, turn_codes: np.ndarray, n_turns: int, visit, threads: int = THREADS) -> list:
+    """``visit(begin, end, distinct, codes, twice)`` for each batch of whole turns (lines ``begin:end``, about
+    :data:`BATCH_LINES`; one batch where the turns are not contiguous): the batch's items numbered within it
+    (``distinct`` a pyarrow array, ``codes`` each line's), ``twice`` whether one of its turns lists an item
+    twice. Each batch's ids are hashed in a table that stays in the processor's cache and let go (see the
+    module's docstring); the results in the batches' order."""
+    batch_lines = _batches(turn_codes, n_turns)[0]
+
+    def run(batches: range) -> list:
+        scratch, out = _scratch_table(), []
+        for k in batches:
+            begin, end = int(batch_lines[k]), int(batch_lines[k + 1])
+            distinct, codes = encode(items.slice(begin, end - begin))
+            twice = has_duplicates(turn_codes[begin:end], codes, len(distinct), scratch)
+            out.append(visit(begin, end, distinct, codes, twice))
+        return out
+
+    return [result for part in in_threads(run, len(batch_lines) - 1, threads) for result in part]
+
+
 def _chunks(strings) -> list:
     return strings.chunks if hasattr(strings, "chunks") else [strings]
 
@@ -610,6 +659,42 @@ def _fast_qrels(path, source: str, name: str,
         return None, data
     return ColumnarQrels(name, source, np.array(turns.to_pylist(), dtype=object), turn_codes, items, item_codes,
                          labels), data
+
+
+def split_lines(path: str | os.PathLike, names: list[str], digits: tuple[str, ...] = (),
+                decimals: tuple[str, ...] = ()) -> tuple[dict | None, bytes | None]:
+    """The fields of a file's lines as columns named ``names`` (a line's fields as ``str.split`` gives them,
+    lines cut at ``\n`` only), or None where the fast parser cannot vouch for that: non-ASCII bytes,
+    other whitespace than single tabs or single spaces (one kind), a carriage return, an empty line or
+    field, another number of fields (the originals' line readers, gdeval.pl's and ndeval.c's, then read
+    the bytes). Columns are pyarrow string arrays, except ``digits`` (fields of ASCII digits only, else
+    None: uint64 numpy arrays) and ``decimals`` (decimal numbers, ``[+-]?(d+.?d*|.d+)([eE][+-]?d+)?``,
+    else None: float64 numpy arrays, every one finite). Also returns the file's bytes when they had to be
+    read whole (standard input, a compressed file), for that reader."""
+    pa, pc, _ = arrow()
+    shape = _LineShape()
+    _, data = _scan(path, shape=shape)
+    if not shape.ok or shape.cr:
+        return None, data
+    # Every column as text: pyarrow's parser is faster so than converting as it goes, and the conversions
+    # below check what they read.
+    columns = _parse_table(path, data, shape, names, dict.fromkeys(names, pa.string()), empty_lines=False)
+    if columns is None or len(columns[names[0]]) == 0 or not _no_empty_field(columns, names):
+        return None, data
+    for name in digits:
+        column = columns[name]
+        if not pc.all(pc.ascii_is_decimal(column)).as_py() or pc.max(pc.binary_length(column)).as_py() > 19:
+            return None, data  # not digits, or too many for 64 bits
+        columns[name] = to_numpy(pc.cast(column, pa.uint64()), np.uint64)
+    for name in decimals:
+        # pyarrow reads exactly those decimal numbers (as Python does, to the same double), and inf, nan.
+        try:
+            columns[name] = to_numpy(pc.cast(columns[name], pa.float64()), np.float64)
+        except pa.ArrowInvalid:
+            return None, data
+        if not np.isfinite(columns[name]).all():
+            return None, data
+    return columns, data
 
 
 def read_run(path: str | os.PathLike, threads: int = THREADS, *, data: bytes | None = None) -> ColumnarRun:

@@ -11,8 +11,6 @@ import contextlib
 import contextvars
 import functools
 import gc
-import gzip
-import hashlib
 import io
 import json
 import math
@@ -72,6 +70,16 @@ def stem(path: str | os.PathLike) -> str:
     return Path(name).stem
 
 
+def split_named(value: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``, or one that exists as written) ->
+    (None, PATH). How every ``[NAME=]PATH`` argument is read (``--qrels``, the sources of ``agreement``)."""
+    if "=" in value and not os.path.exists(value):
+        name, path = value.split("=", 1)
+        if name:
+            return name, path
+    return None, value
+
+
 # --- reading: every input is opened here, compressed or not ------------------------------------------------
 
 _GZIP = b"\x1f\x8b\x08"  # the magic and deflate, the one method gzip defines
@@ -98,6 +106,8 @@ class StreamDigest:
     came (compressed ones as stored), and whether they were read to their end."""
 
     def __init__(self):
+        import hashlib  # here: it loads OpenSSL's library, which a command reading files by their paths does without
+
         self._hash = hashlib.sha256()
         self.complete = False
 
@@ -202,6 +212,8 @@ def _zstd_reader(raw, source: str):
 def _decompressing(raw, compression: str, source: str):
     """A stream of the decompressed bytes of ``raw`` (which it does not close)."""
     if compression == "gzip":
+        import gzip  # here: a plain input needs none of the decompressors
+
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bzip2":
         import bz2  # here: the plain inputs of a short call need neither

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..data import Qrels
 from ..errors import InputError
 from .common import decode, display_name, note_byte_order_mark, read_bytes, read_text, stem
 from .trec import refuse_nul
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DIVERSITY_WHAT = "diversity qrels (topic subtopic item label)"
 
@@ -133,6 +137,90 @@ class GdevalLine(NamedTuple):
     runid: str
 
 
+class NdevalQrel(NamedTuple):
+    topic: str
+    subtopic: str
+    item: str
+    label: int
+
+
+class NdevalLine(NamedTuple):
+    topic: str
+    item: str
+    rank: int
+    score: float
+    runid: str
+
+
+@dataclass
+class DiversityRun:
+    """A run's lines as gdeval.pl or ndeval.c reads them, as columns: an entry a line, in the file's order.
+
+    Read by pyarrow where the fast path can vouch for the file, else made from the originals' line
+    readers' tuples (:func:`gdeval_run_lines`, :func:`ndeval_run_lines`): the same values either way.
+    """
+
+    source: str
+    #: The distinct topic ids (as given, or rewritten); ``topic_codes`` (int32) index them.
+    topics: list[str]
+    topic_codes: np.ndarray
+    #: Each line's item id (a pyarrow string array).
+    items: Any
+    #: ndeval's rank column (gdeval ignores it: 0s) and the scores.
+    ranks: np.ndarray
+    scores: np.ndarray
+    #: The first line's run id (ndeval's) and the last line's (gdeval's); None for an empty run.
+    first_runid: str | None
+    last_runid: str | None
+
+    def __len__(self) -> int:
+        return len(self.topic_codes)
+
+
+@dataclass
+class DiversityJudgments:
+    """A qrels' lines as gdeval.pl or ndeval.c reads them, as columns (see :class:`DiversityRun`)."""
+
+    source: str
+    topics: list[str]
+    topic_codes: np.ndarray
+    items: Any
+    #: Each line's subtopic (ndeval's, a natural number; 0 in gdeval's qrels) and label.
+    subtopics: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.topic_codes)
+
+    def topics_with_a_label_above(self, label: int) -> set[str]:
+        """The topics with a line labelled above ``label``."""
+        import numpy as np
+
+        return {self.topics[code] for code in np.unique(self.topic_codes[self.labels > label]).tolist()}
+
+
+def item_codes(items) -> tuple[list[str] | Any, np.ndarray]:
+    """(distinct items, each line's code): two lines name the same item exactly when their codes are equal."""
+    from .columnar import encode
+
+    return encode(items)
+
+
+def first_repeat(*codes: np.ndarray) -> int | None:
+    """The first line (in the file's order) whose tuple of ``codes`` an earlier line has, or None."""
+    import numpy as np
+
+    if not len(codes[0]):
+        return None
+    order = np.lexsort(codes[::-1])  # stable: within a tuple, the lines in the file's order
+    same = np.ones(len(order) - 1, dtype=bool)
+    for column in codes:
+        ordered = column[order]
+        same &= ordered[1:] == ordered[:-1]
+    repeats = order[1:][same]
+    return int(repeats.min()) if len(repeats) else None
+
+
 #: What the originals do with a byte-order mark, which castregin skips (said in a warning: docs/gdeval-ndeval.md).
 GDEVAL_BYTE_ORDER_MARK = ("gdeval.pl reads as part of the first line's topic id, stopping with a format error unless "
                           "the id holds a '-' (its rewrite drops what precedes the last one)")
@@ -140,9 +228,9 @@ NDEVAL_BYTE_ORDER_MARK = ("ndeval reads as part of the first line's topic id, st
                           "run's id holds a '-' (ndeval reads the number after the first one)")
 
 
-def _lines(path, byte_order_mark: str = GDEVAL_BYTE_ORDER_MARK) -> tuple[str, list[str]]:
+def _lines(path, data: bytes | None = None, byte_order_mark: str = GDEVAL_BYTE_ORDER_MARK) -> tuple[str, list[str]]:
     source = display_name(path)
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     note_byte_order_mark(data, source, byte_order_mark)
     text = decode(data, source)
     refuse_nul(text, source)
@@ -150,9 +238,10 @@ def _lines(path, byte_order_mark: str = GDEVAL_BYTE_ORDER_MARK) -> tuple[str, li
     return source, [line.replace("\r", "") for line in text.split("\n")[:-1 if text.endswith("\n") else None]]
 
 
-def gdeval_qrels(path, max_grade: int, rewrite_ids: bool) -> list[GdevalQrel]:
-    """gdeval's qrels lines: ``topic 0 item label``, labels whole numbers up to ``max_grade``."""
-    source, lines = _lines(path)
+def gdeval_qrels_lines(path, max_grade: int, rewrite_ids: bool, data: bytes | None = None) -> list[GdevalQrel]:
+    """gdeval's qrels lines: ``topic 0 item label``, labels whole numbers up to ``max_grade`` (the reference
+    reader, line by line: every file :func:`gdeval_qrels` cannot read fast)."""
+    source, lines = _lines(path, data)
     out = []
     for number, line in enumerate(lines, start=1):
         fields = line.split() + [""] * 4
@@ -167,9 +256,10 @@ def gdeval_qrels(path, max_grade: int, rewrite_ids: bool) -> list[GdevalQrel]:
     return out
 
 
-def gdeval_run(path, rewrite_ids: bool) -> list[GdevalLine]:
-    """gdeval's run lines: ``topic Q0 item rank score runid``, ranks digits, the run id not empty or ``0``."""
-    source, lines = _lines(path)
+def gdeval_run_lines(path, rewrite_ids: bool, data: bytes | None = None) -> list[GdevalLine]:
+    """gdeval's run lines: ``topic Q0 item rank score runid``, ranks digits, the run id not empty or ``0`` (the
+    reference reader, line by line)."""
+    source, lines = _lines(path, data)
     out = []
     for number, line in enumerate(lines, start=1):
         fields = line.split() + [""] * 6
@@ -186,31 +276,17 @@ def gdeval_run(path, rewrite_ids: bool) -> list[GdevalLine]:
     return out
 
 
-class NdevalQrel(NamedTuple):
-    topic: str
-    subtopic: str
-    item: str
-    label: int
-
-
-class NdevalLine(NamedTuple):
-    topic: str
-    item: str
-    rank: int
-    score: float
-    runid: str
-
-
-def _c_lines(path, what: str) -> tuple[str, list[list[str]]]:
-    source, lines = _lines(path, NDEVAL_BYTE_ORDER_MARK)
+def _c_lines(path, what: str, data: bytes | None) -> tuple[str, list[list[str]]]:
+    source, lines = _lines(path, data, NDEVAL_BYTE_ORDER_MARK)
     if not lines:
         raise InputError(f"{what} is empty", source=source)
     return source, [line.split() for line in lines]
 
 
-def ndeval_qrels(path, rewrite_ids: bool) -> list[NdevalQrel]:
-    """ndeval's qrels lines: ``topic subtopic item label``, each a natural number but the item."""
-    source, rows = _c_lines(path, "qrel file")
+def ndeval_qrels_lines(path, rewrite_ids: bool, data: bytes | None = None) -> list[NdevalQrel]:
+    """ndeval's qrels lines: ``topic subtopic item label``, each a natural number but the item (the reference
+    reader, line by line)."""
+    source, rows = _c_lines(path, "qrel file", data)
     out = []
     for number, fields in enumerate(rows, start=1):
         ok = len(fields) >= 4 and natural_number(fields[1]) >= 0 and natural_number(fields[3]) >= 0
@@ -224,9 +300,10 @@ def ndeval_qrels(path, rewrite_ids: bool) -> list[NdevalQrel]:
     return out
 
 
-def ndeval_run(path, rewrite_ids: bool) -> list[NdevalLine]:
-    """ndeval's run lines: ``topic Q0 item rank score runid``, ranks natural numbers."""
-    source, rows = _c_lines(path, "run file")
+def ndeval_run_lines(path, rewrite_ids: bool, data: bytes | None = None) -> list[NdevalLine]:
+    """ndeval's run lines: ``topic Q0 item rank score runid``, ranks natural numbers (the reference reader, line by
+    line)."""
+    source, rows = _c_lines(path, "run file", data)
     out = []
     for number, fields in enumerate(rows, start=1):
         ok = len(fields) >= 6 and natural_number(fields[3]) >= 0
@@ -239,3 +316,173 @@ def ndeval_run(path, rewrite_ids: bool) -> list[NdevalLine]:
         score = perl_number(fields[4])  # sscanf %lf: its leading number (0 if none: sscanf leaves it unset)
         out.append(NdevalLine(topic, fields[2], natural_number(fields[3]), score, fields[5]))
     return out
+
+
+# --- the same files read fast: columns, checked in bulk ------------------------------------------------------------
+#
+# pyarrow splits the lines (where castregin.formats.columnar can vouch that it splits them as the line readers
+# do); each column is checked as a whole against what the line reader would accept, and any file with a line
+# the checks do not vouch for is read again by the line reader, which accepts it or names the line.
+
+#: Digits of a whole number read here (longer ones, leading zeros and all, go line by line).
+_NATURAL_DIGITS = 18
+
+
+def gdeval_qrels(path, max_grade: int, rewrite_ids: bool) -> DiversityJudgments:
+    """gdeval's qrels (``topic 0 item label``, labels whole numbers up to ``max_grade``) as columns."""
+    from .columnar import split_lines
+
+    columns, data = split_lines(path, ["topic", "zero", "item", "label"], digits=("zero",))
+    if columns is not None:
+        labels = _whole_numbers(columns["label"])
+        topics = _topics(columns["topic"], _gdeval_rewrite if rewrite_ids else None)
+        # perl_number of digits: their value (0 for 0, 00 ...).
+        if labels is not None and topics is not None and not columns["zero"].any() and not (labels > max_grade).any():
+            return DiversityJudgments(display_name(path), *topics, columns["item"], labels * 0, labels)
+    lines = gdeval_qrels_lines(path, max_grade, rewrite_ids, data)
+    return _judgments(display_name(path), lines, [0] * len(lines))
+
+
+def gdeval_run(path, rewrite_ids: bool) -> DiversityRun:
+    """gdeval's run (``topic Q0 item rank score runid``) as columns."""
+    import numpy as np
+
+    from .columnar import split_lines
+
+    columns, data = split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",),
+                                decimals=("score",))
+    if columns is not None:
+        pc = _compute()
+        runids = columns["runid"]
+        distinct = pc.unique(runids).to_pylist()
+        topics = _topics(columns["topic"], _gdeval_rewrite if rewrite_ids else None)
+        if (topics is not None and pc.unique(columns["q0"]).to_pylist() == ["Q0"] and "0" not in distinct
+                and not any("%" in runid for runid in distinct)):
+            ranks = np.zeros(len(runids), dtype=np.int64)  # gdeval reads none
+            return DiversityRun(display_name(path), *topics, columns["item"], ranks, columns["score"],
+                                runids[0].as_py(), runids[-1].as_py())
+    lines = gdeval_run_lines(path, rewrite_ids, data)
+    return _run(display_name(path), lines, [0] * len(lines))
+
+
+def ndeval_qrels(path, rewrite_ids: bool) -> DiversityJudgments:
+    """ndeval's qrels (``topic subtopic item label``, natural numbers but the item) as columns."""
+    from .columnar import split_lines
+
+    columns, data = split_lines(path, ["topic", "subtopic", "item", "label"], digits=("subtopic", "label"))
+    if columns is not None:
+        subtopics, labels = _naturals(columns["subtopic"]), _naturals(columns["label"])
+        topics = _topics(columns["topic"], _ndeval_qrels_rewrite if rewrite_ids else None)
+        if subtopics is not None and labels is not None and topics is not None:
+            return DiversityJudgments(display_name(path), *topics, columns["item"], subtopics, labels)
+    lines = ndeval_qrels_lines(path, rewrite_ids, data)
+    return _judgments(display_name(path), lines, [int(line.subtopic) for line in lines])
+
+
+def ndeval_run(path, rewrite_ids: bool) -> DiversityRun:
+    """ndeval's run (``topic Q0 item rank score runid``, ranks natural numbers) as columns."""
+    from .columnar import split_lines
+
+    columns, data = split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",),
+                                decimals=("score",))
+    if columns is not None:
+        ranks = _naturals(columns["rank"])
+        topics = _topics(columns["topic"], _ndeval_run_rewrite if rewrite_ids else None)
+        if ranks is not None and topics is not None:
+            runids = columns["runid"]
+            return DiversityRun(display_name(path), *topics, columns["item"], ranks, columns["score"],
+                                runids[0].as_py(), runids[-1].as_py())
+    lines = ndeval_run_lines(path, rewrite_ids, data)
+    return _run(display_name(path), lines, [line.rank for line in lines])
+
+
+def _compute():
+    from ..arrays import arrow
+
+    return arrow()[1]
+
+
+def _whole_numbers(column) -> np.ndarray | None:
+    """A column of whole numbers (``-?[0-9]+``, of at most 18 digits) as int64, or None."""
+    import numpy as np
+
+    from ..arrays import arrow, to_numpy
+
+    pa, pc, _ = arrow()
+    if not pc.all(pc.match_substring_regex(column, rf"^-?[0-9]{{1,{_NATURAL_DIGITS}}}$")).as_py():
+        return None
+    return to_numpy(pc.cast(column, pa.int64()), np.int64)
+
+
+def _naturals(values: np.ndarray) -> np.ndarray | None:
+    """Digits (uint64) as :func:`natural_number` reads them, as int32 (they are below 1,000,010), or None where it
+    would not."""
+    import numpy as np
+
+    # natural_number gives up once the digits read so far exceed 100000, before adding the next one.
+    return None if (values // 10 > 100000).any() else values.astype(np.int32)
+
+
+def _gdeval_rewrite(topic: str) -> str | None:
+    rewritten = gdeval_topic(topic)
+    return rewritten if re.fullmatch(r"[0-9]+", rewritten) else None
+
+
+def _ndeval_qrels_rewrite(topic: str) -> str | None:
+    value = natural_number(topic)
+    return str(value) if value >= 0 else None
+
+
+def _ndeval_run_rewrite(topic: str) -> str | None:
+    value = ndeval_run_topic(topic)
+    return str(value) if value >= 0 else None
+
+
+def _topics(column, rewrite) -> tuple[list[str], np.ndarray] | None:
+    """The distinct topics and each line's code (int32), each topic id mapped by ``rewrite`` (None where a topic
+    cannot be rewritten: None in all) to the one the original reads."""
+    import numpy as np
+
+    from .columnar import encode
+
+    distinct, codes = encode(column)
+    topics = distinct.to_pylist()
+    if rewrite is None:
+        return topics, codes
+    rewritten = [rewrite(topic) for topic in topics]
+    if None in rewritten:
+        return None
+    # Two ids may read as one topic (ndeval reads 007 as 7): their lines join it.
+    index: dict[str, int] = {}
+    merged = np.array([index.setdefault(topic, len(index)) for topic in rewritten], dtype=np.int32)
+    return list(index), merged[codes]
+
+
+def _codes_of(values: list[str]) -> tuple[list[str], np.ndarray]:
+    import numpy as np
+
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(value, len(index)) for value in values), dtype=np.int32, count=len(values))
+    return list(index), codes
+
+
+def _judgments(source: str, lines: list, subtopics: list[int]) -> DiversityJudgments:
+    import numpy as np
+
+    from ..arrays import strings
+
+    topics, codes = _codes_of([line.topic for line in lines])
+    return DiversityJudgments(source, topics, codes, strings([line.item for line in lines]),
+                              np.array(subtopics, dtype=np.int64),
+                              np.array([line.label for line in lines], dtype=np.int64))
+
+
+def _run(source: str, lines: list, ranks: list[int]) -> DiversityRun:
+    import numpy as np
+
+    from ..arrays import strings
+
+    topics, codes = _codes_of([line.topic for line in lines])
+    return DiversityRun(source, topics, codes, strings([line.item for line in lines]),
+                        np.array(ranks, dtype=np.int64), np.array([line.score for line in lines], dtype=np.float64),
+                        lines[0].runid if lines else None, lines[-1].runid if lines else None)

@@ -33,18 +33,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
-import gzip
 import io
 import json
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal, NamedTuple, cast
 
 from ..errors import InputError
 
@@ -128,8 +125,7 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """Where an output goes: ``stdout``, ``through`` (a special file), or ``file`` (the real path)."""
 
     kind: str
@@ -240,6 +236,8 @@ def _compressor(file: IO[bytes], given: str) -> io.BufferedIOBase | None:
     """A stream compressing into ``file`` when the name ``given`` ends in ``.gz``, ``.bz2``, ``.xz``; else None."""
     suffix = os.path.splitext(given)[1].lower()
     if suffix == ".gz":
+        import gzip  # here: an uncompressed output needs none of the compressors
+
         # No name and no time in the header: the same content gives the same bytes. Level 6 is gzip's own.
         return gzip.GzipFile(filename="", mode="wb", fileobj=file, compresslevel=6, mtime=0)
     if suffix == ".bz2":
@@ -289,24 +287,34 @@ class OutputSet:
         target = resolve(path)
         binary = "b" in mode
         if target.kind != "file":
-            spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed at commit
-                max_size=_SPOOL_BYTES, mode="w+b")
-            handle: IO[Any] = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
+            spool = _Spool()
+            handle = cast("IO[Any]", spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n"))
             self._staged.append(_Staged(target, handle, binary=binary))
             return _Unclosable(handle, display(path))
         directory = Path(target.path).parent
         self._make_directory(directory, target.given)
         name = Path(target.path).name
+        import tempfile  # here: standard output needs no temporary file
+
         try:
             fd, temporary = tempfile.mkstemp(prefix=f".{name}.castregin-", suffix=".tmp", dir=directory)
         except OSError as err:
             raise write_error(err, target.given) from None
-        file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
-        compressor = _compressor(file, target.given)
-        # typeshed has the compressors as io.BufferedIOBase, not typing.IO: they are binary files all the same.
-        raw = cast("IO[bytes]", compressor) if compressor is not None else file
-        handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-        self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
+        file = None
+        try:
+            file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
+            compressor = _compressor(file, target.given)
+            # typeshed has the compressors as io.BufferedIOBase, not typing.IO: binary files all the same.
+            raw = cast("IO[bytes]", compressor) if compressor is not None else file
+            handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
+        except BaseException:
+            # Not staged yet (a signal, an import failing): discard would not know of it.
+            with contextlib.suppress(OSError):
+                file.close() if file is not None else os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
         return _Unclosable(handle, display(path))
 
     def write_text(self, path: str | os.PathLike, text: str) -> None:
@@ -393,6 +401,8 @@ class OutputSet:
             elif (fd := descriptor_of(staged.target.path)) is not None:
                 _copy_to_descriptor(raw, fd)
             else:
+                import shutil
+
                 with open(staged.target.path, "wb") as out:
                     shutil.copyfileobj(raw, out, 1 << 20)
         except OSError as err:
@@ -411,6 +421,59 @@ class OutputSet:
         self._staged.clear()
         remove_empty(self._created)
         self._created.clear()
+
+
+class _Spool(io.BufferedIOBase):
+    """Where the content of standard output or a special file is prepared in full before any of it goes out:
+    memory up to :data:`_SPOOL_BYTES`, then a temporary file, as :class:`tempfile.SpooledTemporaryFile` keeps
+    it. Written here so that :mod:`tempfile` (and the :mod:`shutil`, :mod:`bz2` and :mod:`lzma` it loads, a
+    tenth of a ten-line ``castregin trec_eval``'s time) is imported only by an output that grows that large."""
+
+    def __init__(self):
+        super().__init__()
+        self._file: IO[bytes] = io.BytesIO()
+        self._in_memory = True
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        written = self._file.write(data)
+        if self._in_memory and self._file.tell() > _SPOOL_BYTES:
+            import tempfile
+
+            at = self._file.tell()
+            on_disk = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the spool
+            on_disk.write(cast("io.BytesIO", self._file).getbuffer())
+            on_disk.seek(at)
+            self._file.close()
+            self._file, self._in_memory = on_disk, False
+        return written
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._file.read(-1 if size is None else size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._file.read(size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        super().close()  # flushes first
+        self._file.close()
 
 
 def _restore(backups: list[tuple[str, str | None]]) -> None:
@@ -540,6 +603,9 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
     list, a name matching ``allowed`` (glob patterns such as ``figures/*.png``). Anything else is
     refused, never deleted. Inputs inside it are refused too.
     """
+    import shutil
+    import tempfile
+
     target = Path(out_dir)
     check_replaceable_directory(out_dir, kind=kind, inputs=inputs, allowed=allowed)
     parent = target.absolute().parent

@@ -54,6 +54,46 @@ def test_risk_sensitive_equals_the_original(name, cli, tmp_path):
         assert result.stdout == run_original(tool, qrels, run, options)
 
 
+#: Ways of writing a case's files that the fast reader leaves to the originals' line readers (it cannot vouch that
+#: the parser splits them as those do), each read by gdeval.pl and ndeval.c as the plain file.
+LINE_READER_FORMS = {
+    "carriage returns": lambda text: text.replace("\n", "\r\n"),
+    "tabs and spaces": lambda text: re.sub(r"(?m)^(\S+) ", "\\1\t", text),
+    "runs of spaces": lambda text: text.replace(" ", "   "),
+}
+#: Every tenth case.
+SAMPLE = sorted(CASES, key=lambda n: (n[:6], int(n[6:])))[::10]
+
+
+@pytest.mark.parametrize("form", sorted(LINE_READER_FORMS))
+@pytest.mark.parametrize("name", SAMPLE)
+def test_files_the_fast_reader_leaves_to_the_line_readers_give_the_originals_output(name, form, cli, tmp_path):
+    tool, qrels_text, run_text, options = CASES[name]
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text(LINE_READER_FORMS[form](qrels_text), newline="")
+    run.write_text(LINE_READER_FORMS[form](run_text), newline="")
+    result = cli(tool, *options, qrels, run)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == KEPT[name]
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_plain_files_are_read_without_the_line_readers(name, cli, tmp_path, monkeypatch):
+    """The cases' files (single spaces, ASCII, numbers as the originals read them) take the fast reader."""
+    from castregin.formats import diversity
+
+    def unwanted(*args, **kwargs):
+        raise AssertionError("read line by line")
+
+    for reader in ("gdeval_qrels_lines", "gdeval_run_lines", "ndeval_qrels_lines", "ndeval_run_lines"):
+        monkeypatch.setattr(diversity, reader, unwanted)
+    tool, qrels_text, run_text, options = CASES[name]
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text(qrels_text)
+    run.write_text(run_text)
+    assert cli(tool, *options, qrels, run).stdout == KEPT[name]
+
+
 def test_the_cases_cover_the_quirks():
     """The kept outputs hold what the cases are meant to exercise (else a test could not fail there)."""
     ndeval = "".join(KEPT[n] for n in CASES if n.startswith("ndeval"))

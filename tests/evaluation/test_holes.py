@@ -12,6 +12,7 @@ import json
 import math
 import random
 
+import numpy as np
 import pytest
 import pytrec_eval
 from reference_runs import read_qrels_plain, read_run_plain
@@ -120,6 +121,89 @@ def test_the_interval_is_the_least_and_greatest_over_all_labellings(seed):
         assert row.low == pytest.approx(min(values.values()), abs=1e-12), row.measure
         assert row.high == pytest.approx(max(values.values()), abs=1e-12), row.measure
         assert row.score == pytest.approx(values["t0"], abs=1e-12)  # all holes 0: trec_eval's score
+
+
+def _every_labelling_values(order: list[str], labels: dict[str, int], holes: list[str], hole_label: int,
+                            rel_level: int) -> dict[str, np.ndarray]:
+    """Each measure's value under every labelling of ``holes`` (``(hole_label + 1)^h`` of them), from trec_eval's
+    definitions in numpy (not castregin's code): the ranking ``order``, gains the labels, discounts
+    log2(rank + 1), R the qrels' items labelled ``rel_level`` or more, unjudged items non-relevant."""
+    n = len(order)
+    hole_at = [order.index(item) for item in holes]
+    base = np.array([labels.get(item, -1) for item in order])
+    others = [label for item, label in labels.items() if item not in holes and label >= 0]
+    discount = np.log2(np.arange(2, n + len(others) + len(holes) + 2))
+    out: dict[str, list] = {}
+    base_l = hole_label + 1
+    places = base_l ** np.arange(len(holes) - 1, -1, -1)
+    for begin in range(0, base_l ** len(holes), 1 << 16):
+        # Labellings begin.. in itertools.product's order: each one's digits in base L + 1.
+        codes = np.arange(begin, min(begin + (1 << 16), base_l ** len(holes)))
+        fill = codes[:, None] // places % base_l
+        ranked = np.tile(base, (len(fill), 1))
+        ranked[:, hole_at] = fill
+        relevant = ranked >= rel_level
+        num_rel = sum(label >= rel_level for label in others) + (fill >= rel_level).sum(axis=1)
+        found = np.cumsum(relevant, axis=1)
+        first = np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, 0)
+        precision_sums = np.cumsum(found / np.arange(1, n + 1) * relevant, axis=1)
+        r_found = np.take_along_axis(found, np.clip(np.minimum(num_rel, n) - 1, 0, None)[:, None], axis=1)[:, 0]
+        dcg = np.cumsum(np.maximum(ranked, 0) / discount[:n], axis=1)
+        ideal_labels = -np.sort(-np.concatenate([np.tile(others, (len(fill), 1)), fill], axis=1), axis=1)
+        ideal = np.cumsum(np.maximum(ideal_labels, 0) / discount[:ideal_labels.shape[1]], axis=1)
+
+        def ratio(a, b):
+            return np.divide(a, b, out=np.zeros(len(a)), where=b > 0)
+
+        values = {"RR": np.divide(1.0, first, out=np.zeros(len(fill)), where=first > 0),
+                  "AP": ratio(precision_sums[:, -1], num_rel), "Rprec": ratio(r_found * (num_rel > 0), num_rel),
+                  "nDCG": ratio(dcg[:, -1], ideal[:, -1])}
+        for k in (3, 5, 10, 20):
+            values[f"P@{k}"] = found[:, k - 1] / k
+            values[f"Success@{k}"] = (found[:, k - 1] > 0).astype(float)
+            values[f"R@{k}"] = ratio(found[:, k - 1], num_rel)
+            values[f"AP@{k}"] = ratio(precision_sums[:, k - 1], num_rel)
+            values[f"nDCG@{k}"] = ratio(dcg[:, k - 1], ideal[:, k - 1])
+        for name, value in values.items():
+            out.setdefault(name, []).append(value)
+    return {name: np.concatenate(parts) for name, parts in out.items()}
+
+
+@pytest.mark.parametrize(("holes", "hole_label", "rel_level", "seed"), [(10, 3, 2, 0), (10, 2, 1, 1), (20, 1, 1, 2)])
+def test_ten_and_twenty_holes_equal_brute_force_over_every_labelling(holes, hole_label, rel_level, seed):
+    """10 holes labelled 0..3 (1,048,576 labellings) or 0..2 (59,049), 20 holes labelled 0..1 (1,048,576), among
+    judged relevant items ranked above them: the
+    interval is the least and greatest value over every labelling, from trec_eval's definitions (numpy, above);
+    the labellings reported for the ends give them (pytrec_eval); the score is pytrec_eval's."""
+    rng = random.Random(seed)
+    order = [f"d{i:02d}" for i in range(30)]
+    scores = {item: float(100 - rank) for rank, item in enumerate(order)}
+    depth = holes + 4
+    labels = {item: rng.choice(range(hole_label + 1)) for item in order[depth:] if rng.random() < 0.6}
+    labels.update({order[rank]: hole_label for rank in range(4)})  # judged relevant above the holes
+    labels.update({f"x{i}": hole_label if i < 2 else 0 for i in range(6)})  # judged, not retrieved
+    labels[order[4]] = -1  # in the pool but unjudged: a hole too
+    hole_items = [item for item in order[:depth] if labels.get(item, -1) < 0]
+    assert len(hole_items) == holes
+    measures = [*PYTREC, "P@20", "nDCG@20", "Success@10", "AP@10"]
+    measures = [name for name in measures if name in ("RR", "AP", "Rprec", "nDCG") or int(name.split("@")[1]) <= depth]
+    result = hole_intervals([Run("r", {"t": scores})], Qrels({"t": labels}), measures, depth=depth,
+                            hole_label=hole_label, rel_level=rel_level)
+    truth = _every_labelling_values(order, labels, hole_items, hole_label, rel_level)
+    for row in result.turns:
+        values = truth[row.measure]
+        assert list(row.hole_items) == hole_items
+        assert row.low == pytest.approx(values.min(), abs=1e-12), row.measure
+        assert row.high == pytest.approx(values.max(), abs=1e-12), row.measure
+        assert row.score == pytest.approx(values[0], abs=1e-12)  # every hole 0 (the first labelling)
+        if row.measure in PYTREC:
+            for end, fill in ((row.low, row.low_labels), (row.high, row.high_labels)):
+                value = pytrec({"t": {**labels, **fill}}, {"t": scores}, row.measure, rel_level)["t"]
+                assert end == pytest.approx(value, abs=1e-12), row.measure
+    # Ends that neither "every hole 0" nor "every hole L" gives (the first and the last labelling).
+    assert any(min(truth[row.measure][[0, -1]]) > row.low for row in result.turns)
+    if holes == 10:
+        assert any(max(truth[row.measure][[0, -1]]) < row.high for row in result.turns)
 
 
 # --- a simulated collection whose full truth is known -------------------------------------------------------------
@@ -353,6 +437,35 @@ def test_cli_formats_and_api(tmp_path, cli):
         assert "new" in text and "Per turn" in text
     result = cli("analyze", "holes", run, "--qrels", qrels, "-m", "bpref", "--depth", "3")
     assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "analyze holes supports" in result.stderr
+
+
+def test_large_inputs_are_parsed_into_columns_and_give_what_the_line_readers_give(cli, tmp_path, monkeypatch):
+    """A run above the small-input bound (1 MiB) is read through the columnar parser, then made the same dicts
+    (the line reader would take three times as long): the same output as hole_intervals on the line reader's."""
+    rng = random.Random(5)
+    run_lines, qrels_lines = [], []
+    for t in range(300):
+        turn = f"{101 + t // 50}_{t % 50}-1"
+        items = [f"doc{rng.randrange(10**6):06d}" for _ in range(120)]
+        items = list(dict.fromkeys(items))
+        run_lines += [f"{turn} Q0 {item} {r + 1} {rng.uniform(0, 30):.5f} big" for r, item in enumerate(items)]
+        qrels_lines += [f"{turn} 0 {item} {rng.choice([-1, 0, 0, 1, 2, 3])}" for item in items[3::3]]
+    run, qrels = tmp_path / "big.run", tmp_path / "big.qrel"
+    run.write_text("\n".join(run_lines) + "\n")
+    qrels.write_text("\n".join(sorted(qrels_lines)) + "\n")
+    assert run.stat().st_size > 1 << 20
+    expected = hole_intervals([formats.read_run(run)], formats.read_qrels(qrels), ["AP", "nDCG@10", "P@5"],
+                              depth=10).records()
+
+    def unwanted(*args, **kwargs):
+        raise AssertionError("read line by line")
+
+    monkeypatch.setattr("castregin.cli.options.read_run", unwanted)
+    got = cli("analyze", "holes", run, "--qrels", qrels, "-m", "AP", "-m", "nDCG@10", "-m", "P@5", "--depth", "10",
+              "--per-turn", "--format", "json")
+    assert got.exit_code == 0, got.stderr
+    assert json.loads(got.stdout) == json.loads(json.dumps(expected))
+    assert sum(row["holes"] for row in expected["turns"]) > 1000
 
 
 def test_cast_baselines_scores_and_ends_equal_pytrec_eval(cast_data):

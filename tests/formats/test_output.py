@@ -587,3 +587,24 @@ def test_disk_full_on_a_real_tiny_file_system(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.splitlines()[-1].endswith("cannot write: the disk is full")
     assert left == []
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_standard_output_is_prepared_in_memory_then_on_disk(binary, monkeypatch, capfdbinary):
+    """What goes to standard output is held in full first: in memory up to a bound, past it in a temporary file
+    (tempfile's, made then), the bytes the same either way and nothing out before the commit."""
+    monkeypatch.setattr(output_module, "_SPOOL_BYTES", 1000)
+    chunks = [f"line {i} é\n" for i in range(300)]  # about 3,300 bytes: past the bound
+    with OutputSet() as outputs:
+        handle = outputs.open("-", "wb" if binary else "w")
+        spool = handle._handle if binary else handle._handle.buffer
+        for chunk in chunks[:50]:
+            handle.write(chunk.encode() if binary else chunk)
+        handle.flush()
+        assert spool._in_memory
+        for chunk in chunks[50:]:
+            handle.write(chunk.encode() if binary else chunk)
+        handle.flush()
+        assert not spool._in_memory
+        assert capfdbinary.readouterr().out == b""
+    assert capfdbinary.readouterr().out == "".join(chunks).encode()
