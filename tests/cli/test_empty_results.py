@@ -84,6 +84,23 @@ CASES: dict[tuple[str, ...], tuple[list[str], str, str]] = {
     ("nuggets", "create"): (["nuggets", "create", "--qrels", "passages.qrel", "--passages", "passages.jsonl",
                              "--queries", "queries.tsv", *MODEL_AT("{nuggets}"), "--out-dir", "created"], ERROR,
                             NOTHING_ANSWERED),
+    ("nuggets", "aggregate"): (["nuggets", "aggregate", "other_tasks.csv", "--tasks", "assign_tasks", "--out-dir",
+                                "people"], ERROR,
+                               ("no answer has a label for each of its nuggets; check that the judgments are of these "
+                                "tasks (their turn and item ids); nothing written")),
+    ("nuggets", "tasks", "assign"): (["nuggets", "tasks", "assign", "nuggets.jsonl", "answers_t9.jsonl", "--out-dir",
+                                      "tasks"], ERROR,
+                                     "there is nothing to label: no answer with a text is to a turn with nuggets"),
+    ("nuggets", "tasks", "cite"): (["nuggets", "tasks", "cite", "uncited.jsonl", "--passages", "passages.jsonl",
+                                    "--out-dir", "tasks"], ERROR,
+                                   "there is nothing to label: no answer cites a passage with a text; nothing written"),
+    ("nuggets", "tasks", "create"): (["nuggets", "tasks", "create", "--qrels", "passages.qrel", "--min-grade", "3",
+                                      "--passages", "passages.jsonl", "--queries", "queries.tsv", "--out-dir",
+                                      "tasks"],
+                                     ERROR, "no turn has a passage of grade 3 or more"),
+    ("nuggets", "tasks", "importance"): (["nuggets", "tasks", "importance", "empty_nuggets.jsonl", "--out-dir",
+                                          "tasks"], ERROR,
+                                         "there is nothing to label: the nuggets file holds no nugget"),
     ("nuggets", "score"): (["nuggets", "score", "no_nuggets.jsonl"], WARNING,
                            "1 turn(s) have no nugget: t1; they score 0 on nuggetizer's four scores"),
     ("ndeval",): (["ndeval", "nq.txt", "gr.txt"], WARNING,
@@ -159,12 +176,18 @@ MORE_CASES: dict[tuple[tuple[str, ...], str], tuple[list[str], str, str]] = {
         ["play", "privateshared", "--game-dir", "{game_dir}", "--model", "truthful", "--base-url", "{game}",
          *MODEL_SETTINGS, "--out-dir", "played", "--experiment", "job-interview"], NOTE,
         "castregin: every episode to play is in played already: none was played in this run"),
+    (("pool", "build"), "adaptive judging done"): (
+        ["pool", "a.run", "--strategy", "depth", "--budget", "1", "--qrels", "q.qrel", "-o", "pool.txt"], WARNING,
+        "every turn has spent its budget of 1 judgments or judged all its pool: nothing left to judge"),
     (("pool", "simulate"), "no relevant item"): (
         ["pool", "simulate", "a.run", "b.run", "--qrels", "q.qrel", "--rel-level", "3"], ERROR,
         "q.qrel: every run has the same AP (0.0000) on the pool's labels: there is no ranking of the runs to approach"),
 }
 #: What each command that writes files must leave absent when it refuses.
-NOT_WRITTEN = {("judge",): "judged", ("nuggets", "assign"): "assigned", ("nuggets", "cite"): "cited",
+NOT_WRITTEN = {("nuggets", "aggregate"): "people", ("nuggets", "tasks", "assign"): "tasks",
+               ("nuggets", "tasks", "cite"): "tasks", ("nuggets", "tasks", "create"): "tasks",
+               ("nuggets", "tasks", "importance"): "tasks", ("judge",): "judged", ("nuggets", "assign"): "assigned",
+               ("nuggets", "cite"): "cited",
                ("nuggets", "create"): "created", ("play", "privateshared"): "played",
                ("aggregate",): "agg", ("convert", "passages"): "out.run", ("convert", "questions"): "out.run",
                ("convert", "responses"): "out.run", ("pool", "build"): "pool.txt", ("qrels", "combine"): "out.qrel",
@@ -275,12 +298,16 @@ def files(tmp_path, monkeypatch, cli):
         "queries.tsv": "t1\tHow does photosynthesis work?\n",
         "no_nuggets.jsonl": _jsonl(_assignment(None)),
         "no_vital.jsonl": _jsonl(_assignment("okay")),
+        "empty_nuggets.jsonl": _jsonl({"qid": "t1", "query": "How does photosynthesis work?", "nuggets": []}),
+        "other_tasks.csv": "worker_id,turn_id,item_id,support\nw1,zz,alpha#0,2\n",  # labels of no task here
     }
     for name, text in texts.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "episode").mkdir()
     (tmp_path / "episode" / "interactions.json").write_text(json.dumps(_interactions()))
     (tmp_path / "results").mkdir()
+    made = cli("nuggets", "tasks", "assign", "nuggets.jsonl", "answers.jsonl", "--out-dir", "assign_tasks")
+    assert made.exit_code == 0, made.stderr
     fitted = cli("paradise", "fit", "dialogues.csv", "--satisfaction", "US", "--success", "k", "--cost", "t",
                  "--alpha-level", "0.99", "--save", "function.json")
     assert fitted.exit_code == 0, fitted.stderr
