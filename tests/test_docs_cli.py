@@ -137,3 +137,49 @@ def test_examples_on_cast_2022_question_banks_give_both_banks():
                 assert "--bank 2022_mixed_initiative_question_pool.json" in line, (where, line)
                 checked += 1
     assert checked >= 4
+
+
+def _help_examples(path: tuple[str, ...]) -> list[str]:
+    """The command lines of a command's (or group's) --help examples, continuations joined, without the
+    environment a line may set first (OPENAI_API_KEY=...); lines eliding an argument (``...``) left out."""
+    text = gen_cli.help_text(path)
+    if not re.search(r"^  Examples\b", text, re.MULTILINE):
+        return []
+    block = re.split(r"^  Examples[^\n]*\n", text, flags=re.MULTILINE)[1].split("\n\n")[0].replace("\\\n", " ")
+    lines = [line.strip() for line in block.splitlines()]
+    return [re.sub(r"^(?:\w+=\S*\s+)+", "", line) for line in lines
+            if "castregin " in line and not re.search(r"\s\.\.\.(\s|$)", line)]
+
+
+def _parsed(args: list[str]):
+    """What click makes of ``castregin ARGS`` up to the command, its callbacks run, nothing invoked."""
+    import click
+
+    from castregin.cli import main
+
+    context = main.make_context("castregin", list(args))
+    group = main
+    while isinstance(group, click.Group):
+        name, command, rest = group.resolve_command(context, [*context._protected_args, *context.args])
+        context = command.make_context(name, rest, parent=context)
+        group = command
+    return context
+
+
+@pytest.mark.parametrize("path", [path for path in gen_cli.command_paths() if _help_examples(path)],
+                         ids=lambda path: " ".join(path) or "castregin")
+def test_every_help_example_is_a_command_line_castregin_takes(path):
+    """Each --help example parses: its options exist, their values are of their types and ranges, the
+    callbacks (pool --sample's strata, simulate's --budgets) take them. (docs/test_docs_examples.py runs the
+    pages' examples; these are the reference's.)"""
+    import shlex
+
+    import click
+
+    for line in _help_examples(path):
+        words = shlex.split(line, comments=True)
+        assert words[0] == "castregin", line
+        try:
+            _parsed(words[1:])
+        except (click.exceptions.Exit, click.ClickException) as error:
+            raise AssertionError(f"{line}: {error}") from error

@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 
 from ..errors import InputError
-from ..formats.common import without_cyclic_gc
+from ..formats.common import plain_number_text, without_cyclic_gc
 from ..formats.output import OutputSet, check_outputs, write_text
 from ..formats.trec import format_pool, read_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
@@ -320,7 +320,7 @@ def pool_group():
                    "strategy may judge; default then: all).")
 @turns_option("Pool only these turns (e.g. 2022_evaluation_topics_turn_ids.json): one id a line, a qrels or "
               "run, or turn-ids JSON; the runs' other turns are left out, with a warning.")
-@click.option("--sample", "strata", metavar="STRATA",
+@click.option("--sample", "strata", metavar="STRATA", callback=lambda ctx, param, value: _strata(value),
               help="A stratified sample of the pool, strata by the best rank any run gives an item: "
                    "1-10:1,11-50:0.5,51-1000:10% (or FIRST-LAST:#N, N items a turn). The pool is then the "
                    "sampled items; see --strata-out.")
@@ -391,7 +391,7 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
     from ..formats.strata import format_stratified_qrels, stratified
     from ..track.sampling import sample_pool
 
-    sample = sample_pool(run_list, _strata(strata), seed)
+    sample = sample_pool(run_list, strata, seed)
     kept, left_out = (sample.sampled, None)
     strata_of = sample.strata
     if turns is not None:
@@ -414,7 +414,10 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
                    f"{row['sampled']} of {row['pooled']} pooled items sampled", err=True)
 
 
-def _strata(text: str):
+def _strata(text: str | None):
+    """--sample's strata, read before any file (a usage error)."""
+    if text is None:
+        return None
     from ..track.sampling import parse_strata
 
     try:
@@ -467,8 +470,11 @@ def pool_stats_command(runs, pool_file, depth, fmt, output):
 def _budgets(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
     if value is None:
         return None
+    parts = [part for part in value.split(",") if part.strip()]
     try:
-        budgets = [int(part) for part in value.split(",") if part.strip()]
+        if not all(plain_number_text(part) for part in parts):  # int() reads every script's digits and 1_0
+            raise ValueError(value)
+        budgets = [int(part) for part in parts]
     except ValueError:
         raise click.BadParameter(f"{value!r}: expected judgments a turn, such as 1,2,5,10,20") from None
     if not budgets or min(budgets) < 1:

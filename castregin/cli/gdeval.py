@@ -36,6 +36,18 @@ def _castregin_options(args: tuple[str, ...]) -> tuple[list[str], bool, str]:
     return rest, rewrite, output
 
 
+def expect_files(rest: list[str], known, synopsis: str) -> None:
+    """The arguments left once the options are read must be the two files: an argument that looks like an option
+    the original does not take is named as one, however many arguments there are (not read as a file, nor lost
+    in "expected QRELS RUN"); ``known`` tells the original's options."""
+    options = [arg for arg in rest if arg.startswith("-") and arg != "-"]
+    unknown = next((arg for arg in options if not known(arg)), None)
+    if unknown is not None:
+        raise click.UsageError(f"unknown option {unknown} ({synopsis})")
+    if len(rest) != 2 or options:
+        raise click.UsageError(f"expected QRELS RUN ({synopsis})")
+
+
 def _number(text: str, flag: str, kind=float):
     try:
         # Python reads 1_0 as 10 and other scripts' digits; the originals read 1 and nothing: neither is taken.
@@ -116,8 +128,8 @@ def gdeval_command(args):
         else:
             raise click.UsageError(f"unknown option {flag} (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS "
                                    "RUN)")
-    if len(rest) != 2:
-        raise click.UsageError("expected QRELS RUN (gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN)")
+    expect_files(rest, {"-c", "-k", "-baseline", "-riskAlpha"}.__contains__,
+                 "gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
     choose_allocator()
@@ -133,6 +145,13 @@ def gdeval_command(args):
     runid, rows, mean = gd.gdeval_report(qrels, run, k, complete, baseline=baseline, risk_alpha=risk_alpha[1],
                                          risk_alpha_text=risk_alpha[0])
     formats.write_text(output, gdeval_text(runid, k, rows, mean))
+
+
+_NDEVAL_SYNOPSIS = "ndeval: [-alpha A] [-beta B] [-traditional] [-M DEPTH] [-c] QRELS RUN"
+
+
+def _ndeval_flag(arg: str) -> bool:
+    return arg in ("-alpha", "-beta", "-M", "-baseline", "-riskAlpha", "-traditional") or set(arg[1:]) <= {"c", "a"}
 
 
 @main.command("ndeval", context_settings=_DROP_IN, add_help_option=True)
@@ -184,10 +203,8 @@ def ndeval_command(args):
         elif flag.startswith("-") and len(flag) > 1 and set(flag[1:]) <= {"c", "a"}:
             complete = complete or "c" in flag
         else:
-            raise click.UsageError(f"unknown option {flag} (ndeval: [-alpha A] [-beta B] [-traditional] [-M DEPTH] "
-                                   "[-c] QRELS RUN)")
-    if len(rest) != 2:
-        raise click.UsageError("expected QRELS RUN")
+            raise click.UsageError(f"unknown option {flag} ({_NDEVAL_SYNOPSIS})")
+    expect_files(rest, _ndeval_flag, _NDEVAL_SYNOPSIS)
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
     choose_allocator()

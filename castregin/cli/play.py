@@ -201,6 +201,10 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
         write_text(run_log_file, json_text(run.log))
         for line in play_summary(run.log):
             click.echo(line, err=True)
+    else:
+        # Legitimate (the table again, or a run that had finished), but said: no request, no run log rewritten.
+        click.echo(f"castregin: every episode to play is in {out_dir} already: none was played in this run (the "
+                   "table is of the episodes there)", err=True)
     write_text(output, leaderboard_report(summarize(episode_records(find_episodes(out_dir))), fmt))
 
 

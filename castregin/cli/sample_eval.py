@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import formats
-from . import main
+from . import main, warnings_as_lines
 
 _DROP_IN = {"help_option_names": ["--help"], "ignore_unknown_options": True, "allow_interspersed_args": False}
 
@@ -32,10 +32,12 @@ def sample_eval_command(args):
       castregin sample_eval stratified.qrel bm25.run
       castregin sample_eval -q stratified.qrel bm25.run --output bm25.sample_eval
     """
-    from ..evaluation.inferred import sample_eval
-    from ..formats.strata import read_stratified_qrels
+    from ..evaluation.inferred import SAMPLE_EVAL_BYTE_ORDER_MARK, sample_eval
+    from ..formats.common import note_byte_order_mark, read_bytes, stem
+    from ..formats.strata import parse_stratified_qrels
+    from ..formats.trec import parse_run
     from ..render.sample_eval import sample_eval_text
-    from .gdeval import _castregin_options  # --output FILE, as gdeval and ndeval take it
+    from .gdeval import _castregin_options, expect_files  # --output FILE, as gdeval and ndeval take it
 
     rest, rewrite, output = _castregin_options(args)
     if rewrite:
@@ -43,9 +45,13 @@ def sample_eval_command(args):
     per_topic = bool(rest) and rest[0] == "-q"
     if per_topic:
         rest.pop(0)
-    if len(rest) != 2 or any(arg.startswith("-") and arg != "-" for arg in rest):
-        raise click.UsageError("expected [-q] QRELS RUN (sample_eval.pl's arguments)")
+    expect_files(rest, "-q".__eq__, "sample_eval.pl: [-q] QRELS RUN")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file])
-    result = sample_eval(read_stratified_qrels(qrels_file), formats.read_run(run_file))
+    with warnings_as_lines():  # each file read once (a pipe too); a byte-order mark said, as the script keeps it
+        qrels_data, run_data = read_bytes(qrels_file), read_bytes(run_file)
+        for data, path in ((qrels_data, qrels_file), (run_data, run_file)):
+            note_byte_order_mark(data, formats.display_name(path), SAMPLE_EVAL_BYTE_ORDER_MARK)
+    qrels = parse_stratified_qrels(qrels_data, formats.display_name(qrels_file), stem(qrels_file))
+    result = sample_eval(qrels, parse_run(run_data, formats.display_name(run_file)))
     formats.write_text(output, sample_eval_text(result, per_topic))

@@ -92,7 +92,7 @@ def now() -> str:
     """clembench's timestamps: local time, ISO 8601 with microseconds; with ``SOURCE_DATE_EPOCH`` set (as in
     reproducible builds), that moment in UTC, the same for every event, so that two runs write the same bytes."""
     configured = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if configured.isdigit():
+    if configured.isascii() and configured.isdigit():
         moment = dt.datetime.fromtimestamp(int(configured), dt.timezone.utc).replace(tzinfo=None)
         return moment.isoformat(timespec="microseconds")
     return dt.datetime.now().isoformat()  # noqa: DTZ005 - clembench's: local time, no zone

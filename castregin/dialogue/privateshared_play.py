@@ -172,8 +172,8 @@ def nothing_played(client: Client, outcomes: Sequence[EpisodeOutcome]) -> str:
     counts = Counter(outcome.status for outcome in outcomes)
     reasons = "; ".join(f"{n} episode(s): {NOT_PLAYED.get(status, status)}" for status, n in counts.items())
     first = f"; the first error: {client.stats.first_error}" if client.stats.first_error else ""
-    return (f"no episode could be played ({reasons}){first}; nothing written: the answers received are kept in "
-            "the cache for the next run")
+    kept = ": the answers received are kept in the cache for the next run" if client.stored else ""
+    return f"no episode could be played ({reasons}){first}; nothing written{kept}"
 
 
 def run_log(outcomes: Sequence[EpisodeOutcome], client: Client, settings: EndpointSettings, *, rules: str,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..data import Qrels, Run
-from ..errors import CoverageWarning, InputError
+from ..errors import CoverageWarning, InputError, InputWarning
 from ..track.sampling import STRATEGIES, judging_order, relevant_in, turn_rankings
 from .analysis import _means
 from .ranking import DEFAULT_SCORE_PRECISION
@@ -96,6 +96,10 @@ def simulate_pooling(runs: Sequence[Run], qrels: Qrels, strategies: Sequence[str
     truth = {turn: {item: max(qrels.labels[turn].get(item, 0), 0) for ranking in rankings[turn] for item in ranking}
              for turn in turns}
     reference = _means(runs, Qrels(truth, qrels.name, qrels.source), [measure], rel_level, score_precision)[measure]
+    if len(set(reference)) < 2:
+        raise InputError(f"every run has the same {measure} ({reference[0]:.4f}) on the pool's labels: there is no "
+                         "ranking of the runs to approach (Kendall's tau is undefined at every budget); nothing to "
+                         "simulate. Check the qrels, -m and --rel-level", source=qrels.source)
     largest = max(len(items) for items in truth.values())
     budgets = sorted(set(budgets)) if budgets else default_budgets(largest)
     if budgets[0] < 1:
@@ -103,6 +107,10 @@ def simulate_pooling(runs: Sequence[Run], qrels: Qrels, strategies: Sequence[str
     points: list[SimulationPoint] = []
     needed: dict[str, int | None] = {}
     total_relevant = sum(label >= rel_level for items in truth.values() for label in items.values())
+    if not total_relevant:
+        warnings.warn(InputWarning(f"no item of the pool has a label >= {rel_level} (--rel-level) in {qrels.source}: "
+                                   "relevant_found is 0 and relevant_share undefined (nan) at every budget"),
+                      stacklevel=2)
     for strategy in strategies:
         orders = {turn: judging_order(rankings[turn], strategy, relevant_in(truth[turn], rel_level)) for turn in turns}
         line = []

@@ -50,7 +50,8 @@ def power_tuned_lambda(y, yhat, yhat_unlabeled) -> float:
     grads_hat_cent = grads_hat - grads_hat.mean(axis=0)
     covariance = (1 / n) * (grads_cent.T @ grads_hat_cent + grads_hat_cent.T @ grads_cent)
     variance = np.cov(np.concatenate([grads_hat, grads_hat_unlabeled], axis=0).T).reshape(1, 1)
-    lam = float(np.trace(covariance) / (2 * (1 + (n / big_n)) * np.trace(variance)))
+    with np.errstate(divide="ignore", invalid="ignore"):  # predictions that never vary: no lambda, said below
+        lam = float(np.trace(covariance) / (2 * (1 + (n / big_n)) * np.trace(variance)))
     return float(np.clip(lam, 0, 1)) if math.isfinite(lam) else 0.0
 
 
@@ -123,6 +124,15 @@ def turns_needed(y, yhat, total: int, width: float, alpha: float = 0.05) -> dict
     result.update(classical=max(1, math.ceil(classical_exact - 1e-9)), ppi=max(1, math.ceil(exact - 1e-9)),
                   exact=exact)
     return result
+
+
+def effective_sample_size(n: int, classical_se: float, ppi_se: float) -> float:
+    """The human-judged turns the classical estimate would need for the PPI++ one's precision: ``n * var(classical)
+    / var(PPI++)``; infinite when PPI++ is exact and the classical estimate is not, ``n`` when both are exact
+    (scores that never vary: the model's labels add nothing, and take nothing away)."""
+    if ppi_se > 0:
+        return n * classical_se ** 2 / ppi_se ** 2
+    return math.inf if classical_se > 0 else float(n)
 
 
 # --- runs and qrels ---------------------------------------------------------------------------------------
@@ -233,7 +243,7 @@ def ppi_estimates(runs: Sequence[Run], human: Qrels, model: Qrels, measures: Seq
             columns.append((y, yhat, unl))
             interval, lam = ppi_mean(y, yhat, unl, alpha)
             classical = classical_mean(y, alpha)
-            effective = len(y) * classical.se ** 2 / interval.se ** 2 if interval.se > 0 else math.inf
+            effective = effective_sample_size(len(y), classical.se, interval.se)
             estimates.append(RunEstimate(name, measure, len(y), len(unl), interval, lam, classical,
                                          float(np.mean(yhat + unl)), effective))
             if plan_width is not None:

@@ -62,7 +62,7 @@ def parse_citation_labels(data: bytes, source: str) -> dict[PairKey, str]:
             raise InputError(f"support: expected full_support, partial_support or no_support, got {support!r}",
                              source=source, line=line)
         sentence = (row["sentence"] or "").strip()
-        if not sentence.isdigit():
+        if not (sentence.isascii() and sentence.isdigit()):
             raise InputError(f"sentence: expected the sentence's position from 0, got {sentence!r}", source=source,
                              line=line)
         key = ((row["run_id"] or "").strip(), (row["qid"] or "").strip(), int(sentence),

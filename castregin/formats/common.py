@@ -589,7 +589,7 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
     is a mistake that JSON would settle silently by keeping the last) a repeated key is an error.
     """
     try:
-        return json.loads(text, parse_int=_json_int, object_pairs_hook=_unique_keys if unique_keys else None)
+        value = json.loads(text, parse_int=_json_int, object_pairs_hook=_unique_keys if unique_keys else None)
     except _DuplicateKey as err:
         raise InputError(f"the key {err.args[0]!r} appears twice in one JSON object; keep one", source=source,
                          line=line) from None
@@ -597,6 +597,53 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
         raise invalid_json(err.msg, err.colno, source, line if line is not None else err.lineno) from None
     except RecursionError:
         raise nested_too_deeply(source, line) from None
+    if LONE_SURROGATE_ESCAPE.search(text):  # the only way a decoded text holds a lone surrogate: an escape
+        _refuse_lone_surrogates(value, source, line)
+    return value
+
+
+#: An escape of a lone surrogate (a high one not followed by a low one, a low one not after a high one), or
+#: of what looks like one (an escaped backslash before it): a text without a match holds no lone surrogate.
+LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                                   r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate(value, path: str = "") -> str | None:
+    """What is wrong with the first string (or key) of JSON ``value`` that holds a lone surrogate, named by its
+    JSON path under ``path`` (each object's keys before its values, values in order), else None."""
+    pending = [(path, value)]
+    while pending:
+        where, node = pending.pop()
+        if type(node) is str:
+            problem = _surrogate_in(node, where or "the value")
+        elif type(node) is dict:
+            problem = next((found for found in (_surrogate_in(key, f"{where or 'the object'}: a key") for key in node)
+                            if found), None)
+            pending.extend((f"{where}.{key}" if where else str(key), child) for key, child in reversed(node.items()))
+        elif type(node) is list:
+            problem = None
+            pending.extend((f"{where}[{index}]", child) for index, child in reversed(list(enumerate(node))))
+        else:
+            problem = None
+        if problem is not None:
+            return problem
+    return None
+
+
+def _surrogate_in(text: str, where: str) -> str | None:
+    try:
+        check_unicode(text, where.encode("utf-8", "backslashreplace").decode(), "")
+    except InputError as err:
+        return err.problem
+    return None
+
+
+def _refuse_lone_surrogates(value, source: str, line: int | None) -> None:
+    """Refuse a JSON value with a string (or key) holding a lone surrogate, naming its JSON path: no file can
+    hold such a string, and an output or a prompt would fail on it later (a traceback, not a line)."""
+    problem = lone_surrogate(value)
+    if problem is not None:
+        raise InputError(problem, source=source, line=line)
 
 
 def check_unicode(text: str, where: str, source: str) -> None:

@@ -238,8 +238,8 @@ def parse_answers(data: bytes, source: str) -> list[Answer]:
     if head == "{":
         try:
             document = json.loads(text)
-        except ValueError:
-            document = None  # several lines of JSON: JSONL
+        except (ValueError, RecursionError):
+            document = None  # several lines of JSON: JSONL (whose reader says what is wrong with a line)
         if isinstance(document, dict) and "turns" in document:
             return _ikat_answers(parse_json_text(text, source), source)
     answers: list[Answer] = []

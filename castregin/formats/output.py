@@ -108,8 +108,9 @@ def descriptor_of(path: str) -> int | None:
     if absolute in _DESCRIPTOR_PATHS:
         return _DESCRIPTOR_PATHS[absolute]
     for directory in _DESCRIPTOR_DIRS:
-        if absolute.startswith(directory) and absolute[len(directory):].isdigit():
-            return int(absolute[len(directory):])
+        number = absolute[len(directory):]
+        if absolute.startswith(directory) and number.isascii() and number.isdigit():
+            return int(number)
     return None
 
 

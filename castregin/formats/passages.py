@@ -9,7 +9,8 @@ whether a cited passage supports a sentence (``nuggets cite``).
 - TSV: ``id<TAB>text`` (MS MARCO's ``collection.tsv``).
 
 A file may be large (a whole collection, compressed): it is streamed, and only the passages asked for are
-kept (a line whose id is not asked for is not even parsed). An id given twice is an error.
+kept (a line whose id is not asked for is not even parsed; a line that is neither a JSON object nor
+``id<TAB>text`` is an error). An id given twice is an error.
 
 **Queries**, one a line: TSV ``qid<TAB>text`` (TREC RAG 2024's ``topics.rag24.test.txt``), or JSONL with
 the id as ``qid``, ``id`` or ``topic_id`` and the text as ``query``, ``text``, ``title`` or ``topic``
@@ -111,8 +112,9 @@ def read_passages(path: str | os.PathLike, wanted: Collection[str] | None = None
             if quick is not None and b"\\" not in quick.group(1) and quick.group(1).decode("utf-8", "replace") \
                     not in wanted:
                 continue
-        elif wanted is not None and line.partition(b"\t")[0].strip().decode("utf-8", "replace") not in wanted:
-            continue
+        elif wanted is not None and b"\t" in line and \
+                line.partition(b"\t")[0].strip().decode("utf-8", "replace") not in wanted:
+            continue  # (a line neither JSON nor TSV is no passage: refused below, not skipped)
         passage_id, passage = _passage_line(line, number, source)
         if passage_id in seen:
             raise InputError(f"passage {passage_id!r} is given on line {seen[passage_id]} already; give each passage "

@@ -48,7 +48,7 @@ def utc_date(epoch: float | None = None) -> str:
     """An ISO 8601 UTC date to the second: ``epoch``, else ``$SOURCE_DATE_EPOCH``, else now."""
     if epoch is None:
         configured = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-        epoch = int(configured) if configured.isdigit() else time.time()
+        epoch = int(configured) if configured.isascii() and configured.isdigit() else time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 

@@ -44,11 +44,13 @@ from ..errors import InputError
 from . import schema
 from .common import (
     FLOAT_LIMIT,
+    LONE_SURROGATE_ESCAPE,
     check_unicode,
     decode,
     display_name,
     invalid_json,
     json_decoder,
+    lone_surrogate,
     nested_too_deeply,
     not_utf8,
     open_input,
@@ -363,6 +365,10 @@ def read_submission(path: str | os.PathLike, kind: str) -> Submission:
             if members is None:  # not an object, so not a run: read whole for the very same messages
                 spool.close()
                 return Submission.from_json(parse_json_text(stream.whole(), source), kind, source, stem(path))
+        if stream.lone_surrogates:  # refused before the schema's problems, as when the document is read whole
+            problem = _first_lone_surrogate(members, reader)
+            if problem is not None:
+                raise InputError(problem, source=source)
         streamed = members.get("turns") is _STREAMED
         # The document's schema checks the run without its turns (they are each checked as they come).
         document = {**members, "turns": []} if streamed else members
@@ -376,6 +382,20 @@ def read_submission(path: str | os.PathLike, kind: str) -> Submission:
         raise
     return Submission(name=members.get("run_name"), turns=spool, source=source, stem=stem(path),
                       run_type=members.get("run_type"))
+
+
+def _first_lone_surrogate(members: dict, reader: _TurnReader) -> str | None:
+    """The first lone surrogate of a streamed document, as :func:`~castregin.formats.common.lone_surrogate`
+    finds it in the whole: the keys of the run's object, then each member's value in order (the turns'
+    as they were read)."""
+    keys = lone_surrogate(dict.fromkeys(members))
+    if keys is not None:
+        return keys
+    for key, value in members.items():
+        found = reader.surrogate if value is _STREAMED else lone_surrogate(value, key)
+        if found is not None:
+            return found
+    return None
 
 
 def read_mi_run(path: str | os.PathLike) -> Submission:
@@ -423,6 +443,9 @@ class _Stream:
         self.text, self.pos, self.mark, self.state = "", 0, 0, ""
         self.line, self.column, self.eof = 1, 0, False
         self.offset = 0  # where text[0] is in the document (in characters)
+        #: A lone surrogate may be in the text read so far (an escape of one): the values read from then on
+        #: are looked through for it (json reads one; reading the document whole refuses it).
+        self.lone_surrogates = False
 
     def _bytes(self, size: int) -> bytes:
         parts = []
@@ -456,7 +479,10 @@ class _Stream:
             self.line += newlines
             self.offset += mark
             self.text, self.pos, self.mark = text[mark:], self.pos - mark, 0
+        known = len(self.text)
         self.text += self._decode(self._bytes(max(self._chunk, at_least)))
+        if not self.lone_surrogates:  # an escape (12 characters with its pair) may straddle two reads
+            self.lone_surrogates = LONE_SURROGATE_ESCAPE.search(self.text, max(0, known - 12)) is not None
         self._input.holding(len(self.text))  # one value held whole is bounded as a whole file is
 
     def skip(self) -> str:
@@ -568,11 +594,12 @@ class _TurnReader:
         self.batches = batches
         self.count = 0
         self.problem: str | None = None
+        self.surrogate: str | None = None  # the first lone surrogate of the turns (see _Stream.lone_surrogates)
 
     def start(self) -> None:
         """A ``turns`` member begins: a document that gives it twice keeps the last, as json does."""
         self.spool.clear()
-        self.count, self.problem = 0, None
+        self.count, self.problem, self.surrogate = 0, None, None
 
     def turn(self, turn) -> None:
         """Check and spool the next turn."""
@@ -775,8 +802,10 @@ def _walk_turns(stream: _Stream, reader: _TurnReader) -> None:
         return
     batches = reader.batches
     while True:
-        if batches is None or not batches.read(stream, reader):
+        if batches is None or not batches.read(stream, reader):  # (msgspec reads no lone surrogate)
             turn = stream.value()
+            if stream.lone_surrogates and reader.surrogate is None:
+                reader.surrogate = lone_surrogate(turn, f"turns[{reader.count}]")
             reader.turn(turn)
             if batches is not None:
                 batches.learn(turn)

@@ -68,6 +68,11 @@ class EndpointSettings:
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
                 raise InputError(f"expected a non-empty string, got {value!r}", argument=name)
+        if not self.model.strip() or any(ch < " " or ch == "\x7f" for ch in self.model):
+            # A model's name names the results (play's MODEL-tT directory) and the tables: a newline or an
+            # escape code there is a pasted mistake, never a model.
+            raise InputError(f"expected a model's name without control characters (newline, tab, escape), got "
+                             f"{self.model!r}", argument="model")
         check_base_url(self.base_url)
         return replace(self, **plain)
 

@@ -84,11 +84,27 @@ def parse_measure_names(names: Iterable[str] | None) -> list[str]:
     for name in names:
         measure = ALIASES.get(name, name)
         if measure not in MEASURES:
-            raise InputError(f"unknown nugget measure {name!r}; use one of {', '.join(MEASURES)} "
-                             f"(or {', '.join(ALIASES)})", argument="measures")
+            close = _nearest_name(name)
+            hint = f"did you mean {close}? " if close else ""
+            raise InputError(f"unknown nugget measure {name!r}; {hint}use one of {', '.join(MEASURES)} "
+                             f"(or {', '.join(ALIASES)}); trec_eval's measures are evaluate's", argument="measures")
         if measure not in chosen:
             chosen.append(measure)
     return chosen
+
+
+def _nearest_name(name: str) -> str | None:
+    """The nugget measure ``name`` spells but for case and separators (``Vital-Score``), else one a typo away
+    (``vital_scor``), else None."""
+    import difflib
+
+    known = [*MEASURES, *ALIASES]
+    folded = {"".join(ch for ch in k.lower() if ch.isalnum()): k for k in known}
+    same = folded.get("".join(ch for ch in name.lower() if ch.isalnum()))
+    if same is not None:
+        return same
+    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _turn_list(found: dict[str, list[str]], runs: dict[str, int]) -> str:
@@ -114,7 +130,8 @@ def _warn_empty_turns(assignments: Sequence[Assignment], no_vital: str, measures
     if without_nuggets:
         warnings.warn(InputWarning(
             f"{len(without_nuggets)} turn(s) have no nugget: {_turn_list(without_nuggets, runs)}; they score 0 on "
-            "every nugget measure, as nuggetizer scores them"), stacklevel=3)
+            "nuggetizer's four scores, as nuggetizer scores them, and are left out of nugget_recall, as CONE-RAG "
+            "leaves them"), stacklevel=3)
     if without_vital and any(m in _VITAL_MEASURES for m in measures):
         what = ("they score 0 on strict_vital_score and vital_score, as nuggetizer scores them (--no-vital skip "
                 "leaves them out of those means)" if no_vital == "zero" else
@@ -162,8 +179,13 @@ def score_assignments(assignments: Sequence[Assignment], source: str = "nuggets"
         rows.append((run, source, NUM_Q, ALL_TURNS, float(len(answers))))
         for measure in chosen:
             turns = values[measure]
-            # nuggetizer's mean (statistics.mean: exact, then rounded once); no turn: no mean to take.
+            # nuggetizer's mean (statistics.mean: exact, then rounded once); no turn: no mean to take, and said.
             mean = statistics.mean(turns.values()) if turns else float("nan")
+            if not turns:
+                why = ("a turn counts with nuggets and an answer" if measure == NUGGET_RECALL else
+                       "--no-vital skip leaves out the turns without a vital nugget")
+                warnings.warn(InputWarning(f"run {run!r}: no turn to average {measure} over ({why}); its value is "
+                                           "nan"), stacklevel=2)
             rows.append((run, source, measure, ALL_TURNS, mean))
             if per_turn:
                 rows.extend((run, source, measure, qid, value) for qid, value in turns.items())

@@ -130,7 +130,7 @@ class Bank:
         self.shape = shape
         self.entries: dict[str, str] = dict(entries or {})
         self.new_ids: list[str] = []
-        self._id_pattern = re.compile(rf"{re.escape(prefix)}(\d+)")
+        self._id_pattern = re.compile(rf"{re.escape(prefix)}(\d+)", re.ASCII)  # Q٢ is no number
         self._exact: dict[str, str] = {}
         self._folded: dict[str, str] = {}
         # A run's question strings already turned into ids by iter_questions (millions of lookups in a

@@ -41,7 +41,8 @@ from ..limits import MAX_CUTOFF
 
 STRATEGIES = ("depth", "mtf", "bandit")
 
-_STRATUM = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*:\s*(#\d+|\d+(?:\.\d*)?%|\d*\.?\d+)\s*")
+# re.ASCII: \d is 0-9 only, not every script's digits (castregin.formats.common.plain_number_text's rule).
+_STRATUM = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*:\s*(#\d+|\d+(?:\.\d*)?%|\d*\.?\d+)\s*", re.ASCII)
 
 
 @dataclass(frozen=True)

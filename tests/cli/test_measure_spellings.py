@@ -36,8 +36,14 @@ CALLS = {
                                 "--out", "report"],
     (("report",), "plot_measure"): ["report", "a.run", "b.run", "--qrels", "q.qrel", "-m", "P@1", "--plot-measure",
                                     "{m}", "--ci-samples", "20", "--out", "report"],
+    (("analyze", "ppi"), "measures"): ["analyze", "ppi", "a.run", "b.run", "c.run", "--qrels", "h.qrel",
+                                       "--model-qrels", "q.qrel", "-m", "{m}", "--plan-width", "0.5"],
+    (("pool", "simulate"), "measure"): ["pool", "simulate", "a.run", "b.run", "c.run", "--qrels", "q.qrel", "-m",
+                                        "{m}"],
 }
 DROP_IN = (("trec_eval",), "measures")
+#: Options that name measures of their own, not trec_eval's: each takes its names, and "did you mean" for a near one.
+OWN_NAMES = {(("nuggets", "score"), "measures")}
 
 
 def _measure_options() -> set[tuple[tuple[str, ...], str]]:
@@ -47,13 +53,14 @@ def _measure_options() -> set[tuple[tuple[str, ...], str]]:
 
 
 def test_every_option_naming_a_measure_is_walked():
-    assert _measure_options() == {*CALLS, DROP_IN}
+    assert _measure_options() == {*CALLS, DROP_IN, *OWN_NAMES}
 
 
 @pytest.fixture
 def files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "q.qrel").write_text("t1 0 Q1 2\nt1 0 Q2 1\nt1 0 Q3 0\nt2 0 Q4 3\nt2 0 Q5 0\nt3 0 Q6 1\nt3 0 Q7 2\n")
+    (tmp_path / "h.qrel").write_text("t1 0 Q1 2\nt1 0 Q2 1\nt1 0 Q3 0\nt2 0 Q4 3\nt2 0 Q5 0\n")  # people's sample
     (tmp_path / "p.qrel").write_text("t1 0 Q1 1\nt1 0 Q2 2\nt1 0 Q3 1\nt2 0 Q4 0\nt2 0 Q5 2\nt3 0 Q6 2\nt3 0 Q7 0\n")
     for tag, order in (("a", "1234567"), ("b", "3215476"), ("c", "2137654")):
         (tmp_path / f"{tag}.run").write_text("".join(
@@ -104,3 +111,20 @@ def test_a_command_ranking_by_one_measure_refuses_a_second(cli, files, key):
     assert result.exit_code == 2 and result.stdout == ""
     assert "the runs are ranked by one measure, 2 given (AP, P@5): give one" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("given, meant", [("Vital-Score", "vital_score"), ("STRICT_ALL", "strict_all"),
+                                          ("vital_scor", "vital_score"), ("nugget-recall", "nugget_recall"),
+                                          ("nuget_recall", "nugget_recall")])
+def test_nuggets_score_names_its_own_measures_and_a_near_one(cli, tmp_path, given, meant):
+    """nuggets score's -m names nugget scores (nuggetizer's, and iKAT's nugget_recall), not trec_eval measures:
+    its own names only, and "did you mean" for one that differs by case, separators or a typo."""
+    (tmp_path / "a.jsonl").write_text('{"qid": "t1", "query": "q", "run_id": "r", "answer_text": "a", "nuggets": '
+                                      '[{"text": "n", "importance": "vital", "assignment": "support"}]}\n')
+    result = cli("nuggets", "score", tmp_path / "a.jsonl", "-m", given)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"unknown nugget measure {given!r}; did you mean {meant}? use one of strict_vital_score" in result.stderr
+    assert cli("nuggets", "score", tmp_path / "a.jsonl", "-m", meant).exit_code == 0
+    far = cli("nuggets", "score", tmp_path / "a.jsonl", "-m", "nDCG@3")
+    assert far.exit_code == 2 and "did you mean" not in far.stderr
+    assert "trec_eval's measures are evaluate's" in far.stderr

@@ -97,3 +97,17 @@ def test_zero_topic_of_the_run_loses_its_zeros(cli, tmp_path):
     assert "infAP\t\t1\t\t1.0000\n" in result.stdout and "\t0\t" not in result.stdout
     # inum_rel sums every qrels topic, evaluated or not: 2 relevant items in all.
     assert "inum_rel\tall\t        2.0000\n" in result.stdout
+
+
+def test_topics_are_ordered_as_perl_reads_them(cli, tmp_path):
+    """sample_eval.pl sorts topics by Perl's numeric value, which reads the ASCII digits only: topic '\u0662'
+    (Arabic-Indic two) is 0 to it and comes before 1; castregin read it as 2, between 1 and 3. The expected
+    output is sample_eval.pl's (the script named in sample_eval_oracle.py, perl 5.36) on these two files."""
+    qrels, run = _write(tmp_path, "1 0 d1 1 1\n1 0 d2 1 0\n\u0662 0 d1 1 1\n3 0 d1 1 1\n",
+                        "1 Q0 d1 1 2 r\n\u0662 Q0 d1 1 2 r\n3 Q0 d1 1 2 r\n")
+    result = cli("sample_eval", "-q", qrels, run)
+    assert result.exit_code == 0, result.stderr
+    kept = (Path(__file__).parent / "data" / "sample_eval" / "non_ascii_topic.out").read_text(encoding="utf-8")
+    assert result.stdout == kept
+    if live_command():
+        assert result.stdout == run_original(qrels, run, ["-q"])

@@ -23,8 +23,38 @@ def _one_usage_line(result, command: str) -> str:
 def test_an_unknown_option_is_one_line_naming_the_commands_help(cli, path):
     result = cli(*path, "--no-such-option-anywhere")
     message = _one_usage_line(result, " ".join(("castregin", *path)))
-    if path not in (("gdeval",), ("ndeval",)):  # the drop-ins read the originals' options themselves
+    if path in DROP_INS:  # they read the originals' options themselves, and name an unknown one so too
+        assert "unknown option --no-such-option-anywhere (" in message, message
+    else:
         assert "No such option '--no-such-option-anywhere'" in message, message
+
+
+#: The drop-ins, which take the originals' command lines (click reads none of their options).
+DROP_INS = {("gdeval",), ("ndeval",), ("sample_eval",)}
+
+
+def test_the_drop_ins_are_those_click_does_not_parse():
+    drop_ins = {path for path, command in every_command().items() if command.context_settings.get(
+        "ignore_unknown_options")}
+    assert drop_ins == DROP_INS
+
+
+@pytest.mark.parametrize("args, unknown", [
+    (["gdeval", "-x", "q", "r"], "-x (gdeval: "), (["gdeval", "-x", "q"], "-x (gdeval: "),
+    (["ndeval", "-M", "3", "-x", "q", "r"], "-x (ndeval: "), (["ndeval", "--alpha", "q"], "--alpha (ndeval: "),
+    (["sample_eval", "-x", "q", "r"], "-x (sample_eval.pl: [-q] QRELS RUN)"),
+    (["sample_eval", "-q", "-x", "q", "r"], "-x (sample_eval.pl: [-q] QRELS RUN)"),
+    (["sample_eval", "q", "r", "-G"], "-G (sample_eval.pl: [-q] QRELS RUN)"),
+])
+def test_a_drop_in_names_an_option_its_original_does_not_take(cli, args, unknown):
+    message = _one_usage_line(cli(*args), f"castregin {args[0]}")
+    assert f"unknown option {unknown}" in message, message
+
+
+def test_a_drop_in_s_own_options_without_the_files_are_not_unknown(cli):
+    for args in (["gdeval", "-c", "q"], ["ndeval", "-c", "q"], ["sample_eval", "-q", "q"]):
+        message = _one_usage_line(cli(*args), f"castregin {args[0]}")
+        assert "unknown option" not in message and "expected " in message, message
 
 
 def test_click_s_suggestion_stays_on_the_line(cli, tmp_path):

@@ -242,6 +242,7 @@ def test_no_episode_played_is_an_error_and_writes_nothing(cli, server, tmp_path)
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1].startswith(
         "castregin: error: no episode could be played (4 episode(s): the budget of --max-requests is spent)")
+    assert result.stderr.endswith("nothing written: the answers received are kept in the cache for the next run\n")
     assert sorted(p.name for p in out.iterdir()) == ["cache.sqlite"]  # the 3 answers, for the next run
 
 
@@ -277,6 +278,8 @@ def test_an_endpoint_that_answers_nothing_is_not_asked_every_episode(cli, tmp_pa
     assert result.stderr.splitlines()[-1].startswith(
         "castregin: error: no episode could be played (1 episode(s): a call failed after every retry; 3 episode(s): "
         "not sent: the endpoint answered no call); the first error: HTTP 500")
+    # No answer was received: the line does not say that answers are kept in a cache (there is none).
+    assert result.stderr.endswith("; nothing written\n"), result.stderr
     assert dead.requests == 3  # one call, tried 3 times
     assert not out.exists()
 
@@ -397,7 +400,9 @@ def test_a_rerun_asks_nothing_and_says_so(cli, server, tmp_path):
     requests = server.requests
     again = cli(*args)
     assert again.exit_code == 0 and server.requests == requests and outputs(out) == before
-    assert again.stderr == ""  # nothing to play: no client, no run log rewritten
+    # nothing to play: no client, no run log rewritten; the one line says why nothing was played
+    assert again.stderr == (f"castregin: every episode to play is in {out} already: none was played in this run (the "
+                            "table is of the episodes there)\n")
 
 
 def test_bad_game_folder_writes_nothing(cli, server, tmp_path):

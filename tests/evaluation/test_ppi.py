@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from castregin.data import Qrels, Run
-from castregin.errors import InputError
+from castregin.errors import CoverageWarning, InputError
 from castregin.evaluation.ppi import classical_mean, ppi_correlation, ppi_estimates, ppi_mean, turns_needed
 
 ppi_py = pytest.importorskip("ppi_py", reason="ppi-python is the test extra's oracle (pip install -e '.[test]')")
@@ -225,3 +225,21 @@ def test_cli_json_and_tables(cli, tmp_path):
     assert table.exit_code == 0 and "Differences" not in table.stdout and "PPI++ means (95% intervals)" in table.stdout
     bad = cli(*args[:-2], "--model-qrels", tmp_path / "human.qrel", "--qrels", tmp_path / "model.qrel")
     assert bad.exit_code == 1 and "people judged every turn" not in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_scores_that_never_vary_give_the_classical_estimate_without_a_numpy_warning():
+    """A run whose per-turn scores are all 0 (it shares no turn with the qrels): lambda's 0/0 was numpy's
+    "RuntimeWarning: invalid value encountered" on standard error, and the effective sample size 0/0 printed as
+    inf. Both estimates are exact on the sample: the effective sample size is n, nothing gained."""
+    zeros = Run("zeros", {"elsewhere": {"d1": 1.0}})
+    runs, truth, model = _collection(1, turns=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", CoverageWarning)  # the run shares no turn with the qrels, said so
+        result = ppi_estimates([zeros, *runs], truth.subset(list(truth.labels)[:6]), model, ["P@1"])
+    row = result.runs[0]
+    assert (row.ppi.estimate, row.ppi.low, row.ppi.high, row.lam) == (0.0, 0.0, 0.0, 0.0)
+    assert row.effective_n == 6 and row.gained == 0
+    # ppi_py itself: the same estimate, its lambda 0/0 too (nan, numpy's warning silenced here).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        assert float(np.squeeze(ppi_py.ppi_mean_pointestimate(np.zeros(6), np.zeros(6), np.zeros(6), lam=0))) == 0.0

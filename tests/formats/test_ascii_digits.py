@@ -14,7 +14,7 @@ import pytest
 
 from castregin import formats
 from castregin.errors import InputError
-from castregin.formats import crowd, dialogue, diversity, preferences, zscores
+from castregin.formats import citations, crowd, dialogue, diversity, preferences, zscores
 from castregin.formats.common import plain_number_text
 
 DIGITS = ["\u0662", "\uff12", "\u096a", "1_0"]  # Arabic-Indic 2, full-width 2, Devanagari 4, Python's separator
@@ -48,6 +48,8 @@ def test_every_reader_refuses_them(tmp_path, digit):
         (crowd.read_gold, f"turn_id,item_id,criterion,min_label,max_label\nt1,Q1,relevance,{digit},3\n", "min_label"),
         (dialogue.read_avm_matrix, f",a,b\na,{digit},1\nb,1,3\n", "count"),
         (lambda path: dialogue.read_dialogues(path, ["US"]), f"US\n{digit}\n1\n", "US"),
+        (citations.read_citation_labels, f"run_id,qid,sentence,passage_id,support\nr,q1,{digit},p1,full_support\n",
+         "sentence"),
     ]
     for number, (read, text, what) in enumerate(cases):
         path = _write(tmp_path / f"case{number}.txt", text)
@@ -87,13 +89,18 @@ def test_trec_eval_s_numbers_are_never_read_from_other_digits(cli, tmp_path):
     ("pool", "a.run", "--depth", "{}"),
     ("compare", "a.run", "b.run", "--qrels", "q.qrel", "--alpha", "0.0{}"),
     ("analyze", "bootstrap", "a.run", "--qrels", "q.qrel", "--samples", "{}"),
+    ("pool", "a.run", "--sample", "1-1{}:1"),
+    ("pool", "a.run", "--sample", "1-10:0.{}"),
+    ("pool", "simulate", "a.run", "b.run", "--qrels", "q.qrel", "--budgets", "1,{}"),
 ])
 @pytest.mark.parametrize("digit", DIGITS)
 def test_numeric_options_take_ascii_digits_only(cli, tmp_path, monkeypatch, call, digit):
     monkeypatch.chdir(tmp_path)
     result = cli(*(part.format(digit) for part in call))
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert "is not a number written with the ASCII digits 0-9" in result.stderr
+    # click's number options say it so; the options read by castregin (--sample, --budgets) name the value.
+    assert ("is not a number written with the ASCII digits 0-9" in result.stderr or
+            f"{call[-1].format(digit)!r}" in result.stderr), result.stderr
 
 
 def test_crowd_options_and_the_drop_ins(cli, tmp_path):
@@ -105,3 +112,51 @@ def test_crowd_options_and_the_drop_ins(cli, tmp_path):
         result = cli(*call)
         assert result.exit_code in (1, 2) and result.stderr.count("\n") == 1, (call, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["P_\u0662", "P.\u0662", "ndcg_cut.\u0663", "P_\uff12", "nDCG@\uff13",
+                                  "iprec_at_recall_0.\u06650", "P.1,\u0662"])
+@pytest.mark.parametrize("command", ["evaluate", "analyze ppi", "pool simulate"])
+def test_a_measure_is_named_with_ascii_digits(cli, tmp_path, monkeypatch, name, command):
+    # `-m P_٢` was P@2 (its cutoff read by str.isdigit and \d, which take every script's digits).
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "q.qrel", "t1 0 Q1 2\nt1 0 Q2 0\nt2 0 Q1 1\nt3 0 Q1 0\n")
+    _write(tmp_path / "h.qrel", "t1 0 Q1 2\nt1 0 Q2 0\nt2 0 Q1 1\n")
+    _write(tmp_path / "a.run", "t1 Q0 Q1 1 2 a\nt1 Q0 Q2 2 1 a\n")
+    _write(tmp_path / "b.run", "t1 Q0 Q2 1 2 b\nt1 Q0 Q1 2 1 b\n")
+    call = {"evaluate": ["evaluate", "a.run", "--qrels", "q.qrel"],
+            "analyze ppi": ["analyze", "ppi", "a.run", "b.run", "--qrels", "h.qrel", "--model-qrels", "q.qrel"],
+            "pool simulate": ["pool", "simulate", "a.run", "b.run", "--qrels", "q.qrel"]}[command]
+    result = cli(*call, "-m", name)
+    assert result.exit_code in (1, 2) and result.stdout == "" and result.stderr.count("\n") == 1, result.stderr
+    assert f"measure {name!r}: cutoffs and parameters are written with the ASCII digits 0-9" in result.stderr
+
+
+def test_the_drop_in_refuses_them_as_trec_eval_does(cli, tmp_path):
+    _write(tmp_path / "q.qrel", "t1 0 Q1 2\n")
+    _write(tmp_path / "a.run", "t1 Q0 Q1 1 2 a\n")
+    result = cli("trec_eval", "-m", "P.\u0662", tmp_path / "q.qrel", tmp_path / "a.run")
+    assert result.exit_code == 1 and "(trec_eval: negative cutoff)" in result.stderr
+
+
+def test_a_bank_id_numbers_its_new_ids_by_ascii_digits_only():
+    from castregin.track.convert import Bank
+
+    # Q009 in Arabic-Indic digits is not Q009: the next id follows the ASCII ids alone (it was Q010, after 9).
+    bank = Bank({"Q\u0660\u0660\u0669": "Is it a cat?", "Q0003": "Is it a dog?"})
+    assert bank.add("Is it a bird?") == "Q0004"
+
+
+@pytest.mark.parametrize("epoch", ["\u0662", "\uff12"])
+def test_source_date_epoch_is_ascii_digits_or_unset(monkeypatch, epoch):
+    from castregin.dialogue.privateshared_game import now
+    from castregin.formats.provenance import utc_date
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    assert utc_date() != "1970-01-01T00:00:02Z" and not now().startswith("1970-01-01T00:00:02")
+
+
+def test_a_descriptor_path_is_ascii_digits():
+    from castregin.formats.output import descriptor_of
+
+    assert descriptor_of("/dev/fd/3") == 3 and descriptor_of("/dev/fd/\u0663") is None

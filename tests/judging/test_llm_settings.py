@@ -48,3 +48,26 @@ def test_every_endpoint_option_is_there_with_the_settings_defaults():
     result = CliRunner().invoke(probe, ["--model", "m", "--base-url", "http://localhost:8000/v1"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == repr(EndpointSettings(model="m", base_url="http://localhost:8000/v1"))
+
+
+@pytest.mark.parametrize("model", ["truth\nful", "a\x1b[31mred", "tab\there", " ", ""])
+def test_a_model_name_with_a_control_character_is_refused(model):
+    """play names its results MODEL-tT: `--model $'truth\\nful'` made a directory with a newline (and an escape
+    code) in its name. No model is named so: refused before anything starts, by the settings' check."""
+    with pytest.raises(InputError, match="model: expected a") as refused:
+        EndpointSettings(model=model, base_url="http://localhost:8000/v1").check()
+    assert refused.value.argument == "model"
+    EndpointSettings(model="org/llama-3.1:8b Instruct", base_url="http://localhost:8000/v1").check()
+
+
+@pytest.mark.parametrize("command", [
+    ["judge", "pool.txt", "--bank", "bank.json", "--topics", "topics.json", "--criteria", "relevance"],
+    ["nuggets", "assign", "nuggets.jsonl", "answers.jsonl"], ["nuggets", "cite", "answers.jsonl", "--passages", "p"],
+    ["nuggets", "create", "--qrels", "q", "--passages", "p", "--queries", "q"],
+    ["play", "privateshared", "--game-dir", "game"]], ids=lambda command: " ".join(command[:2]))
+def test_every_command_that_calls_a_model_refuses_it_in_one_line(cli, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    result = cli(*command, "--model", "truth\nful", "--base-url", "http://127.0.0.1:9/v1", "--out-dir", "out")
+    assert result.exit_code in (1, 2) and result.stderr.count("\n") == 1, result.stderr
+    assert "--model: expected a model's name without control characters" in result.stderr
+    assert not (tmp_path / "out").exists()

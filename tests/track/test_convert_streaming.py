@@ -124,6 +124,20 @@ DOCUMENTS = {
     "a number cut short": GOOD.replace("1.5", "1.", 1),
     "nested too deeply": '{"turns": [' + "[" * 20_000 + "]" * 20_000 + "]}",
     "nested too deeply elsewhere": '{"run_name": ' + "[" * 20_000 + "]" * 20_000 + ', "turns": []}',
+    # A lone surrogate (an escape of half a UTF-16 pair) is no text: convert questions wrote it into the bank,
+    # a UnicodeEncodeError traceback. Refused, before the schema's problems, at the first in the document.
+    "a lone surrogate in a question": GOOD.replace("Q0002", "\\ud800", 3),
+    "a lone low surrogate in a question": GOOD.replace("Q0002", "x\\udc00", 1),
+    "a lone surrogate in a key of a turn": GOOD.replace('"score"', '"\\ud800"', 1),
+    "a lone surrogate in run_name, a bad turn": bad_score(1, 1).replace('"r"', '"\\udbff"', 1),
+    "a bad turn, then a lone surrogate": bad_score(0, 1)[:-2] + ', {"turn_id": "x", "q": "\\ud800"}]}',
+    "a lone surrogate after the turns": GOOD[:-1] + ', "notes": ["\\ud800"]}',
+    "a lone surrogate in a root key": '{"\\ud800": 1, ' + GOOD[1:],
+    "a lone surrogate in turns given twice, the first": GOOD.replace("Q0002", "\\ud800", 1)[:-1]
+    + ', "turns": []}',
+    "a surrogate pair": GOOD.replace("Q0002", "\\ud83d\\ude00"),
+    "an escaped backslash before ud800": GOOD.replace("Q0002", "\\\\ud800"),
+    "a high surrogate then another": GOOD.replace("Q0002", "\\ud800\\ud83d\\ude00", 1),
 }
 
 
@@ -177,6 +191,15 @@ def test_the_documents_cover_what_they_say(tmp_path, monkeypatch):
                                    "got an array")
     assert got("nested too deeply").startswith(f"{path}: JSON nested too deeply")
     assert got("a key repeated in a turn (the last wins)")[2] == ["b"]
+    lone = "is a lone surrogate (\\ud800, half of a UTF-16 pair), which is no Unicode text; fix the escape"
+    assert got("a lone surrogate in a question") == f"{path}: turns[0].questions[2].question: character 1 {lone}"
+    assert got("a lone surrogate in a key of a turn") == f"{path}: turns[0].questions[0]: a key: character 1 {lone}"
+    assert got("a bad turn, then a lone surrogate") == f"{path}: turns[4].q: character 1 {lone}"
+    assert got("a lone surrogate in run_name, a bad turn").startswith(f"{path}: run_name: character 1 is a lone")
+    assert got("a lone surrogate after the turns") == f"{path}: notes[0]: character 1 {lone}"
+    assert got("a lone surrogate in turns given twice, the first")[2] == []
+    assert got("a surrogate pair")[3][0][2][0] == "\U0001f600"
+    assert got("an escaped backslash before ud800")[3][0][2][0] == "\\ud800"
 
 
 @pytest.mark.parametrize("edit", [
@@ -185,7 +208,9 @@ def test_the_documents_cover_what_they_say(tmp_path, monkeypatch):
     lambda d: d["turns"][0]["responses"][0]["provenance"][0].update(id="a b"),
     lambda d: d.update(run_type=3),
     lambda d: d["turns"].append(d["turns"][0]),
-], ids=["valid", "rank", "passage id", "run_type", "duplicate turn"])
+    lambda d: d["turns"][0]["responses"][1].update(text="b \ud800"),
+    lambda d: d["turns"][1].update(note="\udfff"),
+], ids=["valid", "rank", "passage id", "run_type", "duplicate turn", "lone surrogate", "lone surrogate elsewhere"])
 def test_main_task_runs_the_same(edit, tmp_path, monkeypatch):
     data = main_run()
     edit(data)

@@ -105,17 +105,18 @@ def _check_param(definition: Definition, value, name: str, shown) -> None:
 
 # --- trec_eval names in evaluate --------------------------------------------------------------------------
 
-_TREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>\d[\d.,]*))?$")
+# [0-9], not \d (every script's digits): P_٢ is no name of P_2 (castregin.formats.common.plain_number_text's rule).
+_TREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>[0-9][0-9.,]*))?$")
 
 
 def _trec_param(definition: Definition, text: str, name: str):
     if definition.params == CUT_LONG:
-        if not text.isdigit() or int(text) < 1:
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise _refuse(name, f"{definition.name}'s cutoff must be a positive whole number, not {text!r}")
         if int(text) > MAX_CUTOFF:
             raise _refuse(name, f"the cutoff {text} is too large (at most {MAX_CUTOFF})")
         return int(text)
-    if not re.fullmatch(r"\d+(\.\d{1,2})?", text):
+    if not re.fullmatch(r"[0-9]+(\.[0-9]{1,2})?", text):
         raise _refuse(name, f"{definition.name}'s parameter must be a number with at most two decimals "
                             f"(trec_eval names it with two), not {text!r}")
     _check_param(definition, float(text), name, text)
@@ -455,6 +456,8 @@ def parse_measure(name: str, rel_level: int = 2) -> list[Measure]:
     name = name.strip()
     if not isinstance(rel_level, int) or rel_level < 1:
         raise InputError(f"the relevance level must be 1 or more, not {rel_level}")
+    if not all(ch.isascii() for ch in name if ch.isdigit()):
+        raise _refuse(name, "cutoffs and parameters are written with the ASCII digits 0-9")
     measures = _parse_trec(name, rel_level)
     return measures if measures is not None else [_parse_ir_measures(name, rel_level)]
 
