@@ -32,11 +32,9 @@ from .definition import (
     IrName,
     Marked,
     Measure,
-    lookup,
-    registered,
-    registered_as,
     value_names,
 )
+from .registry import lookup, named_in_ir_measures, registered, registered_as
 
 #: The CAsT measures, in the order of the track's tables.
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
@@ -98,7 +96,7 @@ def _with_level(definition: Definition, name: str, param, rel_level: int, judged
 
 
 def _check_param(definition: Definition, value, name: str, shown) -> None:
-    why = definition.check(value) if definition.check is not None else None
+    why = definition.parameter.refusal(value)
     if why is not None:
         raise _refuse(name, f"{why}, not {shown}")
 
@@ -109,11 +107,11 @@ _TREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>\d[\d.,]*
 
 
 def _trec_param(definition: Definition, text: str, name: str):
-    if definition.params == CUT_LONG:
+    if definition.kind == CUT_LONG:
         if not text.isdigit() or int(text) < 1:
             raise _refuse(name, f"{definition.name}'s cutoff must be a positive whole number, not {text!r}")
-        if int(text) > MAX_CUTOFF:
-            raise _refuse(name, f"the cutoff {text} is too large (at most {MAX_CUTOFF})")
+        if definition.parameter.refusal(int(text)) is not None:
+            raise _refuse(name, f"the cutoff {text} is too large (at most {definition.parameter.high})")
         return int(text)
     if not re.fullmatch(r"\d+(\.\d{1,2})?", text):
         raise _refuse(name, f"{definition.name}'s parameter must be a number with at most two decimals "
@@ -202,14 +200,14 @@ def _not_trec_eval(name: str, measure) -> MeasureRefused:
 
 
 def _aliases(kind: str) -> list[tuple[Definition, IrName]]:
-    return [(definition, alias) for definition in registered() for alias in definition.ir_measures
-            if alias.name == kind]
+    return list(named_in_ir_measures(kind))
 
 
 def _match(kind: str, params: Mapping) -> tuple[Definition, IrName] | None:
     """The registered definition an ir_measures measure ``kind`` with ``params`` names, or None."""
     has_cutoff = params.get("cutoff") is not None
-    for definition, alias in _aliases(kind):
+    # Walked lazily: the first match ends it before the modules of measures further down are imported.
+    for definition, alias in named_in_ir_measures(kind):
         if alias.cutoff is not None and alias.cutoff != has_cutoff:
             continue
         if alias.when is None or alias.when(params):
@@ -221,22 +219,22 @@ def _ir_param(name: str, kind: str, definition: Definition, alias: IrName, param
     """The definition's parameter from the name's: the cutoff, IPrec's recall, SetF's beta; None for the defaults."""
     if alias.cutoff is not False and params.get("cutoff") is not None:
         cutoff = params["cutoff"]
-        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or not 1 <= cutoff <= MAX_CUTOFF:
-            raise _refuse(name, f"{kind}'s cutoff must be a whole number from 1 to {MAX_CUTOFF}")
+        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or definition.parameter.refusal(cutoff) is not None:
+            raise _refuse(name, f"{kind}'s cutoff must be a whole number {definition.parameter.bounds()}")
         return cutoff
     if alias.param is None:
         return None
     value = params.get(alias.param)
-    if value is None and definition.params == P_DOUBLE:
+    if value is None and definition.kind == P_DOUBLE:
         return None
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise _refuse(name, f"{kind}'s {alias.param} must be a number, not {value!r}")
     value = float(value)
-    if definition.params == CUT_DOUBLE and round(value, 2) != value:
+    if definition.kind == CUT_DOUBLE and round(value, 2) != value:
         raise _refuse(name, f"{kind}'s {alias.param} must have at most two decimals (trec_eval names it with two)")
     _check_param(definition, value, name, value)
     # The default is the default: SetF and SetF(beta=1) are set_F.
-    return None if definition.params == P_DOUBLE and (value,) == definition.defaults else value
+    return None if definition.kind == P_DOUBLE and (value,) == definition.defaults else value
 
 
 def _ir_measure(name: str, measure, rel_level: int) -> Measure:
@@ -325,7 +323,7 @@ def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
         return None
     params = {} if match["cutoff"] is None else {"cutoff": int(match["cutoff"])}
     found = _match(match["kind"], params)
-    if found is None or (found[1].param is not None and found[0].params != P_DOUBLE):
+    if found is None or (found[1].param is not None and found[0].kind != P_DOUBLE):
         return None  # ir_measures says what is wrong its own way (P without a cutoff, IPrec without recall)
     return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
@@ -563,7 +561,7 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
 
 
 def _marked(definition: Definition, text: str | None) -> Marked:
-    name, kind = definition.name, definition.params
+    name, kind = definition.name, definition.kind
     if text is not None and kind == NONE:
         raise InputError(f"measure {name}.{text}: trec_eval's {name} takes no parameter (it would ignore it)")
     if kind == TEXT:
