@@ -51,6 +51,7 @@ from castregin.evaluation.measures import (
     cutoff,
     lookup,
     mark_measures,
+    measure_catalogue,
     parse_measure,
     register,
     registered,
@@ -400,3 +401,7 @@ def test_the_declared_parameter_describes_itself():
     assert beta.refusal(0.0) is not None and beta.refusal(1e-9) is None and beta.defaults == (1.0,)
     assert lookup("P").parameter == cutoff((5, 10, 15, 20, 30, 100, 200, 500, 1000))
     assert lookup("map").parameter == NO_PARAM
+    # `castregin measures` says it too, from the same declaration.
+    notes = {row["trec_eval"]: row["note"] for row in measure_catalogue()}
+    assert notes["iprec_at_recall_k"].startswith("r: a recall level from 0 to 1; all_trec: 0.00,0.10")
+    assert notes["set_F"].startswith("beta: the weight of recall above 0")

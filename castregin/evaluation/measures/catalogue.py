@@ -39,6 +39,9 @@ def _row(definition: Definition) -> dict:
         return {"trec_eval": definition.name, "ir_measures": None, "backend": "refused", "aggregate": None,
                 "note": definition.note}
     notes = [definition.note] if definition.note else []
+    parameter = definition.parameter
+    if parameter.kind not in (NONE, TEXT):
+        notes.append(f"{_symbol(definition)}: {parameter.described()}")
     if definition.defaults and definition.cutoffs and definition.trec_name:
         notes.append("all_trec: " + ",".join(f"{p:3.2f}" if isinstance(p, float) else str(p)
                                               for p in definition.defaults))
