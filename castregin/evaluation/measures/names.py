@@ -10,7 +10,6 @@ as trec_eval reads them.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import math
 import re
@@ -290,6 +289,8 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
     match = _OPTIONS_NAME.fullmatch(name.replace(" ", ""))
     if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
         return None
+    import ast  # here: only names with parameters need it
+
     try:
         call = ast.parse(f"f({match['args']})", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
