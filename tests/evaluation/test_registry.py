@@ -41,13 +41,16 @@ from castregin.evaluation import engine, plain, trec_rules
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.evaluation.measures import (
     COUNT_TURNS,
+    CUT_DOUBLE,
     GEOMETRIC,
     NO_PARAM,
     NUM_REL,
+    P_DOUBLE,
     SUM,
     TREC_SETS,
     Definition,
     IrName,
+    Param,
     cutoff,
     lookup,
     mark_measures,
@@ -405,3 +408,10 @@ def test_the_declared_parameter_describes_itself():
     notes = {row["trec_eval"]: row["note"] for row in measure_catalogue()}
     assert notes["iprec_at_recall_k"].startswith("r: a recall level from 0 to 1; all_trec: 0.00,0.10")
     assert notes["set_F"].startswith("beta: the weight of recall above 0")
+
+
+def test_a_declared_range_says_which_end_it_excludes():
+    level = Param(CUT_DOUBLE, (), "r", "a level", low=0, high=1, above_low=True)
+    assert (level.refusal(0.0), level.refusal(1.0)) == ("a level must be above 0 and at most 1", None)
+    assert Param(P_DOUBLE, (), "n", "a count", low=2).refusal(1) == "a count must be at least 2"
+    assert Param(P_DOUBLE, (), "n", "a share", high=1).described() == "a share at most 1"

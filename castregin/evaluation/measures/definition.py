@@ -99,8 +99,8 @@ class Param(NamedTuple):
     """A measure's main parameter, declared: how trec_eval takes it after the name (``-m P.5,10``, ``-m
     utility.2,-1,0,0``), the values it has when none is given, what it is, and the values a name may give it (``P@5``,
     ``P_5``, ``IPrec@0.3``, ``SetF(beta=0.5)``). Name parsing checks a value with :meth:`refusal`; ``castregin
-    measures`` and docs/measures.md describe it with :meth:`described`. The other parameters of a measure are its
-    :class:`Option` s."""
+    measures`` and docs/measures.md describe it with :meth:`described`. A measure's other parameters are its options
+    (:class:`Option`)."""
 
     #: How trec_eval takes it (``te_init_meas_*``): :data:`NONE`, :data:`CUT_LONG`, :data:`CUT_DOUBLE`,
     #: :data:`P_DOUBLE`, :data:`P_PAIR` or :data:`TEXT`.
@@ -137,13 +137,15 @@ class Param(NamedTuple):
     def bounds(self) -> str:
         """Its range in words (``from 1 to 10,000``, ``above 0``), or ``""``."""
         if self.low is not None and self.high is not None:
+            if self.above_low:
+                return f"above {_number(self.low)} and at most {_number(self.high)}"
             return f"from {_number(self.low)} to {_number(self.high)}"
         if self.low is not None:
             return f"{'above' if self.above_low else 'at least'} {_number(self.low)}"
         return f"at most {_number(self.high)}" if self.high is not None else ""
 
     def described(self) -> str:
-        """What it is and which values it takes, in words (``a recall level, from 0 to 1``)."""
+        """What it is and which values it takes, in words (``a recall level from 0 to 1``)."""
         if self.choices:
             return f"{self.description}, one of {', '.join(map(_number, self.choices))}"
         return " ".join(part for part in (self.description, self.bounds()) if part)
