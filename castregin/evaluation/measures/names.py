@@ -102,7 +102,8 @@ def _check_param(definition: Definition, value, name: str, shown) -> None:
 
 # --- trec_eval names in evaluate --------------------------------------------------------------------------
 
-_TREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>\d[\d.,]*))?$")
+# The names' patterns are compiled on first use (re keeps them): a command reads few kinds of names, some none.
+_TREC_NAME = r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>\d[\d.,]*))?$"
 
 
 def _trec_param(definition: Definition, text: str, name: str):
@@ -135,7 +136,7 @@ def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
         if not definition.numeric:
             raise _refuse(name, "trec_eval prints it as text, not a number (castregin trec_eval prints it)")
         return _family_measures(definition, None, rel_level)
-    match = _TREC_NAME.match(name)
+    match = re.match(_TREC_NAME, name)
     if not match or match["params"] is None:
         return None
     # "P_5" and "P.5,10": the family is what stands before the parameters.
@@ -281,12 +282,12 @@ def _options(name: str, kind: str, definition: Definition, params: Mapping) -> t
 
 #: A name with parameters of a measure that takes options (``alpha_nDCG(alpha=0.3)@20``, ``ERR(max_grade=5)@20``):
 #: read here, as ir_measures does not know every such parameter (ERR's max_grade) and would set ``rel`` itself.
-_OPTIONS_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cutoff>[0-9]{1,10}))?")
+_OPTIONS_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cutoff>[0-9]{1,10}))?"
 
 
 def _options_measure(name: str, rel_level: int) -> Measure | None:
     """A measure that takes options, named with parameters, or None for any other name."""
-    match = _OPTIONS_NAME.fullmatch(name.replace(" ", ""))
+    match = re.fullmatch(_OPTIONS_NAME, name.replace(" ", ""))
     if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
         return None
     import ast  # here: only names with parameters need it
@@ -314,12 +315,12 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
 #: The ir_measures names most evaluations ask for (the default measures among them), ``NAME`` or
 #: ``NAME@k``, read here without importing ir_measures (a sixth of a small evaluation's start-up); a
 #: test checks them against its parse. A registered measure ir_measures does not know is read so too.
-_PLAIN_IR_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}))?")
+_PLAIN_IR_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}))?"
 
 
 def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     """``P@5``, ``nDCG@3``, ``AP``... as :func:`_parse_ir_measures` reads them, or None for other names."""
-    match = _PLAIN_IR_NAME.fullmatch(name)
+    match = re.fullmatch(_PLAIN_IR_NAME, name)
     if match is None:
         return None
     params = {} if match["cutoff"] is None else {"cutoff": int(match["cutoff"])}
@@ -330,13 +331,13 @@ def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
 
 
 #: A name whose parameter other than a cutoff follows the ``@`` (``infIPrec@0.5``, ``infIPrec``).
-_AT_PARAM_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?")
+_AT_PARAM_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?"
 
 
 def _at_param_measure(name: str, rel_level: int) -> Measure | None:
     """A measure neither trec_eval nor ir_measures has whose parameter follows the ``@`` as IPrec's recall does
     (``infIPrec@0.5``), or None for any other name."""
-    match = _AT_PARAM_NAME.fullmatch(name)
+    match = re.fullmatch(_AT_PARAM_NAME, name)
     if match is None:
         return None
     found = [(d, alias) for d, alias in _aliases(match["kind"]) if alias.param is not None and not d.trec_name]
@@ -381,7 +382,7 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
 # --- a known name close to an unknown one ----------------------------------------------------------------------
 
 #: A name as a cutoff measure's: what stands before the cutoff, the separator, and the cutoff (``ndcg-cut-5``).
-_NAME_AND_CUTOFF = re.compile(
+_NAME_AND_CUTOFF = (
     r"(?P<kind>[A-Za-z][A-Za-z0-9_.\- ]*?)(?P<separator>[@_.\- ]?)(?P<cutoff>[0-9]{1,6}(\.[0-9]{1,2})?)")
 
 
@@ -428,7 +429,7 @@ def suggestion(name: str, trec_eval: bool = False) -> str | None:
         _, trec_names = _spellings(family, None)
         known = [known for known in trec_names if known in TREC_SETS or known in TREC_SETS["all_trec"]]
         return f"{known[0]}{dot}{params}" if known and known[0] != family else None
-    match = _NAME_AND_CUTOFF.fullmatch(name)
+    match = re.fullmatch(_NAME_AND_CUTOFF, name)
     kind, cutoff = (match["kind"], match["cutoff"]) if match else (name, None)
     ir_names, trec_names = _spellings(kind, cutoff)
     if match and not (ir_names or trec_names):  # the digits belong to the name (no such name today)
