@@ -415,3 +415,8 @@ def test_a_declared_range_says_which_end_it_excludes():
     assert (level.refusal(0.0), level.refusal(1.0)) == ("a level must be above 0 and at most 1", None)
     assert Param(P_DOUBLE, (), "n", "a count", low=2).refusal(1) == "a count must be at least 2"
     assert Param(P_DOUBLE, (), "n", "a share", high=1).described() == "a share at most 1"
+
+
+def test_a_parameter_declared_the_old_way_is_refused_in_one_line():
+    with pytest.raises(TypeError, match=r"hit_at: declare its parameter as a Param \(cutoff\(\(1, 3\)\) for cutoffs\)"):
+        register(Definition("hit_at", lambda ranking, settings, params: [0.0], "cut_long", (1, 3)))

@@ -97,7 +97,8 @@ def test_python_api(toy):
 def test_measures_command_lists_it(toy, cli):
     rows = json.loads(cli("measures", "--format", "json").stdout)
     assert {"trec_eval": None, "ir_measures": "toy@k", "backend": "engine" if toy.vectorised else "trec_eval",
-            "aggregate": "mean", "note": "a test's own measure; relevance level applies"} in rows
+            "aggregate": "mean", "note": "a test's own measure; k: a cutoff, a whole number from 1 to 1,000,000,000; "
+                                         "relevance level applies"} in rows
 
 
 def test_report_shows_it(toy, cli, tmp_path):

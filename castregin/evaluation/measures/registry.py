@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 
-from .definition import Definition, IrName
+from .definition import Definition, IrName, Param
 
 #: castregin's own measures, by the module of this package that declares them, in the order :func:`registered`
 #: lists them (trec_eval's table order where it has them).
@@ -71,6 +71,9 @@ def _load_all() -> None:
 def register(definition: Definition) -> Definition:
     """Make ``definition`` known by its name (and ir_measures names) everywhere: evaluate, the API, the report,
     ``castregin measures``. A name already taken is a :class:`ValueError`."""
+    if not isinstance(definition.parameter, Param):  # as declared before Param: (name, rule, CUT_LONG)
+        raise TypeError(f"{definition.name}: declare its parameter as a Param (cutoff((1, 3)) for cutoffs), not "
+                        f"{definition.parameter!r}")
     if definition.name in _MODULE_OF or definition.name in _OTHERS:
         raise ValueError(f"a measure named {definition.name!r} is registered already")
     taken = {(alias.name, alias.cutoff) for other in registered() for alias in other.ir_measures
