@@ -1148,3 +1148,55 @@ def citation_scores(answers, labels, source: str = "citations", per_turn: bool =
 
     read = read_citation_labels(labels) if isinstance(labels, (str, os.PathLike)) else dict(labels)
     return pd.DataFrame(_scores(_answers_of(answers), read, source, per_turn, max_citations), columns=RESULT_COLUMNS)
+
+
+# --- agreement between sources of labels, crowd judgments and nugget assignments included (castregin agreement) --
+
+__all__ += ["agreement"]
+
+
+def agreement(*sources, criteria: Sequence[str] | str | None = None, gold=None, input_format: str = "auto",
+              columns: Mapping[str, str] | Sequence[str] = (), label_map: Mapping[str, int] | str | None = None,
+              scale: tuple[int, int] | str = (0, 3), majority: str = "plurality", tie: str = "mean",
+              rounding: str = "half-up", method: str = "mode-mean", within: bool = False, per_worker: bool = False,
+              rel_level: int = 2, negative_labels: str = "unjudged", samples: int = 1000, seed: int = 0,
+              confidence: float = 0.95, runs=(), rank_runs: bool = False, measure: str | None = None,
+              top_k: int | None = None, score_precision: str = DEFAULT_SCORE_PRECISION) -> dict:
+    """``castregin agreement``, the same stage (:func:`castregin.judging.sources.agreement_stage`): how far sources
+    of labels agree, each a file named ``[NAME=][KIND:]PATH`` as on the command line: qrels, crowd judgments
+    (aggregated with the crowd rules: ``criteria`` (one, to compare), ``gold``, ``majority``, ``tie``,
+    ``rounding``, ``method``; read with ``input_format``, ``columns`` (``ROLE=NAME`` strings or a mapping),
+    ``label_map``, ``scale``), or nugget assignments (nuggetizer's JSONL, a file or a directory: one label per
+    (qid, run, nugget), item ``run_id#index``, support 2, partial_support 1, not_support 0).
+
+    Returns the data ``--format json`` writes (NaN where JSON has null): inside one crowd (``within``, or one crowd
+    source alone), per criterion the agreement before and after the gold filter and per worker; between sources,
+    :func:`label_agreement`'s dict (``settings``, ``sources``, ``pairs``, ``overall``) with ``ranking`` (each
+    pair's ranking agreement) when ``runs`` (run files scored by ``measure``, default nDCG@3) or ``rank_runs`` (the
+    runs nugget sources hold, ranked by a nugget score, default all_score) are given. ``per_worker`` makes each
+    worker of a crowd a source.
+    Qrels already in memory go to :func:`label_agreement`.
+
+    >>> agreement("human=tests/nuggets/data/cone_rag_human", "model=tests/nuggets/data/cone_rag_model",
+    ...           rank_runs=True, samples=0)["ranking"][0]["statistics"]["kendall_tau"]  # doctest: +SKIP
+    """
+    from .evaluation.ranking import DEFAULT_TOP_K
+    from .formats.crowd import parse_columns, parse_label_map, parse_scale
+    from .judging.sources import CrowdRules, agreement_stage
+
+    if not sources:
+        raise InputError("agreement needs sources of labels: paths [NAME=][KIND:]PATH", argument="sources")
+    names = [criteria] if isinstance(criteria, str) else list(criteria) if criteria is not None else None
+    if names is not None and len(names) == 1 and "," in names[0]:
+        names = [part.strip() for part in names[0].split(",") if part.strip()]
+    roles = dict(columns) if isinstance(columns, Mapping) else parse_columns(list(columns), names or [])
+    labels = (parse_label_map(label_map) if isinstance(label_map, str) else dict(label_map or {}))
+    bounds = parse_scale(scale) if isinstance(scale, str) else (int(scale[0]), int(scale[1]))
+    rules = CrowdRules(criteria=names, gold=gold, input_format=input_format, columns=roles, label_map=labels,
+                       scale=bounds, majority=majority, tie=tie, rounding=rounding, method=method)
+    run_paths = formats.expand_run_paths([runs] if isinstance(runs, (str, os.PathLike)) else list(runs))
+    outcome = agreement_stage([os.fspath(s) for s in sources], rules, within=within, per_worker=per_worker,
+                              rel_level=rel_level, negative_labels=negative_labels, samples=samples, seed=seed,
+                              confidence=confidence, run_paths=run_paths, rank_runs=rank_runs, measure=measure,
+                              top_k=DEFAULT_TOP_K if top_k is None else top_k, score_precision=score_precision)
+    return outcome.within if outcome.within is not None else (outcome.between or {})

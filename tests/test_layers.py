@@ -2,10 +2,11 @@
 
 foundation (errors, limits, data, arrays, labels) < formats < stages (track, judging, evaluation, dialogue, ope,
 nuggets) < render < cli < the public API (castregin/__init__). A stage imports no other stage, except evaluation,
-which may use track (pools for reusability analyses). Inside a package, the modules import each other
-without a cycle: the module graph of castregin has none. Every import statement counts, wherever it is:
-at the top, inside a function (a lazy import still depends on its module), under ``if TYPE_CHECKING``,
-a package's ``__init__`` as a module of its own, and importing ``a.b.c`` imports ``a.b`` first. What
+which may use track (pools for reusability analyses), and judging, which may use track (the pool it judges),
+evaluation and nuggets (the agreement of label sources on the ranking of runs). Inside a package, the modules
+import each other without a cycle: the module graph of castregin has none. Every import statement counts,
+wherever it is: at the top, inside a function (a lazy import still depends on its module), under ``if
+TYPE_CHECKING``, a package's ``__init__`` as a module of its own, and importing ``a.b.c`` imports ``a.b`` first. What
 castregin imports from other libraries is not this test's business: heavy libraries are imported where
 they are used, on purpose (ruff's PLC0415 is off; tests/cli/test_startup.py checks what a command loads).
 """
@@ -20,9 +21,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "castregin"
 FOUNDATION = {"errors", "limits", "data", "arrays", "labels", "statistics"}
 STAGES = {"track", "judging", "evaluation", "dialogue", "ope", "nuggets"}
-# llm (the model client) between formats and the stages; judging may use track too (the pool it judges).
+# llm (the model client) between formats and the stages; judging may use track too (the pool it judges), and
+# evaluation and nuggets (how far label sources agree on the ranking of runs: scored runs, nugget scores).
 RANKS = {"formats": 1, "llm": 1.5, "render": 3, "cli": 4}
-ALLOWED_BETWEEN_STAGES = {("evaluation", "track"), ("judging", "track")}
+ALLOWED_BETWEEN_STAGES = {("evaluation", "track"), ("judging", "track"), ("judging", "evaluation"),
+                          ("judging", "nuggets")}
 
 
 def _part(module: str) -> str:

@@ -84,7 +84,8 @@ def test_the_wheel_holds_every_file_castregin_reads_and_no_test(dist):
     # The files read at run time, named: a package-data rule that drops one fails here too.
     for needed in ("render/templates/report.html.j2", "render/templates/report.css",
                    "render/templates/judging_page.js", "render/templates/judging_page.css",
-                   "judging/rubrics.json", "formats/schemas/mi-run.json",
+                   "judging/rubrics.json", "judging/nugget_rubrics.json", "render/templates/page_common.js",
+                   "formats/schemas/mi-run.json",
                    "dialogue/privateshared_texts/resources/en_words.json"):
         assert f"castregin/{needed}" in names
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n]

@@ -340,12 +340,19 @@ def create_command(qrels_file, passages_file, queries_file, topics, model, base_
 
 @nuggets.command("cite")
 @runs_argument("ANSWERS...")
-@click.option("--passages", "passages_file", required=True, type=InputPath(), metavar="FILE",
+@click.option("--passages", "passages_file", type=InputPath(), metavar="FILE",
               help="Texts of the cited passages, one a line: JSONL {\"docid\", \"text\"} (or TREC RAG's segments, "
                    "iKAT's {\"id\", \"contents\"}) or TSV id<TAB>text; compressed files too.")
-@endpoint_option("model")
-@endpoint_option("base_url")
-@_out_dir_option("citation_support.csv, citation_scores.tsv")
+@click.option("--labels", "labels_file", type=InputPath(), metavar="citation_support.csv",
+              help="Score these support labels instead of asking a model: a citation support CSV (people's, "
+                   "aggregated by `nuggets aggregate`, or a model's). No model, passages or cache.")
+@endpoint_option("model", required=False, help="The model's name as the endpoint knows it (needed without --labels).")
+@endpoint_option("base_url", required=False,
+                 help="The endpoint's OpenAI-compatible base URL (needed without --labels).")
+@click.option("--out-dir", type=OutputDirectory(), metavar="DIR",
+              help="Where citation_support.csv, citation_scores.tsv and run_log.json go (written together, all or "
+                   "nothing; needed without --labels, where it gets citation_scores.tsv); the answer cache is kept "
+                   "there too unless --cache says otherwise.")
 @click.option("--max-citations", default=3, show_default=True, metavar="N",
               type=click.IntRange(*MAX_CITATIONS_BOUNDS),
               help="Citations of each sentence judged, the first N distinct ones (TREC RAG 2024 judged 3).")
@@ -356,10 +363,11 @@ def create_command(qrels_file, passages_file, queries_file, topics, model, base_
 @click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value.")
 @format_option(FORMATS)
 @_model_options
-def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, prompt, name, per_turn, fmt,
-                 api_key_env, temperature, max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests,
-                 price_in, price_out, cache_path):
-    """Judge whether cited passages support the answers' sentences with a model; citation precision and recall.
+def cite_command(runs, passages_file, labels_file, model, base_url, out_dir, max_citations, prompt, name, per_turn,
+                 fmt, api_key_env, temperature, max_tokens, concurrency, timeout, max_retries, retry_wait,
+                 max_requests, price_in, price_out, cache_path):
+    """Judge whether cited passages support the answers' sentences with a model (or score given labels, --labels);
+    citation precision and recall.
 
     \b
     Each sentence of each answer (TREC RAG 2024 answers, iKAT 2024 runs) with each passage it cites
@@ -372,10 +380,15 @@ def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, p
     --scores) and run_log.json; the run means are printed. Cached and resumable like judge.
 
     \b
+    --labels FILE scores the labels of FILE instead (people's, from `nuggets tasks cite` and
+    `nuggets aggregate`, or an earlier run's): no model is asked.
+
+    \b
     Examples:
       castregin nuggets cite answers/ --passages segments.jsonl.gz --model gpt-4o \\
           --base-url https://api.openai.com/v1 --out-dir support/
       castregin compare --scores support/citation_scores.tsv -m citation_recall
+      castregin nuggets cite answers/ --labels people/citation_support.csv --name people -q
     """
     from ..formats.nuggets import read_answer_files
     from ..formats.passages import read_passages
@@ -391,6 +404,13 @@ def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, p
     )
     from .endpoint import endpoint_settings
 
+    if labels_file is not None:
+        _score_given_labels(runs, labels_file, out_dir, name, per_turn, fmt, max_citations)
+        return
+    missing = [option for option, value in (("--model", model), ("--base-url", base_url),
+                                            ("--passages", passages_file), ("--out-dir", out_dir)) if value is None]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)}: a model judges the citations (or give --labels)")
     settings = EndpointSettings(**endpoint_settings(locals()))
     inputs = [*runs, passages_file, *_prompt_inputs(("cite", prompt))]
 
@@ -416,3 +436,42 @@ def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, p
         click.echo(line, err=True)
     shown = rows if per_turn else [row for row in rows if row[3] == "all"]
     formats.write_text("-", render_rows(shown, fmt, counts={"num_q"}))
+
+
+def _score_given_labels(runs, labels_file, out_dir, name, per_turn, fmt, max_citations) -> None:
+    """``nuggets cite --labels``: citation precision and recall from labels given, no model."""
+    from click.core import ParameterSource
+
+    from ..formats.citations import read_citation_labels
+    from ..formats.nuggets import read_answer_files
+    from ..nuggets.citations import citation_scores
+    from ..render.nugget_runs import CITATION_SCORES_TSV
+
+    context = click.get_current_context()
+    given = [max(p.opts, key=len) for p in context.command.params
+             if p.name in {"model", "base_url", "passages_file", "prompt", "cache_path", *_MODEL_ONLY}
+             and context.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
+    if given:
+        raise click.UsageError(f"{given[0]} is for asking a model; --labels scores the labels given")
+    with warnings_as_lines():
+        rows = citation_scores(read_answer_files(runs), read_citation_labels(labels_file), name, True, max_citations)
+    if out_dir is not None:
+        _write_outputs(out_dir, {CITATION_SCORES_TSV: render_rows(rows, "tsv")}, [*runs, labels_file])
+    shown = rows if per_turn else [row for row in rows if row[3] == "all"]
+    formats.write_text("-", render_rows(shown, fmt, counts={"num_q"}))
+
+
+#: The endpoint options, which --labels has no use for.
+_MODEL_ONLY = ("api_key_env", "temperature", "max_tokens", "concurrency", "timeout", "max_retries", "retry_wait",
+               "max_requests", "price_in", "price_out")
+
+
+def _people_commands() -> None:
+    """The people's side (``nuggets tasks``, ``nuggets aggregate``), defined in :mod:`castregin.cli.nugget_people`."""
+    from .nugget_people import aggregate_command, tasks_group
+
+    nuggets.add_command(tasks_group)
+    nuggets.add_command(aggregate_command)
+
+
+_people_commands()

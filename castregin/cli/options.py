@@ -12,13 +12,12 @@ file option cannot go without.
 from __future__ import annotations
 
 import math
-import os
 
 import click
 
 from ..evaluation.measures import DEFAULT_MEASURES
 from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K, SCORE_PRECISIONS
-from ..formats.common import expand_run_paths
+from ..formats.common import expand_run_paths, split_named
 from ..formats.trec import LABEL_RANGE, read_qrels, read_run
 from ..limits import MAX_CUTOFF
 
@@ -220,15 +219,6 @@ def evaluation_options(*between, scores: bool = False):
         return function
 
     return decorate
-
-
-def split_named(value: str) -> tuple[str | None, str]:
-    """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``) -> (None, PATH)."""
-    if "=" in value and not os.path.exists(value):
-        name, path = value.split("=", 1)
-        if name:
-            return name, path
-    return None, value
 
 
 def input_paths(run_paths, qrels_specs) -> list[str]:

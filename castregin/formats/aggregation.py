@@ -20,8 +20,14 @@ class AggregatedLabels(Protocol):
     """What the outputs are made of (:class:`castregin.judging.aggregate.Aggregation` has it)."""
 
     criteria: list[str]
-    qrels: Mapping[str, Mapping[str, Mapping[str, int]]]  # criterion -> turn -> item -> label
-    filtered: Mapping[str, Mapping[str, Mapping[str, int]]]  # the turns with a label >= min_label
+
+    @property
+    def qrels(self) -> Mapping[str, Mapping[str, Mapping[str, int]]]:
+        """criterion -> turn -> item -> label."""
+
+    @property
+    def filtered(self) -> Mapping[str, Mapping[str, Mapping[str, int]]]:
+        """The turns with a label >= min_label."""
 
     def audit(self) -> dict:
         """The ``audit.json`` content."""

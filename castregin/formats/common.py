@@ -81,6 +81,16 @@ def _suffix(name: str) -> str:
     return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
+def split_named(value: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain path (even one holding ``=``, or one that exists as written) ->
+    (None, PATH). How every ``[NAME=]PATH`` argument is read (``--qrels``, the sources of ``agreement``)."""
+    if "=" in value and not os.path.exists(value):
+        name, path = value.split("=", 1)
+        if name:
+            return name, path
+    return None, value
+
+
 # --- reading: every input is opened here, compressed or not ------------------------------------------------
 
 _GZIP = b"\x1f\x8b\x08"  # the magic and deflate, the one method gzip defines

@@ -276,26 +276,29 @@ def format_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> str:
 
 
 #: What a file of labels can hold (``castregin agreement``): TREC qrels or crowd judgments (a CSV).
-LABEL_SOURCE_KINDS = ("qrels", "crowd")
+LABEL_SOURCE_KINDS = ("qrels", "crowd", "nuggets")
 _QRELS_LINE = re.compile(r"\S+\s+\S+\s+\S+\s+[+-]?[0-9]+")
 
 
 def label_source_kind(data: bytes, source: str) -> str:
-    """``qrels`` or ``crowd``: what a file of labels holds, told by its first line that is not blank.
+    """``qrels``, ``crowd`` or ``nuggets``: what a file of labels holds, told by its first line that is not blank.
 
     Four fields apart by white space, the last an integer and no comma (``turn 0 item label``): qrels.
-    A comma (a CSV header such as ``worker_id,turn_id,item_id,relevance``): crowd judgments. Anything
-    else is an :class:`InputError` that asks for the kind (``qrels:PATH`` or ``crowd:PATH``).
+    A JSON object (``{``: a line of nuggetizer's assignment JSONL): nuggets. A comma (a CSV header such as
+    ``worker_id,turn_id,item_id,relevance``): crowd judgments. Anything else is an :class:`InputError` that
+    asks for the kind (``qrels:PATH``, ``crowd:PATH`` or ``nuggets:PATH``).
     """
     head = data[:1 << 16].decode("utf-8", errors="replace").lstrip("\ufeff")
     first = next((line for line in head.splitlines() if line.strip()), None)
-    hint = "write qrels:PATH or crowd:PATH to say which"
+    hint = "write qrels:PATH, crowd:PATH or nuggets:PATH to say which"
     if first is None:
-        raise InputError(f"is empty: neither qrels nor crowd judgments; {hint}", source=source)
+        raise InputError(f"is empty: neither qrels, crowd judgments nor nugget assignments; {hint}", source=source)
     if "," not in first and _QRELS_LINE.fullmatch(first.strip()):
         return "qrels"
+    if first.lstrip().startswith("{"):
+        return "nuggets"
     if "," in first:
         return "crowd"
     shown = first.strip()[:60]
-    raise InputError(f"cannot tell whether this is qrels ('turn 0 item label') or crowd judgments (a CSV "
-                     f"with a header): its first line is {shown!r}; {hint}", source=source)
+    raise InputError(f"cannot tell whether this is qrels ('turn 0 item label'), crowd judgments (a CSV with a "
+                     f"header) or nugget assignments (JSONL): its first line is {shown!r}; {hint}", source=source)

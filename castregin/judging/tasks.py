@@ -53,7 +53,8 @@ def digest(seed: int, *parts: str) -> str:
 class Task:
     """One (turn, item) to judge, with the item's text and the conversation so far at the turn.
 
-    ``gold`` is known to castregin only: no output shows it to judges.
+    ``gold`` is known to castregin only: no output shows it to judges. ``group`` puts tasks of one turn apart
+    (the answers of several runs to one turn, in nugget tasks); by default the turn is the group.
     """
 
     topic: str
@@ -62,16 +63,19 @@ class Task:
     text: str
     context: tuple[Mapping[str, str], ...]
     gold: bool = False
+    group: str = ""
 
 
 @dataclass
 class TaskSet:
-    """The tasks in judging order, the gold rows, and what made them (criteria, seed)."""
+    """The tasks in judging order, the gold rows, and what made them (criteria, seed; ``kind``: ``relevance`` for
+    the items of a pool, else the kind of nugget task, :mod:`castregin.judging.nugget_tasks`)."""
 
     criteria: list[str]
     tasks: list[Task]
     gold: list[dict] = field(default_factory=list)
     seed: int = DEFAULT_SEED
+    kind: str = "relevance"
 
     def by_topic(self) -> dict[str, list[Task]]:
         """The tasks of each topic, in order."""
@@ -99,7 +103,8 @@ def _check_pairs(pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str], to
                                  "(several banks may be given)", source=source)
 
 
-def _fold(text: str) -> str:
+def fold_text(text: str) -> str:
+    """A text compared without case and spacing differences."""
     return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
@@ -112,11 +117,11 @@ def borrowable(pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str]) -> d
     topics_of_text: dict[str, set[str]] = {}
     for turn, items in pairs.items():
         for item in items:
-            topics_of_text.setdefault(_fold(bank[item]), set()).add(topic_of(turn))
+            topics_of_text.setdefault(fold_text(bank[item]), set()).add(topic_of(turn))
     found: dict[str, set[str]] = {}
     for turn, items in pairs.items():
         for item in items:
-            text = _fold(bank[item])
+            text = fold_text(bank[item])
             if text and topics_of_text[text] == {topic_of(turn)}:
                 found.setdefault(topic_of(turn), set()).add(item)
     return {topic: sorted(items) for topic, items in found.items()}
@@ -136,16 +141,22 @@ def plant_gold(pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str], per_
     offers = borrowable(pairs, bank)
     planted = []
     for topic in sorted(turns_of, key=natural_key):
-        others = sorted({item for other, items in offers.items() if other != topic for item in items},
-                        key=lambda item: digest(seed, "gold", topic, item))
-        if len(others) < per_topic:
-            raise InputError(f"topic {topic} can borrow only {len(others)} off-topic item(s) from the other "
-                             f"topics' pools (items pooled in one topic only, with a text), {per_topic} "
-                             "asked; plant fewer or give your own gold file", argument="gold_per_topic")
-        for item in others[:per_topic]:
+        for item in borrowed(offers, topic, per_topic, seed, "' pools (items pooled in one topic only, with a text)"):
             turn = min(turns_of[topic], key=lambda t: digest(seed, "gold-turn", t, item))
             planted.append((turn, item))
     return planted
+
+
+def borrowed(offers: Mapping[str, Iterable[str]], topic: str, per_topic: int, seed: int, which: str) -> list[str]:
+    """The first ``per_topic`` by :func:`digest` of what the topics other than ``topic`` offer; too few is an
+    :class:`InputError` naming the topic (``which`` says what may be borrowed)."""
+    others = sorted({item for other, items in offers.items() if other != topic for item in items},
+                    key=lambda item: digest(seed, "gold", topic, item))
+    if len(others) < per_topic:
+        raise InputError(f"topic {topic} can borrow only {len(others)} off-topic item(s) from the other "
+                         f"topics{which}, {per_topic} asked; plant fewer or give your own gold file",
+                         argument="gold_per_topic")
+    return others[:per_topic]
 
 
 def _organiser_gold(rows: Sequence[Mapping], pairs: Mapping[str, Sequence[str]], bank: Mapping[str, str],

@@ -23,9 +23,10 @@ iKAT 2024's nugget precision (CONE-RAG's ``matching/NtN.py``: the share of the n
 answer that match a gold nugget) needs the answer's own nuggets and a matcher; it is not computed from
 assignments.
 
-An assignment source (:func:`label_table`) is the set of ``(qid, run_id, nugget index) -> label`` of one way of
-assigning (people, a model): two sources over the same nuggets are compared label by label (agreement) and by
-the ranking of runs their scores give.
+An assignment source (:func:`unit_labels`) is the label of each (qid, run_id, nugget index) by one way of
+assigning (people, a model), shaped as qrels: the turn is the qid, the item ``run_id#index``, the label 2
+(support), 1 (partial_support) or 0 (not_support). Two sources over the same nuggets (:func:`check_same_nuggets`)
+are compared label by label (``castregin agreement``) and by the ranking of runs their scores give.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from collections.abc import Iterable, Sequence
 
 from ..data import natural_key
 from ..errors import InputError, InputWarning
-from ..formats.nuggets import PARTIAL_SUPPORT, SUPPORT, VITAL, Assignment
+from ..formats.nuggets import NOT_SUPPORT, PARTIAL_SUPPORT, SUPPORT, VITAL, Assignment
 
 STRICT_VITAL, STRICT_ALL, VITAL_SCORE, ALL_SCORE = "strict_vital_score", "strict_all_score", "vital_score", "all_score"
 NUGGET_RECALL = "nugget_recall"
@@ -169,7 +170,46 @@ def score_assignments(assignments: Sequence[Assignment], source: str = "nuggets"
     return rows
 
 
-def label_table(assignments: Iterable[Assignment]) -> dict[tuple[str, str, int], str]:
-    """An assignment source as ``(qid, run_id, nugget index) -> label``: the unit on which two sources that
-    assigned the same nuggets (people and a model) agree or not."""
-    return {(a.qid, a.run_id, i): label for a in assignments for i, label in enumerate(a.labels)}
+#: An assignment's label as a number, for agreement: the order of support, from none to full.
+LABEL_VALUES = {NOT_SUPPORT: 0, PARTIAL_SUPPORT: 1, SUPPORT: 2}
+#: Nugget texts shown in a message are cut to this many characters.
+_SHOWN_TEXT = 60
+
+
+def unit_item(run_id: str, index: int) -> str:
+    """The item of nugget ``index`` of a run's answer in an assignment source: ``run_id#index``."""
+    return f"{run_id}#{index}"
+
+
+def unit_labels(assignments: Iterable[Assignment]) -> dict[str, dict[str, int]]:
+    """An assignment source as qrels-shaped labels ``{qid: {run_id#index: label}}``, :data:`LABEL_VALUES`: the unit
+    on which two sources that assigned the same nuggets (people and a model) agree or not."""
+    labels: dict[str, dict[str, int]] = {}
+    for a in assignments:
+        items = labels.setdefault(a.qid, {})
+        for index, label in enumerate(a.labels):
+            items[unit_item(a.run_id, index)] = LABEL_VALUES[label]
+    return labels
+
+
+def _shown(nugget) -> str:
+    text = nugget.text if len(nugget.text) <= _SHOWN_TEXT else nugget.text[:_SHOWN_TEXT - 3] + "..."
+    return f"{text!r} ({nugget.importance})"
+
+
+def check_same_nuggets(sources: Sequence[tuple[str, Sequence[Assignment]]]) -> None:
+    """Refuse, in one line naming the first mismatch, two sources (``(name, assignments)``) whose nugget at the
+    same (qid, run, index) differs in text or importance: their labels would be of different nuggets."""
+    first: dict[tuple[str, str, int], tuple[str, Assignment]] = {}
+    for name, assignments in sources:
+        for a in assignments:
+            for index, nugget in enumerate(a.nuggets):
+                known = first.setdefault((a.qid, a.run_id, index), (name, a))
+                other_name, other = known
+                if other is a or other.nuggets[index] == nugget:
+                    continue
+                raise InputError(
+                    f"{other_name} and {name} assign different nuggets: qid {a.qid}, run {a.run_id}, nugget {index} is "
+                    f"{_shown(other.nuggets[index])} in {other_name} ({other.source}:{other.line}) and "
+                    f"{_shown(nugget)} in {name} ({a.source}:{a.line}); compare assignments of the same nuggets",
+                    argument="sources")

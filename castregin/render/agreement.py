@@ -156,3 +156,38 @@ def agreement_text(result: dict, fmt: str = "table", sections: Sequence[str] = D
         elif section == "confusion":
             parts.append(_confusion_tables(result, fmt))
     return "\n".join(part for part in parts if part)
+
+
+def agreement_output(result: dict, fmt: str, sections: Sequence[str] | None = None, ranking=()) -> str:
+    """The text ``castregin agreement`` writes of a comparison between sources: ``json`` the whole result; ``csv``
+    one section (``ranking`` being that of the runs); the formats for people the chosen sections (default: all
+    but topics, and the ranking of runs where there is one)."""
+    from ..formats.common import json_text
+    from .analysis import ranking_agreement_report
+
+    if fmt == "json":
+        return json_text(result)
+    if fmt == "csv":
+        if tuple(sections or ()) == ("ranking",):
+            return ranking_agreement_report(ranking, "csv")
+        return agreement_csv(result, sections[0] if sections else "pairs")
+    chosen = sections or (*DEFAULT_SECTIONS, "ranking")
+    text = agreement_text(result, fmt, [s for s in chosen if s != "ranking"])
+    if ranking and "ranking" in chosen:
+        text = "\n".join(part for part in (text, ranking_agreement_report(ranking, fmt)) if part)
+    return text
+
+
+def scatter_files(scatter: str, ranking: Sequence) -> dict[str, bytes]:
+    """``--scatter FILE.png``: {path: PNG} of each pair's scores (one pair: FILE.png itself; several:
+    FILE-A-B.png each)."""
+    import os
+
+    from .analysis import ranking_agreement_plot
+    from .report import slug
+
+    if len(ranking) == 1:
+        return {scatter: ranking_agreement_plot(ranking[0])}
+    stem, suffix = os.path.splitext(os.fspath(scatter))
+    return {f"{stem}-{slug(a.qrels_a)}-{slug(a.qrels_b)}{suffix or '.png'}": ranking_agreement_plot(a)
+            for a in ranking}

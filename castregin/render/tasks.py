@@ -28,7 +28,7 @@ import json
 from collections.abc import Sequence
 
 from ..errors import InputError
-from ..judging.rubrics import check_criteria, rubrics
+from ..judging.rubrics import check_criteria, rubric
 from ..judging.tasks import GOLD_COLUMNS, Task, TaskSet
 from .tables import csv_text
 
@@ -48,11 +48,12 @@ def compact_json(value) -> str:
 
 
 def topic_turns(tasks: Sequence[Task]) -> list[dict]:
-    """The tasks of one topic as turns: ``[{"turn_id", "context", "items": [{"item_id", "text"}]}]``."""
+    """The tasks of one topic as turns: ``[{"turn_id", "context", "items": [{"item_id", "text"}]}]``; tasks of one
+    turn in several groups (the answers of several runs) are a "turn" each."""
     turns: dict[str, dict] = {}
     for task in tasks:
-        turn = turns.setdefault(task.turn_id, {"turn_id": task.turn_id, "items": [],
-                                               "context": [dict(c) for c in task.context]})
+        turn = turns.setdefault(task.group or task.turn_id, {"turn_id": task.turn_id, "items": [],
+                                                             "context": [dict(c) for c in task.context]})
         turn["items"].append({"item_id": task.item_id, "text": task.text})
     return list(turns.values())
 
@@ -84,27 +85,43 @@ def _environment():
                               keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
-def _criteria_context(criteria: Sequence[str]) -> list[dict]:
-    known = rubrics()
-    return [{"name": name, **known[name]} for name in check_criteria(criteria)]
+@functools.cache
+def page_words() -> dict[str, dict[str, str]]:
+    """What the pages call the conversation panel and the item, and what a HIT asks, by kind of task
+    (``templates/page_words.json``)."""
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath("templates/page_words.json").read_text(encoding="utf-8"))
 
 
-def hit_template(criteria: Sequence[str]) -> str:
+def _criteria_context(criteria: Sequence[str], kind: str = "relevance") -> list[dict]:
+    names = check_criteria(criteria) if kind == "relevance" else list(criteria)
+    return [{"name": name, **rubric(name)} for name in names]
+
+
+def _scale(criteria: Sequence[dict]) -> tuple[int, ...]:
+    """The labels of the pages' scales: 0-3 for the relevance rubrics, 0-2 for the nugget ones."""
+    return tuple(range(max(len(c["levels"]) for c in criteria)))
+
+
+def hit_template(criteria: Sequence[str], kind: str = "relevance") -> str:
     """``hit_template.html``: the MTurk layout of one topic's HIT (crowd-html-elements, ``${items}``)."""
-    return _environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria))
+    return _environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria, kind),
+                                                                      words=page_words()[kind])
 
 
-def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], seed: int) -> str:
+def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], seed: int, kind: str = "relevance") -> str:
     """The offline judging page of one topic (see the module's docstring)."""
     from markupsafe import Markup
 
+    context = _criteria_context(criteria, kind)
+    scale = _scale(context)
     turns = topic_turns(tasks)
-    payload = {"topic": topic, "seed": seed, "criteria": list(criteria), "scale": list(SCALE), "turns": turns}
+    payload = {"topic": topic, "seed": seed, "criteria": list(criteria), "scale": list(scale), "turns": turns}
     # Saved answers are kept under this digest: a page of other tasks does not pick them up.
     payload["digest"] = hashlib.sha256(compact_json(payload).encode("utf-8")).hexdigest()[:16]
     return _environment().get_template("judging_page.html.j2").render(
-        topic=topic, criteria=_criteria_context(criteria), scale=SCALE, n_items=len(tasks),
-        n_turns=len(turns),
+        topic=topic, criteria=context, scale=scale, n_items=len(tasks), n_turns=len(turns), words=page_words()[kind],
         payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
 
 
@@ -120,9 +137,9 @@ def task_files(task_set: TaskSet, fmt: str) -> dict[str, bytes]:
     if fmt == "long":
         files = {TASKS_CSV: long_csv(task_set)}
     elif fmt == "mturk":
-        files = {MTURK_CSV: mturk_csv(task_set), HIT_TEMPLATE: hit_template(task_set.criteria)}
+        files = {MTURK_CSV: mturk_csv(task_set), HIT_TEMPLATE: hit_template(task_set.criteria, task_set.kind)}
     elif fmt == "html":
-        files = {page_name(topic): judging_page(topic, tasks, task_set.criteria, task_set.seed)
+        files = {page_name(topic): judging_page(topic, tasks, task_set.criteria, task_set.seed, task_set.kind)
                  for topic, tasks in task_set.by_topic().items()}
     else:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", argument="fmt")
@@ -136,3 +153,47 @@ def tasks_summary(task_set: TaskSet, out_dir: str, files: int) -> str:
     planted = sum(task.gold for task in task_set.tasks)
     return (f"castregin: {len(task_set.tasks)} tasks ({planted} gold) over {len(task_set.by_topic())} topics "
             f"written to {out_dir} ({files} files)")
+
+
+# --- nugget work for people (castregin nuggets tasks) -------------------------------------------------------------
+
+WRITING_COLUMNS = ("topic", "turn_id", "query", "context", "passages")
+
+
+def writing_page(topic: str, turns: Sequence) -> str:
+    """The offline nugget writing page of one topic: each turn's conversation and relevant passages, a list of
+    nuggets to write (each vital or okay), the export of ``worker_id,turn_id,nugget,importance,seconds``."""
+    from markupsafe import Markup
+
+    payload: dict = {"topic": topic,
+                     "turns": [{"turn_id": t.turn_id, "query": t.query, "context": [dict(c) for c in t.context],
+                                "passages": [{"docid": d, "text": text} for d, text in t.passages]} for t in turns]}
+    payload["digest"] = hashlib.sha256(compact_json(payload).encode("utf-8")).hexdigest()[:16]
+    return _environment().get_template("nugget_writing_page.html.j2").render(
+        topic=topic, n_turns=len(turns),
+        payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
+
+
+def nugget_task_files(nugget_tasks, fmt: str) -> dict[str, bytes]:
+    """The files of ``castregin nuggets tasks`` (:class:`castregin.judging.nugget_tasks.NuggetTasks`): those of
+    :func:`task_files` for the labelling kinds; for ``create``, one writing page per topic (``html``) or
+    ``tasks.csv`` (``long``: ``topic,turn_id,query,context,passages``, the last two as JSON); and always
+    ``nugget_tasks.json``, which ``nuggets aggregate`` reads back."""
+    from ..formats.nugget_tasks import MANIFEST_NAME, format_manifest
+
+    if nugget_tasks.task_set is not None:
+        files = task_files(nugget_tasks.task_set, fmt)
+    elif fmt == "html":
+        by_topic: dict[str, list] = {}
+        for turn in nugget_tasks.writing:
+            by_topic.setdefault(turn.topic, []).append(turn)
+        files = {page_name(topic): writing_page(topic, turns).encode("utf-8") for topic, turns in by_topic.items()}
+    elif fmt == "long":
+        rows = [(t.topic, t.turn_id, t.query, compact_json([dict(c) for c in t.context]),
+                 compact_json([{"docid": d, "text": text} for d, text in t.passages])) for t in nugget_tasks.writing]
+        files = {TASKS_CSV: csv_text(WRITING_COLUMNS, rows).encode("utf-8")}
+    else:
+        raise InputError(f"nuggets are written in pages (html) or any platform's form (long), not {fmt}: MTurk's "
+                         "layout here is for labels", argument="fmt")
+    files[MANIFEST_NAME] = format_manifest(nugget_tasks.manifest).encode("utf-8")
+    return files

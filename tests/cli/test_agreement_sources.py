@@ -250,7 +250,8 @@ def test_an_empty_file_asks_for_its_kind(cli, tmp_path):
     empty.write_text("")
     result = cli("agreement", empty, HUMAN)
     assert result.exit_code == 1
-    assert "is empty: neither qrels nor crowd judgments; write qrels:PATH or crowd:PATH" in result.stderr
+    assert ("is empty: neither qrels, crowd judgments nor nugget assignments; write qrels:PATH, crowd:PATH or "
+            "nuggets:PATH") in result.stderr
 
 
 def test_output_is_never_an_input(cli, tmp_path):

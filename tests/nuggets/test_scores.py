@@ -22,8 +22,8 @@ from castregin.nuggets.scores import (
     ALL_TURNS,
     NUGGET_RECALL,
     NUGGETIZER_MEASURES,
-    label_table,
     score_assignments,
+    unit_labels,
 )
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -122,10 +122,11 @@ def test_a_turn_without_any_nugget_is_said():
 
 
 def test_an_assignment_source_is_a_label_per_qid_run_and_nugget():
-    table = label_table(read_assignments(HUMAN[0]))
-    first = json.loads(HUMAN[0].read_text().splitlines()[0])
-    assert table[first["qid"], first["run_id"], 0] == first["nuggets"][0]["assignment"]
-    assert len(table) == sum(len(json.loads(line)["nuggets"]) for line in HUMAN[0].read_text().splitlines())
+    table = unit_labels(read_assignments(HUMAN[0]))
+    records = [json.loads(line) for line in HUMAN[0].read_text().splitlines()]
+    values = {"not_support": 0, "partial_support": 1, "support": 2}
+    assert table == {r["qid"]: {f"{r['run_id']}#{k}": values[n["assignment"]] for k, n in enumerate(r["nuggets"])}
+                     for r in records}
 
 
 def test_the_python_api_gives_the_commands_rows(cli):

@@ -1,13 +1,10 @@
-"use strict";
 // The judging page of castregin tasks: no library and no network. Texts go into the page through
 // textContent only. The export is the long judgments CSV that `castregin aggregate` reads.
 (() => {
   const data = JSON.parse(document.getElementById("castregin-tasks").textContent);
   const criteria = data.criteria;
-  const $ = (id) => document.getElementById(id);
+  const { $, keep, say, download, begin, ready, workerKey, rememberWorker, showConversation, click } = castreginPage;
   const fieldsets = Array.from(document.querySelectorAll("fieldset.criterion"));
-  // Worker ids go into a CSV that aggregate reads: no whitespace, no comma, no quote.
-  const WORKER = /^[A-Za-z0-9_.@:-]{1,64}$/;
   // Answers are kept per page (its digest) and per worker: several workers may share one browser.
   const storagePrefix = "castregin-judging:" + data.topic + ":" + data.digest + ":";
   const LAST_WORKER = "castregin-judging:last-worker";
@@ -18,6 +15,9 @@
     turn.items.forEach((item) => items.push({ turn: t, turn_id: turn.turn_id, item_id: item.item_id, text: item.text }));
   });
   const state = { worker: "", started: false, order: [], position: 0, criterion: 0, labels: {}, seconds: {}, since: null };
+  // The keys of the labels: 0-3 for the relevance rubrics, 0-2 for the nugget ones.
+  const highest = data.scale[data.scale.length - 1];
+  const LABEL_KEY = new RegExp("^[0-" + highest + "]$");
 
   function hash(text) {
     // FNV-1a over UTF-8, 32 bits: a stable per-worker order without a library.
@@ -46,11 +46,6 @@
   const complete = (k) => criteria.every((c) => labelsOf(k)[c] !== undefined);
   const firstOpen = (k) => Math.max(0, criteria.findIndex((c) => labelsOf(k)[c] === undefined));
 
-  function say(text, error) {
-    $("status").textContent = text;
-    $("status").className = error ? "error" : "";
-  }
-
   function tick() {
     // The seconds column: time an item was on screen while the page was visible.
     const now = Date.now();
@@ -61,46 +56,14 @@
     state.since = now;
   }
 
-  // A browser that keeps no storage for files: answers live until the page closes, the export still works.
-  function load(key) {
-    try {
-      return JSON.parse(localStorage.getItem(key) || "null");
-    } catch (error) {
-      return null;
-    }
-  }
-
-  function keep(key, value) {
-    try {
-      localStorage.setItem(key, JSON.stringify(value));
-    } catch (error) {
-      // nothing kept; see above
-    }
-  }
-
   function save() {
     keep(storagePrefix + state.worker, { position: state.position, labels: state.labels, seconds: state.seconds });
-  }
-
-  function showConversation(turn) {
-    const list = $("turns");
-    list.replaceChildren();
-    turn.context.forEach((said, index) => {
-      const li = document.createElement("li");
-      li.className = said.speaker + (index === turn.context.length - 1 ? " current" : "");
-      const who = document.createElement("span");
-      who.className = "speaker";
-      who.textContent = said.speaker === "user" ? "User" : "System";
-      li.append(who, document.createTextNode(said.text));
-      list.append(li);
-    });
-    list.lastElementChild && list.lastElementChild.scrollIntoView({ block: "nearest" });
   }
 
   function render() {
     const k = current();
     const item = items[k];
-    showConversation(data.turns[item.turn]);
+    showConversation(data.turns[item.turn].context);
     $("item").textContent = item.text;
     $("item").dataset.turnId = item.turn_id;
     $("item").dataset.itemId = item.item_id;
@@ -150,80 +113,43 @@
   }
 
   function start() {
-    const worker = $("worker").value.trim();
-    if (!WORKER.test(worker)) {
-      say("Enter your worker id first: letters, digits and _ . @ : - only.", true);
-      $("worker").focus();
+    const restored = begin(state, storagePrefix, LAST_WORKER, items.length, ["labels", "seconds"]);
+    if (restored === null) {
       return;
     }
-    state.worker = worker;
-    state.order = orderFor(worker);
-    state.started = true;
-    state.since = Date.now();
-    const restored = load(storagePrefix + worker);
-    keep(LAST_WORKER, worker);
-    if (restored) {
-      state.position = Math.min(Math.max(0, restored.position | 0), items.length - 1);
-      state.labels = restored.labels || {};
-      state.seconds = restored.seconds || {};
-    }
+    state.order = orderFor(state.worker);
     state.criterion = firstOpen(current());
-    $("worker").readOnly = true;
-    $("start").disabled = true;
-    $("worker").blur();
-    say(restored ? "Your earlier answers are back." : "Label each criterion with the keys 0 to 3.");
+    say(restored ? "Your earlier answers are back." : "Label each criterion with the keys 0 to " + highest + ".");
     render();
     save();
   }
 
-  function csvField(value) {
-    const text = String(value);
-    return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
-  }
-
   function exportCsv() {
-    if (!state.started) {
-      say("Start judging before exporting.", true);
+    if (!ready(state, "judging", tick, save)) {
       return;
     }
-    tick();
-    save();
-    const lines = [["worker_id", "turn_id", "item_id", ...criteria, "seconds"].join(",")];
-    let judged = 0;
+    const rows = [];
     items.forEach((item, k) => {
       const given = state.labels[k] || {};
-      if (!criteria.some((c) => given[c] !== undefined)) {
-        return;
+      if (criteria.some((c) => given[c] !== undefined)) {
+        rows.push([state.worker, item.turn_id, item.item_id, ...criteria.map((c) => given[c] ?? ""),
+          (state.seconds[k] || 0).toFixed(1)]);
       }
-      judged += 1;
-      const cells = [state.worker, item.turn_id, item.item_id, ...criteria.map((c) => given[c] ?? ""),
-        (state.seconds[k] || 0).toFixed(1)];
-      lines.push(cells.map(csvField).join(","));
     });
-    const blob = new Blob([lines.join("\n") + "\n"], { type: "text/csv;charset=utf-8" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = "judgments_topic_" + data.topic + "_" + state.worker + ".csv";
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    download(["worker_id", "turn_id", "item_id", ...criteria, "seconds"], rows,
+      "judgments_topic_" + data.topic + "_" + state.worker + ".csv");
     const left = items.length - items.filter((_, j) => complete(j)).length;
-    say("Exported " + judged + " items" + (left ? "; " + left + " not fully judged yet." : "."));
+    say("Exported " + rows.length + " items" + (left ? "; " + left + " not fully judged yet." : "."));
   }
 
   document.addEventListener("keydown", (event) => {
-    if (event.target === $("worker")) {
-      if (event.key === "Enter" && !state.started) {
-        event.preventDefault();
-        start();
-      }
+    if (workerKey(event, state, start)) {
       return;
     }
     if (!state.started || event.ctrlKey || event.metaKey || event.altKey) {
       return;
     }
-    if (/^[0-3]$/.test(event.key)) {
+    if (LABEL_KEY.test(event.key)) {
       label(Number(event.key));
     } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       moveCriterion(event.key === "ArrowDown" ? 1 : -1);
@@ -248,15 +174,11 @@
     label(Number(event.target.value));
     event.target.blur();
   }));
-  const click = (id, action) => $(id).addEventListener("click", (event) => { event.currentTarget.blur(); action(); });
   click("start", start);
   click("previous", () => go(-1));
   click("next", () => go(1));
   click("export", exportCsv);
   document.addEventListener("visibilitychange", tick);
 
-  const last = load(LAST_WORKER);
-  if (typeof last === "string" && WORKER.test(last)) {
-    $("worker").value = last;
-  }
+  rememberWorker(LAST_WORKER);
 })();
