@@ -20,9 +20,10 @@ relevance level 2, print), medians of ``--repeat`` runs of wall time and peak me
    (``benchmarks/bench_trec_eval.py``);
 6. the HTML report of 30 simulated runs of 205 turns (``castregin report``, ``benchmarks/bench_report.py``;
    the same workload with ``--quick``);
-7. the small case (``benchmarks/bench_startup.py``): ``castregin trec_eval`` and ``evaluate`` on a 10-line run,
-   beside the C trec_eval 9.0.8 binary (``$CASTREGIN_TREC_EVAL``, as the tests take it) and the
-   interpreter alone; medians of at least 10 runs;
+7. the small case (``benchmarks/bench_startup.py``): ``castregin trec_eval`` and ``evaluate`` on a 10-line run and
+   ``--help``, castregin installed as a wheel installs it and from ``.venv``, beside the C trec_eval 9.0.8 binary
+   (``$CASTREGIN_TREC_EVAL``, as the tests take it) and the interpreter alone, alternately; medians of at least 10
+   runs;
 8. scaling: one run of 1,000, 5,000, 20,000 and 50,000 turns x 1,000 items (2 GB; up to 5,000 with
    ``--quick``), castregin, pytrec_eval, ir_measures and pyarrow reading the three columns evaluation
    needs (the floor); the table goes into the documentation's Speed page, docs/speed.md

@@ -16,6 +16,7 @@ from castregin.evaluation.measures import (
     Definition,
     IrName,
     Option,
+    cutoff,
     parse_measure,
     register,
     registered,
@@ -66,7 +67,7 @@ def test_both_spellings_of_a_measure_name_the_same_definition():
     checked = 0
     for definition in registered():
         row = rows[definition.name]
-        if definition.params != CUT_LONG or not definition.numeric:
+        if definition.kind != CUT_LONG or not definition.numeric:
             continue
         spellings = [row["trec_eval"].replace("_k", "_3")] if row["trec_eval"] else []
         spellings += [shown.replace("@k", "@3") for shown in row["ir_measures"]]
@@ -89,7 +90,7 @@ def test_a_new_declaration_shows_on_the_page():
     # The docs' own example (docs/evaluate.md, Adding a measure), with a typed option: its names, formula and
     # parameters come out of the declaration.
     definition = register(Definition(
-        "hit_at", lambda ranking, settings, params: [0.0], CUT_LONG, (1, 3), trec_name=False,
+        "hit_at", lambda ranking, settings, params: [0.0], cutoff((1, 3)), trec_name=False,
         ir_measures=(IrName("HitAt", "HitAt(depth=2)@k", cutoff=True),),
         options=(Option("depth", 2, "how deep to look", ()),), formula="1 if the item at rank k is relevant",
         oracle="the test's own count"))

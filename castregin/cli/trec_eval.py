@@ -8,17 +8,6 @@ import click
 
 from .. import formats
 from ..errors import InputError
-from ..evaluation.trec_eval import (
-    TrecEvalOptions,
-    trec_eval_file_lines,
-    trec_eval_input,
-    trec_eval_judgment_lines,
-    trec_eval_lines,
-)
-from ..evaluation.trec_rules import c_long
-from ..formats.output import open_output
-from ..formats.trec import parse_qrels, parse_run
-from ..render.trec import trec_eval_chunks, trec_eval_text
 from . import main, warnings_as_lines
 from .options import OUTPUT_HELP, InputPath, OutputPath, score_precision_option
 
@@ -53,6 +42,8 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
     """An option read as trec_eval reads it (C's atol: saturating at C's long), stricter about what is a number."""
     if text is None:
         return None
+    from ..evaluation.trec_rules import c_long
+
     value = c_long(text, flag)
     if low is not None and value < low:
         raise InputError(f"{flag} {text}: {why}")
@@ -61,6 +52,9 @@ def _whole(text: str | None, flag: str, low: int | None = None, why: str = "") -
 
 def _read_run(path):
     """The run as trec_eval reads it (columns after the tag ignored), read once; a byte-order mark is a warning."""
+    from ..evaluation.trec_eval import trec_eval_input
+    from ..formats.trec import parse_run
+
     return parse_run(trec_eval_input(path), formats.display_name(path), extra_columns=True)
 
 
@@ -137,6 +131,18 @@ def trec_eval_command(qrels_file, run_file, per_query, measures, complete, rel_l
       castregin trec_eval -q -c -l2 -m P.1,3,5 -m ndcg_cut.3 question_relevance_all.qrel bm25.run
       castregin trec_eval -q -R prefs -m all_prefs judgments.prefs bm25.run
     """
+    # The evaluation's modules are imported here, not with the command: `castregin trec_eval --help` needs none.
+    from ..evaluation.trec_eval import (
+        TrecEvalOptions,
+        trec_eval_file_lines,
+        trec_eval_input,
+        trec_eval_judgment_lines,
+        trec_eval_lines,
+    )
+    from ..formats.output import open_output
+    from ..formats.trec import parse_qrels
+    from ..render.trec import trec_eval_chunks, trec_eval_text
+
     _refuse_unsupported(refused, rel_info_format, results_format)
     level = _whole(rel_level, "-l")
     depth = _whole(max_per_query, "-M", 0, "the number of items per query must be 0 or more (trec_eval crashes "

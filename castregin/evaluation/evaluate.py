@@ -391,9 +391,11 @@ def evaluate_file_rows(run_paths: Sequence[str | os.PathLike], qrels_paths: Sequ
     bits = score_bits(options.get("score_precision", DEFAULT_SCORE_PRECISION))
     check_qrels_names([qrels_name(name, path) for name, path in qrels_paths])
     parsed = parse_measures(options.get("measures", DEFAULT_MEASURES), options.get("rel_level", 2))
-    from ..formats.diversity import diversity_reader
+    diversity = None
+    if any(measure.definition.diversity for measure in parsed):  # the diversity readers' module, for them only
+        from ..formats.diversity import diversity_reader
 
-    diversity = diversity_reader(parsed)
+        diversity = diversity_reader(parsed)
     # Before anything heavy is imported; only when it decides something (it may decompress MiBs of an input).
     small = diversity is None and small_inputs(run_paths, [path for _, path in qrels_paths])
     if diversity is not None or (not small and not all(m.in_engine for m in parsed)):

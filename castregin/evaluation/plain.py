@@ -18,14 +18,15 @@ labelled only below 0), as the engine's path refuses it (:func:`castregin.evalua
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import InputError
 from .measures import Marked, Measure
-from .measures.inferred import missing_strata
 from .ranking import DEFAULT_BITS
 from .trec_rules import Settings, TrecEvalRefusal, check_labels, rank_topic
-from .zscores import ZScores, zscore_values
+
+if TYPE_CHECKING:
+    from .zscores import ZScores
 
 
 def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
@@ -44,6 +45,8 @@ def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     """
     stratified = [m.name for m in measures if m.definition.stratified]
     if stratified and not all(hasattr(labels, "strata") for labels in qrels.values()):
+        from .measures.inferred import missing_strata  # here: that module is loaded for those measures only
+
         raise InputError(missing_strata(", ".join(stratified)), source=source)
     results: list[dict[str, float]] = [{} for _ in measures]
     groups: dict[tuple, list[int]] = {}
@@ -146,6 +149,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[s
             else:
                 slots.extend(result)
         if zscores is not None:
+            from .zscores import zscore_values  # here: -Z only
+
             slots = zscore_values(zscores, topic, names, slots)
             values = _refill(values, slots)
         for index, value in enumerate(slots):

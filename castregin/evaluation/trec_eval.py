@@ -131,7 +131,7 @@ def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None
         definition = m.definition
         if definition.vectorised is None and definition.name != "runid":
             return definition.name
-        if definition.params == P_PAIR and m.params:
+        if definition.kind == P_PAIR and m.params:
             return f"{definition.name}'s gain pairs"
         if definition.name == "11pt_avg" and list(m.params) != sorted(m.params):
             return "11pt_avg's levels out of order"

@@ -36,12 +36,12 @@ def slot_measures(marked: Sequence[Marked], level: int, num_docs: int) -> list[l
     out: list[list[Measure]] = []
     for m in marked:
         definition = m.definition
-        if definition.params == TEXT:
+        if definition.kind == TEXT:
             out.append([])
-        elif definition.params in (CUT_LONG, CUT_DOUBLE):
+        elif definition.kind in (CUT_LONG, CUT_DOUBLE):
             out.append([Measure(name, definition, param, level, num_docs=num_docs)
                         for name, param in zip(m.names, m.params, strict=True)])
-        elif definition.params in (P_DOUBLE, P_PAIR):
+        elif definition.kind in (P_DOUBLE, P_PAIR):
             out.append([Measure(m.slot_names[0] if m.slot_names else definition.name, definition, None, level,
                                 given=m.params, num_docs=num_docs)])
         else:

@@ -40,10 +40,12 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any, Literal, NamedTuple, cast
+from typing import IO, TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 STDIO = "-"
 #: Paths naming this process's own descriptors: written through the descriptor, never reopened or replaced.
@@ -291,6 +293,8 @@ class OutputSet:
             handle = cast("IO[Any]", spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n"))
             self._staged.append(_Staged(target, handle, binary=binary))
             return _Unclosable(handle, display(path))
+        from pathlib import Path  # here, as in the directory functions: standard output needs no path
+
         directory = Path(target.path).parent
         self._make_directory(directory, target.given)
         name = Path(target.path).name
@@ -605,6 +609,7 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
     """
     import shutil
     import tempfile
+    from pathlib import Path
 
     target = Path(out_dir)
     check_replaceable_directory(out_dir, kind=kind, inputs=inputs, allowed=allowed)
@@ -644,6 +649,8 @@ def replace_directory(out_dir: str | os.PathLike, files: dict[str, bytes], *, ki
 def check_replaceable_directory(out_dir: str | os.PathLike, *, kind: str, inputs: Iterable[str | os.PathLike] = (),
                                 allowed: Iterable[str] = ()) -> None:
     """Refuse an ``out_dir`` that :func:`replace_directory` must not replace (see there)."""
+    from pathlib import Path
+
     target = Path(out_dir)
     if target.exists() and not target.is_dir():
         raise InputError("exists and is not a directory; choose a directory for the output", source=str(out_dir))
@@ -681,7 +688,7 @@ def _check_replaceable(directory: Path, kind: str, allowed: list[str]) -> None:
     written = _written(directory)
     for entry in entries:
         name = entry.relative_to(directory)
-        if name == Path(MARKER):
+        if name.as_posix() == MARKER:
             continue
         ours = (name.as_posix() in written if written is not None
                 else any(name.match(pattern) for pattern in allowed))

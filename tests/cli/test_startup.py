@@ -31,8 +31,9 @@ def _imported_by(args: list[str]) -> tuple[list[str], str]:
 
 
 def _imports_of(args: list[str]) -> tuple[set[str], set[str], str]:
-    """Running ``castregin ARGS`` in a new interpreter: the modules it loaded, the packages among them
-    that are neither Python's own nor click nor castregin, and its output."""
+    """Running ``castregin ARGS`` in a new interpreter: the modules it loaded (beyond those the interpreter and an
+    editable install's import hook load first), the packages among them that are neither Python's own nor click
+    nor castregin, and its output."""
     code = (
         "import json, sys\n"
         "before = set(sys.modules)\n"
@@ -42,9 +43,9 @@ def _imports_of(args: list[str]) -> tuple[set[str], set[str], str]:
         "print(json.dumps([sorted(sys.modules), sorted(set(sys.modules) - before)]), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded, new = json.loads(result.stderr.strip().splitlines()[-1])
+    _, new = json.loads(result.stderr.strip().splitlines()[-1])
     own = set(sys.stdlib_module_names) | {"click", "castregin"}
-    return set(loaded), {name.split(".")[0] for name in new} - own, result.stdout
+    return set(new), {name.split(".")[0] for name in new} - own, result.stdout
 
 
 def _ten_line_run(tmp_path, compressed: bool = False):
@@ -85,6 +86,47 @@ def test_a_ten_line_call_imports_python_click_and_castregin_only(ten_line_inputs
     assert foreign == set(), foreign  # so none of HEAVY either: each is a foreign package
     assert "castregin.evaluation.plain" in imported  # the plain-Python path scored it
     assert text.strip()
+
+
+#: castregin's modules that a 10-line call with trec_eval's measures has no use for (each a millisecond or more):
+#: the diversity and inferred measures with their originals' rules and readers, z-scores (-Z), the streaming engine
+#: and the columnar reader; and Python's own modules it needs no more than click does.
+UNNEEDED = {"castregin.evaluation.measures.novelty", "castregin.evaluation.measures.inferred",
+            "castregin.evaluation.ndeval", "castregin.evaluation.gdeval", "castregin.evaluation.inferred",
+            "castregin.evaluation.zscores", "castregin.evaluation.engine", "castregin.evaluation.trec_eval_stream",
+            "castregin.formats.columnar", "castregin.formats.diversity", "castregin.formats.preferences",
+            "pathlib", "tempfile", "shutil", "logging", "concurrent.futures", "bz2", "lzma"}
+
+
+@pytest.mark.parametrize(("args", "measures"), [
+    (["trec_eval", "{qrels}", "{run}"], {"counts", "precision", "average_precision"}),
+    (["trec_eval", "-q", "-m", "all_trec", "{qrels}", "{run}"],
+     {"counts", "precision", "average_precision", "gain", "sets"}),
+    (["trec_eval", "-c", "-l2", "-m", "P.1,3", "-m", "ndcg_cut.3", "{qrels}", "{run_gz}"], {"precision", "gain"}),
+    (["evaluate", "{run}", "--qrels", "{qrels}"], {"precision", "average_precision", "gain"}),
+    (["evaluate", "{run}", "--qrels", "{qrels}", "-m", "bpref", "-m", "P@3"], {"precision", "average_precision"}),
+])
+def test_a_ten_line_call_loads_only_the_measures_it_computes(ten_line_inputs, args, measures):
+    # The measure registry imports a measure's module when a name asks for it (castregin.evaluation.measures.registry):
+    # the modules of the measures asked for, and none of the diversity or inferred measures' code.
+    imported, _, text = _imports_of([arg.format(**ten_line_inputs) for arg in args])
+    modules = {name.rsplit(".", 1)[1] for name in imported if name.startswith("castregin.evaluation.measures.")}
+    assert modules - {"definition", "names", "registry", "catalogue", "judged"} == measures
+    assert not imported & UNNEEDED, imported & UNNEEDED
+    assert text.strip()
+
+
+@pytest.mark.parametrize("command", ["trec_eval", "evaluate"])
+def test_a_commands_help_loads_no_evaluation(command):
+    imported, _, text = _imports_of([command, "--help"])
+    assert "Usage:" in text
+    assert not imported & (UNNEEDED - {"shutil", "bz2", "lzma"})  # click's help formatter loads shutil
+    assert not {name for name in imported if name.startswith("castregin.evaluation.measures.")} - {
+        "castregin.evaluation.measures.definition", "castregin.evaluation.measures.names",
+        "castregin.evaluation.measures.registry", "castregin.evaluation.measures.catalogue",
+        "castregin.evaluation.measures.judged"}
+    if command == "trec_eval":
+        assert "castregin.evaluation.trec_eval" not in imported and "castregin.evaluation.plain" not in imported
 
 
 def test_help_lists_every_command_without_heavy_imports():

@@ -18,8 +18,10 @@ A registered measure without an oracle case fails here: register it with one (:d
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -39,19 +41,27 @@ from castregin.evaluation import engine, plain, trec_rules
 from castregin.evaluation.evaluate import evaluate_rows
 from castregin.evaluation.measures import (
     COUNT_TURNS,
-    CUT_LONG,
+    CUT_DOUBLE,
     GEOMETRIC,
+    NO_PARAM,
     NUM_REL,
+    P_DOUBLE,
     SUM,
     TREC_SETS,
     Definition,
     IrName,
+    Param,
+    cutoff,
+    lookup,
     mark_measures,
+    measure_catalogue,
     parse_measure,
     register,
     registered,
+    registry,
     unregister,
 )
+from castregin.evaluation.measures.registry import BUILT_IN, BUILT_IN_IR_NAMES
 from castregin.evaluation.trec_eval import TrecEvalOptions, trec_eval_lines
 from castregin.formats import columnar
 from castregin.render.trec import trec_eval_text
@@ -315,7 +325,7 @@ def test_a_measure_whose_ir_measures_name_is_not_its_own_is_walked_too():
     def vectorised(ranked, measure):
         return ranked.count(ranked.relevant(measure.rel) & (ranked.position == measure.param - 1)).astype(float)
 
-    definition = register(Definition("hit_at", rule, CUT_LONG, (1, 3), trec_name=False,
+    definition = register(Definition("hit_at", rule, cutoff((1, 3)), trec_name=False,
                                      ir_measures=(IrName("HitAt", "HitAt@k", cutoff=True),), vectorised=vectorised,
                                      formula="1 if the item at rank k is relevant, else 0", oracle="counted here"))
     try:
@@ -332,3 +342,81 @@ def test_a_measure_whose_ir_measures_name_is_not_its_own_is_walked_too():
         test_vectorised_and_rule_agree_on_any_label(definition)
     finally:
         unregister("hit_at")
+
+
+def test_the_table_of_built_in_measures_is_what_their_modules_declare():
+    # Parsing a name imports only the module that declares it (registry.BUILT_IN): the table must name every measure
+    # of every module, in the order registered() lists them, and each module's ir_measures names.
+    declared = {module: [d.name for d in importlib.import_module(f"castregin.evaluation.measures.{module}").MEASURES]
+                for module in BUILT_IN}
+    assert declared == {module: list(names) for module, names in BUILT_IN.items()}
+    ir_names = {module: list(dict.fromkeys(alias.name for name in names for alias in lookup(name).ir_measures))
+                for module, names in BUILT_IN.items()}
+    assert ir_names == {module: list(names) for module, names in BUILT_IN_IR_NAMES.items()}
+    assert [d.name for d in registered()] == [name for names in BUILT_IN.values() for name in names]
+    modules = {path.stem for path in Path(registry.__file__).parent.glob("*.py")}
+    assert modules - set(BUILT_IN) == {"__init__", "catalogue", "definition", "names", "registry"}, \
+        "a new module of measures goes into registry.BUILT_IN"
+
+
+@pytest.mark.parametrize(("names", "imported", "not_imported"), [
+    (["P@5", "nDCG@3", "AP", "RR", "R@10"], {"precision", "gain", "average_precision"},
+     {"novelty", "inferred", "sets", "counts"}),
+    (["official"], {"counts", "precision", "average_precision"}, {"novelty", "inferred", "gain", "sets"}),
+    (["ERR@20"], {"novelty"}, {"inferred", "sets", "gain"}),
+    (["xinfAP"], {"inferred"}, {"novelty", "sets", "gain"}),
+])
+def test_parsing_a_name_imports_only_the_modules_of_its_measures(names, imported, not_imported):
+    code = (
+        "import json, sys\n"
+        "from castregin.evaluation.measures import mark_measures, parse_measures\n"
+        f"names = {names!r}\n"
+        "parse_measures(names) if names != ['official'] else mark_measures(names)\n"
+        "print(json.dumps(sorted(m.rsplit('.', 1)[1] for m in sys.modules "
+        "if m.startswith('castregin.evaluation.measures.'))))\n"
+    )
+    import json
+    import subprocess
+
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                           check=True).stdout))
+    assert imported <= loaded and not loaded & not_imported, loaded
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("IPrec@1.5", "a recall level must be from 0 to 1, not 1.5"),
+    ("iprec_at_recall_1.50", "a recall level must be from 0 to 1, not 1.50"),
+    ("Rprec_mult_0.00", "a multiple of R (two decimals) must be above 0, not 0.00"),
+    ("SetF(beta=0.0)", "the weight of recall must be above 0, not 0.0"),
+    ("infIPrec@0.35", "a recall level is one of 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, not 0.35"),
+    ("P@0", "must be a whole number from 1 to"),
+])
+def test_a_parameter_outside_its_declared_range_is_refused(name, why):
+    with pytest.raises(InputError, match=re.escape(why)):
+        parse_measure(name)
+
+
+def test_the_declared_parameter_describes_itself():
+    iprec = lookup("iprec_at_recall").parameter
+    assert (iprec.kind, iprec.symbol, iprec.described()) == ("cut_double", "r", "a recall level from 0 to 1")
+    assert iprec.refusal(0.5) is None and iprec.refusal(1.01) is not None
+    beta = lookup("set_F").parameter
+    assert beta.refusal(0.0) is not None and beta.refusal(1e-9) is None and beta.defaults == (1.0,)
+    assert lookup("P").parameter == cutoff((5, 10, 15, 20, 30, 100, 200, 500, 1000))
+    assert lookup("map").parameter == NO_PARAM
+    # `castregin measures` says it too, from the same declaration.
+    notes = {row["trec_eval"]: row["note"] for row in measure_catalogue()}
+    assert notes["iprec_at_recall_k"].startswith("r: a recall level from 0 to 1; all_trec: 0.00,0.10")
+    assert notes["set_F"].startswith("beta: the weight of recall above 0")
+
+
+def test_a_declared_range_says_which_end_it_excludes():
+    level = Param(CUT_DOUBLE, (), "r", "a level", low=0, high=1, above_low=True)
+    assert (level.refusal(0.0), level.refusal(1.0)) == ("a level must be above 0 and at most 1", None)
+    assert Param(P_DOUBLE, (), "n", "a count", low=2).refusal(1) == "a count must be at least 2"
+    assert Param(P_DOUBLE, (), "n", "a share", high=1).described() == "a share at most 1"
+
+
+def test_a_parameter_declared_the_old_way_is_refused_in_one_line():
+    with pytest.raises(TypeError, match=r"hit_at: declare its parameter as a Param \(cutoff\(\(1, 3\)\) for cutoffs\)"):
+        register(Definition("hit_at", lambda ranking, settings, params: [0.0], "cut_long", (1, 3)))

@@ -16,7 +16,7 @@ import pytest
 
 import castregin
 from castregin.evaluation import small as small_module
-from castregin.evaluation.measures import CUT_LONG, Definition, IrName, parse_measure, register, unregister
+from castregin.evaluation.measures import Definition, IrName, cutoff, parse_measure, register, unregister
 
 QRELS = {f"t{t}": {f"d{i}": (i * 7 + t) % 4 for i in range(12)} for t in range(9)}
 RUNS = {name: {f"t{t}": {f"d{i}": float((i * step + t) % 5) for i in range(10)} for t in range(10)}
@@ -46,7 +46,7 @@ def _toy_arrays(ranked, measure):
 def toy(request):
     """The toy measure, registered in this one place for the test and forgotten after it."""
     definition = register(Definition(
-        "toy", _toy_rule, CUT_LONG, (1, 3), trec_name=False, ir_measures=(IrName("toy", "toy@k", cutoff=True),),
+        "toy", _toy_rule, cutoff((1, 3)), trec_name=False, ir_measures=(IrName("toy", "toy@k", cutoff=True),),
         vectorised=_toy_arrays if request.param == "vectorised" else None, note="a test's own measure"))
     yield definition
     unregister("toy")
@@ -97,7 +97,8 @@ def test_python_api(toy):
 def test_measures_command_lists_it(toy, cli):
     rows = json.loads(cli("measures", "--format", "json").stdout)
     assert {"trec_eval": None, "ir_measures": "toy@k", "backend": "engine" if toy.vectorised else "trec_eval",
-            "aggregate": "mean", "note": "a test's own measure; relevance level applies"} in rows
+            "aggregate": "mean", "note": "a test's own measure; k: a cutoff, a whole number from 1 to 1,000,000,000; "
+                                         "relevance level applies"} in rows
 
 
 def test_report_shows_it(toy, cli, tmp_path):

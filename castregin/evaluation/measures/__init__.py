@@ -38,17 +38,19 @@ counts the lines labelled above 0 of every qrels turn (whatever the level: its o
 
 from __future__ import annotations
 
-# The measures register themselves when their modules are imported.
-from . import average_precision, counts, gain, inferred, judged, novelty, precision, sets
+# Each module of measures is imported when a name first needs one of its measures (registry.BUILT_IN says which
+# module declares which), every one for registered() and the catalogue.
 from .catalogue import measure_catalogue
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,
     CUT_DOUBLE,
     CUT_LONG,
+    GAIN_PAIRS,
     GEOMETRIC,
     IR_MEASURES_ORDER,
     MEAN,
+    NO_PARAM,
     NONE,
     NUM_REL,
     P_DOUBLE,
@@ -63,10 +65,8 @@ from .definition import (
     Marked,
     Measure,
     Option,
-    lookup,
-    register,
-    registered,
-    unregister,
+    Param,
+    cutoff,
     value_names,
 )
 from .judged import JUDGED_SHARE
@@ -80,11 +80,13 @@ from .names import (
     parse_measures,
     split_measure_argument,
 )
+from .registry import lookup, register, registered, unregister
 
 __all__ = [
-    "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GEOMETRIC", "IR_MEASURES_ORDER",
-    "JUDGED_SHARE", "MEAN", "NONE", "NUM_REL", "POSITIVE_LINES", "POSITIVE_LINES_AND_TOP", "P_DOUBLE", "P_PAIR",
-    "SUM", "TEXT", "TREC_EVAL_ORDER", "TREC_SETS", "Definition", "IrName", "Marked", "Measure", "MeasureRefused",
-    "Option", "lookup", "mark_measures", "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures",
-    "register", "registered", "split_measure_argument", "unregister", "value_names",
+    "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GAIN_PAIRS", "GEOMETRIC",
+    "IR_MEASURES_ORDER", "JUDGED_SHARE", "MEAN", "NONE", "NO_PARAM", "NUM_REL", "POSITIVE_LINES",
+    "POSITIVE_LINES_AND_TOP", "P_DOUBLE", "P_PAIR", "SUM", "TEXT", "TREC_EVAL_ORDER", "TREC_SETS", "Definition",
+    "IrName", "Marked", "Measure", "MeasureRefused", "Option", "Param", "cutoff", "lookup", "mark_measures",
+    "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "register", "registered",
+    "split_measure_argument", "unregister", "value_names",
 ]

@@ -24,15 +24,19 @@ from ..trec_rules import MIN_GEO_MEAN, UNJUDGED, Ranking, TrecEvalRefusal, c_div
 from .definition import (
     ALL_LINES,
     CUT_DOUBLE,
-    CUT_LONG,
     GEOMETRIC,
     P_DOUBLE,
     Definition,
     IrName,
+    Param,
     bounded,
-    register,
+    cutoff,
 )
 from .precision import CUTOFFS
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 INFAP_EPSILON = 0.00001
 #: Recall levels 0.0, 0.1, ... 1.0.
@@ -331,35 +335,33 @@ def _11pt_avg_arrays(ranked, measure):
     return total / float(len(percents))
 
 
-register(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays, any_label=True,
-                    formula="`sum P(i) / R` over the ranks i of the relevant items retrieved: average precision (AP)"))
-register(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_map_arrays,
-                    formula=("the geometric mean of AP over the turns: `exp(mean(log(max(AP, 0.00001))))`; no value "
-                             "per turn")))
-register(Definition("bpref", _bpref, ir_measures=(IrName("Bpref", "Bpref"),), vectorised=_bpref_arrays,
-                    judged_lines=ALL_LINES,
-                    formula=("`sum_r (1 - min(N(r), R) / min(N, R)) / R` over the relevant items r retrieved (1 where "
-                             "`N(r)` is 0); `N(r)`: the judged non-relevant items ranked above r, N: all of them "
-                             "(Buckley and Voorhees 2004)")))
-register(Definition("iprec_at_recall", _iprec_at_recall, CUT_DOUBLE, TENTHS,
-                    ir_measures=(IrName("IPrec", "IPrec@k", param="recall"),),
-                    check=lambda value: None if 0 <= value <= 1 else "a recall level is between 0 and 1",
-                    vectorised=_iprec_at_recall_arrays,
-                    formula=("interpolated precision at recall level r: the largest precision `P(i)` at a rank i where "
-                             "the recall reaches `int(r * R + 0.9) / R`, 0 where it never does"),
-                    param_doc="r: a recall level, 0 to 1"))
-register(Definition("infAP", _infap, ir_measures=(IrName("infAP", "infAP"),), vectorised=_infap_arrays,
-                    judged_lines=ALL_LINES,
-                    formula=("inferred AP (Yilmaz and Aslam 2006): `sum_r E[P(r)] / R`, each relevant item's precision "
-                             "estimated from the judged items above it, the unjudged ones (labelled below 0) counted "
-                             "as judged in proportion")))
-register(Definition("gm_bpref", _gm_bpref, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_bpref_arrays,
-                    judged_lines=ALL_LINES,
-                    formula=("the geometric mean of bpref over the turns: `exp(mean(log(max(bpref, 0.00001))))`; no "
-                             "value per turn")))
-register(Definition("11pt_avg", _11pt_avg, P_DOUBLE, TENTHS, check_marked=bounded, vectorised=_11pt_avg_arrays,
-                    formula="the mean of iprec_at_recall over the recall levels (the 11 of 0.0, 0.1, ..., 1.0)",
-                    param_doc="r,...: the recall levels averaged"))
-register(Definition("map_cut", _map_cut, CUT_LONG, CUTOFFS, ir_measures=(IrName("AP", "AP@k", cutoff=True),),
-                    vectorised=_map_cut_arrays,
-                    formula="`sum P(i) / R` over the ranks `i <= k` of the relevant items: AP cut at k"))
+declare(Definition("map", _map, ir_measures=(IrName("AP", "AP"),), vectorised=_map_arrays, any_label=True,
+                   formula="`sum P(i) / R` over the ranks i of the relevant items retrieved: average precision (AP)"))
+declare(Definition("gm_map", _gm_map, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_map_arrays,
+                   formula=("the geometric mean of AP over the turns: `exp(mean(log(max(AP, 0.00001))))`; no value "
+                            "per turn")))
+declare(Definition("bpref", _bpref, ir_measures=(IrName("Bpref", "Bpref"),), vectorised=_bpref_arrays,
+                   judged_lines=ALL_LINES,
+                   formula=("`sum_r (1 - min(N(r), R) / min(N, R)) / R` over the relevant items r retrieved (1 where "
+                            "`N(r)` is 0); `N(r)`: the judged non-relevant items ranked above r, N: all of them "
+                            "(Buckley and Voorhees 2004)")))
+declare(Definition("iprec_at_recall", _iprec_at_recall, Param(CUT_DOUBLE, TENTHS, "r", "a recall level", 0, 1),
+                   ir_measures=(IrName("IPrec", "IPrec@k", param="recall"),),
+                   vectorised=_iprec_at_recall_arrays,
+                   formula=("interpolated precision at recall level r: the largest precision `P(i)` at a rank i where "
+                            "the recall reaches `int(r * R + 0.9) / R`, 0 where it never does")))
+declare(Definition("infAP", _infap, ir_measures=(IrName("infAP", "infAP"),), vectorised=_infap_arrays,
+                   judged_lines=ALL_LINES,
+                   formula=("inferred AP (Yilmaz and Aslam 2006): `sum_r E[P(r)] / R`, each relevant item's precision "
+                            "estimated from the judged items above it, the unjudged ones (labelled below 0) counted "
+                            "as judged in proportion")))
+declare(Definition("gm_bpref", _gm_bpref, aggregate=GEOMETRIC, per_turn=False, vectorised=_gm_bpref_arrays,
+                   judged_lines=ALL_LINES,
+                   formula=("the geometric mean of bpref over the turns: `exp(mean(log(max(bpref, 0.00001))))`; no "
+                            "value per turn")))
+declare(Definition("11pt_avg", _11pt_avg, Param(P_DOUBLE, TENTHS, "r,...", "the recall levels averaged"),
+                   check_marked=bounded, vectorised=_11pt_avg_arrays,
+                   formula="the mean of iprec_at_recall over the recall levels (the 11 of 0.0, 0.1, ..., 1.0)"))
+declare(Definition("map_cut", _map_cut, cutoff(CUTOFFS), ir_measures=(IrName("AP", "AP@k", cutoff=True),),
+                   vectorised=_map_cut_arrays,
+                   formula="`sum P(i) / R` over the ranks `i <= k` of the relevant items: AP cut at k"))

@@ -13,13 +13,12 @@ from .definition import (
     NUM_REL,
     P_DOUBLE,
     P_PAIR,
-    PARAMS_DOC,
     SUM,
     TEXT,
     Definition,
-    registered,
 )
 from .names import TREC_SETS
+from .registry import registered
 
 #: Well-known ir_measures measures that castregin refuses, and why (the catalogue lists them).
 _REFUSED_EXAMPLES = {
@@ -40,6 +39,9 @@ def _row(definition: Definition) -> dict:
         return {"trec_eval": definition.name, "ir_measures": None, "backend": "refused", "aggregate": None,
                 "note": definition.note}
     notes = [definition.note] if definition.note else []
+    parameter = definition.parameter
+    if parameter.kind not in (NONE, TEXT):
+        notes.append(f"{_symbol(definition)}: {parameter.described()}")
     if definition.defaults and definition.cutoffs and definition.trec_name:
         notes.append("all_trec: " + ",".join(f"{p:3.2f}" if isinstance(p, float) else str(p)
                                               for p in definition.defaults))
@@ -86,13 +88,12 @@ _AGGREGATES = {
 
 def _symbol(definition: Definition) -> str:
     """The name of a definition's parameter (``k`` for a cutoff, ``r`` for iprec_at_recall's recall level)."""
-    described = definition.param_doc or PARAMS_DOC[definition.params]
-    return described.partition(": ")[0] if ": " in described else "k"
+    return definition.parameter.symbol or "k"
 
 
 def _trec_eval_names(definition: Definition) -> tuple[str, str] | None:
     """How trec_eval names it: as ``-m`` takes it and as it prints it (``ndcg_cut.k``, ``ndcg_cut_k``)."""
-    name, kind = definition.name, definition.params
+    name, kind = definition.name, definition.kind
     if not definition.trec_name:
         return None
     if kind in (CUT_LONG, CUT_DOUBLE):
@@ -105,11 +106,10 @@ def _trec_eval_names(definition: Definition) -> tuple[str, str] | None:
 def _parameters(definition: Definition) -> list[dict]:
     """The parameters a name may give: ``{"name", "default", "choices", "description"}`` each."""
     out: list[dict] = []
-    if definition.params not in (NONE, TEXT):
-        described = definition.param_doc or PARAMS_DOC[definition.params]
-        description = described.partition(": ")[2] if ": " in described else described
-        out.append({"name": _symbol(definition) if ": " in described else None,
-                    "default": list(definition.defaults) or None, "choices": None, "description": description})
+    parameter = definition.parameter
+    if parameter.kind not in (NONE, TEXT):
+        out.append({"name": parameter.symbol or None, "default": list(parameter.defaults) or None, "choices": None,
+                    "description": parameter.described()})
     out += [{"name": option.name, "default": option.default, "choices": list(option.choices) or None,
              "description": option.description} for option in definition.options]
     return out

@@ -13,9 +13,13 @@ from .definition import (
     TEXT,
     Definition,
     IrName,
+    Param,
     bounded,
-    register,
 )
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 # Each rule takes a turn's ranking, the settings and the parameters, and returns the turn's values.
 
@@ -102,33 +106,33 @@ def _relstring_arrays(ranked, measure):
     return out
 
 
-register(Definition("runid", None, TEXT, numeric=False, per_turn=False, uses_level=False,
-                    note="text, not a number",
-                    formula="the run's tag, text (trec_eval prints it; evaluate does not)"))
-register(Definition("num_q", _num_q, aggregate=COUNT_TURNS, integer=True, per_turn=False, uses_level=False,
-                    ir_measures=(IrName("NumQ", "NumQ"),), vectorised=_num_q_arrays,
-                    formula=("the number of turns averaged (with --complete, trec_eval's -c, every qrels turn); no "
-                             "value per turn")))
-register(Definition("num_ret", _num_ret, aggregate=SUM, integer=True, uses_level=False,
-                    ir_measures=(IrName("NumRet", "NumRet", when=lambda params: "rel" not in params),),
-                    vectorised=_num_ret_arrays,
-                    formula="n: the items retrieved; summed over the turns"))
-register(Definition("num_rel", _num_rel, aggregate=NUM_REL, integer=True,
-                    ir_measures=(IrName("NumRel", "NumRel"),), vectorised=_num_rel_arrays,
-                    formula=("R: the items the qrels label at or above the level; summed over the turns (with "
-                             "--complete, the qrels' lines labelled above 0: trec_eval's rule)")))
-register(Definition("num_rel_ret", _num_rel_ret, aggregate=SUM, integer=True,
-                    # ir_measures: NumRet counts what was retrieved; NumRet(rel=...) (NumRelRet) the relevant part.
-                    ir_measures=(IrName("NumRet", "NumRelRet", when=lambda params: "rel" in params),),
-                    vectorised=_num_rel_ret_arrays,
-                    formula="`rel(n)`: the relevant items retrieved; summed over the turns"))
-register(Definition("relstring", lambda rr, s, params: relstring(rr, params[0]), P_DOUBLE, (10.0,), numeric=False,
-                    check_marked=bounded, note="text, not a number", vectorised=_relstring_arrays,
-                    judged_lines=ALL_LINES,
-                    formula=("the labels of the first N items as text: the digit, `>` above 9, `-` outside the qrels, "
-                             "`.` labelled below 0"),
-                    param_doc="N: the items shown"))
-register(Definition("num_nonrel_judged_ret", _num_nonrel_judged_ret, aggregate=SUM, integer=True,
-                    vectorised=_num_nonrel_judged_ret_arrays, judged_lines=ALL_LINES,
-                    formula=("the items retrieved that the qrels label from 0 to below the level; summed over the "
-                             "turns")))
+declare(Definition("runid", None, Param(TEXT), numeric=False, per_turn=False, uses_level=False,
+                   note="text, not a number",
+                   formula="the run's tag, text (trec_eval prints it; evaluate does not)"))
+declare(Definition("num_q", _num_q, aggregate=COUNT_TURNS, integer=True, per_turn=False, uses_level=False,
+                   ir_measures=(IrName("NumQ", "NumQ"),), vectorised=_num_q_arrays,
+                   formula=("the number of turns averaged (with --complete, trec_eval's -c, every qrels turn); no "
+                            "value per turn")))
+declare(Definition("num_ret", _num_ret, aggregate=SUM, integer=True, uses_level=False,
+                   ir_measures=(IrName("NumRet", "NumRet", when=lambda params: "rel" not in params),),
+                   vectorised=_num_ret_arrays,
+                   formula="n: the items retrieved; summed over the turns"))
+declare(Definition("num_rel", _num_rel, aggregate=NUM_REL, integer=True,
+                   ir_measures=(IrName("NumRel", "NumRel"),), vectorised=_num_rel_arrays,
+                   formula=("R: the items the qrels label at or above the level; summed over the turns (with "
+                            "--complete, the qrels' lines labelled above 0: trec_eval's rule)")))
+declare(Definition("num_rel_ret", _num_rel_ret, aggregate=SUM, integer=True,
+                   # ir_measures: NumRet counts what was retrieved; NumRet(rel=...) (NumRelRet) the relevant part.
+                   ir_measures=(IrName("NumRet", "NumRelRet", when=lambda params: "rel" in params),),
+                   vectorised=_num_rel_ret_arrays,
+                   formula="`rel(n)`: the relevant items retrieved; summed over the turns"))
+declare(Definition("relstring", lambda rr, s, params: relstring(rr, params[0]),
+                   Param(P_DOUBLE, (10.0,), "N", "the items shown"), numeric=False,
+                   check_marked=bounded, note="text, not a number", vectorised=_relstring_arrays,
+                   judged_lines=ALL_LINES,
+                   formula=("the labels of the first N items as text: the digit, `>` above 9, `-` outside the qrels, "
+                            "`.` labelled below 0")))
+declare(Definition("num_nonrel_judged_ret", _num_nonrel_judged_ret, aggregate=SUM, integer=True,
+                   vectorised=_num_nonrel_judged_ret_arrays, judged_lines=ALL_LINES,
+                   formula=("the items retrieved that the qrels label from 0 to below the level; summed over the "
+                            "turns")))

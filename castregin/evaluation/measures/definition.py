@@ -1,4 +1,4 @@
-"""What a measure is: one :class:`Definition`, declared once and registered by name.
+"""What a measure is: one :class:`Definition`, declared once (and registered by name: :mod:`.registry`).
 
 A definition says everything castregin needs of a measure: its names (trec_eval's, and ir_measures'
 through :class:`IrName`), how trec_eval takes its parameters and names its values, how its ``all``
@@ -8,7 +8,7 @@ in plain Python on one turn's ranking (every path can call it), and, where it ex
 :attr:`Definition.vectorised`, the same numbers over the per-turn arrays of the streaming engine
 (:mod:`castregin.evaluation.engine`). A :class:`Measure` is one definition with its parameter and
 relevance level, as a name asks for it (``P@5`` at level 2). The evaluation paths dispatch through
-these objects; none of them names a measure.
+these objects; none of them names a measure. Which definitions exist is :mod:`.registry`'s business.
 """
 
 from __future__ import annotations
@@ -91,17 +91,78 @@ class Option(NamedTuple):
         return None
 
 
-#: What trec_eval's kinds of parameters are, for ``castregin measures`` and docs/measures.md (a definition's own
-#: :attr:`Definition.param_doc` says more).
-PARAMS_DOC = {
-    NONE: "",
-    CUT_LONG: f"k: a cutoff, a whole number from 1 to {MAX_CUTOFF:,}",
-    CUT_DOUBLE: "a decimal cutoff (two decimals)",
-    P_DOUBLE: "decimal parameters",
-    P_PAIR: "L=G,...: the gain G of each label L, instead of the label (trec_eval -m ndcg.1=3,2=9; ir_measures "
-            "nDCG(gains={1: 3, 2: 9}))",
-    TEXT: "",
-}
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+class Param(NamedTuple):
+    """A measure's main parameter, declared: how trec_eval takes it after the name (``-m P.5,10``, ``-m
+    utility.2,-1,0,0``), the values it has when none is given, what it is, and the values a name may give it (``P@5``,
+    ``P_5``, ``IPrec@0.3``, ``SetF(beta=0.5)``). Name parsing checks a value with :meth:`refusal`; ``castregin
+    measures`` and docs/measures.md describe it with :meth:`described`. A measure's other parameters are its options
+    (:class:`Option`)."""
+
+    #: How trec_eval takes it (``te_init_meas_*``): :data:`NONE`, :data:`CUT_LONG`, :data:`CUT_DOUBLE`,
+    #: :data:`P_DOUBLE`, :data:`P_PAIR` or :data:`TEXT`.
+    kind: str = NONE
+    #: Its values when a name gives none: the cutoffs of ``-m all_trec`` and of the bare family (``P``: 5, 10, ...),
+    #: or a measure's fixed parameters (utility's four coefficients, set_F's beta).
+    defaults: tuple = ()
+    #: How names and the catalogue write it: ``k``, ``r``, ``beta``, ``a,b,c,d``.
+    symbol: str = ""
+    #: What it is, for ``castregin measures`` and docs/measures.md (``a recall level``).
+    description: str = ""
+    #: The smallest and largest value a name may give (None: unbounded); ``above_low``: the smallest is excluded.
+    low: float | None = None
+    high: float | None = None
+    above_low: bool = False
+    #: The only values a name may give (infIPrec's 11 recall levels); empty: any in the range.
+    choices: tuple[float, ...] = ()
+
+    @property
+    def cutoffs(self) -> bool:
+        """A cutoff, a whole number (``P_5``) or a decimal (``iprec_at_recall_0.10``), one value per cutoff."""
+        return self.kind in (CUT_LONG, CUT_DOUBLE)
+
+    def refusal(self, value: float) -> str | None:
+        """Why a name cannot give it ``value`` (outside its range, not one of its choices), or None."""
+        if self.choices:
+            return None if value in self.choices else \
+                f"{self.description} is one of {', '.join(map(_number, self.choices))}"
+        low_ok = self.low is None or (value > self.low if self.above_low else value >= self.low)
+        if low_ok and (self.high is None or value <= self.high):
+            return None
+        return f"{self.description} must be {self.bounds()}"
+
+    def bounds(self) -> str:
+        """Its range in words (``from 1 to 10,000``, ``above 0``), or ``""``."""
+        if self.low is not None and self.high is not None:
+            if self.above_low:
+                return f"above {_number(self.low)} and at most {_number(self.high)}"
+            return f"from {_number(self.low)} to {_number(self.high)}"
+        if self.low is not None:
+            return f"{'above' if self.above_low else 'at least'} {_number(self.low)}"
+        return f"at most {_number(self.high)}" if self.high is not None else ""
+
+    def described(self) -> str:
+        """What it is and which values it takes, in words (``a recall level from 0 to 1``)."""
+        if self.choices:
+            return f"{self.description}, one of {', '.join(map(_number, self.choices))}"
+        return " ".join(part for part in (self.description, self.bounds()) if part)
+
+
+#: A measure without a parameter.
+NO_PARAM = Param()
+
+
+def cutoff(defaults: tuple = (), high: int = MAX_CUTOFF) -> Param:
+    """A cutoff parameter (``P@5``, ``P.5,10``): a whole number from 1 to ``high``, trec_eval's ``defaults``."""
+    return Param(CUT_LONG, defaults, "k", "a cutoff, a whole number", low=1, high=high)
+
+
+#: trec_eval's gain pairs (``-m ndcg.1=3,2=9``): what gain's measures take instead of the labels.
+GAIN_PAIRS = Param(P_PAIR, (), "L=G,...", "the gain G of each label L, instead of the label (trec_eval -m "
+                   "ndcg.1=3,2=9; ir_measures nDCG(gains={1: 3, 2: 9}))")
 
 
 class Definition(NamedTuple):
@@ -119,9 +180,8 @@ class Definition(NamedTuple):
     #: The measure's name: trec_eval's (``P``, ``ndcg_cut``) or its own.
     name: str
     rule: Callable | None
-    #: How trec_eval takes its parameters (:data:`CUT_LONG` ...), and the defaults of ``-m all_trec``.
-    params: str = NONE
-    defaults: tuple = ()
+    #: Its main parameter (a cutoff, a recall level, utility's coefficients...), declared: :class:`Param`.
+    parameter: Param = NO_PARAM
     aggregate: str = MEAN
     #: A count, printed as an integer.
     integer: bool = False
@@ -135,8 +195,6 @@ class Definition(NamedTuple):
     trec_name: bool = True
     #: Its names in ir_measures' syntax.
     ir_measures: tuple[IrName, ...] = ()
-    #: Why ``evaluate`` refuses a parameter value in a name (``iprec_at_recall_1.5``), or None.
-    check: Callable[[float], str | None] | None = None
     #: Why ``trec_eval -m`` refuses its parameters (utility's four coefficients), or None; trec_eval
     #: itself takes more than evaluate does (``-m iprec_at_recall.1.5``).
     check_marked: Callable[[tuple], str | None] | None = None
@@ -164,8 +222,6 @@ class Definition(NamedTuple):
     formula: str = ""
     #: The tool whose numbers it gives, which the tests check it against; trec_eval's by default (:attr:`matches`).
     oracle: str = ""
-    #: What its parameter is, where :data:`PARAMS_DOC` does not say enough (``iprec_at_recall``: the recall level).
-    param_doc: str = ""
 
     @property
     def matches(self) -> str:
@@ -173,13 +229,23 @@ class Definition(NamedTuple):
         return self.oracle or ("trec_eval 9.0.8" if self.trec_name else "")
 
     @property
+    def kind(self) -> str:
+        """How trec_eval takes its parameter (:attr:`Param.kind`)."""
+        return self.parameter.kind
+
+    @property
+    def defaults(self) -> tuple:
+        """Its parameter's values when a name gives none (:attr:`Param.defaults`)."""
+        return self.parameter.defaults
+
+    @property
     def cutoffs(self) -> bool:
         """Its parameter is a cutoff, a whole number (``P_5``) or a decimal (``iprec_at_recall_0.10``)."""
-        return self.params in (CUT_LONG, CUT_DOUBLE)
+        return self.parameter.cutoffs
 
     def value_name(self, param) -> str:
         """The name trec_eval gives the value at ``param`` (``P_5``, ``iprec_at_recall_0.10``, ``map``)."""
-        return value_names(self.name, self.params, (param,))[0] if param is not None else self.name
+        return value_names(self.name, self.kind, (param,))[0] if param is not None else self.name
 
     def summary(self, total: float, averaged: int, evaluated: int, complete: bool,
                 positive_lines: Callable[[], int]) -> float:
@@ -256,7 +322,7 @@ class Measure:
             return (self.param, *(self.options or (option.default for option in self.definition.options)))
         if self.param is not None:
             return (self.param,)
-        return self.definition.defaults if self.definition.params == P_DOUBLE else ()
+        return self.definition.defaults if self.definition.kind == P_DOUBLE else ()
 
     @property
     def in_engine(self) -> bool:
@@ -299,45 +365,6 @@ class Marked(NamedTuple):
     @property
     def slot_names(self) -> tuple[str, ...]:
         """The names of its numeric values (none for runid, one for relstring's text)."""
-        if self.definition.params == TEXT:
+        if self.definition.kind == TEXT:
             return ()
         return self.names or (self.definition.name,)
-
-
-# --- the registry ---------------------------------------------------------------------------------------------
-
-_REGISTRY: dict[str, Definition] = {}
-
-
-def register(definition: Definition) -> Definition:
-    """Make ``definition`` known by its name (and ir_measures names) everywhere: evaluate, the API, the report,
-    ``castregin measures``. A name already taken is a :class:`ValueError`."""
-    if definition.name in _REGISTRY:
-        raise ValueError(f"a measure named {definition.name!r} is registered already")
-    taken = {(alias.name, alias.cutoff) for other in _REGISTRY.values() for alias in other.ir_measures
-             if alias.when is None}
-    for alias in definition.ir_measures:
-        if alias.when is None and (alias.name, alias.cutoff) in taken:
-            raise ValueError(f"the ir_measures name {alias.shown} names a registered measure already")
-    _REGISTRY[definition.name] = definition
-    return definition
-
-
-def unregister(name: str) -> None:
-    """Forget the definition registered as ``name`` (a test's own measure, say)."""
-    del _REGISTRY[name]
-
-
-def registered() -> list[Definition]:
-    """Every registered definition, in the order registered."""
-    return list(_REGISTRY.values())
-
-
-def lookup(name: str) -> Definition | None:
-    """The definition registered as ``name``, or None."""
-    return _REGISTRY.get(name)
-
-
-def registered_as(name: str) -> Definition:
-    """The definition registered as ``name``, which must be (a KeyError otherwise)."""
-    return _REGISTRY[name]

@@ -25,8 +25,12 @@ from ..kernels import (
     sequential_sums,
 )
 from ..trec_rules import NONPOOL, Ranking, TrecEvalRefusal, c_div, c_log2
-from .definition import CUT_LONG, P_PAIR, Definition, IrName, register
+from .definition import GAIN_PAIRS, Definition, IrName, cutoff
 from .precision import CUTOFFS
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 
 def _binG(rr, s, p):
@@ -387,26 +391,26 @@ def _graded(cutoff: bool) -> tuple[IrName, ...]:
                    when=lambda params: params.get("dcg", "log2") == "log2", gains=True),)
 
 
-register(Definition("binG", _binG, vectorised=_binG_arrays,
-                    formula=("`sum_r 1 / log2(2 + N(r)) / R` over the relevant items r retrieved, `N(r)` the items "
-                             "ranked above r that are not relevant (trec_eval's experimental binary G)")))
-register(Definition("G", _G, P_PAIR, vectorised=_G_arrays,
-                    formula=("`sum_i gain(i) / log2(2 + ideal_gain(i) - gain_above(i))`, over the ideal ranking's "
-                             "total gain: each item's gain weighed by how far the gain so far lags the ideal "
-                             "(trec_eval's experimental G)")))
-register(Definition("ndcg", _ndcg, P_PAIR, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays,
-                    any_label=True,
-                    formula=("`DCG / ideal DCG` over the whole ranking, `DCG = sum_i gain(i) / log2(i + 1)`; the gain "
-                             "is the label (negative labels 0) or the label=gain pairs' (Jarvelin and Kekalainen "
-                             "2002)")))
-register(Definition("ndcg_rel", _ndcg_rel, P_PAIR, vectorised=_ndcg_rel_arrays,
-                    formula=("nDCG averaged over the relevant items (a positive gain): at each one retrieved, the DCG "
-                             "so far over the ideal DCG at its rank; one not retrieved counts the final DCG over the "
-                             "ideal DCG at R")))
-register(Definition("Rndcg", _rndcg, P_PAIR, vectorised=_rndcg_arrays,
-                    formula=("nDCG averaged at the ranks where the ideal ranking's gain changes (the number of items "
-                             "of each gain and above, gains decreasing), and at the ranking's end")))
-register(Definition("ndcg_cut", _ndcg_cut, CUT_LONG, CUTOFFS, uses_level=False, ir_measures=_graded(True),
-                    vectorised=_ndcg_arrays, any_label=True,
-                    formula=("`DCG@k / ideal DCG@k`, `DCG@k = sum_{i<=k} label(i) / log2(i + 1)` (negative labels 0); "
-                             "the ideal ranking is the qrels' labels, largest first")))
+declare(Definition("binG", _binG, vectorised=_binG_arrays,
+                   formula=("`sum_r 1 / log2(2 + N(r)) / R` over the relevant items r retrieved, `N(r)` the items "
+                            "ranked above r that are not relevant (trec_eval's experimental binary G)")))
+declare(Definition("G", _G, GAIN_PAIRS, vectorised=_G_arrays,
+                   formula=("`sum_i gain(i) / log2(2 + ideal_gain(i) - gain_above(i))`, over the ideal ranking's "
+                            "total gain: each item's gain weighed by how far the gain so far lags the ideal "
+                            "(trec_eval's experimental G)")))
+declare(Definition("ndcg", _ndcg, GAIN_PAIRS, uses_level=False, ir_measures=_graded(False), vectorised=_ndcg_arrays,
+                   any_label=True,
+                   formula=("`DCG / ideal DCG` over the whole ranking, `DCG = sum_i gain(i) / log2(i + 1)`; the gain "
+                            "is the label (negative labels 0) or the label=gain pairs' (Jarvelin and Kekalainen "
+                            "2002)")))
+declare(Definition("ndcg_rel", _ndcg_rel, GAIN_PAIRS, vectorised=_ndcg_rel_arrays,
+                   formula=("nDCG averaged over the relevant items (a positive gain): at each one retrieved, the DCG "
+                            "so far over the ideal DCG at its rank; one not retrieved counts the final DCG over the "
+                            "ideal DCG at R")))
+declare(Definition("Rndcg", _rndcg, GAIN_PAIRS, vectorised=_rndcg_arrays,
+                   formula=("nDCG averaged at the ranks where the ideal ranking's gain changes (the number of items "
+                            "of each gain and above, gains decreasing), and at the ranking's end")))
+declare(Definition("ndcg_cut", _ndcg_cut, cutoff(CUTOFFS), uses_level=False, ir_measures=_graded(True),
+                   vectorised=_ndcg_arrays, any_label=True,
+                   formula=("`DCG@k / ideal DCG@k`, `DCG@k = sum_{i<=k} label(i) / log2(i + 1)` (negative labels 0); "
+                            "the ideal ranking is the qrels' labels, largest first")))

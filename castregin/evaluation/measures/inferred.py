@@ -29,7 +29,11 @@ from ..inferred import (
     topic_sample,
 )
 from ..ranking import ranked_items
-from .definition import CUT_DOUBLE, CUT_LONG, SUM, Definition, IrName, register
+from .definition import CUT_DOUBLE, SUM, Definition, IrName, Param, cutoff
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 #: The recall levels of infIPrec@r: sample_eval.pl's 11, as numbers (a level's value depends on the others: the
 #: script credits at most one level per rank, so only these have the script's values).
@@ -80,10 +84,6 @@ def _inf_iprec(rr, s, levels):
     return [values[RECALL_VALUES.index(level)] for level in levels]
 
 
-def _check_level(value: float) -> str | None:
-    return None if value in RECALL_VALUES else "the recall level is one of sample_eval.pl's 11 (0, 0.1, 0.2, ..., 1)"
-
-
 _TOOL = "sample_eval.pl (NIST, 10 Oct 2011)"
 #: What the formulas share: a stratum's pooled, sampled and sampled relevant items.
 _STRATA = ("per stratum s: `N_s` items pooled, `n_s` sampled (labelled 0 or more), `r_s` of them relevant; "
@@ -99,8 +99,8 @@ def _retrieved(among: str) -> str:
 def _declare(name: str, rule, formula: str, printed: str, **kwargs) -> None:
     """Register an inferred measure, which sample_eval.pl prints as ``printed``."""
     kwargs.setdefault("ir_measures", (IrName(name, name),))
-    register(Definition(name, rule, trec_name=False, formula=formula, oracle=_TOOL, stratified=True,
-                        note=f"sample_eval.pl's {printed}, checked against it; stratified qrels", **kwargs))
+    declare(Definition(name, rule, trec_name=False, formula=formula, oracle=_TOOL, stratified=True,
+                       note=f"sample_eval.pl's {printed}, checked against it; stratified qrels", **kwargs))
 
 
 _declare("xinfAP", _xinf_ap,
@@ -114,15 +114,14 @@ _declare("infNDCG", _inf_ndcg,
          "items ranked (`m_s` of stratum s, `p_s` sampled); the ideal DCG ranks each grade's estimated count "
          "(rounded half up) from the largest grade, grades ordered as text", "infNDCG", uses_level=False)
 _declare("iP", _ip, f"inferred precision at k: {_retrieved('the first k')}, over k", "iP10, iP50, iP1000",
-         params=CUT_LONG, ir_measures=(IrName("iP", "iP@k", cutoff=True),))
+         parameter=cutoff(), ir_measures=(IrName("iP", "iP@k", cutoff=True),))
 _declare("infIPrec", _inf_iprec,
          "inferred interpolated precision at recall r (sample_eval.pl's iprec@rec): walking the ranks from the "
          "deepest up, the largest `iP(i)` so far goes to the highest of the 11 levels `r * R` not yet given one "
          "that exceeds the estimated relevant among the first i, one level a rank (levels above inum_rel_ret "
          "skipped first); the levels left get the largest `iP(i)` of the ranking", "iprec@rec0.00 ... iprec@rec1.00 "
-         "(over the turns only)", params=CUT_DOUBLE, check=_check_level,
-         ir_measures=(IrName("infIPrec", "infIPrec@r", param="recall"),),
-         param_doc="r: a recall level, one of 0, 0.1, ..., 1")
+         "(over the turns only)", parameter=Param(CUT_DOUBLE, (), "r", "a recall level", choices=RECALL_VALUES),
+         ir_measures=(IrName("infIPrec", "infIPrec@r", param="recall"),))
 _declare("inum_rel_ret", _inum_rel_ret, f"the estimated relevant items retrieved: {_retrieved('the ranking')}",
          "inum_rel_ret", aggregate=SUM)
 _declare("inum_rel", _inum_rel, f"the estimated relevant items of the turn's pool: `R`; {_STRATA}",

@@ -16,14 +16,17 @@ from __future__ import annotations
 from ..trec_rules import NONPOOL
 from .definition import (
     ALL_LINES,
-    CUT_LONG,
     IR_MEASURES_ORDER,
     MEAN,
     POSITIVE_LINES_AND_TOP,
     Definition,
     IrName,
-    register,
+    cutoff,
 )
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 
 def _judged(rr, s, params):
@@ -55,14 +58,14 @@ def _judged_share_arrays(ranked, measure):
     return found / np.minimum(measure.param, ranked.lengths).astype(np.float64)
 
 
-register(Definition("Judged", _judged, CUT_LONG, aggregate=MEAN, uses_level=False, trec_name=False,
-                    ir_measures=(IrName("Judged", "Judged@k", cutoff=None),),
-                    vectorised=_judged_arrays, order=IR_MEASURES_ORDER, judged_lines=ALL_LINES, any_label=True,
-                    note="ir_measures' definition (share of the top k that is judged), checked against ir_measures",
-                    oracle="ir_measures 0.4 (its judged provider; below 0 is unjudged, as in trec_eval)",
-                    formula=("`judged(k) / min(k, n)`: items the qrels label (0 or more) among the first k, ranked as "
-                             "ir_measures ranks them (64-bit scores, ties by item id ascending)")))
+declare(Definition("Judged", _judged, cutoff(), aggregate=MEAN, uses_level=False, trec_name=False,
+                   ir_measures=(IrName("Judged", "Judged@k", cutoff=None),),
+                   vectorised=_judged_arrays, order=IR_MEASURES_ORDER, judged_lines=ALL_LINES, any_label=True,
+                   note="ir_measures' definition (share of the top k that is judged), checked against ir_measures",
+                   oracle="ir_measures 0.4 (its judged provider; below 0 is unjudged, as in trec_eval)",
+                   formula=("`judged(k) / min(k, n)`: items the qrels label (0 or more) among the first k, ranked as "
+                            "ir_measures ranks them (64-bit scores, ties by item id ascending)")))
 
 #: The judged share (any label) among a turn's top ``param`` items in trec_eval's order.
-JUDGED_SHARE = Definition("judged share", _judged_share, CUT_LONG, uses_level=False, trec_name=False,
+JUDGED_SHARE = Definition("judged share", _judged_share, cutoff(), uses_level=False, trec_name=False,
                           vectorised=_judged_share_arrays, judged_lines=POSITIVE_LINES_AND_TOP, any_label=True)

@@ -10,7 +10,6 @@ as trec_eval reads them.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import math
 import re
@@ -32,11 +31,9 @@ from .definition import (
     IrName,
     Marked,
     Measure,
-    lookup,
-    registered,
-    registered_as,
     value_names,
 )
+from .registry import lookup, named_in_ir_measures, registered, registered_as
 
 #: The CAsT measures, in the order of the track's tables.
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
@@ -98,7 +95,7 @@ def _with_level(definition: Definition, name: str, param, rel_level: int, judged
 
 
 def _check_param(definition: Definition, value, name: str, shown) -> None:
-    why = definition.check(value) if definition.check is not None else None
+    why = definition.parameter.refusal(value)
     if why is not None:
         raise _refuse(name, f"{why}, not {shown}")
 
@@ -106,15 +103,16 @@ def _check_param(definition: Definition, value, name: str, shown) -> None:
 # --- trec_eval names in evaluate --------------------------------------------------------------------------
 
 # [0-9], not \d (every script's digits): P_٢ is no name of P_2 (castregin.formats.common.plain_number_text's rule).
-_TREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>[0-9][0-9.,]*))?$")
+# The names' patterns are compiled on first use (re keeps them): a command reads few kinds of names, some none.
+_TREC_NAME = r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>[0-9][0-9.,]*))?$"
 
 
 def _trec_param(definition: Definition, text: str, name: str):
-    if definition.params == CUT_LONG:
+    if definition.kind == CUT_LONG:
         if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise _refuse(name, f"{definition.name}'s cutoff must be a positive whole number, not {text!r}")
-        if int(text) > MAX_CUTOFF:
-            raise _refuse(name, f"the cutoff {text} is too large (at most {MAX_CUTOFF})")
+        if definition.parameter.refusal(int(text)) is not None:
+            raise _refuse(name, f"the cutoff {text} is too large (at most {definition.parameter.high})")
         return int(text)
     if not re.fullmatch(r"[0-9]+(\.[0-9]{1,2})?", text):
         raise _refuse(name, f"{definition.name}'s parameter must be a number with at most two decimals "
@@ -139,7 +137,7 @@ def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
         if not definition.numeric:
             raise _refuse(name, "trec_eval prints it as text, not a number (castregin trec_eval prints it)")
         return _family_measures(definition, None, rel_level)
-    match = _TREC_NAME.match(name)
+    match = re.match(_TREC_NAME, name)
     if not match or match["params"] is None:
         return None
     # "P_5" and "P.5,10": the family is what stands before the parameters.
@@ -203,14 +201,14 @@ def _not_trec_eval(name: str, measure) -> MeasureRefused:
 
 
 def _aliases(kind: str) -> list[tuple[Definition, IrName]]:
-    return [(definition, alias) for definition in registered() for alias in definition.ir_measures
-            if alias.name == kind]
+    return list(named_in_ir_measures(kind))
 
 
 def _match(kind: str, params: Mapping) -> tuple[Definition, IrName] | None:
     """The registered definition an ir_measures measure ``kind`` with ``params`` names, or None."""
     has_cutoff = params.get("cutoff") is not None
-    for definition, alias in _aliases(kind):
+    # Walked lazily: the first match ends it before the modules of measures further down are imported.
+    for definition, alias in named_in_ir_measures(kind):
         if alias.cutoff is not None and alias.cutoff != has_cutoff:
             continue
         if alias.when is None or alias.when(params):
@@ -222,22 +220,22 @@ def _ir_param(name: str, kind: str, definition: Definition, alias: IrName, param
     """The definition's parameter from the name's: the cutoff, IPrec's recall, SetF's beta; None for the defaults."""
     if alias.cutoff is not False and params.get("cutoff") is not None:
         cutoff = params["cutoff"]
-        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or not 1 <= cutoff <= MAX_CUTOFF:
-            raise _refuse(name, f"{kind}'s cutoff must be a whole number from 1 to {MAX_CUTOFF}")
+        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or definition.parameter.refusal(cutoff) is not None:
+            raise _refuse(name, f"{kind}'s cutoff must be a whole number {definition.parameter.bounds()}")
         return cutoff
     if alias.param is None:
         return None
     value = params.get(alias.param)
-    if value is None and definition.params == P_DOUBLE:
+    if value is None and definition.kind == P_DOUBLE:
         return None
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise _refuse(name, f"{kind}'s {alias.param} must be a number, not {value!r}")
     value = float(value)
-    if definition.params == CUT_DOUBLE and round(value, 2) != value:
+    if definition.kind == CUT_DOUBLE and round(value, 2) != value:
         raise _refuse(name, f"{kind}'s {alias.param} must have at most two decimals (trec_eval names it with two)")
     _check_param(definition, value, name, value)
     # The default is the default: SetF and SetF(beta=1) are set_F.
-    return None if definition.params == P_DOUBLE and (value,) == definition.defaults else value
+    return None if definition.kind == P_DOUBLE and (value,) == definition.defaults else value
 
 
 def _ir_measure(name: str, measure, rel_level: int) -> Measure:
@@ -285,14 +283,16 @@ def _options(name: str, kind: str, definition: Definition, params: Mapping) -> t
 
 #: A name with parameters of a measure that takes options (``alpha_nDCG(alpha=0.3)@20``, ``ERR(max_grade=5)@20``):
 #: read here, as ir_measures does not know every such parameter (ERR's max_grade) and would set ``rel`` itself.
-_OPTIONS_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cutoff>[0-9]{1,10}))?")
+_OPTIONS_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cutoff>[0-9]{1,10}))?"
 
 
 def _options_measure(name: str, rel_level: int) -> Measure | None:
     """A measure that takes options, named with parameters, or None for any other name."""
-    match = _OPTIONS_NAME.fullmatch(name.replace(" ", ""))
+    match = re.fullmatch(_OPTIONS_NAME, name.replace(" ", ""))
     if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
         return None
+    import ast  # here: only names with parameters need it
+
     try:
         call = ast.parse(f"f({match['args']})", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
@@ -316,29 +316,29 @@ def _options_measure(name: str, rel_level: int) -> Measure | None:
 #: The ir_measures names most evaluations ask for (the default measures among them), ``NAME`` or
 #: ``NAME@k``, read here without importing ir_measures (a sixth of a small evaluation's start-up); a
 #: test checks them against its parse. A registered measure ir_measures does not know is read so too.
-_PLAIN_IR_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}))?")
+_PLAIN_IR_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}))?"
 
 
 def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     """``P@5``, ``nDCG@3``, ``AP``... as :func:`_parse_ir_measures` reads them, or None for other names."""
-    match = _PLAIN_IR_NAME.fullmatch(name)
+    match = re.fullmatch(_PLAIN_IR_NAME, name)
     if match is None:
         return None
     params = {} if match["cutoff"] is None else {"cutoff": int(match["cutoff"])}
     found = _match(match["kind"], params)
-    if found is None or (found[1].param is not None and found[0].params != P_DOUBLE):
+    if found is None or (found[1].param is not None and found[0].kind != P_DOUBLE):
         return None  # ir_measures says what is wrong its own way (P without a cutoff, IPrec without recall)
     return _ir_measure(name, SimpleNamespace(NAME=match["kind"], params=params), rel_level)
 
 
 #: A name whose parameter other than a cutoff follows the ``@`` (``infIPrec@0.5``, ``infIPrec``).
-_AT_PARAM_NAME = re.compile(r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?")
+_AT_PARAM_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?"
 
 
 def _at_param_measure(name: str, rel_level: int) -> Measure | None:
     """A measure neither trec_eval nor ir_measures has whose parameter follows the ``@`` as IPrec's recall does
     (``infIPrec@0.5``), or None for any other name."""
-    match = _AT_PARAM_NAME.fullmatch(name)
+    match = re.fullmatch(_AT_PARAM_NAME, name)
     if match is None:
         return None
     found = [(d, alias) for d, alias in _aliases(match["kind"]) if alias.param is not None and not d.trec_name]
@@ -383,7 +383,7 @@ def _parse_ir_measures(name: str, rel_level: int) -> Measure:
 # --- a known name close to an unknown one ----------------------------------------------------------------------
 
 #: A name as a cutoff measure's: what stands before the cutoff, the separator, and the cutoff (``ndcg-cut-5``).
-_NAME_AND_CUTOFF = re.compile(
+_NAME_AND_CUTOFF = (
     r"(?P<kind>[A-Za-z][A-Za-z0-9_.\- ]*?)(?P<separator>[@_.\- ]?)(?P<cutoff>[0-9]{1,6}(\.[0-9]{1,2})?)")
 
 
@@ -430,7 +430,7 @@ def suggestion(name: str, trec_eval: bool = False) -> str | None:
         _, trec_names = _spellings(family, None)
         known = [known for known in trec_names if known in TREC_SETS or known in TREC_SETS["all_trec"]]
         return f"{known[0]}{dot}{params}" if known and known[0] != family else None
-    match = _NAME_AND_CUTOFF.fullmatch(name)
+    match = re.fullmatch(_NAME_AND_CUTOFF, name)
     kind, cutoff = (match["kind"], match["cutoff"]) if match else (name, None)
     ir_names, trec_names = _spellings(kind, cutoff)
     if match and not (ir_names or trec_names):  # the digits belong to the name (no such name today)
@@ -566,7 +566,7 @@ def mark_measures(args: Sequence[str]) -> list[Marked]:
 
 
 def _marked(definition: Definition, text: str | None) -> Marked:
-    name, kind = definition.name, definition.params
+    name, kind = definition.name, definition.kind
     if text is not None and kind == NONE:
         raise InputError(f"measure {name}.{text}: trec_eval's {name} takes no parameter (it would ignore it)")
     if kind == TEXT:

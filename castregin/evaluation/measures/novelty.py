@@ -26,7 +26,11 @@ from ...limits import MAX_DIVERSITY_CUTOFF
 from .. import gdeval, ndeval
 from ..ranking import ranked_items
 from ..trec_rules import TrecEvalRefusal
-from .definition import CUT_LONG, Definition, IrName, Option, register
+from .definition import Definition, IrName, Option, cutoff
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 
 def _check_grade(options: tuple) -> str | None:
@@ -136,39 +140,39 @@ _NDEVAL_AT = (
 _IA = ("; `g(i)`: the rank i item's gain, over the subtopics it is relevant to "
        "`(1 - alpha)^(items above it relevant there)`")
 
-register(Definition("gdeval_nDCG", _gdeval_ndcg, CUT_LONG, uses_level=False, trec_name=False,
-                    ir_measures=(IrName("nDCG", "nDCG(dcg='exp-log2')@k", cutoff=True,
-                                        when=lambda params: params.get("dcg") == "exp-log2"),),
-                    options=(_DCG, _MAX_GRADE), check_options=_check_grade, note=_GDEVAL + "; gains 2^label-1",
-                    formula="`DCG@k / ideal DCG@k`, `DCG@k = sum_{i<=k} (2^label(i) - 1) / log2(i + 1)`; the ideal "
-                            "ranking is the qrels' positive labels, largest first",
-                    oracle=_GDEVAL_TOOL))
-register(Definition("ERR", _gdeval_err, CUT_LONG, uses_level=False, trec_name=False,
-                    ir_measures=_at("ERR", "ERR(max_grade=4)@k"), options=(_MAX_GRADE,), check_options=_check_grade,
-                    note=_GDEVAL,
-                    formula="`sum_{i<=k} r(i) / i * prod_{j<i} (1 - r(j))`, `r(i) = (2^label(i) - 1) / 2^max_grade`: "
-                            "expected reciprocal rank (Chapelle et al. 2009)",
-                    oracle=_GDEVAL_TOOL))
+declare(Definition("gdeval_nDCG", _gdeval_ndcg, cutoff(), uses_level=False, trec_name=False,
+                   ir_measures=(IrName("nDCG", "nDCG(dcg='exp-log2')@k", cutoff=True,
+                                       when=lambda params: params.get("dcg") == "exp-log2"),),
+                   options=(_DCG, _MAX_GRADE), check_options=_check_grade, note=_GDEVAL + "; gains 2^label-1",
+                   formula="`DCG@k / ideal DCG@k`, `DCG@k = sum_{i<=k} (2^label(i) - 1) / log2(i + 1)`; the ideal "
+                           "ranking is the qrels' positive labels, largest first",
+                   oracle=_GDEVAL_TOOL))
+declare(Definition("ERR", _gdeval_err, cutoff(), uses_level=False, trec_name=False,
+                   ir_measures=_at("ERR", "ERR(max_grade=4)@k"), options=(_MAX_GRADE,), check_options=_check_grade,
+                   note=_GDEVAL,
+                   formula="`sum_{i<=k} r(i) / i * prod_{j<i} (1 - r(j))`, `r(i) = (2^label(i) - 1) / 2^max_grade`: "
+                           "expected reciprocal rank (Chapelle et al. 2009)",
+                   oracle=_GDEVAL_TOOL))
 for _name, _value, _formula in _NDEVAL_AT:
-    register(Definition(_name, _cut(_value), CUT_LONG, uses_level=False, trec_name=False,
-                        ir_measures=_at(_name, f"{_name}(alpha=0.5)@k"), options=_ALPHA, check_options=_alpha_beta,
-                        diversity=True, note=_NDEVAL, formula=_formula + (_IA if "g(i)" in _formula else ""),
-                        oracle=_NDEVAL_TOOL))
+    declare(Definition(_name, _cut(_value), cutoff(), uses_level=False, trec_name=False,
+                       ir_measures=_at(_name, f"{_name}(alpha=0.5)@k"), options=_ALPHA, check_options=_alpha_beta,
+                       diversity=True, note=_NDEVAL, formula=_formula + (_IA if "g(i)" in _formula else ""),
+                       oracle=_NDEVAL_TOOL))
 _NRBP = ("`(1 - (1 - alpha) * beta) / subtopics * sum_i beta^(i-1) g(i)` over the whole ranking: novelty- and "
          "rank-biased precision (Clarke et al. 2009)" + _IA)
-register(Definition("NRBP", _nrbp(False), uses_level=False, trec_name=False,
-                    ir_measures=(IrName("NRBP", "NRBP(alpha=0.5,beta=0.5)"),),
-                    options=(_ALPHA_OPTION, _BETA, _ORDER), check_options=_alpha_beta, diversity=True,
-                    note=_NDEVAL, formula=_NRBP, oracle=_NDEVAL_TOOL))
-register(Definition("nNRBP", _nrbp(True), uses_level=False, trec_name=False,
-                    ir_measures=(IrName("nNRBP", "nNRBP(alpha=0.5,beta=0.5)"),),
-                    options=(_ALPHA_OPTION, _BETA, _ORDER), check_options=_alpha_beta, diversity=True,
-                    note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)",
-                    formula="`NRBP / NRBP of the ideal ranking`", oracle=_NDEVAL_TOOL))
-register(Definition("AP_IA", _ap_ia, uses_level=False, trec_name=False, ir_measures=(IrName("AP_IA", "AP_IA"),),
-                    options=(_ORDER,), check_options=_alpha_beta, diversity=True, note=_NDEVAL + " (MAP-IA)",
-                    formula="the mean over the subtopics of each one's average precision (MAP-IA)",
-                    oracle=_NDEVAL_TOOL))
+declare(Definition("NRBP", _nrbp(False), uses_level=False, trec_name=False,
+                   ir_measures=(IrName("NRBP", "NRBP(alpha=0.5,beta=0.5)"),),
+                   options=(_ALPHA_OPTION, _BETA, _ORDER), check_options=_alpha_beta, diversity=True,
+                   note=_NDEVAL, formula=_NRBP, oracle=_NDEVAL_TOOL))
+declare(Definition("nNRBP", _nrbp(True), uses_level=False, trec_name=False,
+                   ir_measures=(IrName("nNRBP", "nNRBP(alpha=0.5,beta=0.5)"),),
+                   options=(_ALPHA_OPTION, _BETA, _ORDER), check_options=_alpha_beta, diversity=True,
+                   note=_NDEVAL + "; 0 where nothing is relevant (ndeval: nan)",
+                   formula="`NRBP / NRBP of the ideal ranking`", oracle=_NDEVAL_TOOL))
+declare(Definition("AP_IA", _ap_ia, uses_level=False, trec_name=False, ir_measures=(IrName("AP_IA", "AP_IA"),),
+                   options=(_ORDER,), check_options=_alpha_beta, diversity=True, note=_NDEVAL + " (MAP-IA)",
+                   formula="the mean over the subtopics of each one's average precision (MAP-IA)",
+                   oracle=_NDEVAL_TOOL))
 
 
 # --- RBP (Moffat and Zobel 2008) -------------------------------------------------------------------------------
@@ -210,17 +214,17 @@ _RBP_NOTE = ("Moffat and Zobel's rank-biased precision, binary at the relevance 
              "0.0.50")
 _TRECTOOLS = "trectools 0.0.50 (its RBP)"
 _PERSISTENCE = Option("p", 0.8, "persistence: the chance of going on to the next item (between 0 and 1)")
-register(Definition("RBP", _rbp(False), CUT_LONG, trec_name=False,
-                    ir_measures=(IrName("RBP", "RBP(p=0.8)@k", cutoff=None),), options=(_PERSISTENCE,),
-                    check_options=_check_persistence, note=_RBP_NOTE,
-                    formula="`(1 - p) * sum_{i<=k} rel(i) * p^(i-1)`, `rel(i)` 1 for an item labelled at or above "
-                            "the level (Moffat and Zobel 2008)",
-                    oracle=_TRECTOOLS))
-register(Definition("RBP_residual", _rbp(True), CUT_LONG, trec_name=False,
-                    ir_measures=(IrName("RBP_residual", "RBP_residual(p=0.8)@k", cutoff=None),),
-                    options=(_PERSISTENCE,), check_options=_check_persistence,
-                    note="RBP's residual: the weight of the unjudged items ranked and of the ranks past the ranking "
-                         "(p^items), RBP's largest gain were they relevant; checked against trectools 0.0.50",
-                    formula="`(1 - p) * sum_{i<=k, i unjudged} p^(i-1) + p^min(k, n)`: what RBP@k could gain were "
-                            "the unjudged items and the ranks past the ranking (n items) relevant",
-                    oracle=_TRECTOOLS))
+declare(Definition("RBP", _rbp(False), cutoff(), trec_name=False,
+                   ir_measures=(IrName("RBP", "RBP(p=0.8)@k", cutoff=None),), options=(_PERSISTENCE,),
+                   check_options=_check_persistence, note=_RBP_NOTE,
+                   formula="`(1 - p) * sum_{i<=k} rel(i) * p^(i-1)`, `rel(i)` 1 for an item labelled at or above "
+                           "the level (Moffat and Zobel 2008)",
+                   oracle=_TRECTOOLS))
+declare(Definition("RBP_residual", _rbp(True), cutoff(), trec_name=False,
+                   ir_measures=(IrName("RBP_residual", "RBP_residual(p=0.8)@k", cutoff=None),),
+                   options=(_PERSISTENCE,), check_options=_check_persistence,
+                   note="RBP's residual: the weight of the unjudged items ranked and of the ranks past the ranking "
+                        "(p^items), RBP's largest gain were they relevant; checked against trectools 0.0.50",
+                   formula="`(1 - p) * sum_{i<=k, i unjudged} p^(i-1) + p^min(k, n)`: what RBP@k could gain were "
+                           "the unjudged items and the ranks past the ranking (n items) relevant",
+                   oracle=_TRECTOOLS))

@@ -10,7 +10,11 @@ import bisect
 
 from ..kernels import ratio
 from ..trec_rules import c_div
-from .definition import CUT_DOUBLE, CUT_LONG, Definition, IrName, register
+from .definition import CUT_DOUBLE, Definition, IrName, Param, cutoff
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 #: trec_eval's default cutoffs (``long_cutoff_array``) and multiples of R (``Rprec_cutoff_array``).
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -117,28 +121,27 @@ def _recip_rank_arrays(ranked, measure):
     return out
 
 
-register(Definition("Rprec", _rprec, ir_measures=(IrName("Rprec", "Rprec"),), vectorised=_rprec_arrays, any_label=True,
-                    formula=("`rel(R) / R`: precision at rank R (relevant items among the first `min(n, R)`, over R; 0 "
-                             "where R is 0)")))
-register(Definition("recip_rank", _recip_rank, ir_measures=(IrName("RR", "RR"),), vectorised=_recip_rank_arrays,
-                    any_label=True,
-                    formula="`1 / rank` of the first relevant item; 0 without one"))
-register(Definition("P", _P, CUT_LONG, CUTOFFS, ir_measures=(IrName("P", "P@k", cutoff=True),), vectorised=_P_arrays,
-                    any_label=True,
-                    formula=("`rel(k) / k`: relevant items among the first k, over k (a ranking shorter than k counts "
-                             "the missing ranks as not relevant)")))
-register(Definition("recall", _recall, CUT_LONG, CUTOFFS, ir_measures=(IrName("R", "R@k", cutoff=True),),
-                    vectorised=_recall_arrays, any_label=True,
-                    formula="`rel(k) / R`; 0 where R is 0"))
-register(Definition("Rprec_mult", _rprec_mult, CUT_DOUBLE, MULTIPLES_OF_R,
-                    check=lambda value: None if value > 0 else "a multiple of R must be positive",
-                    vectorised=_rprec_mult_arrays,
-                    formula=("precision at rank `c = int(m * R + 0.9)`: `rel(c) / c` (past the ranking, `num_rel_ret / "
-                             "c`)"),
-                    param_doc="m: a multiple of R, positive (two decimals)"))
-register(Definition("relative_P", _relative_P, CUT_LONG, CUTOFFS, vectorised=_relative_P_arrays,
-                    formula="`rel(k) / min(k, R)`: precision up to rank R, recall after; 0 where R is 0"))
-register(Definition("success", _success, CUT_LONG, (1, 5, 10),
-                    ir_measures=(IrName("Success", "Success@k", cutoff=True),),
-                    vectorised=_success_arrays, any_label=True,
-                    formula="1 if a relevant item is among the first k, else 0"))
+declare(Definition("Rprec", _rprec, ir_measures=(IrName("Rprec", "Rprec"),), vectorised=_rprec_arrays, any_label=True,
+                   formula=("`rel(R) / R`: precision at rank R (relevant items among the first `min(n, R)`, over R; 0 "
+                            "where R is 0)")))
+declare(Definition("recip_rank", _recip_rank, ir_measures=(IrName("RR", "RR"),), vectorised=_recip_rank_arrays,
+                   any_label=True,
+                   formula="`1 / rank` of the first relevant item; 0 without one"))
+declare(Definition("P", _P, cutoff(CUTOFFS), ir_measures=(IrName("P", "P@k", cutoff=True),), vectorised=_P_arrays,
+                   any_label=True,
+                   formula=("`rel(k) / k`: relevant items among the first k, over k (a ranking shorter than k counts "
+                            "the missing ranks as not relevant)")))
+declare(Definition("recall", _recall, cutoff(CUTOFFS), ir_measures=(IrName("R", "R@k", cutoff=True),),
+                   vectorised=_recall_arrays, any_label=True,
+                   formula="`rel(k) / R`; 0 where R is 0"))
+declare(Definition("Rprec_mult", _rprec_mult,
+                   Param(CUT_DOUBLE, MULTIPLES_OF_R, "m", "a multiple of R (two decimals)", low=0, above_low=True),
+                   vectorised=_rprec_mult_arrays,
+                   formula=("precision at rank `c = int(m * R + 0.9)`: `rel(c) / c` (past the ranking, `num_rel_ret / "
+                            "c`)")))
+declare(Definition("relative_P", _relative_P, cutoff(CUTOFFS), vectorised=_relative_P_arrays,
+                   formula="`rel(k) / min(k, R)`: precision up to rank R, recall after; 0 where R is 0"))
+declare(Definition("success", _success, cutoff((1, 5, 10)),
+                   ir_measures=(IrName("Success", "Success@k", cutoff=True),),
+                   vectorised=_success_arrays, any_label=True,
+                   formula="1 if a relevant item is among the first k, else 0"))

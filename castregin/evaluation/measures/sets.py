@@ -3,10 +3,12 @@ set_map, set_F and utility."""
 
 from __future__ import annotations
 
-import math
-
 from ..trec_rules import c_div
-from .definition import P_DOUBLE, Definition, IrName, register
+from .definition import P_DOUBLE, Definition, IrName, Param
+
+#: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
+MEASURES: list[Definition] = []
+declare = MEASURES.append
 
 
 def _utility(rr, s, params):
@@ -105,32 +107,26 @@ def _set_F_arrays(ranked, measure):
     return np.where(found, value, 0.0)
 
 
-def _positive_beta(beta: float) -> str | None:
-    return None if math.isfinite(beta) and beta > 0 else "beta must be a positive number"
-
-
-register(Definition("utility", _utility, P_DOUBLE, (1.0, -1.0, 0.0, 0.0),
-                    check_marked=lambda params: None if len(params) == 4 else
-                    "utility takes 4 coefficients (trec_eval: improper number of coefficients)",
-                    vectorised=_utility_arrays,
-                    formula=("`a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret` (the last needs "
-                             "the collection's size, trec_eval's -N)"),
-                    param_doc="a,b,c,d: the weights"))
-register(Definition("set_P", _set_P,
-                    ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),),
-                    vectorised=_set_P_arrays,
-                    formula="`num_rel_ret / n`: precision of the items retrieved, as a set"))
-register(Definition("set_relative_P", _set_relative_P,
-                    ir_measures=(IrName("SetP", "SetP(relative=True)",
-                                        when=lambda params: bool(params.get("relative"))),),
-                    vectorised=_set_relative_P_arrays,
-                    formula="`num_rel_ret / min(n, R)`: set precision over the largest possible"))
-register(Definition("set_recall", _set_recall, ir_measures=(IrName("SetR", "SetR"),), vectorised=_set_recall_arrays,
-                    formula="`num_rel_ret / R`"))
-register(Definition("set_map", _set_map, ir_measures=(IrName("SetAP", "SetAP"),), vectorised=_set_map_arrays,
-                    formula="`num_rel_ret^2 / (n * R)`: set precision times set recall"))
-register(Definition("set_F", _set_F, P_DOUBLE, (1.0,), ir_measures=(IrName("SetF", "SetF", param="beta"),),
-                    check=_positive_beta, vectorised=_set_F_arrays,
-                    formula=("`(beta + 1) * P * Rc / (beta * P + Rc)`, P and Rc the set precision and recall "
-                             "(trec_eval weighs with beta, not its square)"),
-                    param_doc="beta: the weight of recall, positive (1)"))
+declare(Definition("utility", _utility, Param(P_DOUBLE, (1.0, -1.0, 0.0, 0.0), "a,b,c,d", "the weights"),
+                   check_marked=lambda params: None if len(params) == 4 else
+                   "utility takes 4 coefficients (trec_eval: improper number of coefficients)",
+                   vectorised=_utility_arrays,
+                   formula=("`a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret` (the last needs "
+                            "the collection's size, trec_eval's -N)")))
+declare(Definition("set_P", _set_P,
+                   ir_measures=(IrName("SetP", "SetP", when=lambda params: not params.get("relative")),),
+                   vectorised=_set_P_arrays,
+                   formula="`num_rel_ret / n`: precision of the items retrieved, as a set"))
+declare(Definition("set_relative_P", _set_relative_P,
+                   ir_measures=(IrName("SetP", "SetP(relative=True)",
+                                       when=lambda params: bool(params.get("relative"))),),
+                   vectorised=_set_relative_P_arrays,
+                   formula="`num_rel_ret / min(n, R)`: set precision over the largest possible"))
+declare(Definition("set_recall", _set_recall, ir_measures=(IrName("SetR", "SetR"),), vectorised=_set_recall_arrays,
+                   formula="`num_rel_ret / R`"))
+declare(Definition("set_map", _set_map, ir_measures=(IrName("SetAP", "SetAP"),), vectorised=_set_map_arrays,
+                   formula="`num_rel_ret^2 / (n * R)`: set precision times set recall"))
+declare(Definition("set_F", _set_F, Param(P_DOUBLE, (1.0,), "beta", "the weight of recall", low=0, above_low=True),
+                   ir_measures=(IrName("SetF", "SetF", param="beta"),), vectorised=_set_F_arrays,
+                   formula=("`(beta + 1) * P * Rc / (beta * P + Rc)`, P and Rc the set precision and recall "
+                            "(trec_eval weighs with beta, not its square)")))
