@@ -8,7 +8,7 @@ import contextlib
 import pytest
 
 from castregin.evaluation import small, trec_eval_stream
-from castregin.formats import columnar
+from castregin.formats import turn_batches, turn_stream
 
 
 @contextlib.contextmanager
@@ -24,9 +24,9 @@ def streaming(lines: int = 7, block: int | None = None):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(small, "SMALL_RUN_BYTES", 0)
-        patch.setattr(columnar, "STREAM_BLOCK", 512 * lines if block is None else block)
-        patch.setattr(columnar, "CHECK_BATCHES", 2)
-        patch.setattr(columnar, "PIECE_LINES", lines)
-        patch.setattr(columnar, "BATCH_LINES", lines)
+        patch.setattr(turn_stream, "STREAM_BLOCK", 512 * lines if block is None else block)
+        patch.setattr(turn_stream, "CHECK_BATCHES", 2)
+        patch.setattr(turn_stream, "PIECE_LINES", lines)
+        patch.setattr(turn_batches, "BATCH_LINES", lines)
         patch.setattr(trec_eval_stream, "stream_lines", spy)
         yield calls

@@ -41,7 +41,9 @@ from typing import Any
 import numpy as np
 
 from ..arrays import THREADS, arrow, arrow_indices, byte_order_ranks, in_threads, to_numpy
-from ..formats.columnar import ColumnarQrels, ColumnarRun, as_strings, encode
+from ..formats.arrow_csv import encode
+from ..formats.columnar import ColumnarQrels, ColumnarRun
+from ..formats.growing import as_strings
 from ..limits import MAX_TREC_LABEL
 from .kernels import log2_table, segment_positions, sequential_sums
 from .measures import ALL_LINES, IR_MEASURES_ORDER, POSITIVE_LINES_AND_TOP, TREC_EVAL_ORDER, Measure

@@ -184,8 +184,8 @@ def _positive_labels(qrels: DiversityJudgments) -> dict[str, dict[str, int]]:
 
 
 def _refuse_repeats(run: DiversityRun) -> None:
-    from ..formats.columnar import by_batches_of_turns
     from ..formats.diversity import first_repeat, item_codes
+    from ..formats.turn_batches import by_batches_of_turns
 
     if not any(by_batches_of_turns(run.items, run.topic_codes, len(run.topics), lambda *batch: batch[-1])):
         return  # the usual case, found hashing a batch of topics at a time

@@ -490,7 +490,7 @@ def _relevant_lines(run: DiversityRun, relevance: _Relevance):
     import numpy as np
 
     from ..arrays import arrow, arrow_indices, to_numpy
-    from ..formats.columnar import by_batches_of_turns
+    from ..formats.turn_batches import by_batches_of_turns
 
     pa, pc, _ = arrow()
     qrels_topic = np.array([relevance.judged.get(topic, -1) for topic in run.topics], dtype=np.int64)

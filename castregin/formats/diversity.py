@@ -201,7 +201,7 @@ class DiversityJudgments:
 
 def item_codes(items) -> tuple[list[str] | Any, np.ndarray]:
     """(distinct items, each line's code): two lines name the same item exactly when their codes are equal."""
-    from .columnar import encode
+    from .arrow_csv import encode
 
     return encode(items)
 
@@ -320,7 +320,7 @@ def ndeval_run_lines(path, rewrite_ids: bool, data: bytes | None = None) -> list
 
 # --- the same files read fast: columns, checked in bulk ------------------------------------------------------------
 #
-# pyarrow splits the lines (where castregin.formats.columnar can vouch that it splits them as the line readers
+# pyarrow splits the lines (where castregin.formats.arrow_csv can vouch that it splits them as the line readers
 # do); each column is checked as a whole against what the line reader would accept, and any file with a line
 # the checks do not vouch for is read again by the line reader, which accepts it or names the line.
 
@@ -330,7 +330,7 @@ _NATURAL_DIGITS = 18
 
 def gdeval_qrels(path, max_grade: int, rewrite_ids: bool) -> DiversityJudgments:
     """gdeval's qrels (``topic 0 item label``, labels whole numbers up to ``max_grade``) as columns."""
-    from .columnar import split_lines
+    from .arrow_csv import split_lines
 
     columns, data = split_lines(path, ["topic", "zero", "item", "label"], digits=("zero",))
     if columns is not None:
@@ -347,7 +347,7 @@ def gdeval_run(path, rewrite_ids: bool) -> DiversityRun:
     """gdeval's run (``topic Q0 item rank score runid``) as columns."""
     import numpy as np
 
-    from .columnar import split_lines
+    from .arrow_csv import split_lines
 
     columns, data = split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",),
                                 decimals=("score",))
@@ -367,7 +367,7 @@ def gdeval_run(path, rewrite_ids: bool) -> DiversityRun:
 
 def ndeval_qrels(path, rewrite_ids: bool) -> DiversityJudgments:
     """ndeval's qrels (``topic subtopic item label``, natural numbers but the item) as columns."""
-    from .columnar import split_lines
+    from .arrow_csv import split_lines
 
     columns, data = split_lines(path, ["topic", "subtopic", "item", "label"], digits=("subtopic", "label"))
     if columns is not None:
@@ -381,7 +381,7 @@ def ndeval_qrels(path, rewrite_ids: bool) -> DiversityJudgments:
 
 def ndeval_run(path, rewrite_ids: bool) -> DiversityRun:
     """ndeval's run (``topic Q0 item rank score runid``, ranks natural numbers) as columns."""
-    from .columnar import split_lines
+    from .arrow_csv import split_lines
 
     columns, data = split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",),
                                 decimals=("score",))
@@ -443,7 +443,7 @@ def _topics(column, rewrite) -> tuple[list[str], np.ndarray] | None:
     cannot be rewritten: None in all) to the one the original reads."""
     import numpy as np
 
-    from .columnar import encode
+    from .arrow_csv import encode
 
     distinct, codes = encode(column)
     topics = distinct.to_pylist()

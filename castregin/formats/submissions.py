@@ -5,10 +5,11 @@ The run formats are defined by JSON schemas (``schemas/mi-run.json``, ``mi-turn.
 :class:`~castregin.errors.InputError` naming the JSON path, e.g.
 ``run.json: turns[3].questions[0].score: expected a number, got "high"``.
 
-Runs can be hundreds of megabytes. :func:`read_submission` reads one as a stream, a turn at a time
-(Python's own JSON scanner on a window of the text, so numbers, NaN and syntax errors are read exactly
-as ``json.loads`` reads them), checks each turn as it arrives and keeps only what the conversions use
-of it (ids, texts, scores, ranks) in a temporary file: memory stays flat whatever the run's size.
+Runs can be hundreds of megabytes. :func:`read_submission`, the one reader of both kinds, reads one as
+a stream, a turn at a time (Python's own JSON scanner on a window of the text, so numbers, NaN and
+syntax errors are read exactly as ``json.loads`` reads them), checks each turn as it arrives and keeps
+only what the conversions use of it (ids, texts, scores, ranks) in a temporary file: memory stays flat
+whatever the run's size.
 ``jsonschema`` walks millions of small objects slowly, so each turn is first checked by a hand-written
 test that is at least as strict as the schema; only a turn that fails it is handed to ``jsonschema``,
 whose verdict (and message) decides. The turns of a mixed-initiative run are read by msgspec, several
@@ -134,6 +135,7 @@ _STR, _FLOAT, _FLOAT_OR_INT = frozenset({str}), frozenset({float}), frozenset({f
 
 
 def _question_columns(turn: dict) -> tuple[list[str], list[float]]:
+    """A mixed-initiative turn's questions and scores (floats) as two columns, once the schema accepted it."""
     return [question["question"] for question in turn["questions"]], \
         [float(question["score"]) for question in turn["questions"]]
 
@@ -146,46 +148,17 @@ def _main_items(turn) -> list[tuple] | None:
     return _responses(turn)
 
 
-def _questions(turn: dict) -> list[tuple]:
-    return [(question["question"], float(question["score"])) for question in turn["questions"]]
-
-
 def _responses(turn: dict) -> list[tuple]:
+    """A main-task turn's ``(text, rank, provenance ids)`` of each response, once the schema accepted it."""
     return [(response["text"], response["rank"], tuple(passage["id"] for passage in response["provenance"]))
             for response in turn["responses"]]
 
 
-#: Per kind of turn, a fast test at least as strict as its schema (tested) that also gives the turn's
-#: items: only a turn it refuses is handed to jsonschema, whose verdict and message decide.
-_FAST_ITEMS = {"mi": _mi_columns, "main": _main_items}
-_TURN_OK = {kind: (lambda turn, items=items: items(turn) is not None) for kind, items in _FAST_ITEMS.items()}
-#: Per kind of turn, what the conversions use of a valid turn: ``(question, float score)`` of each
-#: question; ``(text, rank, provenance ids)`` of each response.
-_ITEMS = {"mi": _questions, "main": _responses}
-#: What the spool keeps of a turn, by the fast test, else after the schema: two columns ``(questions,
-#: scores)`` of a mixed-initiative turn, the items of a main-task turn.
+#: What the spool keeps of a turn, per kind: by the fast test, which is at least as strict as the turn's schema
+#: (tested) and gives None for a turn it refuses (jsonschema's verdict and message then decide), else once the
+#: schema accepted the turn. Two columns ``(questions, scores)`` of a mixed-initiative turn; ``(text, rank,
+#: provenance ids)`` of each response of a main-task turn.
 _SPOOLED = {"mi": (_mi_columns, _question_columns), "main": (_main_items, _responses)}
-
-
-def validate_run(data, kind: str, source: str) -> None:
-    """Check a parsed JSON run against its schema (``kind`` is ``"mi"`` or ``"main"``).
-
-    Raises :class:`InputError` with the JSON path of the first problem in document order.
-    """
-    run_schema, turn_schema, what = _KINDS[kind]
-    if not isinstance(data, dict):
-        raise InputError(f"expected a {what} (a JSON object with \"turns\"), got {schema.show(data)}", source=source)
-    # The document without its turns first (cheap), then each turn: fast test, schema if it fails.
-    problem = schema.first_error(schema.validator(run_schema), data)
-    if problem is None:
-        turn_ok, checker = _TURN_OK[kind], schema.validator(turn_schema)
-        for index, turn in enumerate(data["turns"]):
-            if not turn_ok(turn):
-                problem = schema.first_error(checker, turn, ["turns", index])
-                if problem is not None:
-                    break
-    if problem is not None:
-        raise InputError(problem, source=source)
 
 
 def load_json(path: str | os.PathLike, *, unique_keys: bool = False):
@@ -203,30 +176,6 @@ def load_json(path: str | os.PathLike, *, unique_keys: bool = False):
 
 # ------------------------------------------------------------------------------------------------ turns
 
-class ParsedTurns:
-    """The turns of a run parsed whole (:meth:`Submission.from_json`): ``ids[i]`` and :meth:`items` as
-    :class:`SpooledTurns` gives them, read from the parsed JSON list (held, not copied)."""
-
-    def __init__(self, turns: list[dict], kind: str):
-        self.turns = turns
-        self.ids = [turn["turn_id"] for turn in turns]
-        self._items = _ITEMS[kind]
-
-    def items(self, index: int) -> list[tuple]:
-        """What the conversions use of ``turns[index]`` (see :class:`SpooledTurns`)."""
-        return self._items(self.turns[index])
-
-    def columns(self, index: int) -> tuple[list, list]:
-        """A mixed-initiative turn's questions and scores (see :class:`SpooledTurns`)."""
-        return _question_columns(self.turns[index])
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-
 #: A spooled turn's length in bytes, before its marshal data.
 _LENGTH = struct.Struct("<Q")
 #: The spool stays in memory up to this size, then moves to a temporary file.
@@ -236,10 +185,10 @@ _SPOOL_IN_MEMORY = 16 << 20
 class SpooledTurns:
     """The turns of a run read by :func:`read_submission`, in a temporary file (in memory while small).
 
-    ``ids[i]`` is the id of the run's ``turns[i]`` and :meth:`items` its items: ``(question, score)``
-    pairs of a mixed-initiative turn, ``(text, rank, provenance ids)`` of a main-task turn, in file
-    order; :meth:`columns` gives a mixed-initiative turn's questions and scores as two lists, as they
-    are kept. Each turn is one marshal record; reading them in order costs no seek.
+    ``ids[i]`` is the id of the run's ``turns[i]`` and ``self[i]`` what the conversions use of that turn: a
+    mixed-initiative turn's questions and scores (two lists, scores floats), a main-task turn's ``(text,
+    rank, provenance ids)`` of each response, in file order. Each turn is one marshal record; reading
+    them in order costs no seek.
     """
 
     def __init__(self):
@@ -250,9 +199,9 @@ class SpooledTurns:
         self._size = 0
         self._next = -1  # the offset a read starts at without a seek (-1: after a write)
 
-    def append(self, turn_id: str, items: list[tuple] | tuple[list, list]) -> None:
+    def append(self, turn_id: str, kept: list[tuple] | tuple[list, list]) -> None:
         """Keep one more turn."""
-        data = marshal.dumps(items)
+        data = marshal.dumps(kept)
         try:
             self._file.write(_LENGTH.pack(len(data)))
             self._file.write(data)
@@ -263,16 +212,8 @@ class SpooledTurns:
         self.ids.append(turn_id)
         self._next = -1
 
-    def items(self, index: int) -> list[tuple]:
-        """The items of ``turns[index]``."""
-        record = self._record(index)
-        return list(zip(*record, strict=True)) if type(record) is tuple else record
-
-    def columns(self, index: int) -> tuple[list, list]:
-        """A mixed-initiative turn's questions and scores: two lists, as kept."""
-        return self._record(index)
-
-    def _record(self, index: int):
+    def __getitem__(self, index: int):
+        """What was kept of ``turns[index]`` (see the class)."""
         offset = self._offsets[index]
         if offset != self._next:
             self._file.seek(offset)
@@ -298,16 +239,15 @@ class SpooledTurns:
 
 @dataclass
 class Submission:
-    """A validated JSON run: its ``name`` (run_name, or None), its ``turns`` and where it came from.
+    """A validated JSON run, as :func:`read_submission` reads it: its ``name`` (run_name, or None), its
+    ``turns`` and where it came from.
 
-    ``turns`` gives each turn's id (``turns.ids``) and what the conversions use of it
-    (``turns.items(index)``): a :class:`SpooledTurns` when read by :func:`read_submission`, a
-    :class:`ParsedTurns` over a parsed document (:meth:`from_json`). Close it (or use it in a ``with``
-    block) to delete the spool.
+    ``turns`` gives each turn's id (``turns.ids``) and what the conversions use of it (``turns[index]``,
+    see :class:`SpooledTurns`). Close it (or use it in a ``with`` block) to delete the spool.
     """
 
     name: str | None
-    turns: SpooledTurns | ParsedTurns
+    turns: SpooledTurns
     source: str
     stem: str
     run_type: str | None = None
@@ -317,13 +257,6 @@ class Submission:
     def tag(self) -> str:
         """The TREC tag: run_name with whitespace replaced by ``_``, or the file stem if missing."""
         return run_tag(self.name, self.stem)
-
-    @classmethod
-    def from_json(cls, data, kind: str, source: str = "<json>", stem: str = "run") -> Submission:
-        """A run already parsed (the value of its JSON document), validated like a file."""
-        validate_run(data, kind, source)
-        return cls(name=data.get("run_name"), turns=ParsedTurns(data["turns"], kind), source=source, stem=stem,
-                   run_type=data.get("run_type"))
 
     def close(self) -> None:
         """Release the turns' spool."""
@@ -354,7 +287,7 @@ def read_submission(path: str | os.PathLike, kind: str) -> Submission:
     problems are the ones reading it whole would report, with the same messages.
     """
     source = display_name(path)
-    run_schema, turn_schema, _ = _KINDS[kind]
+    run_schema, turn_schema, what = _KINDS[kind]
     spool = SpooledTurns()
     try:
         reader = _TurnReader(*_SPOOLED[kind], schema.validator(turn_schema), spool,
@@ -362,9 +295,10 @@ def read_submission(path: str | os.PathLike, kind: str) -> Submission:
         with open_input(path) as opened:
             stream = _Stream(opened, source, CHUNK_SIZE)
             members = _walk_run(stream, reader)
-            if members is None:  # not an object, so not a run: read whole for the very same messages
-                spool.close()
-                return Submission.from_json(parse_json_text(stream.whole(), source), kind, source, stem(path))
+            if members is None:  # not an object, so not a run: read whole for json's own messages
+                data = parse_json_text(stream.whole(), source)
+                raise InputError(f"expected a {what} (a JSON object with \"turns\"), got {schema.show(data)}",
+                                 source=source)
         if stream.lone_surrogates:  # refused before the schema's problems, as when the document is read whole
             problem = _first_lone_surrogate(members, reader)
             if problem is not None:

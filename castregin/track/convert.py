@@ -279,7 +279,7 @@ def _turn_by_items(submission: Submission, bank: Bank, turn_id: str, indices: li
     scores: dict[str, float] = {}
     get = scores.get
     for index in indices:
-        texts, values = turns.columns(index)
+        texts, values = turns[index]
         # The texts seen before, looked up in one pass (in C); None for the others, resolved in order below.
         for position, known, score in zip(counting(), map(bank._resolved.get, texts), values):
             item = known if known is not None else _question_id(
@@ -326,7 +326,7 @@ _RANK = itemgetter(1)  # of (text, rank, provenance ids)
 def _responses_in_rank_order(submission: Submission, indices: list[int]) -> list[tuple]:
     """The ``(text, rank, provenance ids)`` of the turn's responses by rank, ties in input order."""
     turns = submission.turns
-    return sorted([response for index in indices for response in turns.items(index)], key=_RANK)
+    return sorted([response for index in indices for response in turns[index]], key=_RANK)
 
 
 def iter_responses(run: Submission | str | os.PathLike, bank: Bank, *, depth: int = 3,

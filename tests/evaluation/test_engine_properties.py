@@ -23,8 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from castregin import InputError, Qrels, Run, arrays, formats
+from castregin.evaluation import evaluate as evaluate_module
 from castregin.evaluation.evaluate import evaluate, evaluate_files
-from castregin.formats import columnar
+from castregin.formats import columnar, turn_batches
 
 #: Random runs and qrels share few turns, or none, by design: the coverage warnings they raise are the subject of
 #: tests/evaluation/test_coverage.py, not of these comparisons of numbers.
@@ -248,10 +249,10 @@ def test_duplicates_found_in_linear_time():
 
     turns = np.repeat(np.arange(50, dtype=np.int32), 40)
     items = np.tile(np.arange(40, dtype=np.int32), 50)
-    assert not columnar.has_duplicates(turns, items, 40)
+    assert not turn_batches.has_duplicates(turns, items, 40)
     items[-1] = 3
-    assert columnar.has_duplicates(turns, items, 40)
-    assert not columnar.has_duplicates(turns[::-1].copy(), np.tile(np.arange(40, dtype=np.int32), 50), 40)
+    assert turn_batches.has_duplicates(turns, items, 40)
+    assert not turn_batches.has_duplicates(turns[::-1].copy(), np.tile(np.arange(40, dtype=np.int32), 50), 40)
 
 
 # --- files read in small batches, by several threads -------------------------------------------
@@ -281,8 +282,8 @@ def test_files_in_small_batches_and_threads_equal_the_dicts(tmp_path_factory, qr
     measures = [*TREC_NAMES, *JUDGED]
     options = {"rel_level": rel_level, "complete": complete, "per_turn": True, "score_precision": score_precision}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(columnar, "BATCH_LINES", batch_lines)
-        patch.setattr(columnar, "THREADS", 2)
+        patch.setattr(turn_batches, "BATCH_LINES", batch_lines)
+        patch.setattr(evaluate_module, "THREADS", 2)
         assert columnar._fast_run(run_path, str(run_path))[0] is not None
         from_files = evaluate_files([run_path], [(None, str(qrels_path))], measures=measures, **options)
     from_dicts = evaluate(formats.read_run(run_path), formats.read_qrels(qrels_path), measures, **options)
@@ -290,7 +291,7 @@ def test_files_in_small_batches_and_threads_equal_the_dicts(tmp_path_factory, qr
 
 
 def test_batches_hold_whole_turns(tmp_path, monkeypatch):
-    monkeypatch.setattr(columnar, "BATCH_LINES", 4)
+    monkeypatch.setattr(turn_batches, "BATCH_LINES", 4)
     path = tmp_path / "r.run"
     path.write_text("".join(f"t{t}\tQ0\td{i}\t{i}\t{i}\tr\n" for t in range(5) for i in range(t + 1)))
     run = columnar.read_run(path)
@@ -306,7 +307,7 @@ def test_batches_hold_whole_turns(tmp_path, monkeypatch):
 
 
 def test_duplicate_pair_in_a_later_batch_is_reported_by_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(columnar, "BATCH_LINES", 2)
+    monkeypatch.setattr(turn_batches, "BATCH_LINES", 2)
     path = tmp_path / "r.run"
     path.write_text("t1 Q0 a 1 3 r\nt1 Q0 b 2 2 r\nt2 Q0 a 1 3 r\nt3 Q0 c 1 1 r\nt3 Q0 c 2 1 r\n")
     with pytest.raises(InputError, match=r"r\.run:5: item c is listed twice for turn t3"):
@@ -334,9 +335,9 @@ def test_duplicate_table_smaller_than_needed_is_not_used():
     turns = np.repeat(np.arange(3, dtype=np.int32), 4)
     items = np.tile(np.arange(4, dtype=np.int32), 3)
     for scratch in (np.empty(2, dtype=np.int32), np.empty(1 << 10, dtype=np.int32)):
-        assert not columnar.has_duplicates(turns, items, 4, scratch)
+        assert not turn_batches.has_duplicates(turns, items, 4, scratch)
         items[-1] = 0
-        assert columnar.has_duplicates(turns, items, 4, scratch)
+        assert turn_batches.has_duplicates(turns, items, 4, scratch)
         items[-1] = 3
 
 

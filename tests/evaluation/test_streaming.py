@@ -1,4 +1,4 @@
-"""Runs and qrels read piece by piece (columnar.TurnStream) give the numbers and errors of the line reader.
+"""Runs and qrels read piece by piece (turn_stream.TurnStream) give the numbers and errors of the line reader.
 
 The streaming path is forced with tiny sizes: record batches of a few lines, pieces and engine
 batches of two lines, so that turns are cut by every boundary and carried over. Runs whose turns
@@ -29,7 +29,7 @@ from castregin.evaluation import small as small_module
 from castregin.evaluation.evaluate import evaluate, evaluate_files
 from castregin.evaluation.measures import parse_measures
 from castregin.evaluation.ranking import score_bits
-from castregin.formats import columnar
+from castregin.formats import columnar, turn_batches, turn_stream
 from evaluation.test_engine_properties import (
     FAST,
     JUDGED,
@@ -63,10 +63,10 @@ def tiny_pieces(block: int = 96, lines: int = 2):
         return read_run(path, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(columnar, "STREAM_BLOCK", block)
-        patch.setattr(columnar, "CHECK_BATCHES", 2)
-        patch.setattr(columnar, "PIECE_LINES", lines)
-        patch.setattr(columnar, "BATCH_LINES", lines)
+        patch.setattr(turn_stream, "STREAM_BLOCK", block)
+        patch.setattr(turn_stream, "CHECK_BATCHES", 2)
+        patch.setattr(turn_stream, "PIECE_LINES", lines)
+        patch.setattr(turn_batches, "BATCH_LINES", lines)
         patch.setattr(small_module, "SMALL_RUN_BYTES", 0)
         patch.setattr(columnar, "read_run", spy)
         yield whole
@@ -379,9 +379,9 @@ def test_standard_input_is_streamed_from_its_bytes(cli, tmp_path):
 
 
 def test_leaving_early_stops_the_parser(tmp_path, monkeypatch):
-    monkeypatch.setattr(columnar, "STREAM_BLOCK", 96)
-    monkeypatch.setattr(columnar, "CHECK_BATCHES", 1)
-    monkeypatch.setattr(columnar, "PIECE_LINES", 1)
+    monkeypatch.setattr(turn_stream, "STREAM_BLOCK", 96)
+    monkeypatch.setattr(turn_stream, "CHECK_BATCHES", 1)
+    monkeypatch.setattr(turn_stream, "PIECE_LINES", 1)
     (tmp_path / "r.run").write_text(_run_text(turns=50))
     with columnar.stream_run(tmp_path / "r.run") as stream:
         first = next(iter(stream))

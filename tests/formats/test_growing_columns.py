@@ -1,4 +1,4 @@
-"""The columns the streaming qrels reader grows in place (columnar._Growing, _GrowingStrings, as_strings)."""
+"""The columns the streaming qrels reader grows in place (castregin.formats.growing)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from castregin.formats.columnar import _Growing, _GrowingStrings, as_strings
+from castregin.formats.growing import Growing, GrowingStrings, as_strings
 
 
 def test_growing_holds_what_was_appended_across_many_regrowths():
-    growing = _Growing(np.int32, capacity=3)
+    growing = Growing(np.int32, capacity=3)
     expected = []
     for start in range(0, 10_000, 7):
         piece = np.arange(start, start + 7, dtype=np.int32)
@@ -20,7 +20,7 @@ def test_growing_holds_what_was_appended_across_many_regrowths():
 
 
 def test_growing_widens_without_losing_values():
-    growing = _Growing(np.int8)
+    growing = Growing(np.int8)
     growing.append(np.array([1, -2, 3], dtype=np.int8))
     growing.widen(np.int64)
     growing.append(np.array([1 << 40], dtype=np.int64))
@@ -29,14 +29,14 @@ def test_growing_widens_without_losing_values():
 
 
 def test_an_empty_growing_column_is_empty():
-    assert _Growing(np.float64).done().tolist() == []
-    strings = _GrowingStrings()
+    assert Growing(np.float64).done().tolist() == []
+    strings = GrowingStrings()
     strings.append(pa.array([], type=pa.string()))
     assert as_strings(strings.done()).to_pylist() == []
 
 
 def test_strings_of_one_width_drop_their_offsets_and_read_back_as_strings():
-    strings = _GrowingStrings()
+    strings = GrowingStrings()
     strings.append(pa.array(["Q001", "Q002"]).slice(1))
     strings.append(pa.array(["Q003", "Q004"]))
     held = strings.done()
@@ -52,7 +52,7 @@ def test_strings_of_one_width_drop_their_offsets_and_read_back_as_strings():
     [["a"], ["bb", "cc"], ["d"]],
 ])
 def test_strings_of_several_widths_keep_offsets(pieces):
-    strings = _GrowingStrings()
+    strings = GrowingStrings()
     for piece in pieces:
         strings.append(pa.array(piece))
     held = strings.done()

@@ -3,7 +3,7 @@ json gives on the whole document: the same turns, values and error messages, wha
 (NaN, integers beyond 64 bits or beyond a float, -0), the strings (lone surrogates, ``"turn_id"`` inside a
 question), the members' order, repeated keys and the places where batches and reads are cut.
 
-The oracle is ``json.loads`` of the whole document and the schema (``Submission.from_json``), as in
+The oracle is ``json.loads`` of the whole document and the schemas (``read_whole`` of tests/json_runs.py), as in
 tests/track/test_convert_streaming.py.
 """
 
@@ -15,10 +15,11 @@ import math
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from json_runs import read_whole
 
 from castregin.errors import InputError
 from castregin.formats import submissions
-from castregin.formats.submissions import Submission, load_json, read_submission
+from castregin.formats.submissions import read_submission
 
 #: Question texts as JSON text: ids, the separating key inside a text, escapes, a lone surrogate.
 QUESTIONS = ['"Q0001"', '"Q0002"', '"turn_id"', '"a \\"turn_id\\": 1"', '", {\\"turn_id\\": \\"x\\""', '"\\ud800"',
@@ -78,14 +79,14 @@ def outcome(read):
     the error line."""
     try:
         with read() as run:
-            items = [[(text, repr(score)) for text, score in run.turns.items(i)] for i in range(len(run.turns))]
+            items = [(run.turns[i][0], [repr(score) for score in run.turns[i][1]]) for i in range(len(run.turns))]
             return run.name, run.turns.ids, items
     except InputError as err:
         return str(err)
 
 
 def in_memory(path):
-    return outcome(lambda: Submission.from_json(load_json(path), "mi", str(path), "x"))
+    return outcome(lambda: read_whole(path, "mi"))
 
 
 def streamed(path, chunk, batch):
@@ -130,7 +131,7 @@ def test_msgspec_reads_the_turns_between_the_first_and_the_last(tmp_path, monkey
         path.write_text(json.dumps(data, indent=indent), encoding="utf-8")
         assert spooled_by_msgspec(path, monkeypatch) == 48  # the first (its key tells turns apart) and the last
         with read_submission(path, "mi") as run:
-            assert run.turns.columns(3) == (["Q1"], [3 / 7])
+            assert run.turns[3] == (["Q1"], [3 / 7])
 
 
 @pytest.mark.parametrize(("score", "message"), [
@@ -161,7 +162,7 @@ def test_integers_beyond_64_bits_are_the_floats_json_gives(tmp_path):
     path = tmp_path / "run.json"
     path.write_text('{"turns": [' + ", ".join(turns) + "]}", encoding="utf-8")
     with read_submission(path, "mi") as run:
-        scores = [run.turns.columns(i)[1][0] for i in range(1, len(big) + 1)]
+        scores = [run.turns[i][1][0] for i in range(1, len(big) + 1)]
     assert scores == [float(int(text)) for text in big]
     assert all(math.isfinite(score) for score in scores)
 

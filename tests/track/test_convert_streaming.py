@@ -12,10 +12,11 @@ import tracemalloc
 
 import pytest
 from compressed_files import SUFFIXES, compress, zstd_readable
+from json_runs import read_whole
 
 from castregin.errors import InputError
 from castregin.formats import schema, submissions
-from castregin.formats.submissions import Submission, _bank_ok, load_json, read_submission
+from castregin.formats.submissions import _bank_ok, read_submission
 from castregin.track.convert import (
     Bank,
     Warnings,
@@ -50,14 +51,14 @@ def outcome(read):
     """What reading gives: the run's name, type, turn ids and items, or the error line."""
     try:
         with read() as run:
-            return run.name, run.run_type, run.turns.ids, [run.turns.items(i) for i in range(len(run.turns))]
+            return run.name, run.run_type, run.turns.ids, [run.turns[i] for i in range(len(run.turns))]
     except InputError as err:
         return str(err)
 
 
 def in_memory(path, kind):
-    """The run read whole, as castregin did before it streamed runs (the reference)."""
-    return outcome(lambda: Submission.from_json(load_json(path), kind, str(path), "x"))
+    """The run read whole by json and checked by the schemas alone (the reference, tests/json_runs.py)."""
+    return outcome(lambda: read_whole(path, kind))
 
 
 def streamed(path, kind, chunk, monkeypatch):
@@ -198,8 +199,8 @@ def test_the_documents_cover_what_they_say(tmp_path, monkeypatch):
     assert got("a lone surrogate in run_name, a bad turn").startswith(f"{path}: run_name: character 1 is a lone")
     assert got("a lone surrogate after the turns") == f"{path}: notes[0]: character 1 {lone}"
     assert got("a lone surrogate in turns given twice, the first")[2] == []
-    assert got("a surrogate pair")[3][0][2][0] == "\U0001f600"
-    assert got("an escaped backslash before ud800")[3][0][2][0] == "\\ud800"
+    assert got("a surrogate pair")[3][0][0][2] == "\U0001f600"
+    assert got("an escaped backslash before ud800")[3][0][0][2] == "\\ud800"
 
 
 @pytest.mark.parametrize("edit", [
@@ -285,7 +286,7 @@ def converted(run, kind, banks):
 
 
 def assert_outputs_the_same(path, kinds, banks, monkeypatch, chunks=(997, submissions.CHUNK_SIZE)):
-    reference = Submission.from_json(load_json(path), "mi" if kinds == ["mi"] else "main", str(path), path.stem)
+    reference = read_whole(path, "mi" if kinds == ["mi"] else "main")
     for kind in kinds:
         expected = converted(reference, kind, banks)
         assert expected[0]
@@ -376,7 +377,8 @@ def test_memory_does_not_grow_with_the_run(tmp_path, monkeypatch):
     try:
         with read_submission(path, "mi") as run:
             _, peak = tracemalloc.get_traced_memory()
-            assert len(run.turns) == 2000 and run.turns.items(1999)[-1] == ("Q0022", 79 * 1999 % 97 / 7)
+            questions, scores = run.turns[1999]
+            assert len(run.turns) == 2000 and (questions[-1], scores[-1]) == ("Q0022", 79 * 1999 % 97 / 7)
     finally:
         tracemalloc.stop()
     assert peak < 1_500_000
@@ -384,13 +386,14 @@ def test_memory_does_not_grow_with_the_run(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------------------- fast paths
 
-def test_a_question_resolved_before_follows_the_bank():
+def test_a_question_resolved_before_follows_the_bank(tmp_path):
     # Ids found are remembered per text; a text added to the bank later under its own id is not stale.
     bank = Bank({"Q0001": "x  y"})
-    run = Submission.from_json({"turns": [mi_turn("1_1-1", ("x y", 1.0))]}, "mi")
-    assert list(iter_questions(run, bank)) == [("1_1-1", [("Q0001", 1.0)])]
-    assert bank.add("x y") == "Q0002"
-    assert list(iter_questions(run, bank)) == [("1_1-1", [("Q0002", 1.0)])]
+    (tmp_path / "run.json").write_text(json.dumps({"turns": [mi_turn("1_1-1", ("x y", 1.0))]}))
+    with read_submission(tmp_path / "run.json", "mi") as run:
+        assert list(iter_questions(run, bank)) == [("1_1-1", [("Q0001", 1.0)])]
+        assert bank.add("x y") == "Q0002"
+        assert list(iter_questions(run, bank)) == [("1_1-1", [("Q0002", 1.0)])]
 
 
 def test_bank_fast_check_is_never_laxer_than_the_schema():
