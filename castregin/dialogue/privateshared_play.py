@@ -15,19 +15,18 @@ played in this run (:class:`~castregin.dialogue.privateshared_game.EpisodeOutcom
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
 from ..formats.privateshared import GAME, GameTexts
-from ..llm import Answer, Call, Client, ClientStats, EndpointSettings, api_key, check_api_key, public_url
+from ..llm import Answer, Call, Client, ClientStats, EndpointSettings, public_url
+from ..llm.session import check_run, cost_log, model_session, this_run_log
 from .privateshared_game import (
     EpisodeOutcome,
     EpisodePlan,
@@ -128,36 +127,21 @@ def play_game(plans: Sequence[EpisodePlan], texts: GameTexts, settings: Endpoint
     episodes were to be played and none could be, an :class:`InputError` says why (the first failure);
     a cache file this run made and stored nothing in is then removed.
     """
-    from ..formats.output import make_directories, remove_empty
-
-    settings = settings.check()
-    check_api_key(api_key(settings.api_key_env), settings.api_key_env)
+    settings = check_run(settings, cache_file)
     started = time.monotonic()
-    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    try:
-        client = Client(settings, cache_file, purpose="play")
-    except BaseException:
-        remove_empty(made)
-        raise
-    try:
-        with client:
-            tick = None
-            if progress is not None:
-                told = progress
+    with model_session(settings, cache_file, purpose="play", kept=kept) as client:
+        tick = None
+        if progress is not None:
+            told = progress
 
-                def tick(total: int) -> Callable[[EpisodeOutcome], None]:
-                    update = told(total)
-                    return lambda outcome: update(outcome, client.stats, client.cost())
+            def tick(total: int) -> Callable[[EpisodeOutcome], None]:
+                update = told(total)
+                return lambda outcome: update(outcome, client.stats, client.cost())
 
-            outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
-                                     folder=folder, on_episode=on_episode, parallel=client.parallel, progress=tick)
-            if plans and not any(outcome.played for outcome in outcomes):
-                raise InputError(nothing_played(client, outcomes))
-    except BaseException:
-        if kept is not None and client.stored:
-            kept(client.path, client.stored)
-        remove_empty(made)  # those still empty: nothing received, nothing written
-        raise
+        outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
+                                 folder=folder, on_episode=on_episode, parallel=client.parallel, progress=tick)
+        if plans and not any(outcome.played for outcome in outcomes):
+            raise InputError(nothing_played(client, outcomes))
     return PlayRun(outcomes, run_log(outcomes, client, settings, rules=rules, folder=folder, game=game or {},
                                      already=already, seconds=time.monotonic() - started))
 
@@ -185,8 +169,6 @@ def run_log(outcomes: Sequence[EpisodeOutcome], client: Client, settings: Endpoi
     for records in (o.records for o in played if o.records is not None):
         n, p, c = episode_usage(records)
         calls, prompt, completion = calls + n, prompt + p, completion + c
-    stats = client.stats
-    cost = settings.cost(prompt, completion)
     return {
         "game": GAME,
         "rules": rules,
@@ -205,19 +187,6 @@ def run_log(outcomes: Sequence[EpisodeOutcome], client: Client, settings: Endpoi
         "aborted": sum(bool(o.records.interactions.get("Aborted")) for o in played if o.records is not None),
         "calls": calls,
         "tokens": {"prompt": prompt, "completion": completion},
-        "cost": {"usd": round(cost, 6), "price_in_per_million": settings.price_in,
-                 "price_out_per_million": settings.price_out},
-        "this_run": {
-            "requests": stats.requests,
-            "new_answers": stats.answers,
-            "from_cache": stats.from_cache,
-            "failures": dict(sorted(stats.failures.items())),
-            "first_failure": stats.first_error,
-            "calls_failed": stats.failed_calls,
-            "calls_not_sent": stats.unsent_calls,
-            "budget_spent": stats.budget_spent,
-            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
-            "cost_usd": round(client.cost(), 6),
-            "seconds": round(seconds, 3),
-        },
+        "cost": cost_log(settings, prompt, completion),
+        "this_run": this_run_log(client, seconds, cost=True),
     }
