@@ -186,15 +186,15 @@ def _p(value: float) -> str:
 
 def leaderboard_orders(data: ReportData) -> dict[str, list[str]]:
     """Per qrels, the runs by the mean of the first measure with per-turn values, highest first."""
-    _, keys, _ = summary_cells(data.results, data.marks, data.baseline, sort=data.primary)
     orders: dict[str, list[str]] = {}
-    for qrels, run in keys:
+    for qrels, run in data.leaderboard.rows:
         orders.setdefault(qrels, []).append(run)
     return orders
 
 
 def _leaderboards(data: ReportData, figures: dict) -> list[dict]:
-    measures, keys, cells = summary_cells(data.results, data.marks, data.baseline, sort=data.primary)
+    board = data.leaderboard
+    measures, keys, cells = board.measures, board.rows, summary_cells(board, data.baseline)
     letters = run_letters(data.names)
     boards = []
     for qrels_name in dict.fromkeys(q for q, _ in keys):
