@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-from ..errors import InputError
+from .inputs import cache_path
 
 # --- playing clembench's privateshared game -----------------------------------------------------------------------
 
@@ -16,7 +14,7 @@ def play_privateshared(game_dir, *, model: str, base_url: str, cache, instances=
                        price_in: float = 0.0, price_out: float = 0.0):
     """Play clembench's privateshared game against a model, as ``castregin play privateshared`` does.
 
-    One implementation with the command (:func:`castregin.dialogue.privateshared_play.play_game`): the same
+    One implementation with the command (:func:`castregin.dialogue.privateshared_play.play_privateshared`): the same
     game master, prompts, cache, retries, budget and scores; nothing is written but the cache, and every
     instance is played (a second call asks nothing again: the answers come from the cache).
 
@@ -36,22 +34,12 @@ def play_privateshared(game_dir, *, model: str, base_url: str, cache, instances=
     >>> run.played[0].records.scores["episode scores"]["Main Score"]  # doctest: +SKIP
     100.0
     """
-    from ..dialogue.privateshared_game import RULES, plan_episodes
-    from ..dialogue.privateshared_play import play_game
-    from ..formats.privateshared import read_game, results_folder
+    from ..dialogue.privateshared_play import play_privateshared as play
     from ..llm import EndpointSettings
 
-    if rules not in RULES:
-        raise InputError(f"expected one of {', '.join(RULES)}, got {rules!r}", argument="rules")
-    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
-        raise InputError("expected the answer cache's file path", argument="cache")
-    names = [experiments] if isinstance(experiments, str) else list(experiments)
     settings = EndpointSettings(model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                                 max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                                 max_retries=max_retries, retry_wait=retry_wait, max_requests=max_requests,
-                                price_in=price_in, price_out=price_out).check()
-    game = read_game(game_dir, instances, names, rules=rules)
-    folder = results_folder(settings.model, settings.temperature, rules)
-    return play_game(plan_episodes(game.experiments, folder, rules), game.texts, settings, os.fspath(cache),
-                     rules=rules, folder=folder,
-                     game={"game_dir": os.fspath(game_dir), "instances": game.instances_path})
+                                price_in=price_in, price_out=price_out)
+    names = [experiments] if isinstance(experiments, str) else list(experiments)
+    return play(game_dir, settings, cache_path(cache), instances=instances, experiments=names, rules=rules)

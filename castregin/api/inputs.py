@@ -264,3 +264,10 @@ def measure_names(measures) -> list[tuple[Any, str]]:
             raise InputError("expected a measure name or an ir_measures measure; "
                              f"got {type(measure).__name__}", argument=f"measures[{position}]")
     return pairs
+
+
+def cache_path(cache) -> str:
+    """The answer cache's file path of a function that calls a model; anything else (``-`` too) is refused."""
+    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
+        raise InputError("expected the answer cache's file path", argument="cache")
+    return os.fspath(cache)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .. import formats
 from ..data import Qrels, Run
 from ..errors import InputError
-from .inputs import QRELS, RUN, as_qrels, as_run, check_id, collect_table, each_input, shown
+from .inputs import QRELS, RUN, as_qrels, as_run, cache_path, check_id, collect_table, each_input, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -203,8 +203,7 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
     if not isinstance(prompt, (str, os.PathLike)):
         raise InputError(f"expected rubric, umbrela or a template file's path; got {type(prompt).__name__}",
                          argument="prompt")
-    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
-        raise InputError("expected the answer cache's file path", argument="cache")
+    cache_file = cache_path(cache)
 
     def turns_given() -> tuple[list[str], str]:
         if isinstance(turns, (str, os.PathLike)):
@@ -218,7 +217,7 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
         turns=turns_given if turns is not None else None,
         paths=[*_paths(pool), *_paths(bank), *_paths(topics), *_paths(only_unjudged),
                *([turns] if isinstance(turns, (str, os.PathLike)) else [])])
-    judged = judge_pool(inputs, criteria, partial(load_prompt, os.fspath(prompt)), settings, os.fspath(cache))
+    judged = judge_pool(inputs, criteria, partial(load_prompt, os.fspath(prompt)), settings, cache_file)
     columns = ["worker_id", "turn_id", "item_id", *criteria]
     judgments = pd.DataFrame([(worker, turn, item, *(labels[c] for c in criteria))
                               for worker, turn, item, labels in judged.rows], columns=columns)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import formats
 from ..errors import InputError
-from .inputs import as_qrels
+from .inputs import as_qrels, cache_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,9 +59,7 @@ def _nugget_endpoint(model: str, base_url: str, cache, endpoint: Mapping[str, An
     if unknown:
         raise InputError(f"unknown endpoint setting(s) {', '.join(unknown)}; see castregin.llm.EndpointSettings",
                          argument=unknown[0])
-    if not isinstance(cache, (str, os.PathLike)) or str(cache) in ("", "-"):
-        raise InputError("expected the answer cache's file path", argument="cache")
-    return EndpointSettings(model=model, base_url=base_url, **endpoint), os.fspath(cache)
+    return EndpointSettings(model=model, base_url=base_url, **endpoint), cache_path(cache)
 
 
 def _file_paths(value) -> list:
