@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .. import formats
@@ -90,10 +91,19 @@ def _topics_of(topics):
     raise InputError(f"expected a topics file's path or a TopicsTree, got {type(topics).__name__}", argument="topics")
 
 
+def _passages_of(passages, wanted: set[str]):
+    """The passage texts of a passages file (only the ``wanted`` ids kept) or a dict ``{docid: text}``."""
+    from ..formats.passages import Passage, read_passages
+
+    if isinstance(passages, Mapping):
+        return {str(d): Passage(str(t)) for d, t in passages.items()}
+    return read_passages(passages, wanted)
+
+
 def nuggets_assign(nuggets, answers, *, model: str, base_url: str, cache, prompt: str = "nuggetizer", window: int = 10,
                    topics=None, **endpoint):
     """Assign nuggets to answers with a model, as ``castregin nuggets assign`` does (one implementation:
-    :func:`castregin.nuggets.assign.assign_nuggets`, the same prompts, cache, retries and budget); nothing is
+    :func:`castregin.nuggets.assign.assign_stage`, the same prompts, cache, retries and budget); nothing is
     written but the cache. Needs the ``openai`` extra when a call is to be made.
 
     ``nuggets``: a nuggetizer nuggets file or :class:`castregin.formats.nuggets.TurnNuggets` objects;
@@ -111,32 +121,27 @@ def nuggets_assign(nuggets, answers, *, model: str, base_url: str, cache, prompt
     >>> nugget_scores(assigned.assignments, source="llama3.1")  # doctest: +SKIP
     """
     from ..formats.nuggets import TurnNuggets, read_nuggets
-    from ..nuggets.assign import assign_nuggets
-    from ..nuggets.llm import model_stage
+    from ..nuggets.assign import assign_stage
     from ..render.nugget_prompts import load_nugget_prompt
 
-    settings, cache_path = _nugget_endpoint(model, base_url, cache, endpoint)
+    settings, cache_file = _nugget_endpoint(model, base_url, cache, endpoint)
 
-    def read():
-        turns = read_nuggets(nuggets) if isinstance(nuggets, (str, os.PathLike)) else list(nuggets)
-        if not all(isinstance(t, TurnNuggets) for t in turns):
+    def turns():
+        read = read_nuggets(nuggets) if isinstance(nuggets, (str, os.PathLike)) else list(nuggets)
+        if not all(isinstance(t, TurnNuggets) for t in read):
             raise InputError("expected a nuggets file or TurnNuggets objects", argument="nuggets")
-        return load_nugget_prompt("assign", os.fspath(prompt)), turns, _answers_of(answers), _topics_of(topics)
+        return read
 
-    def work(client, data):
-        loaded, turns, read_answers, tree = data
-        return assign_nuggets(client, turns, read_answers, loaded, window=window, topics=tree,
-                              grades=2 if prompt == "nuggetizer-2grade" else 3)
-
-    return model_stage(settings, cache_path, read, work, inputs=[*_file_paths(nuggets), *_file_paths(answers),
-                                                                 *_file_paths(topics)])
+    return assign_stage(settings, cache_file, partial(load_nugget_prompt, "assign", os.fspath(prompt)), turns,
+                        partial(_answers_of, answers), partial(_topics_of, topics), window=window,
+                        inputs=[*_file_paths(nuggets), *_file_paths(answers), *_file_paths(topics)])
 
 
 def nuggets_create(qrels, passages, *, model: str, base_url: str, cache, queries=None, topics=None,
                    min_grade: int = 2, window: int = 10, max_nuggets: int = 30, prompt: str = "nuggetizer",
                    score_prompt: str = "nuggetizer", **endpoint):
     """Draft nuggets from each turn's relevant passages with a model and label them vital or okay, as
-    ``castregin nuggets create`` does (:func:`castregin.nuggets.create.create_nuggets`); nothing is written but
+    ``castregin nuggets create`` does (:func:`castregin.nuggets.create.create_stage`); nothing is written but
     the cache.
 
     ``qrels``: any qrels input (the passages of grade ``min_grade`` or more are a turn's relevant ones);
@@ -147,33 +152,22 @@ def nuggets_create(qrels, passages, *, model: str, base_url: str, cache, queries
     Returns a :class:`castregin.nuggets.create.NuggetCreation`: ``turns``
     (:class:`~castregin.formats.nuggets.TurnNuggets`, which :func:`nuggets_assign` takes) and ``log``.
     """
-    from ..formats.passages import Passage, read_passages, read_queries
-    from ..nuggets.create import create_nuggets, creation_requests
-    from ..nuggets.llm import model_stage
+    from ..formats.passages import read_queries
+    from ..nuggets.create import create_stage
     from ..render.nugget_prompts import load_nugget_prompt
 
-    settings, cache_path = _nugget_endpoint(model, base_url, cache, endpoint)
+    settings, cache_file = _nugget_endpoint(model, base_url, cache, endpoint)
     if queries is None and topics is None:
         raise InputError("give queries or topics: the query of each turn", argument="queries")
 
-    def read():
-        prompts = (load_nugget_prompt("create", os.fspath(prompt)),
-                   load_nugget_prompt("score", os.fspath(score_prompt)))
-        judged = as_qrels(qrels)
-        wanted = {d for items in judged.labels.values() for d, grade in items.items() if grade >= min_grade}
-        if isinstance(passages, Mapping):
-            texts = {str(d): Passage(str(t)) for d, t in passages.items()}
-        else:
-            texts = read_passages(passages, wanted)
-        asked = read_queries(queries) if isinstance(queries, (str, os.PathLike)) else queries
-        return prompts, creation_requests(judged, texts, asked, _topics_of(topics), min_grade)
+    def prompts():
+        return load_nugget_prompt("create", os.fspath(prompt)), load_nugget_prompt("score", os.fspath(score_prompt))
 
-    def work(client, data):
-        (create_prompt, scoring), requests = data
-        return create_nuggets(client, requests, create_prompt, scoring, window=window, max_nuggets=max_nuggets)
-
-    return model_stage(settings, cache_path, read, work, inputs=[*_file_paths(qrels), *_file_paths(passages),
-                                                                 *_file_paths(queries), *_file_paths(topics)])
+    return create_stage(settings, cache_file, prompts, partial(as_qrels, qrels), partial(_passages_of, passages),
+                        lambda: read_queries(queries) if isinstance(queries, (str, os.PathLike)) else queries,
+                        partial(_topics_of, topics), min_grade=min_grade, window=window, max_nuggets=max_nuggets,
+                        inputs=[*_file_paths(qrels), *_file_paths(passages), *_file_paths(queries),
+                                *_file_paths(topics)])
 
 
 @dataclass
@@ -189,7 +183,7 @@ class CitationResult:
 def nuggets_cite(answers, passages, *, model: str, base_url: str, cache, max_citations: int = 3,
                  prompt: str = "support", source: str = "citations", **endpoint) -> CitationResult:
     """Judge whether cited passages support the answers' sentences with a model, and score citation precision and
-    recall, as ``castregin nuggets cite`` does (:func:`castregin.nuggets.citations.judge_citations`); nothing is
+    recall, as ``castregin nuggets cite`` does (:func:`castregin.nuggets.citations.cite_stage`); nothing is
     written but the cache.
 
     ``answers`` as :func:`nuggets_assign` takes them; ``passages`` as :func:`nuggets_create` takes them;
@@ -198,31 +192,14 @@ def nuggets_cite(answers, passages, *, model: str, base_url: str, cache, max_cit
     import pandas as pd
 
     from ..evaluation.evaluate import RESULT_COLUMNS
-    from ..formats.passages import Passage, read_passages
-    from ..nuggets.citations import citation_scores as _scores
-    from ..nuggets.citations import cited_pairs, judge_citations
-    from ..nuggets.llm import model_stage
+    from ..nuggets.citations import cite_stage
     from ..render.nugget_prompts import load_nugget_prompt
 
-    settings, cache_path = _nugget_endpoint(model, base_url, cache, endpoint)
-
-    def read():
-        given = _answers_of(answers)
-        wanted = {p for answer in given for _, p in cited_pairs(answer, max_citations)}
-        if isinstance(passages, Mapping):
-            texts = {str(d): Passage(str(t)) for d, t in passages.items()}
-        else:
-            texts = read_passages(passages, wanted)
-        return load_nugget_prompt("cite", os.fspath(prompt)), given, texts
-
-    def work(client, data):
-        loaded, given, texts = data
-        return given, judge_citations(client, given, texts, loaded, max_citations=max_citations)
-
-    given, judged = model_stage(settings, cache_path, read, work,
-                                inputs=[*_file_paths(answers), *_file_paths(passages)])
-    rows = _scores(given, judged.labels, source, True, max_citations)
-    return CitationResult(judged.labels, pd.DataFrame(rows, columns=RESULT_COLUMNS), judged.log)
+    settings, cache_file = _nugget_endpoint(model, base_url, cache, endpoint)
+    judged = cite_stage(settings, cache_file, partial(load_nugget_prompt, "cite", os.fspath(prompt)),
+                        partial(_answers_of, answers), partial(_passages_of, passages), max_citations=max_citations,
+                        source=source, inputs=[*_file_paths(answers), *_file_paths(passages)])
+    return CitationResult(judged.labels, pd.DataFrame(judged.scores, columns=RESULT_COLUMNS), judged.log)
 
 
 def citation_scores(answers, labels, source: str = "citations", per_turn: bool = False,
