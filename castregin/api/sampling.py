@@ -38,13 +38,12 @@ def sample_pool(runs, strata: str, *, seed: int = 0, judged=None):
     >>> sorted(strata.strata["t"].items())
     [('a', '1'), ('b', '2'), ('c', '2')]
     """
-    from ..formats.strata import stratified
-    from ..track.sampling import sample_pool as _sample_pool
+    from ..track.pool import build_pool
 
     run_list = [_ranked(run) for run in each_input(runs, RUN, as_run, "runs")]
-    sample = _sample_pool(run_list, strata, seed)
-    qrels = as_qrels(judged, "judged") if judged is not None else None
-    return sample.sampled, stratified(sample.strata, sample.sampled, qrels)[0]
+    built = build_pool(run_list, None, strata=strata, seed=seed,
+                       judged=as_qrels(judged, "judged") if judged is not None else None)
+    return built.pool, built.stratified
 
 
 def _ranked(run: Run) -> Run:
@@ -78,11 +77,12 @@ def adaptive_pool(runs, strategy: str, budget: int, *, judged=None, rel_level: i
     judgments a turn, ``judged`` (any qrels input) included; ``depth`` the items of each run the
     strategy may judge (None: all). Returns ``{turn: [items in the order to judge them]}``.
     """
-    from ..track.sampling import adaptive_pool as _adaptive_pool
+    from ..track.pool import build_pool
 
     run_list = [_ranked(run) for run in each_input(runs, RUN, as_run, "runs")]
-    labels = as_qrels(judged, "judged").labels if judged is not None else None
-    return _adaptive_pool(run_list, strategy, budget, labels, rel_level, depth)
+    built = build_pool(run_list, depth, strategy=strategy, budget=budget, rel_level=rel_level,
+                       judged=as_qrels(judged, "judged") if judged is not None else None)
+    return {turn: list(items) for turn, items in built.pool.items()}
 
 
 def simulate_pooling(runs, qrels, *, strategies=("depth", "mtf", "bandit"), budgets=None, measure: str = "AP",

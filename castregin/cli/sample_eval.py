@@ -43,7 +43,10 @@ def sample_eval_command(args):
     per_topic = bool(rest) and rest[0] == "-q"
     if per_topic:
         rest.pop(0)
-    if len(rest) != 2 or any(arg.startswith("-") and arg != "-" for arg in rest):
+    unknown = next((arg for arg in rest if arg.startswith("-") and arg != "-"), None)
+    if unknown is not None:
+        raise click.UsageError(f"No such option '{unknown}' (sample_eval.pl's only option is -q)")
+    if len(rest) != 2:
         raise click.UsageError("expected [-q] QRELS RUN (sample_eval.pl's arguments)")
     qrels_file, run_file = rest
     formats.ensure_not_input(output, [qrels_file, run_file])
