@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .. import formats
@@ -13,7 +11,7 @@ from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
 from ..evaluation.measures import DEFAULT_MEASURES, MEAN, TREC_SETS, measure_catalogue, parse_measures
 from ..formats.common import json_text
 from ..limits import MAX_RESAMPLES
-from ..render.tables import FORMATS, render_rows, text_table
+from ..render.tables import FORMATS, render_rows
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
 from .options import (
@@ -137,14 +135,9 @@ def measures_command(fmt, output):
       castregin measures
       castregin evaluate bm25.run --qrels question_relevance_all.qrel -m all_trec --format json
     """
-    catalogue = measure_catalogue()
-    if fmt == "json":
-        formats.write_text(output, json.dumps(catalogue, indent=2) + "\n")
-        return
-    header = ["trec_eval", "ir_measures", "backend", "all row", "note"]
-    rows = [[r["trec_eval"] or "-", r["ir_measures"] or "-", r["backend"], r["aggregate"] or "-", r["note"]]
-            for r in catalogue]
-    formats.write_text(output, text_table(header, rows))
+    from ..render.analysis import measures_report
+
+    formats.write_text(output, measures_report(measure_catalogue(), fmt))
 
 
 @main.group()
@@ -249,21 +242,8 @@ def qrels_merge(qrels_files, output, provenance_output):
           --provenance filled.provenance.json
     """
     from ..formats.output import OutputSet
-    from ..formats.provenance import provenance
 
-    merged, source = qrels_tools.merge([formats.read_qrels(p) for p in qrels_files])
-    made = provenance(qrels_files)
-    # Counted per path, as provenance lists them: a file given twice is one source (the second adds nothing).
-    counts = dict.fromkeys((path for path, _ in made.inputs), 0)
-    for position in source.values():
-        counts[str(qrels_files[position])] += 1
-    record = {
-        "castregin": made.version, "command": made.command, "date": made.date,
-        "sources": [{"path": path, "sha256": digest, "labels": counts[path]} for path, digest in made.inputs],
-        "labels": [{"turn_id": turn, "item_id": item, "label": merged.labels[turn][item],
-                    "source": str(qrels_files[source[turn, item]])}
-                   for turn in sorted(merged.labels) for item in sorted(merged.labels[turn])],
-    }
+    merged, record, counts = qrels_tools.merge_files(qrels_files)
     with OutputSet(qrels_files) as outputs:
         outputs.write_text(output, formats.format_qrels(merged))
         outputs.write_text(provenance_output, json_text(record))
@@ -284,17 +264,7 @@ def qrels_stats(qrels_files, rel_level, fmt):
       castregin qrels stats question_relevance_all.qrel question_novelty.qrel
       castregin qrels stats question_relevance_all.qrel --rel-level 1 --format json
     """
+    from ..render.analysis import qrels_stats_report
+
     all_stats = [qrels_tools.stats(formats.read_qrels(p), rel_level) for p in qrels_files]
-    if fmt == "json":
-        formats.write_text("-", json.dumps(all_stats, indent=2) + "\n")
-        return
-    labels = sorted({int(label) for s in all_stats for label in s["labels"]})
-    header = ["qrels", "turns", "topics", "items", "items/turn", f"turns with label>={rel_level}",
-              *[f"label {label}" for label in labels]]
-    rows = [
-        [s["qrels"], str(s["turns"]), str(s["topics"]), str(s["items"]),
-         f"{s['items_per_turn']['min']}-{s['items_per_turn']['max']} (mean {s['items_per_turn']['mean']:.1f})",
-         str(s["turns_with_relevant"]), *[str(s["labels"].get(str(label), 0)) for label in labels]]
-        for s in all_stats
-    ]
-    formats.write_text("-", text_table(header, rows, set(range(1, len(header)))))
+    formats.write_text("-", qrels_stats_report(all_stats, fmt, rel_level))
