@@ -27,10 +27,12 @@ from .options import (
     OutputDirectory,
     OutputPath,
     format_option,
+    option_group,
     output_option,
     rel_level_option,
     runs_argument,
     turns_option,
+    usage_error_of,
 )
 
 if TYPE_CHECKING:
@@ -123,16 +125,10 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
             outputs.write_text(bank_out, bank.text())
 
 
-_OUTPUT_OPTIONS = [
+_output_options = option_group(
     output_option(None, help="Write the run here (`-`: standard output); one input only."),
     click.option("--out-dir", type=OutputDirectory(), metavar="DIR", help="Write DIR/<input stem>.run for each input."),
-]
-
-
-def _output_options(function):
-    for option in reversed(_OUTPUT_OPTIONS):
-        function = option(function)
-    return function
+)
 
 
 def _turns_option(function):
@@ -398,10 +394,7 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
 def _strata(text: str):
     from ..track.sampling import parse_strata
 
-    try:
-        return parse_strata(text)
-    except InputError as err:
-        raise click.BadParameter(err.problem, param_hint="--sample") from None
+    return usage_error_of(parse_strata, text, "--sample")
 
 
 @pool_group.command("stats")

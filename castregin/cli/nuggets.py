@@ -8,12 +8,11 @@ from functools import partial
 import click
 
 from .. import formats
-from ..errors import InputError
 from ..limits import MAX_CITATIONS_BOUNDS, MAX_NUGGETS_BOUNDS, NUGGET_WINDOW_BOUNDS
 from ..render.tables import FORMATS, render_rows
 from . import main, warnings_as_lines
-from .endpoint import endpoint_option
-from .options import InputPath, OutputDirectory, OutputPath, format_option, output_option, runs_argument
+from .endpoint import endpoint_option, model_options
+from .options import InputPath, OutputDirectory, format_option, output_option, runs_argument, usage_error_of
 
 
 @main.group()
@@ -76,10 +75,7 @@ def score_command(runs, per_turn, measures, name, no_vital, failed, fmt, output)
     from ..nuggets.scores import NUM_Q, parse_measure_names, score_assignments
 
     formats.ensure_not_input(output, runs)
-    try:
-        chosen = parse_measure_names(measures)
-    except InputError as err:
-        raise click.BadParameter(err.problem, param_hint="-m") from None
+    chosen = usage_error_of(parse_measure_names, measures, "-m")
     with warnings_as_lines():
         rows = score_assignments(read_assignment_files(runs, failed), name, chosen, per_turn, no_vital)
     formats.write_text(output, render_rows(rows, fmt, counts={NUM_Q}))
@@ -88,23 +84,6 @@ def score_command(runs, per_turn, measures, name, no_vital, failed, fmt, output)
 # --- a model's nuggets: create, assign, cite ---------------------------------------------------------------------
 
 CACHE_NAME = "cache.sqlite"
-
-
-def _model_options(function):
-    """The endpoint options every model command takes after its own: the key's variable, sampling, calls, budget,
-    price, and the answer cache."""
-    for option in reversed([
-            endpoint_option("api_key_env"), endpoint_option("temperature"), endpoint_option("max_tokens"),
-            endpoint_option("concurrency"), endpoint_option("timeout"), endpoint_option("max_retries"),
-            endpoint_option("retry_wait"),
-            endpoint_option("max_requests", help="Send at most N requests (retries count); what is complete is "
-                                                 "written and a later run goes on from there."),
-            endpoint_option("price_in"), endpoint_option("price_out"),
-            click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
-                         help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and "
-                              "directories.")]):
-        function = option(function)
-    return function
 
 
 def _out_dir_option(written: str):
@@ -121,12 +100,11 @@ def _window_option(what: str):
 def _run_model(command: str, settings, cache_path, out_dir, names, stage, *, turns: bool = False):
     """``stage(cache_file, outputs, progress, kept)``, the command's stage function, with a progress bar and the
     line that says what a stopped run kept; returns what it gives."""
-    from .endpoint import call_progress, kept_saying
+    from .endpoint import call_progress, check_cache_option, kept_saying, progress_bars
 
-    if cache_path == "-":
-        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
+    check_cache_option(cache_path)
     if turns:
-        progress, close_bars = _turn_progress(f"castregin nuggets {command}")
+        progress, close_bars = progress_bars(f"castregin nuggets {command}", "turn")
     else:
         progress, close_bars = call_progress(f"castregin nuggets {command}", settings.cost)
 
@@ -136,24 +114,6 @@ def _run_model(command: str, settings, cache_path, out_dir, names, stage, *, tur
             return stage(cache_path or os.path.join(out_dir, CACHE_NAME), outputs, progress, kept_saying(close_bars))
     finally:
         close_bars()
-
-
-def _turn_progress(description: str):
-    """A progress bar of turns on standard error (when it is a terminal): ``(factory, close)``."""
-    from tqdm import tqdm
-
-    bars: list = []
-
-    def factory(total: int):
-        bar = tqdm(total=total, unit="turn", desc=description, disable=None, dynamic_ncols=True)
-        bars.append(bar)
-        return lambda qid: bar.update(1)
-
-    def close() -> None:
-        for bar in bars:
-            bar.close()
-
-    return factory, close
 
 
 def _write_outputs(out_dir: str, files: dict[str, str], inputs) -> None:
@@ -178,7 +138,7 @@ def _write_outputs(out_dir: str, files: dict[str, str], inputs) -> None:
 @_window_option("Nuggets")
 @click.option("--topics", type=InputPath(), metavar="TOPICS.json",
               help="CAsT or iKAT topics: each turn's conversation so far goes into the prompt's query.")
-@_model_options
+@model_options
 def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window, topics, api_key_env, temperature,
                    max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
                    cache_path):
@@ -260,7 +220,7 @@ def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window,
               help="The creation prompt: nuggetizer's, or your Jinja template (sandboxed).")
 @click.option("--score-prompt", default="nuggetizer", show_default=True, type=InputPath(), metavar="nuggetizer|FILE",
               help="The vital/okay scoring prompt: nuggetizer's, or your Jinja template (sandboxed).")
-@_model_options
+@model_options
 def create_command(qrels_file, passages_file, queries_file, topics, model, base_url, out_dir, min_grade, window,
                    max_nuggets, prompt, score_prompt, api_key_env, temperature, max_tokens, concurrency, timeout,
                    max_retries, retry_wait, max_requests, price_in, price_out, cache_path):
@@ -335,7 +295,7 @@ def create_command(qrels_file, passages_file, queries_file, topics, model, base_
               help="The name of this label source in the scores' qrels column (gpt-4o, human).")
 @click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value.")
 @format_option(FORMATS)
-@_model_options
+@model_options
 def cite_command(runs, passages_file, model, base_url, out_dir, max_citations, prompt, name, per_turn, fmt,
                  api_key_env, temperature, max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests,
                  price_in, price_out, cache_path):

@@ -179,28 +179,15 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
 
 
 def _progress():
-    """A progress bar of episodes on standard error (when it is a terminal), with the requests, tokens and cost
-    so far: ``(factory, close)``, the factory as :func:`~castregin.dialogue.privateshared_play.play_game` takes it."""
-    from tqdm import tqdm
+    """A progress bar of episodes with the requests, tokens and cost so far: ``(factory, close)``, the factory as
+    :func:`~castregin.dialogue.privateshared_play.play_game` takes it."""
+    from .endpoint import progress_bars
 
-    bars: list = []
+    def requests_and_cost():
+        return lambda outcome, stats, cost: (f"requests {stats.requests}, tokens {stats.prompt_tokens}+"
+                                             f"{stats.completion_tokens}, ${cost:.4f}")
 
-    def factory(total: int):
-        bar = tqdm(total=total, unit="episode", desc="castregin play", disable=None, dynamic_ncols=True)
-        bars.append(bar)
-
-        def update(outcome, stats, cost: float) -> None:
-            bar.set_postfix_str(f"requests {stats.requests}, tokens {stats.prompt_tokens}+{stats.completion_tokens}, "
-                                f"${cost:.4f}", refresh=False)
-            bar.update(1)
-
-        return update
-
-    def close() -> None:
-        for bar in bars:
-            bar.close()
-
-    return factory, close
+    return progress_bars("castregin play", "episode", requests_and_cost)
 
 
 def _generate(game_dir: str, seed: int, games: int) -> None:

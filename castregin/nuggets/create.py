@@ -35,7 +35,7 @@ from ..formats.llm_cache import CachedAnswer
 from ..formats.nuggets import OKAY, VITAL, Nugget, TurnNuggets
 from ..formats.passages import Passage
 from ..llm import Client, EndpointSettings
-from .assign import windows
+from .assign import DEFAULT_WINDOW, windows
 from .llm import (
     EXAMPLES_SHOWN,
     answer_tokens,
@@ -47,7 +47,6 @@ from .llm import (
     parse_texts,
 )
 
-DEFAULT_WINDOW = 10
 DEFAULT_MAX_NUGGETS = 30
 #: nuggetizer's ``min_judgment``: the lowest grade of a passage nuggets are drafted from.
 DEFAULT_MIN_GRADE = 2

@@ -22,7 +22,6 @@ texts of every criterion castregin knows are the judging stage's (:mod:`castregi
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from collections.abc import Sequence
 from ..errors import InputError
 from ..judging.rubrics import check_criteria, rubrics
 from ..judging.tasks import GOLD_COLUMNS, Task, TaskSet
+from .html import environment
 from .tables import csv_text
 
 FORMATS = ("long", "mturk", "html")
@@ -75,15 +75,6 @@ def gold_csv(rows: Sequence[dict]) -> str:
     return csv_text(GOLD_COLUMNS, [[row[column] for column in GOLD_COLUMNS] for row in rows], spreadsheet=False)
 
 
-@functools.cache
-def _environment():
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
-                              autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
-                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
-
-
 def _criteria_context(criteria: Sequence[str]) -> list[dict]:
     known = rubrics()
     return [{"name": name, **known[name]} for name in check_criteria(criteria)]
@@ -91,7 +82,7 @@ def _criteria_context(criteria: Sequence[str]) -> list[dict]:
 
 def hit_template(criteria: Sequence[str]) -> str:
     """``hit_template.html``: the MTurk layout of one topic's HIT (crowd-html-elements, ``${items}``)."""
-    return _environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria))
+    return environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria))
 
 
 def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], seed: int) -> str:
@@ -102,7 +93,7 @@ def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], see
     payload = {"topic": topic, "seed": seed, "criteria": list(criteria), "scale": list(SCALE), "turns": turns}
     # Saved answers are kept under this digest: a page of other tasks does not pick them up.
     payload["digest"] = hashlib.sha256(compact_json(payload).encode("utf-8")).hexdigest()[:16]
-    return _environment().get_template("judging_page.html.j2").render(
+    return environment().get_template("judging_page.html.j2").render(
         topic=topic, criteria=_criteria_context(criteria), scale=SCALE, n_items=len(tasks),
         n_turns=len(turns),
         payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
