@@ -8,7 +8,7 @@ from .. import formats
 from ..arrays import choose_allocator
 from ..errors import InputError
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
-from ..evaluation.measures import DEFAULT_MEASURES, MEAN, TREC_SETS, measure_catalogue, parse_measures
+from ..evaluation.measures import DEFAULT_MEASURES, TREC_SETS, measure_catalogue, parse_measures
 from ..formats.common import json_text
 from ..limits import MAX_RESAMPLES
 from ..render.tables import FORMATS, render_rows
@@ -82,7 +82,10 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
         )
     _say_what_sets_leave_out(measures, fmt)  # once there is a result to leave it out of
     if by == "topic" or ci is not None:
-        rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)
+        from ..evaluation.analysis import topic_means_and_intervals
+
+        rows = topic_means_and_intervals(rows, parsed, per_turn, by, ci / 100 if ci is not None else None, samples,
+                                         seed)
     counts = {NUM_Q, "num_topics", *(m.name for m in parsed if m.integer)}
     formats.write_text(output, render_rows(rows, fmt, counts=counts))
 
@@ -98,19 +101,6 @@ def _say_what_sets_leave_out(measures, fmt: str) -> None:
         for text in (t for t in _TEXT_IN_SETS if t in TREC_SETS.get(name, ())):
             click.echo(f"castregin: warning: {name}'s {text} is text, not a number: evaluate leaves it out{where}; "
                        f"`castregin trec_eval -q -m {name}` prints it", err=True)
-
-
-def _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed):
-    """--by topic and --ci on evaluate's per-turn rows; per-turn rows are kept only with --per-turn."""
-    from ..evaluation.analysis import by_topic, with_intervals
-
-    means = [m.name for m in parsed if m.aggregate == MEAN and m.per_turn]
-    if by == "topic":
-        # Topic means are the units: the interval of a mean over topics resamples topics.
-        rows = by_topic(rows, means, keep_per_topic=True)
-    if ci is not None:
-        rows = with_intervals(rows, means, ci / 100, samples, seed)
-    return rows if per_turn else [row for row in rows if row[3] == "all"]
 
 
 @main.command("measures")
