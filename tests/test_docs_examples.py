@@ -1,9 +1,10 @@
 """Every example of the README and of the documentation's pages runs.
 
 Each ```python block of README.md and of docs/*.md runs. A page's blocks run in its order, in one
-namespace (later examples use what earlier ones made, as a reader following along would), with the
-repository's root as the working directory; an example that raises or warns fails the test with the
-page's line in its message and traceback. A block that is not meant to run is marked by a
+namespace (later examples use what earlier ones made, as a reader following along would), in a scratch
+directory that shows the repository's files (data/, tests/, docs/ ... linked) and keeps what the examples
+write (out/), so that the checkout is left as it was; an example that raises or warns fails the test with
+the page's line in its message and traceback. A block that is not meant to run is marked by a
 ``<!-- not run -->`` comment on the line before its opening fence (the registry example of
 docs/evaluate.md, which would register a measure for every later test; tests/evaluation/
 test_toy_measure.py registers one in a fixture instead); nothing else is skipped.
@@ -31,6 +32,7 @@ from castregin.cli import main
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 PAGES = sorted((REPO / "docs").glob("*.md"))
+DOCS_API = REPO / "docs" / "api.md"
 NOT_RUN = "<!-- not run -->"
 _FENCE = re.compile(r"^```python[ \t]*$")
 
@@ -86,10 +88,43 @@ def test_a_raising_example_fails(tmp_path):
         run_examples(page)
 
 
+#: What the examples write into, never linked into the scratch directory from the checkout.
+WRITTEN = {"out"}
+
+
+def scratch_checkout(directory: Path) -> Path:
+    """``directory`` showing the repository's files as the examples read them (each top-level entry linked,
+    but what they write), to run them in."""
+    for entry in REPO.iterdir():
+        if entry.name not in WRITTEN and not entry.name.startswith("."):
+            (directory / entry.name).symlink_to(entry)
+    return directory
+
+
+def _checkout_files() -> dict[str, int]:
+    """The checkout's files and their modification times (what an example writing into it would change)."""
+    skipped = {".git", ".venv", ".venv-min", ".venv-bench", "site", "__pycache__", ".pytest_cache", ".hypothesis",
+               ".mypy_cache", ".ruff_cache"}
+    found = {}
+    for path in REPO.rglob("*"):
+        if not skipped & set(path.relative_to(REPO).parts) and path.is_file() and not path.is_symlink():
+            found[path.relative_to(REPO).as_posix()] = path.stat().st_mtime_ns
+    return found
+
+
 @pytest.mark.parametrize("page", [README, *PAGES], ids=lambda page: page.relative_to(REPO).as_posix())
-def test_every_python_example_runs(page, monkeypatch):
-    monkeypatch.chdir(REPO)
+def test_every_python_example_runs(page, monkeypatch, tmp_path):
+    monkeypatch.chdir(scratch_checkout(tmp_path))
     run_examples(page)
+
+
+def test_the_examples_leave_the_checkout_as_it_was(monkeypatch, tmp_path):
+    # docs/api.md writes out/api/: into the scratch directory, not beside the sources.
+    before = _checkout_files()
+    monkeypatch.chdir(scratch_checkout(tmp_path))
+    assert run_examples(DOCS_API) > 0
+    assert (tmp_path / "out" / "api").is_dir()
+    assert _checkout_files() == before
 
 
 def test_the_api_page_has_its_examples():

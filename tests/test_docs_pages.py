@@ -46,6 +46,17 @@ def test_the_readme_keeps_the_quick_start_and_the_choices():
     readme = _text(README)
     assert "make demo" in readme and "make test" in readme
     assert "## Choices where the SPEC is silent" in readme
+    assert "(docs/choices.md)" in readme  # the list at length
+
+
+#: The README is the front door: what a newcomer reads first, with the rest one link away in docs/.
+README_MAX_BYTES = 15_000
+
+
+def test_the_readme_stays_short():
+    size = len(README.read_bytes())
+    assert size < README_MAX_BYTES, (f"README.md is {size:,} bytes, more than {README_MAX_BYTES:,}: move the "
+                                     "details into a page of docs/ and link it")
 
 
 def test_no_page_quotes_a_count_of_the_tests():

@@ -16,6 +16,7 @@ from .options import (
     evaluation_options,
     format_option,
     input_paths,
+    option_group,
     output_option,
     read_runs_and_qrels,
     rel_level_option,
@@ -25,6 +26,10 @@ from .options import (
     single_measure_option,
     top_k_option,
 )
+
+#: What an analysis of runs on one qrels ends with: how they are scored, and where the records go in which format.
+_scoring_and_output = option_group(rel_level_option, score_precision_option, format_option(RECORD_FORMATS),
+                                   output_option())
 
 
 @main.group()
@@ -48,10 +53,7 @@ def analyze():
               help="The pool depth: each run's unique contributions are its top-k items no other run has.")
 @single_measure_option("The measure the runs are scored and ranked by, with and without their contributions.",
                        default="nDCG@3")
-@rel_level_option
-@score_precision_option
-@format_option(RECORD_FORMATS)
-@output_option()
+@_scoring_and_output
 def loro_command(runs, qrels_spec, depth, measure, rel_level, score_precision, fmt, output):
     """Leave-one-run-out reusability (Zobel 1998): each run without the judgments only it brought in.
 
@@ -181,10 +183,7 @@ def bootstrap_command(runs, qrels_specs, score_files, measures, rel_level, score
 @click.option("--hole-label", type=click.IntRange(0, MAX_TREC_LABEL),
               help="The best label a hole may take. Default: the qrels' largest label.")
 @click.option("--per-turn", is_flag=True, help="A row per run, measure and turn too (csv: only those rows).")
-@rel_level_option
-@score_precision_option
-@format_option(RECORD_FORMATS)
-@output_option()
+@_scoring_and_output
 def holes_command(runs, qrels_spec, depth, measures, hole_label, per_turn, rel_level, score_precision, fmt, output):
     """Each run's score as the interval its holes (unjudged items in its top k) leave open.
 

@@ -13,10 +13,10 @@ from ..evaluation.compare import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
     TESTS,
+    comparison,
     resolve_baseline,
     same_measure,
 )
-from ..evaluation.compare import compare as compare_runs
 from ..evaluation.evaluate import evaluate as evaluate_runs
 from ..evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from ..formats.output import identity
@@ -153,10 +153,9 @@ def compare(runs, qrels_specs, score_files, measures, baseline, test, correction
         with warnings_as_lines():
             results = evaluate_runs(run_list, qrels_list, shown, rel_level=rel_level,
                                     per_turn=True, score_precision=score_precision)
-    comparisons = compare_runs(results, base, test, correction, alpha, permutations, seed,
-                               progress=sys.stderr.isatty())
-    formats.write_text(output, render_comparison(comparisons, results, fmt, base, test, correction, alpha,
-                                                 sort=sort))
+    compared = comparison(results, base, test, correction, alpha, permutations, seed, sort,
+                          progress=sys.stderr.isatty())
+    formats.write_text(output, render_comparison(compared, fmt, base, test, correction, alpha))
 
 
 @main.command()

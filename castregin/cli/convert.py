@@ -20,7 +20,6 @@ from ..formats.common import plain_number_text, without_cyclic_gc
 from ..formats.output import OutputSet, check_outputs, write_text
 from ..formats.trec import format_pool, read_pool, read_qrels, read_run, read_turn_list
 from ..render.tables import RECORD_FORMATS
-from ..track.pool import pool_files
 from . import CastreginSubgroup, main
 from .options import (
     FiniteFloat,
@@ -28,10 +27,12 @@ from .options import (
     OutputDirectory,
     OutputPath,
     format_option,
+    option_group,
     output_option,
     rel_level_option,
     runs_argument,
     turns_option,
+    usage_error_of,
 )
 
 if TYPE_CHECKING:
@@ -124,16 +125,10 @@ def _convert_all(runs, targets, reader, convert, strict: bool, inputs, bank=None
             outputs.write_text(bank_out, bank.text())
 
 
-_OUTPUT_OPTIONS = [
+_output_options = option_group(
     output_option(None, help="Write the run here (`-`: standard output); one input only."),
     click.option("--out-dir", type=OutputDirectory(), metavar="DIR", help="Write DIR/<input stem>.run for each input."),
-]
-
-
-def _output_options(function):
-    for option in reversed(_OUTPUT_OPTIONS):
-        function = option(function)
-    return function
+)
 
 
 def _turns_option(function):
@@ -371,45 +366,27 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
         raise click.UsageError("--strata-out needs --sample")
     if qrels_file is not None and strategy is None and strata_out is None:
         raise click.UsageError("--qrels goes with --strategy, or with --sample and --strata-out (which it labels)")
-    turns = read_turn_list(turns_file) if turns_file else None
-    if strata is None and strategy is None:
-        pool = pool_files(runs, depth, progress=_progress("pool", unit="run"))
-        _write_pool(pool, turns, turns_file, output, inputs)
-        return
-    judged = read_qrels(qrels_file) if qrels_file else None
-    run_list = [read_run(path) for path in runs]
-    if strategy is not None:
-        from ..track.sampling import adaptive_pool
+    from ..formats.strata import format_stratified_qrels
+    from ..track.pool import build_pool
 
-        chosen = adaptive_pool(run_list, strategy, budget, judged.labels if judged else None, rel_level,
-                               depth if depth_given else None)
-        if not chosen:
-            click.echo(f"castregin: warning: every turn has spent its budget of {budget} judgments or judged all "
-                       "its pool: nothing left to judge", err=True)
-        _write_pool({turn: set(items) for turn, items in chosen.items()}, turns, turns_file, output, inputs)
-        return
-    from ..formats.strata import format_stratified_qrels, stratified
-    from ..track.sampling import sample_pool
-
-    sample = sample_pool(run_list, strata, seed)
-    kept, left_out = (sample.sampled, None)
-    strata_of = sample.strata
-    if turns is not None:
-        from ..track.pool import keep_turns
-
-        kept, left_out = keep_turns(sample.sampled, turns, f"--turns {turns_file}")
-        strata_of = {turn: items for turn, items in strata_of.items() if turn in kept}
-    if left_out:
-        click.echo(f"castregin: warning: {left_out}", err=True)
+    built = build_pool(runs, depth if strategy is None or depth_given else None,
+                       turns=read_turn_list(turns_file) if turns_file else None, turns_source=f"--turns {turns_file}",
+                       strata=strata, seed=seed, strategy=strategy,
+                       budget=budget, judged=read_qrels(qrels_file) if qrels_file else None, rel_level=rel_level,
+                       progress=_progress("pool", unit="run"))
+    if built.left_out:
+        click.echo(f"castregin: warning: {built.left_out}", err=True)
+    if strategy is not None and not built.pool:
+        click.echo(f"castregin: warning: every turn has spent its budget of {budget} judgments or judged all "
+                   "its pool: nothing left to judge", err=True)
     with OutputSet(inputs) as outputs:
-        outputs.write_text(output, format_pool(kept))
-        if strata_out is not None:
-            qrels, missing = stratified(strata_of, kept, judged)
-            if missing and judged is not None:
-                click.echo(f"castregin: warning: {missing} sampled items have no judgment in {qrels_file}; written "
-                           "as -1 (not sampled)", err=True)
-            outputs.write_text(strata_out, format_stratified_qrels(qrels))
-    for row in sample.statistics():
+        outputs.write_text(output, format_pool(built.pool))
+        if strata_out is not None and built.stratified is not None:
+            if built.unjudged and qrels_file is not None:
+                click.echo(f"castregin: warning: {built.unjudged} sampled items have no judgment in {qrels_file}; "
+                           "written as -1 (not sampled)", err=True)
+            outputs.write_text(strata_out, format_stratified_qrels(built.stratified))
+    for row in built.statistics:
         click.echo(f"castregin: stratum {row['stratum']} (ranks {row['ranks']}, {row['sample']}): "
                    f"{row['sampled']} of {row['pooled']} pooled items sampled", err=True)
 
@@ -420,20 +397,7 @@ def _strata(text: str | None):
         return None
     from ..track.sampling import parse_strata
 
-    try:
-        return parse_strata(text)
-    except InputError as err:
-        raise click.BadParameter(err.problem, param_hint="--sample") from None
-
-
-def _write_pool(pool, turns, turns_file, output, inputs) -> None:
-    if turns is not None:
-        from ..track.pool import keep_turns
-
-        pool, left_out = keep_turns(pool, turns, f"--turns {turns_file}")
-        if left_out:
-            click.echo(f"castregin: warning: {left_out}", err=True)
-    write_text(output, format_pool(pool), inputs)
+    return usage_error_of(parse_strata, text, "--sample")
 
 
 @pool_group.command("stats")

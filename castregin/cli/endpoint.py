@@ -1,6 +1,6 @@
 """The options of every command that calls a model (``judge``, ``nuggets``, ``play``), defined once, their
 ranges from :data:`castregin.limits.ENDPOINT_BOUNDS` (the table :meth:`castregin.llm.EndpointSettings.check`
-reads), and the progress bar of their calls.
+reads), and the progress bars of their calls, turns and episodes.
 
     @main.command()
     @endpoint_options
@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from ..limits import ENDPOINT_BOUNDS
-from .options import FiniteFloat
+from .options import FiniteFloat, OutputPath, option_group
 
 #: The endpoint options in the order ``--help`` lists them: (flags, click's keywords).
 _OPTIONS: dict[str, dict[str, Any]] = {
@@ -71,9 +71,7 @@ def endpoint_option(name: str, **overrides: Any) -> Callable:
 
 def endpoint_options(function: Callable) -> Callable:
     """Every endpoint option, in :data:`_OPTIONS`' order; the command receives them as keyword arguments."""
-    for name in reversed(_OPTIONS):
-        function = endpoint_option(name)(function)
-    return function
+    return option_group(*(endpoint_option(name) for name in _OPTIONS))(function)
 
 
 def endpoint_settings(params: dict[str, Any]) -> dict[str, Any]:
@@ -81,33 +79,59 @@ def endpoint_settings(params: dict[str, Any]) -> dict[str, Any]:
     return {name: params[name] for name in _OPTIONS if name in params}
 
 
-def call_progress(description: str, cost: Callable[[int, int], float]) -> tuple[Callable, Callable[[], None]]:
-    """A progress bar of calls on standard error (when it is a terminal) showing tokens and the running cost:
-    ``(factory, close)``, the factory as :meth:`castregin.llm.Client.run` takes it."""
+def progress_bars(description: str, unit: str, postfix: Callable[[], Callable[..., str | None]] | None = None,
+                  ) -> tuple[Callable, Callable[[], None]]:
+    """Progress bars on standard error (when it is a terminal): ``(factory, close)``. ``factory(total)`` starts a
+    bar of ``total`` units and returns the callback told of each one done (with whatever the caller passes:
+    a reply, an outcome...); ``postfix()``, once per bar, gives what turns those arguments into the text after
+    the bar (None: leave it as it is). ``close()`` closes every bar started."""
     from tqdm import tqdm
 
     bars: list = []
 
     def factory(total: int) -> Callable:
-        bar = tqdm(total=total, unit="call", desc=description, disable=None, dynamic_ncols=True)
+        bar = tqdm(total=total, unit=unit, desc=description, disable=None, dynamic_ncols=True)
         bars.append(bar)
-        tokens = {"in": 0, "out": 0}
+        text_of = postfix() if postfix is not None else None
 
-        def settled(reply: Any) -> None:
-            if reply is not None:
-                tokens["in"] += reply.prompt_tokens
-                tokens["out"] += reply.completion_tokens
-                bar.set_postfix_str(f"tokens {tokens['in']}+{tokens['out']}, ${cost(tokens['in'], tokens['out']):.4f}",
-                                    refresh=False)
+        def done(*settled: Any) -> None:
+            text = text_of(*settled) if text_of is not None else None
+            if text is not None:
+                bar.set_postfix_str(text, refresh=False)
             bar.update(1)
 
-        return settled
+        return done
 
     def close() -> None:
         for bar in bars:
             bar.close()
 
     return factory, close
+
+
+def call_progress(description: str, cost: Callable[[int, int], float]) -> tuple[Callable, Callable[[], None]]:
+    """A progress bar of calls showing tokens and the running cost (:func:`progress_bars`), its factory as
+    :meth:`castregin.llm.Client.run` takes it."""
+
+    def tokens_and_cost() -> Callable[[Any], str | None]:
+        tokens = {"in": 0, "out": 0}
+
+        def text(reply: Any) -> str | None:
+            if reply is None:
+                return None
+            tokens["in"] += reply.prompt_tokens
+            tokens["out"] += reply.completion_tokens
+            return f"tokens {tokens['in']}+{tokens['out']}, ${cost(tokens['in'], tokens['out']):.4f}"
+
+        return text
+
+    return progress_bars(description, "call", tokens_and_cost)
+
+
+def check_cache_option(cache_path: str | None) -> None:
+    """``--cache -`` is a usage error: the answer cache is a file, never standard output."""
+    if cache_path == "-":
+        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
 
 
 def kept_saying(close_bars: Callable[[], None]) -> Callable[[str, int], None]:
@@ -119,3 +143,16 @@ def kept_saying(close_bars: Callable[[], None]) -> Callable[[str, int], None]:
                    "run); run the same command again to go on", err=True)
 
     return kept
+
+
+#: The endpoint options a nugget command takes after its own: the key's variable, sampling, calls, budget,
+#: price, and the answer cache.
+model_options = option_group(
+    endpoint_option("api_key_env"), endpoint_option("temperature"), endpoint_option("max_tokens"),
+    endpoint_option("concurrency"), endpoint_option("timeout"), endpoint_option("max_retries"),
+    endpoint_option("retry_wait"),
+    endpoint_option("max_requests", help="Send at most N requests (retries count); what is complete is "
+                                         "written and a later run goes on from there."),
+    endpoint_option("price_in"), endpoint_option("price_out"),
+    click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
+                 help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and directories."))

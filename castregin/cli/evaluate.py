@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .. import formats
 from ..arrays import choose_allocator
 from ..errors import InputError
 from ..evaluation.evaluate import NUM_Q, evaluate_file_rows
-from ..evaluation.measures import DEFAULT_MEASURES, MEAN, TREC_SETS, measure_catalogue, parse_measures
+from ..evaluation.measures import DEFAULT_MEASURES, TREC_SETS, measure_catalogue, parse_measures
 from ..formats.common import json_text
 from ..limits import MAX_RESAMPLES
-from ..render.tables import FORMATS, render_rows, text_table
+from ..render.tables import FORMATS, render_rows
 from ..track import qrels as qrels_tools
 from . import main, warnings_as_lines
 from .options import (
@@ -84,7 +82,10 @@ def evaluate(runs, qrels_specs, measures, rel_level, score_precision, complete, 
         )
     _say_what_sets_leave_out(measures, fmt)  # once there is a result to leave it out of
     if by == "topic" or ci is not None:
-        rows = _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed)
+        from ..evaluation.analysis import topic_means_and_intervals
+
+        rows = topic_means_and_intervals(rows, parsed, per_turn, by, ci / 100 if ci is not None else None, samples,
+                                         seed)
     counts = {NUM_Q, "num_topics", *(m.name for m in parsed if m.integer)}
     formats.write_text(output, render_rows(rows, fmt, counts=counts))
 
@@ -100,19 +101,6 @@ def _say_what_sets_leave_out(measures, fmt: str) -> None:
         for text in (t for t in _TEXT_IN_SETS if t in TREC_SETS.get(name, ())):
             click.echo(f"castregin: warning: {name}'s {text} is text, not a number: evaluate leaves it out{where}; "
                        f"`castregin trec_eval -q -m {name}` prints it", err=True)
-
-
-def _topics_and_intervals(rows, parsed, per_turn, by, ci, samples, seed):
-    """--by topic and --ci on evaluate's per-turn rows; per-turn rows are kept only with --per-turn."""
-    from ..evaluation.analysis import by_topic, with_intervals
-
-    means = [m.name for m in parsed if m.aggregate == MEAN and m.per_turn]
-    if by == "topic":
-        # Topic means are the units: the interval of a mean over topics resamples topics.
-        rows = by_topic(rows, means, keep_per_topic=True)
-    if ci is not None:
-        rows = with_intervals(rows, means, ci / 100, samples, seed)
-    return rows if per_turn else [row for row in rows if row[3] == "all"]
 
 
 @main.command("measures")
@@ -137,14 +125,9 @@ def measures_command(fmt, output):
       castregin measures
       castregin evaluate bm25.run --qrels question_relevance_all.qrel -m all_trec --format json
     """
-    catalogue = measure_catalogue()
-    if fmt == "json":
-        formats.write_text(output, json.dumps(catalogue, indent=2) + "\n")
-        return
-    header = ["trec_eval", "ir_measures", "backend", "all row", "note"]
-    rows = [[r["trec_eval"] or "-", r["ir_measures"] or "-", r["backend"], r["aggregate"] or "-", r["note"]]
-            for r in catalogue]
-    formats.write_text(output, text_table(header, rows))
+    from ..render.analysis import measures_report
+
+    formats.write_text(output, measures_report(measure_catalogue(), fmt))
 
 
 @main.group()
@@ -249,21 +232,8 @@ def qrels_merge(qrels_files, output, provenance_output):
           --provenance filled.provenance.json
     """
     from ..formats.output import OutputSet
-    from ..formats.provenance import provenance
 
-    merged, source = qrels_tools.merge([formats.read_qrels(p) for p in qrels_files])
-    made = provenance(qrels_files)
-    # Counted per path, as provenance lists them: a file given twice is one source (the second adds nothing).
-    counts = dict.fromkeys((path for path, _ in made.inputs), 0)
-    for position in source.values():
-        counts[str(qrels_files[position])] += 1
-    record = {
-        "castregin": made.version, "command": made.command, "date": made.date,
-        "sources": [{"path": path, "sha256": digest, "labels": counts[path]} for path, digest in made.inputs],
-        "labels": [{"turn_id": turn, "item_id": item, "label": merged.labels[turn][item],
-                    "source": str(qrels_files[source[turn, item]])}
-                   for turn in sorted(merged.labels) for item in sorted(merged.labels[turn])],
-    }
+    merged, record, counts = qrels_tools.merge_files(qrels_files)
     with OutputSet(qrels_files) as outputs:
         outputs.write_text(output, formats.format_qrels(merged))
         outputs.write_text(provenance_output, json_text(record))
@@ -284,17 +254,7 @@ def qrels_stats(qrels_files, rel_level, fmt):
       castregin qrels stats question_relevance_all.qrel question_novelty.qrel
       castregin qrels stats question_relevance_all.qrel --rel-level 1 --format json
     """
+    from ..render.analysis import qrels_stats_report
+
     all_stats = [qrels_tools.stats(formats.read_qrels(p), rel_level) for p in qrels_files]
-    if fmt == "json":
-        formats.write_text("-", json.dumps(all_stats, indent=2) + "\n")
-        return
-    labels = sorted({int(label) for s in all_stats for label in s["labels"]})
-    header = ["qrels", "turns", "topics", "items", "items/turn", f"turns with label>={rel_level}",
-              *[f"label {label}" for label in labels]]
-    rows = [
-        [s["qrels"], str(s["turns"]), str(s["topics"]), str(s["items"]),
-         f"{s['items_per_turn']['min']}-{s['items_per_turn']['max']} (mean {s['items_per_turn']['mean']:.1f})",
-         str(s["turns_with_relevant"]), *[str(s["labels"].get(str(label), 0)) for label in labels]]
-        for s in all_stats
-    ]
-    formats.write_text("-", text_table(header, rows, set(range(1, len(header)))))
+    formats.write_text("-", qrels_stats_report(all_stats, fmt, rel_level))

@@ -87,6 +87,14 @@ def _risk_option(flag: str, value: str, baseline_file: str | None, risk_alpha: t
     return baseline_file, (value, weight)
 
 
+def _read(qrels_file: str, run_file: str, baseline_file: str | None, output: str, read_qrels, read_run):
+    """The qrels, the run and the baseline run (or None) of a drop-in, none of them the output; warnings as lines."""
+    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
+    choose_allocator()
+    with warnings_as_lines():
+        return read_qrels(qrels_file), read_run(run_file), read_run(baseline_file) if baseline_file else None
+
+
 @main.command("gdeval", context_settings=_DROP_IN, add_help_option=True)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED,
                 metavar="[-c] [-k K] [-baseline BASELINE_RUN] [-riskAlpha A] QRELS RUN")
@@ -131,12 +139,9 @@ def gdeval_command(args):
     expect_files(rest, {"-c", "-k", "-baseline", "-riskAlpha"}.__contains__,
                  "gdeval: [-c] [-k K] [-baseline RUN] [-riskAlpha A] QRELS RUN")
     qrels_file, run_file = rest
-    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
-    choose_allocator()
-    with warnings_as_lines():
-        qrels = diversity.gdeval_qrels(qrels_file, gd.GDEVAL_MAX_GRADE, rewrite)
-        run = diversity.gdeval_run(run_file, rewrite)
-        baseline = diversity.gdeval_run(baseline_file, rewrite) if baseline_file else None
+    qrels, run, baseline = _read(qrels_file, run_file, baseline_file, output,
+                                 lambda path: diversity.gdeval_qrels(path, gd.GDEVAL_MAX_GRADE, rewrite),
+                                 lambda path: diversity.gdeval_run(path, rewrite))
     if rewrite:
         gd.check_numeric_ids({*qrels.topics, *run.topics, *(baseline.topics if baseline else ())},
                              "gdeval --rewrite-ids")
@@ -206,12 +211,9 @@ def ndeval_command(args):
             raise click.UsageError(f"unknown option {flag} ({_NDEVAL_SYNOPSIS})")
     expect_files(rest, _ndeval_flag, _NDEVAL_SYNOPSIS)
     qrels_file, run_file = rest
-    formats.ensure_not_input(output, [qrels_file, run_file, *([baseline_file] if baseline_file else [])])
-    choose_allocator()
-    with warnings_as_lines():
-        qrels = diversity.ndeval_qrels(qrels_file, rewrite)
-        run = diversity.ndeval_run(run_file, rewrite)
-        baseline = diversity.ndeval_run(baseline_file, rewrite) if baseline_file else None
+    qrels, run, baseline = _read(qrels_file, run_file, baseline_file, output,
+                                 lambda path: diversity.ndeval_qrels(path, rewrite),
+                                 lambda path: diversity.ndeval_run(path, rewrite))
     _warn_no_shared_topic(qrels_file, set(qrels.topics), run_file, set(run.topics),
                           "every value is 0 (the amean line -nan without -c), as ndeval prints it; check the topic "
                           "ids")

@@ -16,7 +16,7 @@ import click
 from ..limits import MAX_JUDGE_SAMPLES
 from . import main
 from .endpoint import endpoint_option, endpoint_settings
-from .options import InputPath, OutputDirectory, OutputPath, criteria_list, turns_option
+from .options import InputPath, OutputDirectory, OutputPath, check_prefix_option, criteria_list, turns_option
 
 CACHE_NAME = "cache.sqlite"
 
@@ -89,7 +89,6 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
 
     from ..errors import InputError
     from ..formats import read_qrels, read_run, read_turn_list
-    from ..formats.aggregation import check_file_name_part
     from ..formats.output import OutputSet
     from ..formats.topics import read_topics
     from ..judging.judge import JudgeInputs, judge_pool
@@ -105,14 +104,10 @@ def judge(pool, banks, topics, criteria, model, base_url, out_dir, prompt, api_k
     )
     from ..track.convert import Bank
     from . import warnings_as_lines
-    from .endpoint import call_progress, kept_saying
+    from .endpoint import call_progress, check_cache_option, kept_saying
 
-    try:
-        check_file_name_part(prefix)
-    except InputError as err:
-        raise click.BadParameter(str(err), param_hint="--prefix") from None
-    if cache_path == "-":
-        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
+    check_prefix_option(prefix)
+    check_cache_option(cache_path)
     settings = JudgeSettings(samples=samples, **endpoint_settings(locals()))
     qrels_names = {c: f"{prefix}_{c}.qrel" if prefix else f"{c}.qrel" for c in criteria}
     names = [JUDGMENTS_CSV, LABELS_CSV, RUN_LOG_JSON, *qrels_names.values()]

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import click
 
 from .. import formats
-from ..errors import InputError
 from ..limits import MAX_CITATIONS_BOUNDS, MAX_NUGGETS_BOUNDS, NUGGET_WINDOW_BOUNDS
 from ..render.tables import FORMATS, render_rows
 from . import main, warnings_as_lines
-from .endpoint import endpoint_option
-from .options import InputPath, OutputDirectory, OutputPath, format_option, output_option, runs_argument
+from .endpoint import endpoint_option, model_options
+from .options import InputPath, OutputDirectory, format_option, output_option, runs_argument, usage_error_of
 
 
 @main.group()
@@ -75,10 +75,7 @@ def score_command(runs, per_turn, measures, name, no_vital, failed, fmt, output)
     from ..nuggets.scores import NUM_Q, parse_measure_names, score_assignments
 
     formats.ensure_not_input(output, runs)
-    try:
-        chosen = parse_measure_names(measures)
-    except InputError as err:
-        raise click.BadParameter(err.problem, param_hint="-m") from None
+    chosen = usage_error_of(parse_measure_names, measures, "-m")
     with warnings_as_lines():
         rows = score_assignments(read_assignment_files(runs, failed), name, chosen, per_turn, no_vital)
     formats.write_text(output, render_rows(rows, fmt, counts={NUM_Q}))
@@ -87,23 +84,6 @@ def score_command(runs, per_turn, measures, name, no_vital, failed, fmt, output)
 # --- a model's nuggets: create, assign, cite ---------------------------------------------------------------------
 
 CACHE_NAME = "cache.sqlite"
-
-
-def _model_options(function):
-    """The endpoint options every model command takes after its own: the key's variable, sampling, calls, budget,
-    price, and the answer cache."""
-    for option in reversed([
-            endpoint_option("api_key_env"), endpoint_option("temperature"), endpoint_option("max_tokens"),
-            endpoint_option("concurrency"), endpoint_option("timeout"), endpoint_option("max_retries"),
-            endpoint_option("retry_wait"),
-            endpoint_option("max_requests", help="Send at most N requests (retries count); what is complete is "
-                                                 "written and a later run goes on from there."),
-            endpoint_option("price_in"), endpoint_option("price_out"),
-            click.option("--cache", "cache_path", type=OutputPath(), metavar="FILE",
-                         help="The SQLite answer cache (default DIR/cache.sqlite); share it between runs and "
-                              "directories.")]):
-        function = option(function)
-    return function
 
 
 def _out_dir_option(written: str):
@@ -117,45 +97,23 @@ def _window_option(what: str):
                         metavar="N", help=f"{what} per call (nuggetizer's window).")
 
 
-def _run_model(command: str, settings, cache_path, out_dir, names, inputs, read, work, *, turns: bool = False):
-    """Run a model stage (:func:`castregin.nuggets.llm.model_stage`) with a progress bar and the line that says
-    what a stopped run kept; returns what ``work`` gives."""
-    from ..nuggets.llm import model_stage
-    from .endpoint import call_progress, kept_saying
+def _run_model(command: str, settings, cache_path, out_dir, names, stage, *, turns: bool = False):
+    """``stage(cache_file, outputs, progress, kept)``, the command's stage function, with a progress bar and the
+    line that says what a stopped run kept; returns what it gives."""
+    from .endpoint import call_progress, check_cache_option, kept_saying, progress_bars
 
-    if cache_path == "-":
-        raise click.BadParameter("the cache is a file, not standard output", param_hint="--cache")
+    check_cache_option(cache_path)
     if turns:
-        progress, close_bars = _turn_progress(f"castregin nuggets {command}")
+        progress, close_bars = progress_bars(f"castregin nuggets {command}", "turn")
     else:
         progress, close_bars = call_progress(f"castregin nuggets {command}", settings.cost)
 
+    outputs = [os.path.join(out_dir, name) for name in names]
     try:
         with warnings_as_lines():
-            return model_stage(settings, cache_path or os.path.join(out_dir, CACHE_NAME), read,
-                               lambda client, data: work(client, data, progress),
-                               outputs=[os.path.join(out_dir, name) for name in names], inputs=inputs,
-                               out_dir=out_dir, purpose=f"nuggets-{command}", kept=kept_saying(close_bars))
+            return stage(cache_path or os.path.join(out_dir, CACHE_NAME), outputs, progress, kept_saying(close_bars))
     finally:
         close_bars()
-
-
-def _turn_progress(description: str):
-    """A progress bar of turns on standard error (when it is a terminal): ``(factory, close)``."""
-    from tqdm import tqdm
-
-    bars: list = []
-
-    def factory(total: int):
-        bar = tqdm(total=total, unit="turn", desc=description, disable=None, dynamic_ncols=True)
-        bars.append(bar)
-        return lambda qid: bar.update(1)
-
-    def close() -> None:
-        for bar in bars:
-            bar.close()
-
-    return factory, close
 
 
 def _write_outputs(out_dir: str, files: dict[str, str], inputs) -> None:
@@ -164,13 +122,6 @@ def _write_outputs(out_dir: str, files: dict[str, str], inputs) -> None:
     with OutputSet(inputs) as outputs:
         for name, text in files.items():
             outputs.write_text(os.path.join(out_dir, name), text)
-
-
-def _prompt_inputs(*pairs: tuple[str, str]) -> list[str]:
-    """The template files among ``(task, --prompt value)`` pairs: inputs, never outputs."""
-    from ..render.nugget_prompts import builtin_names
-
-    return [spec for task, spec in pairs if spec not in builtin_names(task)]
 
 
 @nuggets.command("assign")
@@ -187,7 +138,7 @@ def _prompt_inputs(*pairs: tuple[str, str]) -> list[str]:
 @_window_option("Nuggets")
 @click.option("--topics", type=InputPath(), metavar="TOPICS.json",
               help="CAsT or iKAT topics: each turn's conversation so far goes into the prompt's query.")
-@_model_options
+@model_options
 def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window, topics, api_key_env, temperature,
                    max_tokens, concurrency, timeout, max_retries, retry_wait, max_requests, price_in, price_out,
                    cache_path):
@@ -217,25 +168,21 @@ def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window,
     from ..formats.nuggets import read_answer_files, read_nuggets
     from ..formats.topics import read_topics
     from ..llm import EndpointSettings
-    from ..nuggets.assign import assign_nuggets
+    from ..nuggets.assign import assign_stage
     from ..render.nugget_prompts import load_nugget_prompt
     from ..render.nugget_runs import ASSIGNMENTS_JSONL, RUN_LOG_JSON, assignment_files, model_run_summary
     from .endpoint import endpoint_settings
 
     settings = EndpointSettings(**endpoint_settings(locals()))
-    inputs = [nuggets_file, *runs, *([topics] if topics else []), *_prompt_inputs(("assign", prompt))]
+    inputs = [nuggets_file, *runs, *([topics] if topics else [])]
 
-    def read():
-        return (load_nugget_prompt("assign", prompt), read_nuggets(nuggets_file), read_answer_files(runs),
-                read_topics(topics) if topics else None)
+    def stage(cache_file, outputs, progress, kept):
+        return assign_stage(settings, cache_file, partial(load_nugget_prompt, "assign", prompt),
+                            partial(read_nuggets, nuggets_file), partial(read_answer_files, runs),
+                            partial(read_topics, topics) if topics else None, window=window, inputs=inputs,
+                            outputs=outputs, out_dir=out_dir, progress=progress, kept=kept)
 
-    def work(client, data, progress):
-        loaded, turns, answers, tree = data
-        return assign_nuggets(client, turns, answers, loaded, window=window, topics=tree, progress=progress,
-                              grades=2 if prompt == "nuggetizer-2grade" else 3)
-
-    assigned = _run_model("assign", settings, cache_path, out_dir, [ASSIGNMENTS_JSONL, RUN_LOG_JSON], inputs, read,
-                          work)
+    assigned = _run_model("assign", settings, cache_path, out_dir, [ASSIGNMENTS_JSONL, RUN_LOG_JSON], stage)
     _write_outputs(out_dir, assignment_files(assigned), inputs)
     log = assigned.log
     for line in model_run_summary(log, log["unparseable"], f"their {log['nuggets_failed']} nugget(s) are \"failed\"",
@@ -273,7 +220,7 @@ def assign_command(nuggets_file, runs, model, base_url, out_dir, prompt, window,
               help="The creation prompt: nuggetizer's, or your Jinja template (sandboxed).")
 @click.option("--score-prompt", default="nuggetizer", show_default=True, type=InputPath(), metavar="nuggetizer|FILE",
               help="The vital/okay scoring prompt: nuggetizer's, or your Jinja template (sandboxed).")
-@_model_options
+@model_options
 def create_command(qrels_file, passages_file, queries_file, topics, model, base_url, out_dir, min_grade, window,
                    max_nuggets, prompt, score_prompt, api_key_env, temperature, max_tokens, concurrency, timeout,
                    max_retries, retry_wait, max_requests, price_in, price_out, cache_path):
@@ -300,7 +247,7 @@ def create_command(qrels_file, passages_file, queries_file, topics, model, base_
     from ..formats.passages import read_passages, read_queries
     from ..formats.topics import read_topics
     from ..llm import EndpointSettings
-    from ..nuggets.create import create_nuggets, creation_requests
+    from ..nuggets.create import create_stage
     from ..render.nugget_prompts import load_nugget_prompt
     from ..render.nugget_runs import NUGGETS_JSONL, RUN_LOG_JSON, creation_files, model_run_summary
     from .endpoint import endpoint_settings
@@ -308,25 +255,18 @@ def create_command(qrels_file, passages_file, queries_file, topics, model, base_
     if queries_file is None and topics is None:
         raise click.UsageError("give --queries or --topics: the query of each turn")
     settings = EndpointSettings(**endpoint_settings(locals()))
-    inputs = [qrels_file, passages_file, *([queries_file] if queries_file else []), *([topics] if topics else []),
-              *_prompt_inputs(("create", prompt), ("score", score_prompt))]
+    inputs = [qrels_file, passages_file, *([queries_file] if queries_file else []), *([topics] if topics else [])]
 
-    def read():
-        prompts = (load_nugget_prompt("create", prompt), load_nugget_prompt("score", score_prompt))
-        qrels = read_qrels(qrels_file)
-        wanted = {docid for items in qrels.labels.values() for docid, grade in items.items() if grade >= min_grade}
-        requests = creation_requests(qrels, read_passages(passages_file, wanted),
-                                     read_queries(queries_file) if queries_file else None,
-                                     read_topics(topics) if topics else None, min_grade)
-        return prompts, requests
+    def stage(cache_file, outputs, progress, kept):
+        return create_stage(settings, cache_file, lambda: (load_nugget_prompt("create", prompt),
+                                                           load_nugget_prompt("score", score_prompt)),
+                            partial(read_qrels, qrels_file), partial(read_passages, passages_file),
+                            lambda: read_queries(queries_file) if queries_file else None,
+                            partial(read_topics, topics) if topics else None, min_grade=min_grade, window=window,
+                            max_nuggets=max_nuggets, inputs=inputs, outputs=outputs, out_dir=out_dir,
+                            progress=progress, kept=kept)
 
-    def work(client, data, progress):
-        (create_prompt, score_prompt_loaded), requests = data
-        return create_nuggets(client, requests, create_prompt, score_prompt_loaded, window=window,
-                              max_nuggets=max_nuggets, progress=progress)
-
-    created = _run_model("create", settings, cache_path, out_dir, [NUGGETS_JSONL, RUN_LOG_JSON], inputs, read, work,
-                         turns=True)
+    created = _run_model("create", settings, cache_path, out_dir, [NUGGETS_JSONL, RUN_LOG_JSON], stage, turns=True)
     _write_outputs(out_dir, creation_files(created), inputs)
     log = created.log
     unparseable = log["unparseable"]["create"] + log["unparseable"]["score"]
@@ -362,7 +302,7 @@ def create_command(qrels_file, passages_file, queries_file, topics, model, base_
               help="The name of this label source in the scores' qrels column (gpt-4o, human).")
 @click.option("-q", "--per-turn", is_flag=True, help="Also print each turn's value.")
 @format_option(FORMATS)
-@_model_options
+@model_options
 def cite_command(runs, passages_file, labels_file, model, base_url, out_dir, max_citations, prompt, name, per_turn,
                  fmt, api_key_env, temperature, max_tokens, concurrency, timeout, max_retries, retry_wait,
                  max_requests, price_in, price_out, cache_path):
@@ -393,7 +333,7 @@ def cite_command(runs, passages_file, labels_file, model, base_url, out_dir, max
     from ..formats.nuggets import read_answer_files
     from ..formats.passages import read_passages
     from ..llm import EndpointSettings
-    from ..nuggets.citations import citation_scores, cited_pairs, judge_citations
+    from ..nuggets.citations import cite_stage
     from ..render.nugget_prompts import load_nugget_prompt
     from ..render.nugget_runs import (
         CITATION_SCORES_TSV,
@@ -412,24 +352,18 @@ def cite_command(runs, passages_file, labels_file, model, base_url, out_dir, max
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)}: a model judges the citations (or give --labels)")
     settings = EndpointSettings(**endpoint_settings(locals()))
-    inputs = [*runs, passages_file, *_prompt_inputs(("cite", prompt))]
+    inputs = [*runs, passages_file]
 
-    def read():
-        loaded = load_nugget_prompt("cite", prompt)
-        answers = read_answer_files(runs)
-        wanted = {passage_id for answer in answers for _, passage_id in cited_pairs(answer, max_citations)}
-        return loaded, answers, read_passages(passages_file, wanted)
-
-    def work(client, data, progress):
-        loaded, answers, passages = data
-        return answers, judge_citations(client, answers, passages, loaded, max_citations=max_citations,
-                                        progress=progress)
+    def stage(cache_file, outputs, progress, kept):
+        return cite_stage(settings, cache_file, partial(load_nugget_prompt, "cite", prompt),
+                          partial(read_answer_files, runs), partial(read_passages, passages_file),
+                          max_citations=max_citations, source=name, inputs=inputs, outputs=outputs, out_dir=out_dir,
+                          progress=progress, kept=kept)
 
     names = [CITATION_SUPPORT_CSV, CITATION_SCORES_TSV, RUN_LOG_JSON]
-    answers, judged = _run_model("cite", settings, cache_path, out_dir, names, inputs, read, work)
-    with warnings_as_lines():
-        rows = citation_scores(answers, judged.labels, name, True, max_citations)
-    _write_outputs(out_dir, citation_files(judged, rows), inputs)
+    judged = _run_model("cite", settings, cache_path, out_dir, names, stage)
+    rows = judged.scores
+    _write_outputs(out_dir, citation_files(judged), inputs)
     log = judged.log
     for line in model_run_summary(log, log["unparseable"], "their pairs are unlabelled and their answers not scored",
                                   f"{len(judged.labels)} of {log['pairs']} pairs labelled"):

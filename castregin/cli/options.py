@@ -12,6 +12,7 @@ file option cannot go without.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import click
 
@@ -209,9 +210,35 @@ def evaluation_options(*between, scores: bool = False):
     """What every command that evaluates runs takes: ``RUN...``, ``--qrels``, ``-m``, the options ``between``
     (click decorators, in the order ``--help`` lists them), ``--rel-level`` and ``--score-precision``; with
     ``scores``, ``--scores`` too, ``RUN...`` and ``--qrels`` then being optional (:func:`runs_or_scores`)."""
-    options = [runs_argument(required=not scores), lambda f: qrels_option(f, required=not scores),
-               *([scores_option] if scores else []), measure_option, *between, rel_level_option,
-               score_precision_option]
+    return option_group(runs_argument(required=not scores), lambda f: qrels_option(f, required=not scores),
+                        *([scores_option] if scores else []), measure_option, *between, rel_level_option,
+                        score_precision_option)
+
+
+def usage_error_of(parse: Callable, value, param_hint: str | None = None):
+    """``parse(value)``, its :class:`~castregin.errors.InputError` a usage error of the option (exit 2): for an
+    option's value that a stage's parser checks (strata, measure names, criteria)."""
+    from ..errors import InputError
+
+    try:
+        return parse(value)
+    except InputError as err:
+        raise click.BadParameter(err.problem, param_hint=param_hint) from None
+
+
+def check_prefix_option(prefix: str) -> None:
+    """``--prefix`` names files (``<prefix>_<criterion>.qrel``): one that cannot is a usage error."""
+    from ..errors import InputError
+    from ..formats.aggregation import check_file_name_part
+
+    try:
+        check_file_name_part(prefix)
+    except InputError as err:
+        raise click.BadParameter(str(err), param_hint="--prefix") from None
+
+
+def option_group(*options: Callable) -> Callable:
+    """One decorator for several click decorators (options, arguments), given in the order ``--help`` lists them."""
 
     def decorate(function):
         for option in reversed(options):
@@ -261,10 +288,6 @@ def criteria_list(ctx: click.Context, param: click.Parameter, value: str) -> lis
     names = [name.strip() for name in value.split(",") if name.strip()]
     if not names:
         raise click.BadParameter("give at least one criterion, e.g. relevance,novelty,diversity")
-    from ..errors import InputError
     from ..labels import distinct_criteria
 
-    try:
-        return distinct_criteria(names)
-    except InputError as err:
-        raise click.BadParameter(err.problem) from None
+    return usage_error_of(distinct_criteria, names)

@@ -130,75 +130,49 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                         (out_dir, "--out-dir")):
         if not value:
             raise click.UsageError(f"Missing option '{name}' (needed to play; or give --generate DIR).")
-    from ..dialogue.privateshared_game import now, plan_episodes
-    from ..dialogue.privateshared_play import play_game
+    from ..dialogue.privateshared_game import now
+    from ..dialogue.privateshared_play import play_privateshared
     from ..dialogue.scorekeeping import episode_records, summarize
-    from ..errors import InputError
-    from ..formats import display_name, write_text
+    from ..formats import write_text
     from ..formats.common import json_text
     from ..formats.dialogue import find_episodes
-    from ..formats.output import OutputSet, check_outputs
-    from ..formats.privateshared import (
-        GAME,
-        episode_file_names,
-        episode_files,
-        experiment_file,
-        read_game,
-        results_folder,
-    )
+    from ..formats.output import OutputSet
+    from ..formats.privateshared import episode_files, experiment_file, run_log_path
     from ..llm import EndpointSettings
     from ..render.dialogue import leaderboard_report, play_summary
+    from . import Stopped
 
-    settings = EndpointSettings(**endpoint_settings(locals())).check()
-    game = read_game(game_dir, instances_file, experiments, rules=rules)
-    folder = results_folder(model, temperature, rules)
-    names = episode_file_names(rules)
-    plans = []
-    for plan in plan_episodes(game.experiments, folder, rules):
-        present = [name for name in names if os.path.lexists(os.path.join(out_dir, plan.directory, name))]
-        if len(present) == len(names):
-            continue  # played in an earlier run
-        if present:
-            raise InputError(f"{plan.directory} holds {present[0]} but not every file of an episode; it was not "
-                             "written by castregin: move it away", source=out_dir)
-        plans.append(plan)
-    inputs = game.paths()
-    cache_file = os.path.join(out_dir, CACHE_NAME)
-    run_log_file = os.path.join(out_dir, folder, GAME, RUN_LOG_NAME)
-    check_outputs([*(os.path.join(out_dir, plan.directory, name) for plan in plans for name in names),
-                   run_log_file, cache_file], inputs)
-    if plans:
-        written: list = []
+    written: list = []
 
-        def write(plan, records) -> None:
-            with OutputSet(inputs) as outputs:  # the episode's files, all or none
-                for name, text in episode_files(records, rules).items():
-                    outputs.write_text(os.path.join(out_dir, plan.directory, name), text)
-                experiment_dir = os.path.dirname(os.path.join(out_dir, plan.directory))
-                name, text = experiment_file(plan.experiment, model, rules, now())
-                if not os.path.exists(os.path.join(experiment_dir, name)):
-                    outputs.write_text(os.path.join(experiment_dir, name), text)
-            written.append(plan)
+    def write(plan, records) -> None:
+        # The episode's files, all or none; the stage has checked them against the game's files before playing.
+        with OutputSet() as outputs:
+            for name, text in episode_files(records, rules).items():
+                outputs.write_text(os.path.join(out_dir, plan.directory, name), text)
+            experiment_dir = os.path.dirname(os.path.join(out_dir, plan.directory))
+            name, text = experiment_file(plan.experiment, model, rules, now())
+            if not os.path.exists(os.path.join(experiment_dir, name)):
+                outputs.write_text(os.path.join(experiment_dir, name), text)
+        written.append(plan)
 
-        kept: list = []
-        progress, close_bars = _progress()
-        from . import Stopped
-
-        try:
-            run = play_game(plans, game.texts, settings, cache_file, rules=rules, folder=folder,
-                            game={"game_dir": display_name(game_dir), "instances": display_name(game.instances_path)},
-                            already=len(plan_episodes(game.experiments, folder, rules)) - len(plans),
-                            on_episode=write, progress=progress, kept=lambda path, n: kept.append((path, n)))
-        except (Stopped, KeyboardInterrupt) as stop:
-            close_bars()
-            answers = f"; the answers received are kept in {kept[0][0]}" if kept else ""
-            number = stop.number if isinstance(stop, Stopped) else signal.SIGINT
-            click.echo(f"castregin: stopped by {signal.Signals(number).name}; the {len(written)} episode(s) played in "
-                       f"this run are written to {out_dir}{answers}; run the same command again to go on", err=True)
-            click.get_current_context().exit(128 + number)
-        finally:
-            close_bars()
-        write_text(run_log_file, json_text(run.log))
+    kept: list = []
+    progress, close_bars = _progress()
+    try:
+        run = play_privateshared(game_dir, EndpointSettings(**endpoint_settings(locals())),
+                                 os.path.join(out_dir, CACHE_NAME), instances=instances_file, experiments=experiments,
+                                 rules=rules, results_dir=out_dir, on_episode=write, progress=progress,
+                                 kept=lambda path, n: kept.append((path, n)))
+    except (Stopped, KeyboardInterrupt) as stop:
+        close_bars()
+        answers = f"; the answers received are kept in {kept[0][0]}" if kept else ""
+        number = stop.number if isinstance(stop, Stopped) else signal.SIGINT
+        click.echo(f"castregin: stopped by {signal.Signals(number).name}; the {len(written)} episode(s) played in "
+                   f"this run are written to {out_dir}{answers}; run the same command again to go on", err=True)
+        click.get_current_context().exit(128 + number)
+    finally:
+        close_bars()
+    if run.log is not None:
+        write_text(run_log_path(out_dir, run.folder), json_text(run.log))
         for line in play_summary(run.log):
             click.echo(line, err=True)
     else:
@@ -209,28 +183,15 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
 
 
 def _progress():
-    """A progress bar of episodes on standard error (when it is a terminal), with the requests, tokens and cost
-    so far: ``(factory, close)``, the factory as :func:`~castregin.dialogue.privateshared_play.play_game` takes it."""
-    from tqdm import tqdm
+    """A progress bar of episodes with the requests, tokens and cost so far: ``(factory, close)``, the factory as
+    :func:`~castregin.dialogue.privateshared_play.play_game` takes it."""
+    from .endpoint import progress_bars
 
-    bars: list = []
+    def requests_and_cost():
+        return lambda outcome, stats, cost: (f"requests {stats.requests}, tokens {stats.prompt_tokens}+"
+                                             f"{stats.completion_tokens}, ${cost:.4f}")
 
-    def factory(total: int):
-        bar = tqdm(total=total, unit="episode", desc="castregin play", disable=None, dynamic_ncols=True)
-        bars.append(bar)
-
-        def update(outcome, stats, cost: float) -> None:
-            bar.set_postfix_str(f"requests {stats.requests}, tokens {stats.prompt_tokens}+{stats.completion_tokens}, "
-                                f"${cost:.4f}", refresh=False)
-            bar.update(1)
-
-        return update
-
-    def close() -> None:
-        for bar in bars:
-            bar.close()
-
-    return factory, close
+    return progress_bars("castregin play", "episode", requests_and_cost)
 
 
 def _generate(game_dir: str, seed: int, games: int) -> None:

@@ -1,8 +1,9 @@
 """privateshared against a model: the game master of :mod:`~castregin.dialogue.privateshared_game` with the
 player behind :class:`castregin.llm.Client`, the one client of every command that calls a model.
 
-:func:`play_game` is what ``castregin play privateshared`` and :func:`castregin.api.play_privateshared`
-both call: it opens the client on the answer cache, plays the planned episodes side by side
+:func:`play_privateshared` is what ``castregin play privateshared`` and :func:`castregin.api.play_privateshared`
+both call: it reads the game and plans its episodes (those not yet in the results directory); then
+:func:`play_game` opens the client on the answer cache, plays the planned episodes side by side
 (``client.parallel``: at most ``concurrency`` episodes, and requests, at once), each call of an episode
 through ``client.ask`` after the previous answer, and returns every episode's outcome and the run log.
 It writes nothing but the cache; the caller writes each episode as it ends (``on_episode``).
@@ -19,22 +20,25 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
 from ..formats.privateshared import GAME, GameTexts
-from ..llm import Answer, Call, Client, ClientStats, EndpointSettings, api_key, check_api_key, public_url
+from ..llm import Answer, Call, Client, ClientStats, EndpointSettings, public_url
+from ..llm.session import check_run, cost_log, model_session, this_run_log
 from .privateshared_game import (
+    DEFAULT_RULES,
+    RULES,
     EpisodeOutcome,
     EpisodePlan,
     EpisodeRecords,
     Player,
     Reply,
     Unanswered,
+    plan_episodes,
     play_episodes,
 )
 
@@ -91,10 +95,13 @@ def client_player(client: Client) -> Player:
 
 @dataclass
 class PlayRun:
-    """What a run of the game gives: every planned episode's outcome, in order, and the run log."""
+    """What a run of the game gives: every planned episode's outcome, in order, and the run log; ``folder``, the
+    model's results directory (``MODEL-tT``). ``log`` is None when there was nothing to play (every episode in the
+    results directory already)."""
 
     outcomes: list[EpisodeOutcome]
-    log: dict
+    log: dict | None
+    folder: str = ""
 
     @property
     def played(self) -> list[EpisodeOutcome]:
@@ -128,38 +135,73 @@ def play_game(plans: Sequence[EpisodePlan], texts: GameTexts, settings: Endpoint
     episodes were to be played and none could be, an :class:`InputError` says why (the first failure);
     a cache file this run made and stored nothing in is then removed.
     """
-    from ..formats.output import make_directories, remove_empty
-
-    settings = settings.check()
-    check_api_key(api_key(settings.api_key_env), settings.api_key_env)
+    settings = check_run(settings, cache_file)
     started = time.monotonic()
-    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    try:
-        client = Client(settings, cache_file, purpose="play")
-    except BaseException:
-        remove_empty(made)
-        raise
-    try:
-        with client:
-            tick = None
-            if progress is not None:
-                told = progress
+    with model_session(settings, cache_file, purpose="play", kept=kept) as client:
+        tick = None
+        if progress is not None:
+            told = progress
 
-                def tick(total: int) -> Callable[[EpisodeOutcome], None]:
-                    update = told(total)
-                    return lambda outcome: update(outcome, client.stats, client.cost())
+            def tick(total: int) -> Callable[[EpisodeOutcome], None]:
+                update = told(total)
+                return lambda outcome: update(outcome, client.stats, client.cost())
 
-            outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
-                                     folder=folder, on_episode=on_episode, parallel=client.parallel, progress=tick)
-            if plans and not any(outcome.played for outcome in outcomes):
-                raise InputError(nothing_played(client, outcomes))
-    except BaseException:
-        if kept is not None and client.stored:
-            kept(client.path, client.stored)
-        remove_empty(made)  # those still empty: nothing received, nothing written
-        raise
+        outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
+                                 folder=folder, on_episode=on_episode, parallel=client.parallel, progress=tick)
+        if plans and not any(outcome.played for outcome in outcomes):
+            raise InputError(nothing_played(client, outcomes))
     return PlayRun(outcomes, run_log(outcomes, client, settings, rules=rules, folder=folder, game=game or {},
-                                     already=already, seconds=time.monotonic() - started))
+                                     already=already, seconds=time.monotonic() - started), folder)
+
+
+def play_privateshared(game_dir: str | os.PathLike, settings: EndpointSettings, cache_file: str | os.PathLike, *,
+                       instances: str | os.PathLike | None = None, experiments: Iterable[str] = (),
+                       rules: str = DEFAULT_RULES, results_dir: str | os.PathLike | None = None,
+                       on_episode: Callable[[EpisodePlan, EpisodeRecords], None] | None = None,
+                       progress: Callable[[int], Callable[[EpisodeOutcome, ClientStats, float], None]] | None = None,
+                       kept: Callable[[str, int], None] | None = None) -> PlayRun:
+    """``castregin play privateshared`` and :func:`castregin.api.play_privateshared`, but writing: the settings
+    checked, the game read and checked (:func:`castregin.formats.privateshared.read_game`), its episodes planned
+    in the model's results folder, then played (:func:`play_game`).
+
+    ``results_dir``: the results directory the caller writes each episode to (``on_episode``: its files and its
+    experiment's file) and the run log (:func:`castregin.formats.privateshared.run_log_path`): the episodes
+    already there are not played again (nothing to play: no call, ``log`` None), and every file to be written
+    is checked with the cache before the first call (none an input, nor another output). ``progress`` and
+    ``kept`` as :func:`play_game` takes them.
+    """
+    from ..formats.common import display_name
+    from ..formats.output import check_outputs
+    from ..formats.privateshared import (
+        episode_file_names,
+        episodes_to_play,
+        experiment_file_name,
+        read_game,
+        results_folder,
+        run_log_path,
+    )
+
+    if rules not in RULES:
+        raise InputError(f"expected one of {', '.join(RULES)}, got {rules!r}", argument="rules")
+    settings = settings.check()
+    game = read_game(game_dir, instances, experiments, rules=rules)
+    folder = results_folder(settings.model, settings.temperature, rules)
+    planned = plan_episodes(game.experiments, folder, rules)
+    plans, outputs = planned, []
+    if results_dir is not None:
+        left = set(episodes_to_play(results_dir, [plan.directory for plan in planned], rules))
+        plans = [plan for plan in planned if plan.directory in left]
+        experiment_files = {os.path.join(results_dir, os.path.dirname(plan.directory),
+                                         experiment_file_name(plan.experiment, rules)) for plan in plans}
+        outputs = [*(os.path.join(results_dir, plan.directory, name) for plan in plans
+                     for name in episode_file_names(rules)), *sorted(experiment_files),
+                   run_log_path(results_dir, folder)]
+    check_outputs([*outputs, cache_file], game.paths())
+    if results_dir is not None and not plans:
+        return PlayRun([], None, folder)
+    return play_game(plans, game.texts, settings, os.fspath(cache_file), rules=rules, folder=folder,
+                     game={"game_dir": display_name(game_dir), "instances": display_name(game.instances_path)},
+                     already=len(planned) - len(plans), on_episode=on_episode, progress=progress, kept=kept)
 
 
 #: Why an episode was not played, by its outcome's status.
@@ -185,8 +227,6 @@ def run_log(outcomes: Sequence[EpisodeOutcome], client: Client, settings: Endpoi
     for records in (o.records for o in played if o.records is not None):
         n, p, c = episode_usage(records)
         calls, prompt, completion = calls + n, prompt + p, completion + c
-    stats = client.stats
-    cost = settings.cost(prompt, completion)
     return {
         "game": GAME,
         "rules": rules,
@@ -205,19 +245,6 @@ def run_log(outcomes: Sequence[EpisodeOutcome], client: Client, settings: Endpoi
         "aborted": sum(bool(o.records.interactions.get("Aborted")) for o in played if o.records is not None),
         "calls": calls,
         "tokens": {"prompt": prompt, "completion": completion},
-        "cost": {"usd": round(cost, 6), "price_in_per_million": settings.price_in,
-                 "price_out_per_million": settings.price_out},
-        "this_run": {
-            "requests": stats.requests,
-            "new_answers": stats.answers,
-            "from_cache": stats.from_cache,
-            "failures": dict(sorted(stats.failures.items())),
-            "first_failure": stats.first_error,
-            "calls_failed": stats.failed_calls,
-            "calls_not_sent": stats.unsent_calls,
-            "budget_spent": stats.budget_spent,
-            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
-            "cost_usd": round(client.cost(), 6),
-            "seconds": round(seconds, 3),
-        },
+        "cost": cost_log(settings, prompt, completion),
+        "this_run": this_run_log(client, seconds, cost=True),
     }

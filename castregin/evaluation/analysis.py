@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..limits import MAX_RESAMPLES
 from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
-from .measures import parse_measure
+from .measures import MEAN, Measure, parse_measure
 from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 
@@ -540,3 +540,19 @@ def with_intervals(rows: Sequence[tuple], measures: Sequence[str], confidence: f
             out.append((run, qrels, measure + CI_LOW, ALL_TURNS, interval[0]))
             out.append((run, qrels, measure + CI_HIGH, ALL_TURNS, interval[1]))
     return out
+
+
+def topic_means_and_intervals(rows: Sequence[tuple], measures: Sequence[Measure], per_turn: bool,
+                              by: str = "turn", confidence: float | None = None, samples: int = 10_000,
+                              seed: int = 42) -> list[tuple]:
+    """``evaluate --by topic --ci``: evaluate's per-turn ``rows`` with topic means (``by="topic"``: each topic's
+    turns averaged first, the mean of them the ``all`` value) and each mean's bootstrap interval at
+    ``confidence`` (None: none), for the ``measures`` averaged by a mean; the per-turn (per-topic) rows only
+    with ``per_turn``."""
+    means = [m.name for m in measures if m.aggregate == MEAN and m.per_turn]
+    if by == "topic":
+        # Topic means are the units: the interval of a mean over topics resamples topics.
+        rows = by_topic(rows, means, keep_per_topic=True)
+    if confidence is not None:
+        rows = with_intervals(rows, means, confidence, samples, seed)
+    return list(rows) if per_turn else [row for row in rows if row[3] == ALL_TURNS]

@@ -321,3 +321,84 @@ def compare(results: pd.DataFrame, baseline: str | None = None, test: str = "pai
                                     for d, s in zip(frame["mean_difference"], significant, strict=True)],
                                    dtype=object)
     return frame[COMPARISON_COLUMNS].reset_index(drop=True)
+
+
+# --- the leaderboard: the runs' order and the wins it marks --------------------------------------------------
+
+
+def wins(comparisons: pd.DataFrame) -> set[tuple[str, str, str, str]]:
+    """``(qrels, measure, winner, loser)`` for every significant difference."""
+    out = set()
+    for r in comparisons[comparisons["significant"]].itertuples(index=False):
+        if r.mean_difference > 0:
+            out.add((r.qrels, r.measure, r.run, r.baseline))
+        elif r.mean_difference < 0:
+            out.add((r.qrels, r.measure, r.baseline, r.run))
+    return out
+
+
+def sort_keys(keys: Sequence[tuple[str, str]], values: dict, measure: str) -> list[tuple[str, str]]:
+    """``(qrels, run)`` rows ordered by ``measure``'s mean, highest first, within each qrels.
+
+    Qrels keep the order given, and so do runs with equal means; a run without a value comes last.
+    """
+    def key(position_and_row):
+        position, (qrels, run) = position_and_row
+        value = values.get((qrels, run, measure), math.nan)
+        return (qrels_order[qrels], math.isnan(value), -value if not math.isnan(value) else 0.0, position)
+
+    qrels_order = {q: i for i, q in enumerate(dict.fromkeys(q for q, _ in keys))}
+    return [row for _, row in sorted(enumerate(keys), key=key)]
+
+
+@dataclasses.dataclass
+class Leaderboard:
+    """The leaderboard of ``compare`` and ``report``: ``measures``; ``rows``, ``(qrels, run)`` in the order given
+    or by the sort measure's mean; ``runs`` in the order given; ``values`` ``{(qrels, run, measure): mean}``; and
+    ``beaten`` ``{(qrels, run, measure): [runs it is significantly better than, in the order given]}``."""
+
+    measures: list[str]
+    rows: list[tuple[str, str]]
+    runs: list[str]
+    values: dict[tuple[str, str, str], float]
+    beaten: dict[tuple[str, str, str], list[str]]
+
+
+def leaderboard(results: pd.DataFrame, comparisons: pd.DataFrame, sort: str | None = None) -> Leaderboard:
+    """The leaderboard of evaluate's ``results`` (their mean rows) with the significant wins of ``comparisons``
+    (:func:`compare`'s rows); ``sort`` orders the rows by that measure (:func:`sort_keys`)."""
+    means = results[results["turn"] == ALL_TURNS]
+    measures = list(dict.fromkeys(means["measure"]))
+    keys = list(dict.fromkeys(zip(means["qrels"], means["run"], strict=True)))
+    values = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
+        index=False)}
+    if sort is not None:
+        if sort not in measures:
+            raise InputError(f"cannot sort by {sort!r}: not one of the measures ({', '.join(measures)})",
+                             argument="sort")
+        keys = sort_keys(keys, values, sort)
+    won = wins(comparisons)
+    runs = list(dict.fromkeys(means["run"]))
+    beaten = {(qrels, run, measure): [other for other in runs if (qrels, measure, run, other) in won]
+              for qrels, run in keys for measure in measures}
+    return Leaderboard(measures, keys, runs, values, beaten)
+
+
+@dataclasses.dataclass
+class Comparison:
+    """What ``castregin compare`` shows: evaluate's per-turn ``results``, the ``comparisons`` (:func:`compare`'s
+    rows) and the ``leaderboard``."""
+
+    results: pd.DataFrame
+    comparisons: pd.DataFrame
+    leaderboard: Leaderboard
+
+
+def comparison(results: pd.DataFrame, baseline: str | None = None,
+               test: str = "paired-t", correction: str = "holm", alpha: float = 0.05,
+               permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED, sort: str | None = None,
+               progress: bool = False) -> Comparison:
+    """``castregin compare``'s pipeline after evaluate: the per-turn ``results`` compared (:func:`compare`) and
+    laid out as the leaderboard (:func:`leaderboard`, by ``sort``)."""
+    comparisons = compare(results, baseline, test, correction, alpha, permutations, seed, progress=progress)
+    return Comparison(results, comparisons, leaderboard(results, comparisons, sort))

@@ -39,6 +39,19 @@ def log2_table(n: int) -> np.ndarray:
     return _log2_values(max(64, 1 << max(n - 1, 1).bit_length()))[:n]
 
 
+def _longest_first(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The segments of a non-empty non-decreasing ``segments``, longest first (ties in order): each one's start
+    and length, and for each step j how many segments are longer than j (those still running)."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
+    lengths = np.diff(np.r_[starts, len(segments)])
+    by_length = np.argsort(-lengths, kind="stable")
+    starts, lengths = starts[by_length], lengths[by_length]
+    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
+    return starts, lengths, running
+
+
 def sequential_sums(values: np.ndarray, segments: np.ndarray, n: int) -> np.ndarray:
     """Per-segment sums of ``values``, added strictly left to right as a C loop does.
 
@@ -51,11 +64,8 @@ def sequential_sums(values: np.ndarray, segments: np.ndarray, n: int) -> np.ndar
     out = np.zeros(n)
     if len(values) == 0:
         return out
-    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
-    lengths = np.diff(np.r_[starts, len(values)])
-    by_length = np.argsort(-lengths, kind="stable")
-    starts, lengths, ids = starts[by_length], lengths[by_length], segments[starts][by_length]
-    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")  # segments longer than j
+    starts, lengths, running = _longest_first(segments)
+    ids = segments[starts]
     acc = np.zeros(len(starts))
     for j, count in enumerate(running.tolist()):
         if count == 1:
@@ -98,11 +108,7 @@ def sequential_prefix_sums(values: np.ndarray, segments: np.ndarray) -> np.ndarr
     out = np.empty(len(values))
     if len(values) == 0:
         return out
-    starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
-    lengths = np.diff(np.r_[starts, len(values)])
-    by_length = np.argsort(-lengths, kind="stable")
-    starts, lengths = starts[by_length], lengths[by_length]
-    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
+    starts, lengths, running = _longest_first(segments)
     acc = np.zeros(len(starts))
     for j, count in enumerate(running.tolist()):
         if count == 1:

@@ -28,7 +28,7 @@ from .analysis import (
     leave_one_run_out,
     ranking_correlations,
 )
-from .compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, compare, same_measure
+from .compare import DEFAULT_PERMUTATIONS, DEFAULT_SEED, Leaderboard, compare, leaderboard, same_measure
 from .evaluate import ALL_TURNS, NUM_Q, RESULT_COLUMNS, evaluate, run_names
 from .measures import DEFAULT_MEASURES, Measure, parse_measures
 from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K, ranked_items, score_bits
@@ -155,6 +155,7 @@ class ReportData:
     plot_measure: str
     all_pairs: pd.DataFrame
     marks: pd.DataFrame  # the comparisons the leaderboard marks: against the baseline, else all_pairs
+    leaderboard: Leaderboard  # sorted by the first measure with per-turn values, with the wins of marks
     judged: dict[tuple[str, str], float]  # (qrels, run) -> judged@k
     intervals: dict[tuple[str, str, str], tuple[float, float]]  # (qrels, measure, run) -> (low, high)
     settings: ReportSettings
@@ -265,7 +266,7 @@ def report_data(runs: Sequence[Run], qrels: Sequence[Qrels], settings: ReportSet
     all_pairs, marks = _comparisons(results, settings, progress)
     intervals = mean_intervals(results, tested, settings.ci_samples, settings.seed)
     data = ReportData(runs, qrels, run_names(runs), measures, tested, results, plot_measure, all_pairs, marks,
-                      judged, intervals, settings)
+                      leaderboard(results, marks, sort=tested[0]), judged, intervals, settings)
     _means_and_baseline(data)
     data.per_turn = {q.name: turn_statistics(plotted, q.name, plot_measure) for q in qrels}
     data.label_counts = {q.name: judgments_per_label(q) for q in qrels}
@@ -315,7 +316,8 @@ def report_data_from_scores(rows: Sequence[tuple], settings: ReportSettings | No
     sources = [Qrels({}, name) for name in dict.fromkeys(results["qrels"])]
 
     all_pairs, marks = _comparisons(results, settings, progress)
-    data = ReportData(runs, sources, names, measures, tested, results, plot_measure, all_pairs, marks, {},
+    data = ReportData(runs, sources, names, measures, tested, results, plot_measure, all_pairs, marks,
+                      leaderboard(results, marks, sort=tested[0]), {},
                       mean_intervals(results, tested, settings.ci_samples, settings.seed), settings,
                       given_scores=True)
     _means_and_baseline(data)

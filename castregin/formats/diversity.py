@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..data import Qrels
 from ..errors import InputError
 from .common import decode, display_name, note_byte_order_mark, read_bytes, read_text, stem
-from .trec import refuse_nul
+from .trec import line_fields, refuse_nul
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,14 +50,8 @@ def read_diversity_qrels(path: str | os.PathLike, name: str | None = None) -> Qr
 def parse_diversity_qrels(text: str, source: str, name: str) -> Qrels:
     """:func:`read_diversity_qrels` on a file's text, which ``source`` names in messages."""
     qrels = Qrels(name=name, source=source)
-    refuse_nul(text, source)
-    seen = False
     by_turn: dict[str, SubtopicLabels] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        seen = True
+    for number, fields in line_fields(text, source, DIVERSITY_WHAT):
         if len(fields) != 4:
             raise InputError(f"expected 4 columns (topic subtopic item label), found {len(fields)}",
                              source=source, line=number)
@@ -72,8 +66,6 @@ def parse_diversity_qrels(text: str, source: str, name: str) -> Qrels:
                              source=source, line=number)
         judged[subtopic] = label
         labels[item] = max(label, labels.get(item, label))
-    if not seen:
-        raise InputError(f"the file is empty, expected a {DIVERSITY_WHAT}", source=source)
     qrels.labels.update(by_turn)
     return qrels
 
@@ -343,14 +335,19 @@ def gdeval_qrels(path, max_grade: int, rewrite_ids: bool) -> DiversityJudgments:
     return _judgments(display_name(path), lines, [0] * len(lines))
 
 
+def _run_columns(path):
+    """A run's six columns (``topic Q0 item rank score runid``) read at once (:func:`castregin.formats.arrow_csv.
+    split_lines`: None where a line does not fit), and the bytes read."""
+    from .arrow_csv import split_lines
+
+    return split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",), decimals=("score",))
+
+
 def gdeval_run(path, rewrite_ids: bool) -> DiversityRun:
     """gdeval's run (``topic Q0 item rank score runid``) as columns."""
     import numpy as np
 
-    from .arrow_csv import split_lines
-
-    columns, data = split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",),
-                                decimals=("score",))
+    columns, data = _run_columns(path)
     if columns is not None:
         pc = _compute()
         runids = columns["runid"]
@@ -381,10 +378,7 @@ def ndeval_qrels(path, rewrite_ids: bool) -> DiversityJudgments:
 
 def ndeval_run(path, rewrite_ids: bool) -> DiversityRun:
     """ndeval's run (``topic Q0 item rank score runid``, ranks natural numbers) as columns."""
-    from .arrow_csv import split_lines
-
-    columns, data = split_lines(path, ["topic", "q0", "item", "rank", "score", "runid"], digits=("rank",),
-                                decimals=("score",))
+    columns, data = _run_columns(path)
     if columns is not None:
         ranks = _naturals(columns["rank"])
         topics = _topics(columns["topic"], _ndeval_run_rewrite if rewrite_ids else None)

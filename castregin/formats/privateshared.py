@@ -289,6 +289,33 @@ def episode_directory(experiment: Experiment, position: int, rules: str) -> str:
     return f"instance_{experiment.instances[position].game_id:05d}"
 
 
+#: The run log of ``play privateshared``, beside a model's experiments: ``RESULTS/MODEL-tT/privateshared/run_log.json``.
+RUN_LOG = "run_log.json"
+
+
+def run_log_path(results_dir: str | os.PathLike, folder: str) -> str:
+    """Where the run log of the model whose results go to ``folder`` is written in ``results_dir``."""
+    return os.path.join(results_dir, folder, GAME, RUN_LOG)
+
+
+def episodes_to_play(results_dir: str | os.PathLike, directories: Iterable[str], rules: str) -> list[str]:
+    """The episode directories of ``directories`` not yet played in ``results_dir`` (not all their files there).
+
+    An episode with some of its files but not all was not written by castregin (it writes them together):
+    an :class:`InputError`, since playing it again would overwrite what someone else wrote."""
+    names = episode_file_names(rules)
+    left = []
+    for directory in directories:
+        present = [name for name in names if os.path.lexists(os.path.join(results_dir, directory, name))]
+        if len(present) == len(names):
+            continue  # played in an earlier run
+        if present:
+            raise InputError(f"{directory} holds {present[0]} but not every file of an episode; it was not "
+                             "written by castregin: move it away", source=os.fspath(results_dir))
+        left.append(directory)
+    return left
+
+
 def episode_file_names(rules: str) -> tuple[str, ...]:
     """The files of an episode: all of them exist once it is played (they are written together)."""
     if rules == "1.0":
@@ -296,14 +323,19 @@ def episode_file_names(rules: str) -> tuple[str, ...]:
     return (INSTANCE, "interactions.json", "player_1.requests.json", "player_2.requests.json", "scores.json")
 
 
+def experiment_file_name(experiment: Experiment, rules: str) -> str:
+    """The name of the experiment's own file beside its episodes (:func:`experiment_file`)."""
+    return f"experiment_{experiment.name}.json" if rules == "1.0" else "experiment.json"
+
+
 def experiment_file(experiment: Experiment, model: str, rules: str, timestamp: str) -> tuple[str, str]:
     """(name, text) of the experiment's own file beside its episodes: ``experiment_NAME.json`` (1.0, the
     experiment's configuration, the time and the dialogue partners) or ``experiment.json`` (2.0)."""
+    name = experiment_file_name(experiment, rules)
     if rules == "1.0":
-        return (f"experiment_{experiment.name}.json",
-                clembench_json({**experiment.config, "timestamp": timestamp, "dialogue_partners": [model]}))
-    return ("experiment.json", clemcore_json({**experiment.config, "timestamp": timestamp, "game_name": GAME,
-                                              "player_models": {"0": {"model_name": model}}}))
+        return name, clembench_json({**experiment.config, "timestamp": timestamp, "dialogue_partners": [model]})
+    return name, clemcore_json({**experiment.config, "timestamp": timestamp, "game_name": GAME,
+                                "player_models": {"0": {"model_name": model}}})
 
 
 def episode_files(records, rules: str) -> dict[str, str]:

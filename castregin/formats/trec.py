@@ -28,8 +28,9 @@ def refuse_nul(text: str, source: str) -> None:
                          source=source, line=line)
 
 
-def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]]:
-    """(line number, whitespace-split fields) of each non-blank line; an empty file is an error."""
+def line_fields(text: str, source: str, what: str | None) -> Iterator[tuple[int, list[str]]]:
+    """(line number, whitespace-split fields) of each non-blank line of a TREC file (a NUL byte refused); a file
+    without one is an error saying it expected a ``what`` (None: the caller says it)."""
     refuse_nul(text, source)
     seen = False
     for number, line in enumerate(text.splitlines(), start=1):
@@ -37,7 +38,7 @@ def _fields(text: str, source: str, what: str) -> Iterator[tuple[int, list[str]]
         if fields:
             seen = True
             yield number, fields
-    if not seen:
+    if not seen and what is not None:
         raise InputError(f"the file is empty, expected a {what}", source=source)
 
 
@@ -101,7 +102,7 @@ def parse_run(data: bytes, source: str, extra_columns: bool = False) -> Run:
     text = decode(data, source)
     _refuse_json(text, source, "a TREC run (turn Q0 item rank score tag): a CAsT JSON submission? `castregin convert "
                                "questions` (or responses, passages) turns it into one")
-    for line, all_fields in _fields(text, source, RUN_WHAT):
+    for line, all_fields in line_fields(text, source, RUN_WHAT):
         fields = all_fields[:6] if len(all_fields) > 6 and extra_columns else all_fields
         if len(fields) != 6:
             raise InputError(
@@ -144,7 +145,7 @@ def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = F
     """
     text = decode(data, source)
     _refuse_json(text, source, "qrels (turn 0 item label); give a qrels file (CAsT-ReGIn's are its .qrel files)")
-    lines = _fields(text, source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
+    lines = line_fields(text, source, STRATIFIED_WHAT if stratified else QRELS_WHAT)
     first = next(lines)  # an empty file is an error (_fields)
     chose = stratified is None
     if stratified is None:
@@ -194,12 +195,8 @@ def read_turn_list(path: str | os.PathLike) -> list[str]:
     if text.lstrip().startswith("{"):
         data = parse_json_text(text, source)
         return turn_ids_from_json(data, source)
-    refuse_nul(text, source)
     turns: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
+    for number, fields in line_fields(text, source, None):
         if len(fields) not in (1, 4, 6):
             raise InputError(
                 f"expected a turn id, a qrels line or a run line, found {len(fields)} columns",

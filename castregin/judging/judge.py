@@ -2,9 +2,9 @@
 
 The sequence, each step's refusals before the next step's work: the settings, the criteria, the prompt,
 the outputs (none an input, the cache among them), the key, the pool, the turns kept, the pairs
-already judged left out, the tasks, the cache's directories, the calls (:func:`castregin.judging.llm.
-judge_tasks`), and on a failure the directories made for a cache that was removed. The callers only
-turn their arguments into :class:`JudgeInputs` and render what comes back.
+already judged left out, the tasks, the calls (:func:`castregin.judging.llm.judge_tasks`, in a
+:func:`castregin.llm.session.model_session`: the cache's directories made, and on a failure those still
+empty removed). The callers only turn their arguments into :class:`JudgeInputs` and render what comes back.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, InputWarning
+from ..errors import InputWarning
 from ..llm import Reply
 from .llm import JudgeSettings, LLMJudgment, judge_tasks
 from .rubrics import check_criteria
@@ -54,18 +53,15 @@ def judge_pool(inputs: JudgeInputs, criteria: Sequence[str], load_prompt: Callab
     directory that must not be a file; ``progress`` and ``kept`` as :func:`~castregin.judging.llm.judge_tasks`
     takes them. Warnings (turns the pool lacks) are :class:`InputWarning`.
     """
-    from ..formats.output import check_outputs, make_directories, remove_empty
-    from ..llm import api_key, check_api_key
+    from ..llm.session import check_out_dir, check_run
     from ..track.pool import keep_run_turns, without_judged
     from .tasks import build_tasks
 
     settings = settings.check()
     criteria = check_criteria(criteria)
     template = load_prompt(criteria)
-    paths = [*inputs.paths, *([template.source] if not template.system else [])]
-    # The cache with the outputs, in one check: neither an input nor another output.
-    check_outputs([*outputs, cache_file], paths)
-    check_api_key(api_key(settings.api_key_env), settings.api_key_env)
+    settings = check_run(settings, cache_file, outputs=outputs,
+                         inputs=[*inputs.paths, *([template.source] if not template.system else [])])
     pooled = inputs.pool()
     if inputs.turns is not None:
         listed, turns_source = inputs.turns()
@@ -74,13 +70,6 @@ def judge_pool(inputs: JudgeInputs, criteria: Sequence[str], load_prompt: Callab
             warnings.warn(left_out, InputWarning, stacklevel=2)
     pooled, already = without_judged(pooled, inputs.only_unjudged())
     task_set = build_tasks(pooled, inputs.bank(), inputs.topics(), criteria)
-    if out_dir is not None and os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
-    made = make_directories(Path(os.path.abspath(cache_file)).parent, cache_file)
-    try:
-        return judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already,
-                           progress=progress, kept=kept)
-    except BaseException:
-        # Nothing received, nothing left: the directories made for a cache that was removed go too.
-        remove_empty(made)
-        raise
+    check_out_dir(out_dir)
+    return judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already, progress=progress,
+                       kept=kept)

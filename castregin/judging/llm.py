@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
 from ..limits import MAX_JUDGE_SAMPLES
-from ..llm import Call, Client, EndpointSettings, Reply, public_url
+from ..llm import Call, EndpointSettings, Reply, public_url
+from ..llm.session import cost_log, model_session, nothing_answered, this_run_log
 from ..llm.settings import check_number
 
 SCALE = (0, 1, 2, 3)
@@ -228,19 +229,12 @@ def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: Judg
             flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
 
     started = time.monotonic()
-    client = Client(settings, cache_file, seeds=samples > 1, purpose="judge")
-    try:
-        with client:
-            calls = {(*pair, sample): client.call(chat, sample) for pair, chat in chats.items()
-                     for sample in range(samples)}
-            answers = client.run(list(calls.values()), progress)
-            if calls and not answers:
-                raise InputError(nothing_answered(client))
-    except BaseException:
-        if kept is not None and client.stored:
-            kept(client.path, client.stored)
-        raise
-    stats = client.stats
+    with model_session(settings, cache_file, purpose="judge", seeds=samples > 1, kept=kept) as client:
+        calls = {(*pair, sample): client.call(chat, sample) for pair, chat in chats.items()
+                 for sample in range(samples)}
+        answers = client.run(list(calls.values()), progress)
+        if calls and not answers:
+            raise InputError(nothing_answered(client))
 
     pairs = [(task.turn_id, task.item_id) for task in ordered]
     judged = collect_labels(calls, answers, pairs, criteria, samples, examples=EXAMPLES_SHOWN)
@@ -253,7 +247,6 @@ def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: Judg
     label_rows = [(p.turn_id, p.item_id, p.criterion, p.label, p.spread, p.answered, p.parsed, p.answers)
                   for p in judged.pairs]
     answered_calls = len(judged.by_sample)
-    cost = settings.cost(judged.prompt_tokens, judged.completion_tokens)
     log = {
         "model": model,
         "endpoint": public_url(settings.base_url),
@@ -272,34 +265,8 @@ def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: Judg
         "unparseable_examples": judged.examples,
         "pairs_with_spread": {c: judged.spread_pairs[c] for c in criteria} if samples > 1 else None,
         "tokens": {"prompt": judged.prompt_tokens, "completion": judged.completion_tokens},
-        "cost": {"usd": round(cost, 6), "price_in_per_million": settings.price_in,
-                 "price_out_per_million": settings.price_out},
+        "cost": cost_log(settings, judged.prompt_tokens, judged.completion_tokens),
         "flagged_items": flagged,
-        "this_run": {
-            "requests": stats.requests,
-            "new_answers": stats.answers,
-            "from_cache": stats.from_cache,
-            "failures": dict(sorted(stats.failures.items())),
-            "first_failure": stats.first_error,
-            "calls_failed": stats.failed_calls,
-            "calls_not_sent": stats.unsent_calls,
-            "budget_spent": stats.budget_spent,
-            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
-            "seconds": round(time.monotonic() - started, 3),
-        },
+        "this_run": this_run_log(client, time.monotonic() - started),
     }
     return LLMJudgment(rows, label_rows, judged.qrels, log)
-
-
-def nothing_answered(client: Client) -> str:
-    """Why a run that had calls to make has no answer at all, in one line."""
-    stats = client.stats
-    parts = []
-    if stats.failed_calls:
-        parts.append(f"{stats.failed_calls} call(s) failed after every retry")
-    if stats.unsent_calls:
-        reason = "the budget of --max-requests is spent" if stats.budget_spent else "the endpoint answered none"
-        parts.append(f"{stats.unsent_calls} not sent ({reason})")
-    said = "; ".join(parts) or "no request was sent"
-    first = f"; the first error: {stats.first_error}" if stats.first_error else ""
-    return f"no call was answered ({said}){first}; nothing written"

@@ -18,16 +18,26 @@ run stopped) is left out of the output and counted: the next run, asking only wh
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..data import natural_key
 from ..errors import InputError, InputWarning
 from ..formats.nuggets import FAILED, LABELS, NOT_SUPPORT, SUPPORT, Answer, Assignment, TurnNuggets
-from ..llm import Call, Client, Reply
-from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_complete, parse_labels
+from ..llm import Call, Client, EndpointSettings, Reply
+from .llm import (
+    EXAMPLES_SHOWN,
+    answer_tokens,
+    call_log,
+    last_line,
+    model_stage,
+    nothing_complete,
+    parse_labels,
+)
 
 #: nuggetizer's window of nuggets per call.
 DEFAULT_WINDOW = 10
@@ -137,3 +147,26 @@ def assign_nuggets(client: Client, turns: Sequence[TurnNuggets], answers: Sequen
            "unparseable_examples": examples,
            **tail}
     return NuggetAssignment(assignments, log)
+
+
+def assign_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load_prompt: Callable[[], Any],
+                 nuggets: Callable[[], Sequence[TurnNuggets]], answers: Callable[[], Sequence[Answer]],
+                 topics: Callable[[], Any] | None = None, *, window: int = DEFAULT_WINDOW,
+                 inputs: Iterable[str | os.PathLike] = (), outputs: Sequence[str | os.PathLike] = (),
+                 out_dir: str | None = None, progress: Callable[[int], Callable[[Reply | None], None]] | None = None,
+                 kept: Callable[[str, int], None] | None = None) -> NuggetAssignment:
+    """``castregin nuggets assign`` and :func:`castregin.api.nuggets_assign`, but writing: the prompt
+    (``load_prompt()``; its ``grades``), the nuggets, answers and topics (each read when its step comes), then
+    :func:`assign_nuggets` through :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``,
+    ``out_dir`` and ``kept`` as it takes them)."""
+
+    def read():
+        return nuggets(), answers(), topics() if topics is not None else None
+
+    def work(client, prompts, data):
+        (prompt,), (turns, given, tree) = prompts, data
+        return assign_nuggets(client, turns, given, prompt, window=window, topics=tree, grades=prompt.grades,
+                              progress=progress)
+
+    return model_stage(settings, cache_file, lambda: [load_prompt()], read, work, inputs=inputs, outputs=outputs,
+                       out_dir=out_dir, purpose="nuggets-assign", kept=kept)

@@ -23,20 +23,22 @@ and said.
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..data import natural_key
 from ..errors import InputError, InputWarning
 from ..formats.citations import FULL_SUPPORT, NO_SUPPORT, PARTIAL_SUPPORT, SUPPORT_WEIGHTS, PairKey
 from ..formats.nuggets import Answer
 from ..formats.passages import Passage
-from ..llm import Client, Reply
-from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_complete
+from ..llm import Client, EndpointSettings, Reply
+from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, model_stage, nothing_complete
 from .scores import ALL_TURNS, NUM_Q
 
 CITATION_PRECISION, CITATION_RECALL = "citation_precision", "citation_recall"
@@ -70,10 +72,12 @@ def cited_pairs(answer: Answer, max_citations: int = DEFAULT_MAX_CITATIONS) -> l
 
 @dataclass
 class CitationJudgment:
-    """What a citation support run gives: the label of each judged pair (in the answers' order) and the log."""
+    """What a citation support run gives: the label of each judged pair (in the answers' order) and the log;
+    from :func:`cite_stage`, the ``scores`` too (:func:`citation_scores`' rows, per turn)."""
 
     labels: dict[PairKey, str]
     log: dict
+    scores: list[tuple] = field(default_factory=list)
 
 
 def judge_citations(client: Client, answers: Sequence[Answer], passages: Mapping[str, Passage], prompt, *,
@@ -198,3 +202,29 @@ def citation_scores(answers: Sequence[Answer], labels: Mapping[PairKey, str], so
             f"{', '.join(unscored[:_NAMED])}" + (f" and {len(unscored) - _NAMED} more" if len(unscored) > _NAMED
                                                   else "")), stacklevel=2)
     return rows
+
+
+def cite_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load_prompt: Callable[[], Any],
+               answers: Callable[[], Sequence[Answer]], passages: Callable[[set[str]], Mapping[str, Passage]], *,
+               max_citations: int = DEFAULT_MAX_CITATIONS, source: str = "citations",
+               inputs: Iterable[str | os.PathLike] = (), outputs: Sequence[str | os.PathLike] = (),
+               out_dir: str | None = None, progress: Callable[[int], Callable[[Reply | None], None]] | None = None,
+               kept: Callable[[str, int], None] | None = None) -> CitationJudgment:
+    """``castregin nuggets cite`` and :func:`castregin.api.nuggets_cite`, but writing: the prompt, the answers, the
+    texts of the passages they cite (``passages(wanted ids)``), then :func:`judge_citations` through
+    :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``, ``out_dir`` and ``kept`` as it takes
+    them), and the scores of the labels (per turn, ``source`` in their qrels column)."""
+
+    def read():
+        given = answers()
+        wanted = {passage_id for answer in given for _, passage_id in cited_pairs(answer, max_citations)}
+        return given, passages(wanted)
+
+    def work(client, prompts, data):
+        (prompt,), (given, texts) = prompts, data
+        return given, judge_citations(client, given, texts, prompt, max_citations=max_citations, progress=progress)
+
+    given, judged = model_stage(settings, cache_file, lambda: [load_prompt()], read, work, inputs=inputs,
+                                outputs=outputs, out_dir=out_dir, purpose="nuggets-cite", kept=kept)
+    judged.scores = citation_scores(given, judged.labels, source, True, max_citations)
+    return judged

@@ -22,29 +22,31 @@ counted: the next run replays the cached answers and asks only for the rest.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..data import Qrels, natural_key
 from ..errors import InputError, InputWarning
 from ..formats.llm_cache import CachedAnswer
 from ..formats.nuggets import OKAY, VITAL, Nugget, TurnNuggets
 from ..formats.passages import Passage
-from ..llm import Client
-from .assign import windows
+from ..llm import Client, EndpointSettings
+from .assign import DEFAULT_WINDOW, windows
 from .llm import (
     EXAMPLES_SHOWN,
     answer_tokens,
     call_log,
     last_line,
+    model_stage,
     nothing_complete,
     parse_labels,
     parse_texts,
 )
 
-DEFAULT_WINDOW = 10
 DEFAULT_MAX_NUGGETS = 30
 #: nuggetizer's ``min_judgment``: the lowest grade of a passage nuggets are drafted from.
 DEFAULT_MIN_GRADE = 2
@@ -221,3 +223,32 @@ def create_nuggets(client: Client, requests: Sequence[CreationRequest], create_p
            "unparseable_examples": [e for o in outcomes for e in o.examples][:EXAMPLES_SHOWN],
            **tail}
     return NuggetCreation(turns, log)
+
+
+def create_stage(settings: EndpointSettings, cache_file: str | os.PathLike,
+                 load_prompts: Callable[[], tuple[Any, Any]], qrels: Callable[[], Qrels],
+                 passages: Callable[[set[str]], Mapping[str, Passage]],
+                 queries: Callable[[], Mapping[str, str] | None], topics: Callable[[], Any] | None = None, *,
+                 min_grade: int = 2, window: int = DEFAULT_WINDOW, max_nuggets: int = DEFAULT_MAX_NUGGETS,
+                 inputs: Iterable[str | os.PathLike] = (), outputs: Sequence[str | os.PathLike] = (),
+                 out_dir: str | None = None, progress: Callable[[int], Callable[[str], None]] | None = None,
+                 kept: Callable[[str, int], None] | None = None) -> NuggetCreation:
+    """``castregin nuggets create`` and :func:`castregin.api.nuggets_create`, but writing: the creation and scoring
+    prompts (``load_prompts()``), the qrels, the texts of the passages of grade ``min_grade`` or more
+    (``passages(wanted ids)``), the queries and topics, the requests (:func:`creation_requests`), then
+    :func:`create_nuggets` through :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``,
+    ``out_dir`` and ``kept`` as it takes them)."""
+
+    def read():
+        judged = qrels()
+        wanted = {docid for items in judged.labels.values() for docid, grade in items.items() if grade >= min_grade}
+        texts = passages(wanted)
+        return creation_requests(judged, texts, queries(), topics() if topics is not None else None, min_grade)
+
+    def work(client, prompts, requests):
+        create_prompt, score_prompt = prompts
+        return create_nuggets(client, requests, create_prompt, score_prompt, window=window, max_nuggets=max_nuggets,
+                              progress=progress)
+
+    return model_stage(settings, cache_file, load_prompts, read, work, inputs=inputs, outputs=outputs,
+                       out_dir=out_dir, purpose="nuggets-create", kept=kept)

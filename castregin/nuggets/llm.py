@@ -10,12 +10,14 @@ string per nugget of the prompt, each one of the allowed labels (case and surrou
 nuggetizer lowercases them). A list of the wrong length is unparseable, as nuggetizer 0.0.6 has it
 (``zip(..., strict=True)``; 0.0.5 silently dropped the nuggets past a short list's end).
 
-**Calling the model.** :func:`model_stage` is the sequence every nugget command follows, each step's refusals
-before the next step's work: the endpoint's settings, the outputs (none an input, the answer cache among
-them), the API key, the inputs, the cache's directories, then the work through one
-:class:`castregin.llm.Client` (cache, retries, budget, deadline, key handling); a run stopped by an exception
-says how many answers it stored (``kept``), and a failure leaves no directory it made. :func:`call_log` is
-what every run log says about the endpoint and the calls.
+**Calling the model.** :func:`model_stage` is the sequence every nugget command follows (through the stage
+function of each: :func:`castregin.nuggets.create.create_stage`, :func:`~castregin.nuggets.assign.assign_stage`,
+:func:`~castregin.nuggets.citations.cite_stage`), each step's refusals before the next step's work: the
+endpoint's settings, the prompts, the outputs (none an input, the answer cache among them), the API key
+(:func:`castregin.llm.session.check_run`), the inputs, then the work through one :class:`castregin.llm.Client`
+(cache, retries, budget, deadline, key handling) in :func:`castregin.llm.session.model_session`: a run stopped
+by an exception says how many answers it stored (``kept``), and a failure leaves no directory it made.
+:func:`call_log` is what every run log says about the endpoint and the calls.
 """
 
 from __future__ import annotations
@@ -27,12 +29,11 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
 from ..llm import Client, EndpointSettings, public_url
+from ..llm.session import check_out_dir, check_run, cost_log, model_session, nothing_answered, this_run_log
 
 Data = TypeVar("Data")
 Result = TypeVar("Result")
@@ -103,53 +104,26 @@ def last_line(answer: CachedAnswer) -> str:
 # --- calling the model -----------------------------------------------------------------------------------------
 
 
-def model_stage(settings: EndpointSettings, cache_file: str | os.PathLike, read: Callable[[], Data],
-                work: Callable[[Client, Data], Result], *, outputs: Sequence[str | os.PathLike] = (),
-                inputs: Iterable[str | os.PathLike] = (), out_dir: str | None = None, purpose: str = "nuggets",
+def model_stage(settings: EndpointSettings, cache_file: str | os.PathLike, prompts: Callable[[], Sequence[Any]],
+                read: Callable[[], Data], work: Callable[[Client, Sequence[Any], Data], Result], *,
+                outputs: Sequence[str | os.PathLike] = (), inputs: Iterable[str | os.PathLike] = (),
+                out_dir: str | None = None, purpose: str = "nuggets",
                 kept: Callable[[str, int], None] | None = None) -> Result:
-    """``work(client, read())`` with a model client on ``cache_file``, after every check (see the module).
+    """``work(client, prompts(), read())`` with a model client on ``cache_file``, after every check (see the module).
 
-    ``outputs``: the files the caller will write, checked with the cache (neither an input nor another output);
-    ``inputs``: the input files; ``out_dir``: a directory that must not be a file; ``kept(path, n)`` is told,
-    when the run stops by an exception, how many answers it stored.
+    ``prompts()`` loads the prompts (:class:`castregin.render.nugget_prompts.NuggetPrompt`: a user's template file
+    is an input too); ``outputs``: the files the caller will write, checked with the cache (neither an input nor
+    another output); ``inputs``: the input files; ``out_dir``: a directory that must not be a file;
+    ``kept(path, n)`` is told, when the run stops by an exception, how many answers it stored.
     """
-    from ..formats.output import check_outputs, make_directories, remove_empty
-    from ..llm import api_key, check_api_key
-
     settings = settings.check()
-    check_outputs([*outputs, cache_file], list(inputs))
-    check_api_key(api_key(settings.api_key_env), settings.api_key_env)
+    loaded = prompts()
+    templates = [prompt.source for prompt in loaded if not prompt.builtin]
+    settings = check_run(settings, cache_file, outputs=outputs, inputs=[*inputs, *templates])
     data = read()
-    if out_dir is not None and os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)
-    made = make_directories(Path(os.path.abspath(cache_file)).parent, str(cache_file))
-    try:
-        client = Client(settings, cache_file, purpose=purpose)
-        try:
-            with client:
-                return work(client, data)
-        except BaseException:
-            if kept is not None and client.stored:
-                kept(client.path, client.stored)
-            raise
-    except BaseException:
-        # Nothing received, nothing left: the directories made for a cache that was removed go too.
-        remove_empty(made)
-        raise
-
-
-def nothing_answered(client: Client) -> str:
-    """Why a run that had calls to make has no answer at all, in one line."""
-    stats = client.stats
-    parts = []
-    if stats.failed_calls:
-        parts.append(f"{stats.failed_calls} call(s) failed after every retry")
-    if stats.unsent_calls:
-        reason = "the budget of --max-requests is spent" if stats.budget_spent else "the endpoint answered none"
-        parts.append(f"{stats.unsent_calls} not sent ({reason})")
-    said = "; ".join(parts) or "no request was sent"
-    first = f"; the first error: {stats.first_error}" if stats.first_error else ""
-    return f"no call was answered ({said}){first}; nothing written"
+    check_out_dir(out_dir)
+    with model_session(settings, cache_file, purpose=purpose, kept=kept) as client:
+        return work(client, loaded, data)
 
 
 def nothing_complete(client: Client, answered: int, what: str) -> str:
@@ -177,29 +151,16 @@ def call_log(client: Client, prompts: Mapping[str, Any], calls: int, answered: i
     after the command's own numbers): the model, the endpoint without credentials, the key's variable (never
     the key), the prompts (``describe()``), the parameters; the calls and answers, tokens and cost of every
     answer used, and what this invocation did (requests, cache hits, failures by kind, budget)."""
-    settings, stats = client.settings, client.stats
+    settings = client.settings
     head = {"model": settings.model, "endpoint": public_url(settings.base_url), "api_key_env": settings.api_key_env,
             "prompt": {task: prompt.describe() for task, prompt in prompts.items()},
             "parameters": client.parameters}
-    cost = settings.cost(*tokens)
     tail = {
         "calls": calls,
         "answered": answered,
         "complete": answered == calls,
         "tokens": {"prompt": tokens[0], "completion": tokens[1]},
-        "cost": {"usd": round(cost, 6), "price_in_per_million": settings.price_in,
-                 "price_out_per_million": settings.price_out},
-        "this_run": {
-            "requests": stats.requests,
-            "new_answers": stats.answers,
-            "from_cache": stats.from_cache,
-            "failures": dict(sorted(stats.failures.items())),
-            "first_failure": stats.first_error,
-            "calls_failed": stats.failed_calls,
-            "calls_not_sent": stats.unsent_calls,
-            "budget_spent": stats.budget_spent,
-            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
-            "seconds": round(time.monotonic() - started, 3),
-        },
+        "cost": cost_log(settings, *tokens),
+        "this_run": this_run_log(client, time.monotonic() - started),
     }
     return head, tail

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from ..formats.common import json_text
-from .tables import render_records
+from .tables import render_records, text_table
 
 RUN_COLUMNS = ["run", "contributed", "unique", "pool_share"]
 LORO_COLUMNS = ["run", "unique", "score", "score_without", "change", "rank", "rank_without", "judged_without"]
@@ -173,3 +174,31 @@ def ranking_agreement_plot(agreement, labelled: int = MOVERS_LABELLED) -> bytes:
                                         [r.run for r in agreement.movers[:labelled]], title,
                                         f"{agreement.measure} under A: {agreement.qrels_a}",
                                         f"{agreement.measure} under B: {agreement.qrels_b}")
+
+
+def qrels_stats_report(all_stats: Sequence[dict], fmt: str, rel_level: int) -> str:
+    """``qrels stats``: :func:`castregin.track.qrels.stats` of each qrels as JSON, or a table with a column per
+    label."""
+    if fmt == "json":
+        return json.dumps(list(all_stats), indent=2) + "\n"
+    labels = sorted({int(label) for s in all_stats for label in s["labels"]})
+    header = ["qrels", "turns", "topics", "items", "items/turn", f"turns with label>={rel_level}",
+              *[f"label {label}" for label in labels]]
+    rows = [
+        [s["qrels"], str(s["turns"]), str(s["topics"]), str(s["items"]),
+         f"{s['items_per_turn']['min']}-{s['items_per_turn']['max']} (mean {s['items_per_turn']['mean']:.1f})",
+         str(s["turns_with_relevant"]), *[str(s["labels"].get(str(label), 0)) for label in labels]]
+        for s in all_stats
+    ]
+    return text_table(header, rows, set(range(1, len(header))))
+
+
+def measures_report(catalogue: Sequence[dict], fmt: str) -> str:
+    """``measures``: the measure catalogue (:func:`castregin.evaluation.measures.measure_catalogue`) as JSON or a
+    table."""
+    if fmt == "json":
+        return json.dumps(list(catalogue), indent=2) + "\n"
+    header = ["trec_eval", "ir_measures", "backend", "all row", "note"]
+    rows = [[r["trec_eval"] or "-", r["ir_measures"] or "-", r["backend"], r["aggregate"] or "-", r["note"]]
+            for r in catalogue]
+    return text_table(header, rows)

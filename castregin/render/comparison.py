@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..evaluation.compare import FAMILY_TESTS
-from ..evaluation.evaluate import ALL_TURNS
 from ..formats.common import json_text, json_value
 from .numbers import fixed
 from .tables import (
     COUNT_MEASURES,
-    NOT_SCORES,
+    column_best,
     csv_text,
     latex_escape,
     latex_table,
@@ -30,6 +29,8 @@ from .tables import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..evaluation.compare import Comparison, Leaderboard
 
 COMPARE_FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex")
 DAGGER = "\u2020"
@@ -46,17 +47,6 @@ def comparison_records(comparisons: pd.DataFrame) -> list[dict]:
                     "significant": bool(r.significant), "direction": r.direction, "effect_size": r.effect_size})
         for r in rows
     ]
-
-
-def wins(comparisons: pd.DataFrame) -> set[tuple[str, str, str, str]]:
-    """``(qrels, measure, winner, loser)`` for every significant difference."""
-    out = set()
-    for r in comparisons[comparisons["significant"]].itertuples(index=False):
-        if r.mean_difference > 0:
-            out.add((r.qrels, r.measure, r.run, r.baseline))
-        elif r.mean_difference < 0:
-            out.add((r.qrels, r.measure, r.baseline, r.run))
-    return out
 
 
 def run_letters(names: Sequence[str]) -> dict[str, str]:
@@ -82,64 +72,36 @@ def rounded(value, decimals: int = 4, *, sign: bool = False, integer: bool = Fal
     return text[1:] if text[:1] in "+-" and set(text[1:]) <= {"0", "."} else text
 
 
-def sort_keys(keys: Sequence[tuple[str, str]], values: dict, measure: str) -> list[tuple[str, str]]:
-    """``(qrels, run)`` rows ordered by ``measure``'s mean, highest first, within each qrels.
+def summary_cells(board: Leaderboard, baseline: str | None, decimals: int = 4) -> dict:
+    """Per leaderboard cell ``(qrels, run, measure)``: ``(text, best, marks)``.
 
-    Qrels keep the order given, and so do runs with equal means; a run without a value comes last.
+    ``best`` says the value is the best of its column (:func:`~castregin.render.tables.column_best`); ``marks``
+    is a dagger when the run is significantly better than the baseline, or (without a baseline) the letters of
+    the runs it is significantly better than (letters in the order the runs were given).
     """
-    def key(position_and_row):
-        position, (qrels, run) = position_and_row
-        value = values.get((qrels, run, measure), math.nan)
-        return (qrels_order[qrels], math.isnan(value), -value if not math.isnan(value) else 0.0, position)
-
-    qrels_order = {q: i for i, q in enumerate(dict.fromkeys(q for q, _ in keys))}
-    return [row for _, row in sorted(enumerate(keys), key=key)]
-
-
-def summary_cells(results: pd.DataFrame, comparisons: pd.DataFrame, baseline: str | None,
-                  decimals: int = 4, sort: str | None = None) -> tuple[list[str], list[tuple[str, str]], dict]:
-    """The leaderboard as data: measures, ``(qrels, run)`` rows, and per cell ``(text, best, marks)``.
-
-    ``marks`` is a dagger when the run is significantly better than the baseline, or (without a
-    baseline) the letters of the runs it is significantly better than (letters in the order the
-    runs were given). ``sort`` orders the rows by that measure (:func:`sort_keys`).
-    """
-    means = results[results["turn"] == ALL_TURNS]
-    measures = list(dict.fromkeys(means["measure"]))
-    keys = list(dict.fromkeys(zip(means["qrels"], means["run"], strict=True)))
-    values = {(q, r, m): float(v) for q, r, m, v in means[["qrels", "run", "measure", "value"]].itertuples(
-        index=False)}
-    if sort is not None:
-        if sort not in measures:
-            raise InputError(f"cannot sort by {sort!r}: not one of the measures ({', '.join(measures)})",
-                             argument="sort")
-        keys = sort_keys(keys, values, sort)
-    best: dict[tuple[str, str], float] = {}
-    for (qrels, _run, measure), value in values.items():
-        if not math.isnan(value) and measure not in NOT_SCORES:
-            best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
-    won = wins(comparisons)
-    letters = run_letters(list(dict.fromkeys(means["run"])))
+    best = column_best(board.values)
+    letters = run_letters(board.runs)
     cells = {}
-    for qrels, run in keys:
-        for measure in measures:
-            value = values.get((qrels, run, measure), math.nan)
+    for qrels, run in board.rows:
+        for measure in board.measures:
+            value = board.values.get((qrels, run, measure), math.nan)
             text = fixed(value, decimals, integer=measure in COUNT_MEASURES)
+            beaten = board.beaten[(qrels, run, measure)]
             if baseline is not None:
-                marks = DAGGER if (qrels, measure, run, baseline) in won else ""
+                marks = DAGGER if baseline in beaten else ""
             else:
-                marks = "".join(letters[other] for other in letters if (qrels, measure, run, other) in won)
+                marks = "".join(letters[other] for other in beaten)
             cells[(qrels, run, measure)] = (text, value == best.get((qrels, measure)), marks)
-    return measures, keys, cells
+    return cells
 
 
-def _summary(results, comparisons, baseline, fmt, decimals=4, sort=None) -> str:
-    measures, keys, cells = summary_cells(results, comparisons, baseline, decimals, sort)
-    show_qrels = len({q for q, _ in keys}) > 1
+def _summary(board: Leaderboard, baseline, fmt, decimals=4) -> str:
+    measures, cells = board.measures, summary_cells(board, baseline, decimals)
+    show_qrels = len({q for q, _ in board.rows}) > 1
     # The letters of the given order, as summary_cells marks them, whatever the rows' order.
-    letters = run_letters(list(dict.fromkeys(results.loc[results["turn"] == ALL_TURNS, "run"])))
+    letters = run_letters(board.runs)
     rows = []
-    for qrels, run in keys:
+    for qrels, run in board.rows:
         name = run if baseline is not None else f"{run} ({letters[run]})"
         if run == baseline:
             name += " [baseline]"
@@ -200,17 +162,16 @@ def _details(comparisons: pd.DataFrame, fmt: str, decimals: int = 4) -> str:
     return text_table(header, rows, numeric)
 
 
-def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str = "table",
-                      baseline: str | None = None, test: str = "paired-t", correction: str = "holm",
-                      alpha: float = 0.05, decimals: int = 4, sort: str | None = None) -> str:
-    """Render :func:`compare`'s rows in one of :data:`COMPARE_FORMATS`.
+def render_comparison(compared: Comparison, fmt: str = "table", baseline: str | None = None,
+                      test: str = "paired-t", correction: str = "holm", alpha: float = 0.05, decimals: int = 4) -> str:
+    """Render a :class:`~castregin.evaluation.compare.Comparison` in one of :data:`COMPARE_FORMATS`.
 
     ``json``, ``tsv`` and ``csv`` hold the comparisons at full precision, effect sizes included.
-    ``table``, ``markdown`` and ``latex`` show the leaderboard (means from ``results``; best value
-    bold, a dagger on significant wins over the baseline or, without one, the letters of the runs
-    beaten; rows in the order given, or by ``sort``'s mean, highest first), a legend, then every
-    comparison with its effect size.
+    ``table``, ``markdown`` and ``latex`` show the leaderboard (best value bold, a dagger on significant
+    wins over the baseline or, without one, the letters of the runs beaten; rows in the leaderboard's
+    order), a legend, then every comparison with its effect size.
     """
+    comparisons = compared.comparisons
     if fmt == "json":
         return json_text(comparison_records(comparisons))
     if fmt in ("tsv", "csv"):
@@ -223,7 +184,7 @@ def render_comparison(comparisons: pd.DataFrame, results: pd.DataFrame, fmt: str
     if fmt not in COMPARE_FORMATS:
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(COMPARE_FORMATS)}")
     legend = _legend(comparisons, baseline, test, correction, alpha)
-    summary = _summary(results, comparisons, baseline, fmt, decimals, sort)
+    summary = _summary(compared.leaderboard, baseline, fmt, decimals)
     details = _details(comparisons, fmt, decimals)
     if fmt == "latex":
         return f"% {latex_escape(legend)}\n{summary}\n% every comparison\n{details}"

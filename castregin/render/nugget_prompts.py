@@ -78,6 +78,11 @@ class NuggetPrompt:
     def builtin(self) -> bool:
         return self.template.system
 
+    @property
+    def grades(self) -> int:
+        """The support levels an assignment prompt asks for: 2 (nuggetizer-2grade: support, not_support), else 3."""
+        return 2 if self.builtin and self.name == "nuggetizer-2grade" else 3
+
     def describe(self) -> dict:
         """The run log's record of the prompt."""
         return {"name": self.name, "source": self.source, "sha256": self.digest}

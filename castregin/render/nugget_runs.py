@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from .llm import missing_calls_lines, run_log_json
 
@@ -33,13 +33,13 @@ def assignment_files(assigned) -> dict[str, str]:
     return {ASSIGNMENTS_JSONL: format_assignments(assigned.assignments), RUN_LOG_JSON: run_log_json(assigned.log)}
 
 
-def citation_files(judged, score_rows: Sequence[tuple]) -> dict[str, str]:
-    """The files of a citation run (:class:`castregin.nuggets.citations.CitationJudgment` and its score rows)."""
+def citation_files(judged) -> dict[str, str]:
+    """The files of a citation run (:class:`castregin.nuggets.citations.CitationJudgment`, its scores with it)."""
     from ..formats.citations import format_citation_labels
     from .tables import render_rows
 
     return {CITATION_SUPPORT_CSV: format_citation_labels(judged.labels),
-            CITATION_SCORES_TSV: render_rows(score_rows, "tsv"), RUN_LOG_JSON: run_log_json(judged.log)}
+            CITATION_SCORES_TSV: render_rows(judged.scores, "tsv"), RUN_LOG_JSON: run_log_json(judged.log)}
 
 
 def model_run_summary(log: Mapping, unparseable: int, what: str, written: str) -> list[str]:

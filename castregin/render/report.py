@@ -23,7 +23,6 @@ unjudged ones as their own category, and the reproducibility block.
 from __future__ import annotations
 
 import base64
-import functools
 import re
 import sys
 from collections.abc import Sequence
@@ -41,6 +40,7 @@ from ..formats.provenance import Provenance
 from . import plots
 from .analysis import ranking_agreement_plot
 from .comparison import DAGGER, correction_words, rounded, run_letters, summary_cells
+from .html import environment as html_environment
 
 FIGURES_DIR = "figures"
 RUNS_DIR = "runs"
@@ -186,15 +186,15 @@ def _p(value: float) -> str:
 
 def leaderboard_orders(data: ReportData) -> dict[str, list[str]]:
     """Per qrels, the runs by the mean of the first measure with per-turn values, highest first."""
-    _, keys, _ = summary_cells(data.results, data.marks, data.baseline, sort=data.primary)
     orders: dict[str, list[str]] = {}
-    for qrels, run in keys:
+    for qrels, run in data.leaderboard.rows:
         orders.setdefault(qrels, []).append(run)
     return orders
 
 
 def _leaderboards(data: ReportData, figures: dict) -> list[dict]:
-    measures, keys, cells = summary_cells(data.results, data.marks, data.baseline, sort=data.primary)
+    board = data.leaderboard
+    measures, keys, cells = board.measures, board.rows, summary_cells(board, data.baseline)
     letters = run_letters(data.names)
     boards = []
     for qrels_name in dict.fromkeys(q for q, _ in keys):
@@ -397,15 +397,6 @@ def page_context(data: ReportData, figures: dict, record: Provenance, per_run_fi
     }
 
 
-@functools.cache
-def _environment():
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
-                              autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
-                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
-
-
 @dataclass
 class Report:
     """The report in memory: the pages (``index.html``, ``runs/*.html``) and figures, by file name."""
@@ -424,7 +415,7 @@ def build_report(data: ReportData, record: Provenance, *, per_run_files: bool = 
     """
     figures = draw(data, progress)
     context = page_context(data, figures, record, per_run_files)
-    environment = _environment()
+    environment = html_environment()
     pages = {}
     if per_run_files:
         template = environment.get_template("report_run.html.j2")

@@ -158,6 +158,16 @@ def render_rows(rows: Sequence[tuple], fmt: str = "table", decimals: int = 4, co
     return render_wide(rows, fmt, decimals, counts)
 
 
+def column_best(values: dict[tuple, float]) -> dict[tuple[str, str], float]:
+    """``{(qrels, measure): the best value}`` of ``{(qrels, run, measure): value}``: what is bold in a column (the
+    largest; counts and NaN never)."""
+    best: dict[tuple[str, str], float] = {}
+    for (qrels, _run, measure), value in values.items():
+        if not math.isnan(value) and measure not in NOT_SCORES:
+            best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
+    return best
+
+
 def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT_MEASURES) -> str:
     """One row per (qrels, run[, turn]), one column per measure; best of each column bold.
 
@@ -176,11 +186,7 @@ def render_wide(rows: Sequence[tuple], fmt: str, decimals: int = 4, counts=COUNT
     show_qrels = len({qrels for _, qrels, _, _, _ in rows}) > 1
     key_header = (["qrels"] if show_qrels else []) + ["run"] + (["turn"] if per_turn else [])
 
-    best: dict[tuple, float] = {}
-    if not per_turn:
-        for (qrels, _run, measure), value in values.items():
-            if not math.isnan(value) and measure not in NOT_SCORES:
-                best[(qrels, measure)] = max(value, best.get((qrels, measure), -math.inf))
+    best = {} if per_turn else column_best(values)
 
     def cells(key):
         out = []

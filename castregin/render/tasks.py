@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from ..errors import InputError
 from ..judging.rubrics import check_criteria, rubric
 from ..judging.tasks import GOLD_COLUMNS, Task, TaskSet
+from .html import environment
 from .tables import csv_text
 
 FORMATS = ("long", "mturk", "html")
@@ -77,15 +78,6 @@ def gold_csv(rows: Sequence[dict]) -> str:
 
 
 @functools.cache
-def _environment():
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
-                              autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
-                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
-
-
-@functools.cache
 def page_words() -> dict[str, dict[str, str]]:
     """What the pages call the conversation panel and the item, and what a HIT asks, by kind of task
     (``templates/page_words.json``)."""
@@ -106,7 +98,7 @@ def _scale(criteria: Sequence[dict]) -> tuple[int, ...]:
 
 def hit_template(criteria: Sequence[str], kind: str = "relevance") -> str:
     """``hit_template.html``: the MTurk layout of one topic's HIT (crowd-html-elements, ``${items}``)."""
-    return _environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria, kind),
+    return environment().get_template("hit_template.html.j2").render(criteria=_criteria_context(criteria, kind),
                                                                       words=page_words()[kind])
 
 
@@ -120,7 +112,7 @@ def judging_page(topic: str, tasks: Sequence[Task], criteria: Sequence[str], see
     payload = {"topic": topic, "seed": seed, "criteria": list(criteria), "scale": list(scale), "turns": turns}
     # Saved answers are kept under this digest: a page of other tasks does not pick them up.
     payload["digest"] = hashlib.sha256(compact_json(payload).encode("utf-8")).hexdigest()[:16]
-    return _environment().get_template("judging_page.html.j2").render(
+    return environment().get_template("judging_page.html.j2").render(
         topic=topic, criteria=context, scale=scale, n_items=len(tasks), n_turns=len(turns), words=page_words()[kind],
         payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
 
@@ -169,7 +161,7 @@ def writing_page(topic: str, turns: Sequence) -> str:
                      "turns": [{"turn_id": t.turn_id, "query": t.query, "context": [dict(c) for c in t.context],
                                 "passages": [{"docid": d, "text": text} for d, text in t.passages]} for t in turns]}
     payload["digest"] = hashlib.sha256(compact_json(payload).encode("utf-8")).hexdigest()[:16]
-    return _environment().get_template("nugget_writing_page.html.j2").render(
+    return environment().get_template("nugget_writing_page.html.j2").render(
         topic=topic, n_turns=len(turns),
         payload=Markup(compact_json(payload)))  # noqa: S704 - compact_json escapes <, > and & (safe in <script>)
 

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..data import Qrels, Run, is_judged, natural_key
+from ..data import Qrels, Run, StratifiedQrels, is_judged, natural_key
 from ..errors import InputError
 from ..formats.trec import read_run
 
@@ -107,3 +107,61 @@ def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,
     overlap = {a: {b: len(tops[i] & tops[j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
     turns = [{"turn": turn, "pool": len(pool[turn])} for turn in sorted(pool, key=natural_key)]
     return {"turns": turns, "runs": rows, "overlap": overlap, "pool": size, "depth": depth}
+
+
+@dataclasses.dataclass
+class BuiltPool:
+    """What ``castregin pool build`` writes and says: ``pool`` (turn -> the items to judge; with a strategy, in the
+    order to judge them) of the turns kept, and
+    ``left_out``, the warning naming the turns the turn list left out (or None). With a sample: ``stratified``,
+    every pooled item of those turns with its stratum, labelled from the judgments given
+    (:func:`castregin.formats.strata.stratified`), ``unjudged``, the sampled items they lack, and ``statistics``
+    per stratum."""
+
+    pool: dict[str, Iterable[str]]
+    left_out: str | None = None
+    stratified: StratifiedQrels | None = None
+    unjudged: int = 0
+    statistics: list[dict] = dataclasses.field(default_factory=list)
+
+
+def build_pool(runs: Sequence[str | os.PathLike | Run], depth: int | None = 1, *,
+               turns: Iterable[str] | None = None, turns_source: str = "the turn list", strata=None, seed: int = 0,
+               strategy: str | None = None, budget: int | None = None, judged: Qrels | None = None,
+               rel_level: int = 2, progress: Callable[[Iterable], Iterable] | None = None) -> BuiltPool:
+    """The judging pool of ``runs`` (run files, or :class:`Run` with a rank column), one of three kinds:
+
+    - the union of each run's top ``depth`` items (files are read one at a time; ``progress`` wraps them);
+    - with ``strata`` (:func:`castregin.track.sampling.parse_strata`'s, or its text), a seeded stratified sample
+      (:func:`castregin.track.sampling.sample_pool`), and the stratified qrels of the pool labelled from
+      ``judged``;
+    - with ``strategy`` and ``budget``, the next items to judge in the strategy's order
+      (:func:`castregin.track.sampling.adaptive_pool`, within each run's top ``depth``, None: all), ``judged``
+      the labels so far.
+
+    ``turns`` keeps the listed turns only (:func:`keep_turns`, ``turns_source`` naming the list).
+    """
+    from .sampling import adaptive_pool, sample_pool
+
+    def listed(pool: Mapping[str, Iterable[str]]) -> tuple[dict, str | None]:
+        return keep_turns(pool, turns, turns_source) if turns is not None else (dict(pool), None)
+
+    def run_list() -> list[Run]:
+        return [run if isinstance(run, Run) else read_run(run) for run in runs]
+
+    if strategy is not None:
+        if budget is None:
+            raise InputError("give the budget of judgments a turn with the strategy", argument="budget")
+        chosen = adaptive_pool(run_list(), strategy, budget, judged.labels if judged else None, rel_level, depth)
+        return BuiltPool(*listed(chosen))
+    if strata is not None:
+        from ..formats.strata import stratified
+
+        sample = sample_pool(run_list(), strata, seed)
+        kept, left_out = listed(sample.sampled)
+        strata_of = {turn: items for turn, items in sample.strata.items() if turn in kept}
+        qrels, unjudged = stratified(strata_of, kept, judged)
+        return BuiltPool(kept, left_out, qrels, unjudged, sample.statistics())
+    # Files read one at a time: the memory of one run and the pool.
+    given = (run if isinstance(run, Run) else read_run(run) for run in (progress or iter)(list(runs)))
+    return BuiltPool(*listed(pool_runs(given, depth or 1)))

@@ -77,6 +77,29 @@ def stats(qrels: Qrels, rel_level: int = 2) -> dict:
     }
 
 
+def merge_files(paths: Sequence[str]) -> tuple[Qrels, dict, dict[str, int]]:
+    """``qrels merge``: the qrels files merged (:func:`merge`), the provenance record of every label (castregin's
+    version, the command, the date, each source with its SHA-256 and the labels it gave, then each label with the
+    file it came from) and the labels each file gave (per path, as the record lists them: a file given twice is
+    one source, the second adding nothing)."""
+    from ..formats.provenance import provenance
+    from ..formats.trec import read_qrels
+
+    merged, source = merge([read_qrels(path) for path in paths])
+    made = provenance(paths)
+    counts = dict.fromkeys((path for path, _ in made.inputs), 0)
+    for position in source.values():
+        counts[str(paths[position])] += 1
+    record = {
+        "castregin": made.version, "command": made.command, "date": made.date,
+        "sources": [{"path": path, "sha256": digest, "labels": counts[path]} for path, digest in made.inputs],
+        "labels": [{"turn_id": turn, "item_id": item, "label": merged.labels[turn][item],
+                    "source": str(paths[source[turn, item]])}
+                   for turn in sorted(merged.labels) for item in sorted(merged.labels[turn])],
+    }
+    return merged, record, counts
+
+
 def merge(qrels_list: Sequence[Qrels]) -> tuple[Qrels, dict[tuple[str, str], int]]:
     """Fill the holes of the first qrels from the next ones, in order: the first label >= 0 of a pair wins.
 
