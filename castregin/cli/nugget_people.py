@@ -12,7 +12,7 @@ import click
 
 from . import CastreginCommand, CastreginSubgroup, warnings_as_lines
 from .crowd_options import decision_options, gold_option, reading_options
-from .options import InputPath, OutputDirectory, runs_argument
+from .options import InputPath, OutputDirectory, option_group, runs_argument
 
 _TASK_FORMATS = ("long", "mturk", "html")
 
@@ -59,13 +59,7 @@ def _task_options(gold: bool = True):
         click.option("--out-dir", required=True, type=OutputDirectory(), metavar="DIR",
                      help="The directory to fill; it is replaced as a whole, so it holds only these tasks."),
     ]
-
-    def decorate(function):
-        for option in reversed(options):
-            function = option(function)
-        return function
-
-    return decorate
+    return option_group(*options)
 
 
 def _gold_rows(gold):

@@ -40,7 +40,7 @@ from ..data import natural_key, topic_of
 from ..errors import InputError, InputWarning
 from ..formats.nuggets import Answer, TurnNuggets
 from ..formats.passages import Passage
-from .tasks import DEFAULT_SEED, GOLD_COLUMNS, Task, TaskSet, borrowed, digest, fold_text
+from .tasks import DEFAULT_SEED, GOLD_COLUMNS, Task, TaskSet, borrowed, check_gold_request, digest, fold_text
 
 KINDS = ("create", "importance", "assign", "cite")
 #: The criterion people label in each labelling kind (its rubric: ``nugget_rubrics.json``).
@@ -149,10 +149,7 @@ def _task_set(kind: str, groups: list[_Group], *, gold_per_topic: int, gold, see
     """The groups as tasks in judging order (topics, turns in natural order; a turn's groups by digest; a group's
     items by digest), gold planted or given."""
     criterion = CRITERIA[kind]
-    if gold_per_topic < 0:
-        raise InputError(f"expected a number >= 0, got {gold_per_topic}", argument="gold_per_topic")
-    if gold_per_topic and gold is not None:
-        raise InputError("plant gold items or give gold rows, not both", argument="gold")
+    check_gold_request(gold_per_topic, gold)
     if not groups:
         why = {"importance": "the nuggets file holds no nugget", "assign": "no answer with a text is to a turn with "
                "nuggets", "cite": "no answer cites a passage with a text"}[kind]

@@ -189,6 +189,14 @@ def _gold_rows(planted: Sequence[tuple[str, str]]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["turn_id"], r["item_id"]))
 
 
+def check_gold_request(gold_per_topic: int, gold) -> None:
+    """Gold planted (``gold_per_topic`` a topic) or given (``gold`` rows), not both; an :class:`InputError` else."""
+    if gold_per_topic < 0:
+        raise InputError(f"expected a number >= 0, got {gold_per_topic}", argument="gold_per_topic")
+    if gold_per_topic and gold is not None:
+        raise InputError("plant gold items or give gold rows, not both", argument="gold")
+
+
 def build_tasks(pool: Run | Mapping[str, Iterable[str]], bank: Mapping[str, str], topics: TopicsTree,
                 criteria: Sequence[str], *, gold_per_topic: int = 0,
                 gold: pd.DataFrame | Sequence[Mapping] | None = None, seed: int = DEFAULT_SEED) -> TaskSet:
@@ -200,10 +208,7 @@ def build_tasks(pool: Run | Mapping[str, Iterable[str]], bank: Mapping[str, str]
     optionally ``line``). Errors a user can cause (a pooled item in no bank, a turn absent from the
     topics, too few items to borrow) are :class:`InputError`.
     """
-    if gold_per_topic < 0:
-        raise InputError(f"expected a number >= 0, got {gold_per_topic}", argument="gold_per_topic")
-    if gold_per_topic and gold is not None:
-        raise InputError("plant gold items or give gold rows, not both", argument="gold")
+    check_gold_request(gold_per_topic, gold)
     if gold_per_topic and GOLD_CRITERION not in criteria:
         raise InputError(f"planted gold items bound {GOLD_CRITERION}, which the criteria lack; add it or "
                          "give your own gold file", argument="gold_per_topic")
