@@ -220,9 +220,11 @@ def _usage_line(err: click.UsageError) -> None:
     if isinstance(err, click.exceptions.NoArgsIsHelpError):
         raise err
     message = err.format_message()
-    if isinstance(err, click.NoSuchOption) and err.possibilities:
-        close = [p for p in err.possibilities if p not in ("-h", "--help")]
-        message = err.message.removesuffix(".") + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+    if isinstance(err, click.NoSuchOption):
+        # Spelled here, not taken from click: its wording changed between the versions castregin allows.
+        close = [p for p in err.possibilities or () if p not in ("-h", "--help")]
+        message = f"No such option {err.option_name!r}" + (
+            f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
     message = " ".join(message.split()).removesuffix(".")
     names: list[str] = []
     context = err.ctx

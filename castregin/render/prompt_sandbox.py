@@ -117,6 +117,9 @@ def bounded_sandbox(**options: Any):
 
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
             _check_arguments(args, kwargs)
+            # jinja2 before 3.1.5 formats str.format's calls here, not through wrap_str_format.
+            if getattr(__obj, "__name__", None) in ("format", "format_map"):
+                _check_format(getattr(__obj, "__self__", None))
             return _check_result(super().call(__context, __obj, *args, **kwargs))
 
         def wrap_str_format(self, value: Any) -> Any:
