@@ -615,8 +615,10 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
 
 #: An escape of a lone surrogate (a high one not followed by a low one, a low one not after a high one), or
 #: of what looks like one (an escaped backslash before it): a text without a match holds no lone surrogate.
-LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-                                   r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+#: Both branches begin with the literal ``\\u``, which re scans for quickly (a branch that began with the
+#: lookbehind was tried at every character: 8 s of a 467 MB run's 22).
+LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                                   r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F][0-9a-fA-F]{2})")
 
 
 def lone_surrogate(value, path: str = "") -> str | None:
