@@ -230,6 +230,10 @@ def ppi_estimates(runs: Sequence[Run], human: Qrels, model: Qrels, measures: Seq
     if not unlabelled:
         raise InputError("people judged every turn: there is nothing for the model's labels to add (the classical "
                          "mean is exact)", source=human.source)
+    from .measures import parse_one_measure
+
+    for measure in measures:  # each reported under its name: one measure per name
+        parse_one_measure(measure, rel_level)
     names = run_names(list(runs))
     estimates, differences, plans = [], [], []
     for measure in measures:

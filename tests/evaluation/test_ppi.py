@@ -243,3 +243,29 @@ def test_scores_that_never_vary_give_the_classical_estimate_without_a_numpy_warn
     # ppi_py itself: the same estimate, its lambda 0/0 too (nan, numpy's warning silenced here).
     with np.errstate(invalid="ignore", divide="ignore"):
         assert float(np.squeeze(ppi_py.ppi_mean_pointestimate(np.zeros(6), np.zeros(6), np.zeros(6), lam=0))) == 0.0
+
+
+def _cli_files(tmp_path, runs, truth, model):
+    from castregin.formats import format_qrels, format_run
+
+    paths = []
+    for run in runs:
+        paths.append(tmp_path / f"{run.tag}.run")
+        ranks = {turn: dict.fromkeys(scores, 1) for turn, scores in run.scores.items()}
+        paths[-1].write_text(format_run(Run(run.tag, run.scores, ranks)))
+    (tmp_path / "human.qrel").write_text(format_qrels(truth.subset(list(truth.labels)[::3])))
+    (tmp_path / "model.qrel").write_text(format_qrels(model))
+    return ["analyze", "ppi", *paths, "--qrels", tmp_path / "human.qrel", "--model-qrels", tmp_path / "model.qrel"]
+
+
+@pytest.mark.parametrize("name", ["P.1,3", "official"])
+def test_a_name_for_several_measures_is_refused(cli, tmp_path, name):
+    """``-m P.1,3`` printed P_3's numbers under the name P.1,3 (the last measure of the family), exit 0."""
+    runs, truth, model = _collection(2, turns=30)
+    result = cli(*_cli_files(tmp_path, runs, truth, model), "-m", name)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert f"{name} stands for several measures: give one" in result.stderr and result.stderr.count("\n") == 1
+    from castregin import api
+
+    with pytest.raises(InputError, match="stands for several measures: give one"):
+        api.ppi(runs, truth.subset(list(truth.labels)[::3]), model, ["P@1", name])
