@@ -217,3 +217,21 @@ def test_the_pool_file_keeps_the_judging_order(cli, tmp_path):
     assert [fields[3] for fields in lines] == ["1", "2", "3", "4"]
     assert [float(fields[4]) for fields in lines] == sorted((float(fields[4]) for fields in lines), reverse=True)
     assert [fields[2] for fields in lines] == api.adaptive_pool(paths, "mtf", 5, judged=tmp_path / "q.qrel")["t"]
+
+
+def test_the_statistics_count_the_turns_kept_only(cli, tmp_path):
+    """``pool --sample --turns`` counted the pooled and sampled items of the turns it left out too."""
+    from castregin.formats import format_run
+
+    kept = {"t1": ["a", "b", "c", "d"], "t2": ["e", "f"]}
+    run = tmp_path / "a.run"
+    run.write_text(format_run(_run("a", {**kept, "dropped": [f"x{k}" for k in range(10)]})))
+    (tmp_path / "turns.txt").write_text("t1\nt2\n")
+    out = tmp_path / "sample.pool"
+    result = cli("pool", run, "--sample", "1-1:1,2-100:#1", "--turns", tmp_path / "turns.txt", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    # Counted by hand on the kept turns: stratum 1 is each turn's top item, stratum 2 the rest, one sampled a turn.
+    pooled_2 = sum(len(items) - 1 for items in kept.values())
+    assert "stratum 1 (ranks 1-1, all): 2 of 2 pooled items sampled" in result.stderr
+    assert f"stratum 2 (ranks 2-100, 1 a turn): 2 of {pooled_2} pooled items sampled" in result.stderr
+    assert len(out.read_text().splitlines()) == 4
