@@ -269,3 +269,21 @@ def test_a_name_for_several_measures_is_refused(cli, tmp_path, name):
 
     with pytest.raises(InputError, match="stands for several measures: give one"):
         api.ppi(runs, truth.subset(list(truth.labels)[::3]), model, ["P@1", name])
+
+
+def test_csv_says_what_it_leaves_out_and_the_level_keeps_its_digits(cli, tmp_path):
+    """csv with --plan-width printed the plan alone (the estimates dropped in silence); 0.999 was "100% intervals"."""
+    runs, truth, model = _collection(2, turns=30)
+    args = _cli_files(tmp_path, runs, truth, model)
+    refused = cli(*args, "--format", "csv", "--plan-width", "0.1")
+    assert refused.exit_code == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1
+    assert "--format csv" in refused.stderr and "table, markdown, latex or json" in refused.stderr
+    csv = cli(*args, "--format", "csv")
+    assert csv.exit_code == 0 and csv.stdout.splitlines()[0].startswith("run,measure,n,N,estimate")
+    assert len(csv.stdout.splitlines()) == 1 + len(runs)
+    for confidence, shown in (("0.999", "99.9%"), ("0.95", "95%"), ("0.1", "10%"), ("0.9995", "99.95%")):
+        table = cli(*args, "--confidence", confidence, "--plan-width", "0.1")
+        assert table.exit_code == 0, table.stderr
+        assert f"PPI++ means ({shown} intervals)" in table.stdout
+        assert f"Differences of means (run_a - run_b), {shown} intervals" in table.stdout
+        assert f"for a {shown} interval of the width asked" in table.stdout
