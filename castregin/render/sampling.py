@@ -21,9 +21,11 @@ def simulation_report(simulation, fmt: str) -> str:
     text = render_records(records, SIMULATION_COLUMNS, fmt)
     if fmt == "table":
         needed = ", ".join(f"{strategy} {'never' if n is None else n}" for strategy, n in simulation.needed.items())
+        within = (f" within the budgets tried (up to {simulation.largest_budget} a turn; the largest turn's pool is "
+                  f"{simulation.largest_pool})" if simulation.within_budgets_tried else "")
         text += (f"\n{summary['runs']} runs, {summary['turns']} turns, a pool of {summary['pool']} (turn, item) pairs "
                  f"({summary['relevant']} relevant); judgments from which Kendall's tau on {summary['measure']} stays "
-                 f">= {summary['threshold']:g}: {needed}\n")
+                 f">= {summary['threshold']:g}{within}: {needed}\n")
     return text
 
 

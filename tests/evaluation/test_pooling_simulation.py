@@ -124,3 +124,26 @@ def test_cli_table_json_and_plot(cli, tmp_path):
     assert set(data["summary"]["judgments_needed"]) == {"mtf"}
     bad = cli(*args, "--budgets", "0,2")
     assert bad.exit_code == 2
+
+
+def test_the_summary_says_when_it_holds_within_the_budgets_tried_only(cli, tmp_path):
+    """"stays >= 0.9" was said of budgets below a turn's pool as if no larger budget could drop below it again."""
+    runs, qrels = _toy()
+    from castregin.formats import format_qrels, format_run
+
+    paths = []
+    for run in runs:
+        paths.append(tmp_path / f"{run.tag}.run")
+        paths[-1].write_text(format_run(run))
+    (tmp_path / "q.qrel").write_text(format_qrels(qrels))
+    args = ["pool", "simulate", *paths, "--qrels", tmp_path / "q.qrel"]
+    # The toy's largest turn pools 5 items (test_toy_collection_against_pytrec_eval: budgets 1 to 5).
+    largest_pool = max(len({item for run in runs for item in run.scores.get(turn, {})}) for turn in qrels.labels)
+    assert largest_pool == 5
+    short = cli(*args, "--budgets", "1,2")
+    assert short.exit_code == 0, short.stderr
+    assert "stays >= 0.9 within the budgets tried (up to 2 a turn; the largest turn's pool is 5):" in short.stdout
+    whole = cli(*args, "--budgets", "1,5")
+    assert whole.exit_code == 0 and "within the budgets tried" not in whole.stdout
+    data = json.loads(cli(*args, "--budgets", "1,2", "--format", "json").stdout)["summary"]
+    assert (data["within_budgets_tried"], data["largest_budget"], data["largest_pool"]) == (True, 2, 5)
