@@ -474,7 +474,8 @@ def pool_simulate_command(runs, qrels_file, depth, strategies, budgets, measure,
     judges it in its order, seeing the labels of --qrels. At each budget (judgments a turn) the runs
     are ranked by their mean --measure on what was judged (the rest non-relevant) and compared with
     their ranking on all of the pool's labels (Kendall's tau-b). The summary gives, per strategy, the
-    judgments from which tau stays at or above --threshold.
+    judgments from which tau stays at or above --threshold ("within the budgets tried" when --budgets
+    stops short of the largest turn's pool).
 
     \b
     Examples:
