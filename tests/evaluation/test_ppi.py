@@ -287,3 +287,55 @@ def test_csv_says_what_it_leaves_out_and_the_level_keeps_its_digits(cli, tmp_pat
         assert f"PPI++ means ({shown} intervals)" in table.stdout
         assert f"Differences of means (run_a - run_b), {shown} intervals" in table.stdout
         assert f"for a {shown} interval of the width asked" in table.stdout
+
+
+def test_the_plan_is_classical_where_the_agreement_is_negative():
+    """rho <= 0: the estimator clips lambda to 0 (people alone), but the plan counted rho^2 as a gain."""
+    rng = np.random.default_rng(5)
+    y = rng.random(80)
+    yhat = np.clip(1 - y + rng.normal(0, 0.1, 80), 0, 1)  # a model that disagrees
+    assert ppi_correlation(y, yhat) < 0
+    total, width = 3000, 0.05
+    plan = turns_needed(y, yhat, total, width, 0.05)
+    # ppi_py's classical interval of these 80 turns is c_high - c_low wide; it narrows as 1/sqrt(n).
+    c_low, c_high = ppi_py.classical_mean_ci(y, alpha=0.05)
+    classical_n = 80 * ((c_high - c_low) / width) ** 2
+    assert plan["exact"] == pytest.approx(classical_n, rel=1e-12)
+    assert plan["ppi"] == plan["classical"] == math.ceil(classical_n)
+    assert plan["lambda"] == 0 and not plan["optimistic"]
+    # And the estimator there is the classical one: power tuning gives lambda 0 on such a sample.
+    _, lam = ppi_mean(y, yhat, np.clip(1 - rng.random(total - 80), 0, 1), 0.05)
+    assert lam == 0
+
+
+def test_a_plan_whose_lambda_would_exceed_1_is_optimistic_and_says_so(cli, tmp_path):
+    """The model's scores a third of people's spread: the best lambda is about 3, clipped to 1, so the planned
+    turns give a wider interval than asked (simulated here), and a warning says so."""
+    rng = np.random.default_rng(9)
+    total, width = 2000, 0.04
+    y = rng.random(100)
+    plan = turns_needed(y, y / 3 + rng.normal(0, 0.01, 100), total, width, 0.05)
+    assert plan["optimistic"] and plan["lambda"] > 1
+    widths = []
+    for _ in range(200):
+        truth = rng.random(total)
+        model = truth / 3 + rng.normal(0, 0.01, total)
+        low, high = ppi_py.ppi_mean_ci(truth[:plan["ppi"]], model[:plan["ppi"]], model[plan["ppi"]:], alpha=0.05)
+        widths.append(float(high[0] - low[0]))
+    assert float(np.mean(widths)) > 1.2 * width  # ppi_py's intervals at the planned turns: wider than asked
+    good = turns_needed(y, np.clip(y + rng.normal(0, 0.15, 100), 0, 1), total, width, 0.05)
+    assert 0 < good["lambda"] <= 1 and not good["optimistic"]
+    # Through the command: a run ranking a, b, c on every turn; people find k of them relevant (P@3 = k/3), the
+    # model only one where k > 0 (P@3 1/3 or 0): its scores spread a third as much; one warning line names the run.
+    k_of = random.Random(2)
+    truth, model = {}, {}
+    for t in range(60):
+        k = k_of.randrange(4)
+        truth[f"t{t}"] = {item: 2 if n < k else 0 for n, item in enumerate("abc")}
+        model[f"t{t}"] = {item: 2 if n < min(k, 1) else 0 for n, item in enumerate("abc")}
+    runs = [Run("flat", {turn: {"a": 3.0, "b": 2.0, "c": 1.0} for turn in truth})]
+    args = _cli_files(tmp_path, runs, Qrels(truth, "people"), Qrels(model, "model"))
+    result = cli(*args, "-m", "P@3", "--plan-width", "0.3", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("\n") == 1 and "the plan of --plan-width is optimistic for flat (P@3)" in result.stderr
+    assert json.loads(result.stdout)["plan"][0]["turns_ppi"] >= 1
