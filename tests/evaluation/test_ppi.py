@@ -205,16 +205,7 @@ def test_bad_input_is_one_line():
 
 def test_cli_json_and_tables(cli, tmp_path):
     runs, truth, model = _collection(3, turns=60)
-    from castregin.formats import format_qrels, format_run
-
-    paths = []
-    for run in runs:
-        paths.append(tmp_path / f"{run.tag}.run")
-        ranks = {turn: dict.fromkeys(scores, 1) for turn, scores in run.scores.items()}
-        paths[-1].write_text(format_run(Run(run.tag, run.scores, ranks)))
-    (tmp_path / "human.qrel").write_text(format_qrels(truth.subset(list(truth.labels)[::3])))
-    (tmp_path / "model.qrel").write_text(format_qrels(model))
-    args = ["analyze", "ppi", *paths, "--qrels", tmp_path / "human.qrel", "--model-qrels", tmp_path / "model.qrel"]
+    args = _cli_files(tmp_path, runs, truth, model)
     result = cli(*args, "--format", "json", "--plan-width", "0.2")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
