@@ -234,6 +234,8 @@ def ppi_command(runs, human_spec, model_spec, measures, confidence, plan_width, 
     gained the turns the model's labels are worth. Then each pair of runs' difference with its
     interval (significant: the interval leaves out 0). --plan-width W: how many turns people must judge
     for intervals W wide, from the agreement of the two sources so far. A turn a run lacks scores 0.
+    --format csv is one table, the runs' (no differences, no plan: it refuses --plan-width); table,
+    markdown, latex and json show all three.
 
     \b
     Examples:
@@ -243,6 +245,9 @@ def ppi_command(runs, human_spec, model_spec, measures, confidence, plan_width, 
     from ..evaluation.ppi import ppi_estimates
     from ..render.sampling import ppi_report
 
+    if fmt == "csv" and plan_width is not None:
+        raise click.UsageError("--format csv holds the runs' table only, not --plan-width's plan: give --format "
+                               "table, markdown, latex or json, which show the estimates and the plan")
     formats.ensure_not_input(output, input_paths(runs, [human_spec, model_spec]))
     run_list, (human, model) = read_runs_and_qrels(runs, [human_spec, model_spec])
     with warnings_as_lines():

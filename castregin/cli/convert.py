@@ -336,7 +336,8 @@ def pool_group():
 def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, budget, qrels_file, rel_level, output):
     """The judging pool: per turn, the union of each run's top --depth items (by the rank column).
 
-    Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item.
+    Written as a TREC run with rank 1, score 0.0 and tag `dummytag`, sorted by turn and item (with
+    --strategy: each turn's items in the order to judge them, ranked 1, 2, ...).
     `castregin pool RUN...` is this command.
 
     --sample pools down to the last stratum's rank and writes the seeded sample of each stratum as the
@@ -380,7 +381,7 @@ def pool_command(runs, depth, turns_file, strata, seed, strata_out, strategy, bu
         click.echo(f"castregin: warning: every turn has spent its budget of {budget} judgments or judged all "
                    "its pool: nothing left to judge", err=True)
     with OutputSet(inputs) as outputs:
-        outputs.write_text(output, format_pool(built.pool))
+        outputs.write_text(output, format_pool(built.pool, ordered=strategy is not None))
         if strata_out is not None and built.stratified is not None:
             if built.unjudged and qrels_file is not None:
                 click.echo(f"castregin: warning: {built.unjudged} sampled items have no judgment in {qrels_file}; "
@@ -473,7 +474,8 @@ def pool_simulate_command(runs, qrels_file, depth, strategies, budgets, measure,
     judges it in its order, seeing the labels of --qrels. At each budget (judgments a turn) the runs
     are ranked by their mean --measure on what was judged (the rest non-relevant) and compared with
     their ranking on all of the pool's labels (Kendall's tau-b). The summary gives, per strategy, the
-    judgments from which tau stays at or above --threshold.
+    judgments from which tau stays at or above --threshold ("within the budgets tried" when --budgets
+    stops short of the largest turn's pool).
 
     \b
     Examples:

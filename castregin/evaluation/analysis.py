@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..limits import MAX_RESAMPLES
 from ..track.pool import pool_runs
 from .evaluate import ALL_TURNS, evaluate_rows, run_names
-from .measures import MEAN, Measure, parse_measure
+from .measures import MEAN, Measure, parse_measure, parse_one_measure
 from .ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K
 
 
@@ -42,10 +42,7 @@ def _means(runs: Sequence[Run], qrels: Qrels, measures: Sequence[str], rel_level
     """
     parsed = {}
     for measure in measures:
-        one = parse_measure(measure, rel_level)
-        if len(one) != 1:
-            raise InputError(f"{measure} stands for several measures: give one", argument="measure")
-        parsed[measure] = one[0]
+        parsed[measure] = parse_one_measure(measure, rel_level)
     rows = evaluate_rows(list(runs), qrels, list(parsed.values()), rel_level, score_precision=score_precision)
     by_key = {(run, name): value for run, _, name, turn, value in rows if turn == ALL_TURNS}
     names = run_names(list(runs))
@@ -366,8 +363,7 @@ def ranking_agreements(runs: Sequence[Run], sources: Sequence[Qrels], measure: s
         raise InputError("ranking agreement needs at least two runs", argument="runs")
     if top_k < 1:
         raise InputError(f"the top k must hold at least one run, got k = {top_k}", argument="top_k")
-    if len(parse_measure(measure, rel_level)) != 1:
-        raise InputError(f"{measure} stands for several measures: give one", argument="measure")
+    parse_one_measure(measure, rel_level)
     names = run_names(list(runs))
     scores = _setting_scores(runs, [(q, measure) for q in sources], rel_level, score_precision)
     return [agreement_of_scores(names, qrels_a.name, a, qrels_b.name, b, measure, top_k)

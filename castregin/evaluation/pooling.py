@@ -42,7 +42,8 @@ class PoolingSimulation:
 
     ``needed[strategy]`` is the judgments from which Kendall's tau stays at or above ``threshold`` (None
     when it never does within the budgets tried); ``pool`` the pooled (turn, item) pairs, ``relevant`` the
-    relevant ones among them.
+    relevant ones among them. ``largest_budget`` is the largest budget tried and ``largest_pool`` the largest
+    turn's pool: below it, "stays" holds within the budgets tried only (a larger one may drop below again).
     """
 
     points: tuple[SimulationPoint, ...]
@@ -54,11 +55,19 @@ class PoolingSimulation:
     turns: int
     pool: int
     relevant: int
+    largest_budget: int
+    largest_pool: int
+
+    @property
+    def within_budgets_tried(self) -> bool:
+        """The budgets tried stop short of judging every turn's whole pool: ``needed`` holds within them only."""
+        return self.largest_budget < self.largest_pool
 
     def summary(self) -> dict:
         return {"measure": self.measure, "depth": self.depth, "runs": self.runs, "turns": self.turns,
                 "pool": self.pool, "relevant": self.relevant, "threshold": self.threshold,
-                "judgments_needed": self.needed}
+                "judgments_needed": self.needed, "largest_budget": self.largest_budget,
+                "largest_pool": self.largest_pool, "within_budgets_tried": self.within_budgets_tried}
 
 
 def default_budgets(largest: int) -> list[int]:
@@ -132,4 +141,4 @@ def simulate_pooling(runs: Sequence[Run], qrels: Qrels, strategies: Sequence[str
                 break
             needed[strategy] = point.judgments
     return PoolingSimulation(tuple(points), needed, threshold, measure, depth, len(runs), len(turns),
-                             sum(len(items) for items in truth.values()), total_relevant)
+                             sum(len(items) for items in truth.values()), total_relevant, budgets[-1], largest)

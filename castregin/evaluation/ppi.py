@@ -17,19 +17,24 @@ The effective sample size is the number of human-judged turns the classical esti
 variance of the PPI++ one: ``n * var(classical) / var(PPI++)``. The plan (:func:`turns_needed`) inverts
 it: from the observed agreement (ppi_py's "PPI correlation" rho of Y and Yhat) and spread of Y, the
 human-judged turns out of all the collection's that give an interval of a given width, for the
-variance of PPI++ with the optimal lambda, ``var(Y) * (n + (1 - rho^2) N) / (n (n + N))``.
+variance of PPI++ with the optimal lambda, ``var(Y) * (n + (1 - rho^2) N) / (n (n + N))``. That lambda
+is ``cov(Y, Yhat) N / (var(Yhat) (n + N))`` before the estimator clips it to [0, 1]: where the agreement
+is none or negative (rho <= 0) the estimator is the classical one, and so is the plan; where it would
+exceed 1 (the model's scores spread less than people's) the clipped estimator is wider than planned, and
+the plan says it is optimistic.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..data import Qrels, Run
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 
 
 def _column(values) -> np.ndarray:
@@ -109,20 +114,30 @@ def turns_needed(y, yhat, total: int, width: float, alpha: float = 0.05) -> dict
 
     ``classical`` is the number for the classical interval (people alone). None where even every turn
     judged by people gives a wider interval. ``exact`` is the unrounded PPI++ number (the reported one is
-    its ceiling: the interval must be at most ``width``).
+    its ceiling: the interval must be at most ``width``). With ``rho <= 0`` the estimator's lambda is 0
+    and the plan the classical one. ``lambda`` is the optimal lambda at the planned turns before clipping;
+    ``optimistic`` says it exceeds 1 (the estimator clips it, so its interval is wider than planned).
     """
-    y = np.asarray(y, dtype=float)
+    y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
     if width <= 0:
         raise InputError("the interval width must be above 0", argument="width")
     rho = ppi_correlation(y, yhat)
     sigma = float(y.std())
     classical_exact = (2 * _z(alpha) * sigma / width) ** 2
-    result = {"rho": rho, "sd": sigma, "width": width, "total": total, "classical": None, "ppi": None, "exact": None}
+    result = {"rho": rho, "sd": sigma, "width": width, "total": total, "classical": None, "ppi": None, "exact": None,
+              "lambda": None, "optimistic": False}
     if classical_exact > total:
         return result
-    exact = classical_exact * total * (1 - rho ** 2) / (total - rho ** 2 * classical_exact)
+    gain = max(rho, 0.0) ** 2  # rho <= 0: lambda clipped to 0, the classical estimate
+    exact = classical_exact * total * (1 - gain) / (total - gain * classical_exact)
+    lam = 0.0
+    variance_hat = float(yhat.var())
+    if rho > 0 and variance_hat > 0:
+        covariance = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+        lam = covariance * (total - exact) / (variance_hat * total)
     result.update(classical=max(1, math.ceil(classical_exact - 1e-9)), ppi=max(1, math.ceil(exact - 1e-9)),
-                  exact=exact)
+                  exact=exact, optimistic=lam > 1)
+    result["lambda"] = lam
     return result
 
 
@@ -230,6 +245,10 @@ def ppi_estimates(runs: Sequence[Run], human: Qrels, model: Qrels, measures: Seq
     if not unlabelled:
         raise InputError("people judged every turn: there is nothing for the model's labels to add (the classical "
                          "mean is exact)", source=human.source)
+    from .measures import parse_one_measure
+
+    for measure in measures:  # each reported under its name: one measure per name
+        parse_one_measure(measure, rel_level)
     names = run_names(list(runs))
     estimates, differences, plans = [], [], []
     for measure in measures:
@@ -257,6 +276,13 @@ def ppi_estimates(runs: Sequence[Run], human: Qrels, model: Qrels, measures: Seq
                     interval, lam = ppi_mean(gaps, np.subtract(yhata, yhatb), np.subtract(ua, ub), alpha)
                     differences.append(Difference(names[i], names[j], measure, interval, lam,
                                                   classical_mean(gaps, alpha)))
+    optimistic = [f"{plan['run']} ({plan['measure']})" for plan in plans if plan["optimistic"]]
+    if optimistic:
+        shown = ", ".join(optimistic[:3]) + (", ..." if len(optimistic) > 3 else "")
+        warnings.warn(InputWarning(
+            f"the plan of --plan-width is optimistic for {shown}: the model's scores spread less than people's, so "
+            "the best lambda would exceed 1 and the estimator clips it to 1; judge more turns than planned"),
+            stacklevel=2)
     return PpiResult(tuple(estimates), tuple(differences), tuple(plans), confidence, len(labelled),
                      len(labelled) + len(unlabelled))
 

@@ -255,8 +255,19 @@ def format_run(run: Run, tag: str | None = None) -> str:
     return "".join(lines)
 
 
-def format_pool(pool: Mapping[str, Iterable[str]]) -> str:
-    """A pool (items per turn) as a run with rank 1, score 0.0 and tag ``dummytag``, sorted."""
+def format_pool(pool: Mapping[str, Iterable[str]], ordered: bool = False) -> str:
+    """A pool (items per turn) as a run with rank 1, score 0.0 and tag ``dummytag``, sorted.
+
+    ``ordered``: each turn's items in the order given (the order to judge them), ranked 1, 2, ... and scored
+    from the number of items down to 1, so that a reader ordering by rank or by score (trec_eval) keeps it.
+    """
+    if ordered:
+        lines = []
+        for turn in sorted(pool):
+            items = list(pool[turn])
+            lines += [f"{turn}\tQ0\t{item}\t{rank}\t{len(items) - rank + 1}.0\tdummytag\n"
+                      for rank, item in enumerate(items, start=1)]
+        return "".join(lines)
     return "".join(
         f"{turn}\tQ0\t{item}\t1\t0.0\tdummytag\n" for turn in sorted(pool) for item in sorted(pool[turn])
     )

@@ -21,9 +21,11 @@ def simulation_report(simulation, fmt: str) -> str:
     text = render_records(records, SIMULATION_COLUMNS, fmt)
     if fmt == "table":
         needed = ", ".join(f"{strategy} {'never' if n is None else n}" for strategy, n in simulation.needed.items())
+        within = (f" within the budgets tried (up to {simulation.largest_budget} a turn; the largest turn's pool is "
+                  f"{simulation.largest_pool})" if simulation.within_budgets_tried else "")
         text += (f"\n{summary['runs']} runs, {summary['turns']} turns, a pool of {summary['pool']} (turn, item) pairs "
                  f"({summary['relevant']} relevant); judgments from which Kendall's tau on {summary['measure']} stays "
-                 f">= {summary['threshold']:g}: {needed}\n")
+                 f">= {summary['threshold']:g}{within}: {needed}\n")
     return text
 
 
@@ -53,11 +55,19 @@ def _plan_record(plan: dict) -> dict:
             "turns_classical": plan["classical"], "total": plan["total"], "rho": plan["rho"], "sd": plan["sd"]}
 
 
+def percent(share: float) -> str:
+    """``share`` as a percentage with every digit it was given: 0.95 is ``95%``, 0.999 ``99.9%`` (not 100%)."""
+    from decimal import Decimal
+
+    return f"{format((Decimal(repr(float(share))) * 100).normalize(), 'f')}%"
+
+
 def ppi_report(result, fmt: str) -> str:
     """:func:`castregin.evaluation.ppi.ppi_estimates` in a record format.
 
-    ``json`` holds ``{"settings", "runs", "differences", "plan"}``; ``csv`` the runs only (or, with a plan,
-    the plan); the formats for people the runs, the differences and the plan, each under a heading.
+    ``json`` holds ``{"settings", "runs", "differences", "plan"}``; ``csv`` the runs only (one table: neither the
+    differences nor the plan, which ``analyze ppi`` refuses with it); the formats for people the runs, the
+    differences and the plan, each under a heading.
     """
     runs = [_run_record(row) for row in result.runs]
     differences = [_difference_record(row) for row in result.differences]
@@ -66,9 +76,9 @@ def ppi_report(result, fmt: str) -> str:
     if fmt == "json":
         return json_text({"settings": settings, "runs": runs, "differences": differences, "plan": plans})
     if fmt == "csv":
-        return render_records(plans, PPI_PLAN_COLUMNS, fmt) if plans else render_records(runs, PPI_RUN_COLUMNS, fmt)
+        return render_records(runs, PPI_RUN_COLUMNS, fmt)
     heading = {"markdown": "**{}**\n\n", "latex": "% {}\n"}.get(fmt, "{}\n")
-    level = f"{result.confidence:.0%}"
+    level = percent(result.confidence)
     parts = [heading.format(f"PPI++ means ({level} intervals) from {result.human_turns} turns people judged and "
                             f"{result.model_turns} the model labelled; classical: people's labels alone")
              + render_records(runs, PPI_RUN_COLUMNS, fmt)]

@@ -161,7 +161,9 @@ def build_pool(runs: Sequence[str | os.PathLike | Run], depth: int | None = 1, *
         kept, left_out = listed(sample.sampled)
         strata_of = {turn: items for turn, items in sample.strata.items() if turn in kept}
         qrels, unjudged = stratified(strata_of, kept, judged)
-        return BuiltPool(kept, left_out, qrels, unjudged, sample.statistics())
+        # The statistics of what is written: the turns kept.
+        statistics = dataclasses.replace(sample, strata=strata_of, sampled=kept).statistics()
+        return BuiltPool(kept, left_out, qrels, unjudged, statistics)
     # Files read one at a time: the memory of one run and the pool.
     given = (run if isinstance(run, Run) else read_run(run) for run in (progress or iter)(list(runs)))
     return BuiltPool(*listed(pool_runs(given, depth or 1)))

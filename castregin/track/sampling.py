@@ -152,13 +152,6 @@ def sample_pool(runs: Iterable[Run], strata: Sequence[Stratum] | str, seed: int 
 # --- adaptive judging orders -------------------------------------------------------------------------------
 
 
-def _next_of(ranking: Sequence[str], position: int, judged: set[str]) -> int:
-    """The position of the first item of ``ranking`` from ``position`` on that is not judged yet."""
-    while position < len(ranking) and ranking[position] in judged:
-        position += 1
-    return position
-
-
 def judging_order(rankings: Sequence[Sequence[str]], strategy: str, relevant: Callable[[str], bool]) -> list[str]:
     """The order in which ``strategy`` judges every item of ``rankings`` (one turn: each run's items, best first).
 

@@ -105,8 +105,7 @@ def test_default_budgets_and_bad_input():
         simulate_pooling(runs, qrels, strategies=["random"])
 
 
-def test_cli_table_json_and_plot(cli, tmp_path):
-    runs, qrels = _toy()
+def _cli_args(tmp_path, runs, qrels):
     from castregin.formats import format_qrels, format_run
 
     paths = []
@@ -114,7 +113,12 @@ def test_cli_table_json_and_plot(cli, tmp_path):
         paths.append(tmp_path / f"{run.tag}.run")
         paths[-1].write_text(format_run(run))
     (tmp_path / "q.qrel").write_text(format_qrels(qrels))
-    args = ["pool", "simulate", *paths, "--qrels", tmp_path / "q.qrel"]
+    return ["pool", "simulate", *paths, "--qrels", tmp_path / "q.qrel"]
+
+
+def test_cli_table_json_and_plot(cli, tmp_path):
+    runs, qrels = _toy()
+    args = _cli_args(tmp_path, runs, qrels)
     table = cli(*args, "--plot", tmp_path / "s.png")
     assert table.exit_code == 0, table.stderr
     assert "judgments from which Kendall's tau on AP stays >= 0.9: depth" in table.stdout
@@ -124,3 +128,19 @@ def test_cli_table_json_and_plot(cli, tmp_path):
     assert set(data["summary"]["judgments_needed"]) == {"mtf"}
     bad = cli(*args, "--budgets", "0,2")
     assert bad.exit_code == 2
+
+
+def test_the_summary_says_when_it_holds_within_the_budgets_tried_only(cli, tmp_path):
+    """"stays >= 0.9" was said of budgets below a turn's pool as if no larger budget could drop below it again."""
+    runs, qrels = _toy()
+    args = _cli_args(tmp_path, runs, qrels)
+    # The toy's largest turn pools 5 items (test_toy_collection_against_pytrec_eval: budgets 1 to 5).
+    largest_pool = max(len({item for run in runs for item in run.scores.get(turn, {})}) for turn in qrels.labels)
+    assert largest_pool == 5
+    short = cli(*args, "--budgets", "1,2")
+    assert short.exit_code == 0, short.stderr
+    assert "stays >= 0.9 within the budgets tried (up to 2 a turn; the largest turn's pool is 5):" in short.stdout
+    whole = cli(*args, "--budgets", "1,5")
+    assert whole.exit_code == 0 and "within the budgets tried" not in whole.stdout
+    data = json.loads(cli(*args, "--budgets", "1,2", "--format", "json").stdout)["summary"]
+    assert (data["within_budgets_tried"], data["largest_budget"], data["largest_pool"]) == (True, 2, 5)

@@ -205,16 +205,7 @@ def test_bad_input_is_one_line():
 
 def test_cli_json_and_tables(cli, tmp_path):
     runs, truth, model = _collection(3, turns=60)
-    from castregin.formats import format_qrels, format_run
-
-    paths = []
-    for run in runs:
-        paths.append(tmp_path / f"{run.tag}.run")
-        ranks = {turn: dict.fromkeys(scores, 1) for turn, scores in run.scores.items()}
-        paths[-1].write_text(format_run(Run(run.tag, run.scores, ranks)))
-    (tmp_path / "human.qrel").write_text(format_qrels(truth.subset(list(truth.labels)[::3])))
-    (tmp_path / "model.qrel").write_text(format_qrels(model))
-    args = ["analyze", "ppi", *paths, "--qrels", tmp_path / "human.qrel", "--model-qrels", tmp_path / "model.qrel"]
+    args = _cli_files(tmp_path, runs, truth, model)
     result = cli(*args, "--format", "json", "--plan-width", "0.2")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -243,3 +234,99 @@ def test_scores_that_never_vary_give_the_classical_estimate_without_a_numpy_warn
     # ppi_py itself: the same estimate, its lambda 0/0 too (nan, numpy's warning silenced here).
     with np.errstate(invalid="ignore", divide="ignore"):
         assert float(np.squeeze(ppi_py.ppi_mean_pointestimate(np.zeros(6), np.zeros(6), np.zeros(6), lam=0))) == 0.0
+
+
+def _cli_files(tmp_path, runs, truth, model):
+    from castregin.formats import format_qrels, format_run
+
+    paths = []
+    for run in runs:
+        paths.append(tmp_path / f"{run.tag}.run")
+        ranks = {turn: dict.fromkeys(scores, 1) for turn, scores in run.scores.items()}
+        paths[-1].write_text(format_run(Run(run.tag, run.scores, ranks)))
+    (tmp_path / "human.qrel").write_text(format_qrels(truth.subset(list(truth.labels)[::3])))
+    (tmp_path / "model.qrel").write_text(format_qrels(model))
+    return ["analyze", "ppi", *paths, "--qrels", tmp_path / "human.qrel", "--model-qrels", tmp_path / "model.qrel"]
+
+
+@pytest.mark.parametrize("name", ["P.1,3", "official"])
+def test_a_name_for_several_measures_is_refused(cli, tmp_path, name):
+    """``-m P.1,3`` printed P_3's numbers under the name P.1,3 (the last measure of the family), exit 0."""
+    runs, truth, model = _collection(2, turns=30)
+    result = cli(*_cli_files(tmp_path, runs, truth, model), "-m", name)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert f"{name} stands for several measures: give one" in result.stderr and result.stderr.count("\n") == 1
+    from castregin import api
+
+    with pytest.raises(InputError, match="stands for several measures: give one"):
+        api.ppi(runs, truth.subset(list(truth.labels)[::3]), model, ["P@1", name])
+
+
+def test_csv_says_what_it_leaves_out_and_the_level_keeps_its_digits(cli, tmp_path):
+    """csv with --plan-width printed the plan alone (the estimates dropped in silence); 0.999 was "100% intervals"."""
+    runs, truth, model = _collection(2, turns=30)
+    args = _cli_files(tmp_path, runs, truth, model)
+    refused = cli(*args, "--format", "csv", "--plan-width", "0.1")
+    assert refused.exit_code == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1
+    assert "--format csv" in refused.stderr and "table, markdown, latex or json" in refused.stderr
+    csv = cli(*args, "--format", "csv")
+    assert csv.exit_code == 0 and csv.stdout.splitlines()[0].startswith("run,measure,n,N,estimate")
+    assert len(csv.stdout.splitlines()) == 1 + len(runs)
+    for confidence, shown in (("0.999", "99.9%"), ("0.95", "95%"), ("0.1", "10%"), ("0.9995", "99.95%")):
+        table = cli(*args, "--confidence", confidence, "--plan-width", "0.1")
+        assert table.exit_code == 0, table.stderr
+        assert f"PPI++ means ({shown} intervals)" in table.stdout
+        assert f"Differences of means (run_a - run_b), {shown} intervals" in table.stdout
+        assert f"for a {shown} interval of the width asked" in table.stdout
+
+
+def test_the_plan_is_classical_where_the_agreement_is_negative():
+    """rho <= 0: the estimator clips lambda to 0 (people alone), but the plan counted rho^2 as a gain."""
+    rng = np.random.default_rng(5)
+    y = rng.random(80)
+    yhat = np.clip(1 - y + rng.normal(0, 0.1, 80), 0, 1)  # a model that disagrees
+    assert ppi_correlation(y, yhat) < 0
+    total, width = 3000, 0.05
+    plan = turns_needed(y, yhat, total, width, 0.05)
+    # ppi_py's classical interval of these 80 turns is c_high - c_low wide; it narrows as 1/sqrt(n).
+    c_low, c_high = ppi_py.classical_mean_ci(y, alpha=0.05)
+    classical_n = 80 * ((c_high - c_low) / width) ** 2
+    assert plan["exact"] == pytest.approx(classical_n, rel=1e-12)
+    assert plan["ppi"] == plan["classical"] == math.ceil(classical_n)
+    assert plan["lambda"] == 0 and not plan["optimistic"]
+    # And the estimator there is the classical one: power tuning gives lambda 0 on such a sample.
+    _, lam = ppi_mean(y, yhat, np.clip(1 - rng.random(total - 80), 0, 1), 0.05)
+    assert lam == 0
+
+
+def test_a_plan_whose_lambda_would_exceed_1_is_optimistic_and_says_so(cli, tmp_path):
+    """The model's scores a third of people's spread: the best lambda is about 3, clipped to 1, so the planned
+    turns give a wider interval than asked (simulated here), and a warning says so."""
+    rng = np.random.default_rng(9)
+    total, width = 2000, 0.04
+    y = rng.random(100)
+    plan = turns_needed(y, y / 3 + rng.normal(0, 0.01, 100), total, width, 0.05)
+    assert plan["optimistic"] and plan["lambda"] > 1
+    widths = []
+    for _ in range(200):
+        truth = rng.random(total)
+        model = truth / 3 + rng.normal(0, 0.01, total)
+        low, high = ppi_py.ppi_mean_ci(truth[:plan["ppi"]], model[:plan["ppi"]], model[plan["ppi"]:], alpha=0.05)
+        widths.append(float(high[0] - low[0]))
+    assert float(np.mean(widths)) > 1.2 * width  # ppi_py's intervals at the planned turns: wider than asked
+    good = turns_needed(y, np.clip(y + rng.normal(0, 0.15, 100), 0, 1), total, width, 0.05)
+    assert 0 < good["lambda"] <= 1 and not good["optimistic"]
+    # Through the command: a run ranking a, b, c on every turn; people find k of them relevant (P@3 = k/3), the
+    # model only one where k > 0 (P@3 1/3 or 0): its scores spread a third as much; one warning line names the run.
+    k_of = random.Random(2)
+    truth, model = {}, {}
+    for t in range(60):
+        k = k_of.randrange(4)
+        truth[f"t{t}"] = {item: 2 if n < k else 0 for n, item in enumerate("abc")}
+        model[f"t{t}"] = {item: 2 if n < min(k, 1) else 0 for n, item in enumerate("abc")}
+    runs = [Run("flat", {turn: {"a": 3.0, "b": 2.0, "c": 1.0} for turn in truth})]
+    args = _cli_files(tmp_path, runs, Qrels(truth, "people"), Qrels(model, "model"))
+    result = cli(*args, "-m", "P@3", "--plan-width", "0.3", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("\n") == 1 and "the plan of --plan-width is optimistic for flat (P@3)" in result.stderr
+    assert json.loads(result.stdout)["plan"][0]["turns_ppi"] >= 1

@@ -107,6 +107,8 @@ def test_writers_roundtrip_and_sort(tmp_path):
     assert formats.format_run(run) == "t1\tQ0\ta\t1\t7.498799800872803\tx\n"
     assert formats.format_pool({"t2": ["b"], "t1": ["c", "a"]}) == (
         "t1\tQ0\ta\t1\t0.0\tdummytag\nt1\tQ0\tc\t1\t0.0\tdummytag\nt2\tQ0\tb\t1\t0.0\tdummytag\n")
+    assert formats.format_pool({"t2": ["b"], "t1": ["c", "a"]}, ordered=True) == (
+        "t1\tQ0\tc\t1\t2.0\tdummytag\nt1\tQ0\ta\t2\t1.0\tdummytag\nt2\tQ0\tb\t1\t1.0\tdummytag\n")
 
 
 def test_atomic_write_leaves_nothing_on_error(tmp_path):

@@ -194,4 +194,44 @@ def test_pool_command_usage_errors_and_an_empty_next_batch(cli, tmp_path):
     result = cli("pool", run, "--strategy", "bandit", "--budget", "2", "--qrels", tmp_path / "q.qrel", "-o", out)
     assert result.exit_code == 0 and "nothing left to judge" in result.stderr and out.read_text() == ""
     result = cli("pool", run, "--strategy", "depth", "--budget", "1", "-o", out)
-    assert result.exit_code == 0 and out.read_text() == "t\tQ0\tx\t1\t0.0\tdummytag\n"
+    assert result.exit_code == 0 and out.read_text() == "t\tQ0\tx\t1\t1.0\tdummytag\n"  # rank 1, the only one
+
+
+def test_the_pool_file_keeps_the_judging_order(cli, tmp_path):
+    """``pool --strategy`` wrote its items sorted by id, every one at rank 1: the judging order was lost."""
+    from castregin import api
+    from castregin.formats import format_run
+
+    paths = []
+    for k, ranking in enumerate(RANKINGS):
+        paths.append(tmp_path / f"r{k}.run")
+        paths[-1].write_text(format_run(_run(f"r{k}", {"t": ranking})))
+    (tmp_path / "q.qrel").write_text("t 0 a 2\n")
+    out = tmp_path / "next.pool"
+    result = cli("pool", *paths, "--strategy", "mtf", "--budget", "5", "--qrels", tmp_path / "q.qrel", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    lines = [line.split("\t") for line in out.read_text().splitlines()]
+    # By hand (mtf): a judged relevant keeps run 0 on; b unseen counts non-relevant, run 1 next (e), then run 2 (h),
+    # then run 0 again (c): four more judgments for a budget of 5.
+    assert [fields[2] for fields in lines] == ["b", "e", "h", "c"]
+    assert [fields[3] for fields in lines] == ["1", "2", "3", "4"]
+    assert [float(fields[4]) for fields in lines] == sorted((float(fields[4]) for fields in lines), reverse=True)
+    assert [fields[2] for fields in lines] == api.adaptive_pool(paths, "mtf", 5, judged=tmp_path / "q.qrel")["t"]
+
+
+def test_the_statistics_count_the_turns_kept_only(cli, tmp_path):
+    """``pool --sample --turns`` counted the pooled and sampled items of the turns it left out too."""
+    from castregin.formats import format_run
+
+    kept = {"t1": ["a", "b", "c", "d"], "t2": ["e", "f"]}
+    run = tmp_path / "a.run"
+    run.write_text(format_run(_run("a", {**kept, "dropped": [f"x{k}" for k in range(10)]})))
+    (tmp_path / "turns.txt").write_text("t1\nt2\n")
+    out = tmp_path / "sample.pool"
+    result = cli("pool", run, "--sample", "1-1:1,2-100:#1", "--turns", tmp_path / "turns.txt", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    # Counted by hand on the kept turns: stratum 1 is each turn's top item, stratum 2 the rest, one sampled a turn.
+    pooled_2 = sum(len(items) - 1 for items in kept.values())
+    assert "stratum 1 (ranks 1-1, all): 2 of 2 pooled items sampled" in result.stderr
+    assert f"stratum 2 (ranks 2-100, 1 a turn): 2 of {pooled_2} pooled items sampled" in result.stderr
+    assert len(out.read_text().splitlines()) == 4

@@ -78,6 +78,7 @@ from .names import (
     parse_cutoffs,
     parse_measure,
     parse_measures,
+    parse_one_measure,
     split_measure_argument,
 )
 from .registry import lookup, register, registered, unregister
@@ -87,6 +88,6 @@ __all__ = [
     "IR_MEASURES_ORDER", "JUDGED_SHARE", "MEAN", "NONE", "NO_PARAM", "NUM_REL", "POSITIVE_LINES",
     "POSITIVE_LINES_AND_TOP", "P_DOUBLE", "P_PAIR", "SUM", "TEXT", "TREC_EVAL_ORDER", "TREC_SETS", "Definition",
     "IrName", "Marked", "Measure", "MeasureRefused", "Option", "Param", "cutoff", "lookup", "mark_measures",
-    "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "register", "registered",
-    "split_measure_argument", "unregister", "value_names",
+    "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "parse_one_measure", "register",
+    "registered", "split_measure_argument", "unregister", "value_names",
 ]

@@ -462,6 +462,17 @@ def parse_measure(name: str, rel_level: int = 2) -> list[Measure]:
     return measures if measures is not None else [_parse_ir_measures(name, rel_level)]
 
 
+def parse_one_measure(name: str, rel_level: int = 2) -> Measure:
+    """The one measure ``name`` stands for; a trec_eval set or family (``P.1,3``, ``official``) is an InputError.
+
+    For what reports one number per run under the name given (``analyze ppi``, ``analyze loro``...).
+    """
+    measures = parse_measure(name, rel_level)
+    if len(measures) != 1:
+        raise InputError(f"{name} stands for several measures: give one", argument="measure")
+    return measures[0]
+
+
 def parse_measures(names: Iterable[str | Measure], rel_level: int = 2) -> list[Measure]:
     """Parse several names (sets and families expanded; each measure kept once, in the order given).
 
