@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from ..errors import InputError
-from ..limits import ENDPOINT_BOUNDS
+from ..limits import ENDPOINT_BOUNDS, MIN_REDACTED_KEY
 
 Settings = TypeVar("Settings", bound="EndpointSettings")
 
@@ -176,7 +176,10 @@ def check_api_key(key: str | None, variable: str) -> None:
 
 
 class Redactor:
-    """Hides a secret in every text received: ``***`` for the key (its ``Bearer`` form included)."""
+    """Hides a secret in every text received: ``***`` for the key (its ``Bearer`` form included).
+    Called on error and diagnostic texts, it hides a key of any length; :meth:`answer`, for a model's
+    answer, only a key of :data:`~castregin.limits.MIN_REDACTED_KEY` characters or more (a dummy key
+    such as ``1`` would otherwise rewrite the answer itself)."""
 
     def __init__(self, secret: str | None):
         self.secret = secret or None
@@ -185,6 +188,12 @@ class Redactor:
         if self.secret is None or self.secret not in text:
             return text
         return text.replace(self.secret, "***")
+
+    def answer(self, text: str) -> str:
+        """``text``, a model's answer, with the key hidden when it is long enough to be a secret."""
+        if self.secret is None or len(self.secret) < MIN_REDACTED_KEY:
+            return text
+        return self(text)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")

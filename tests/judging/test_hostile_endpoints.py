@@ -357,3 +357,29 @@ def test_a_servers_error_text_is_one_line_without_escapes(cli, inputs, tmp_path,
     line = one_line_error(result)
     assert "\x1b" not in result.stderr and "\r" not in result.stderr and "\u202e" not in result.stderr
     assert "denied \\x1b[31mRED\\x1b[0m carriage\\u202eevil" in line
+
+
+@pytest.mark.parametrize("key", ["1", "x", "EMPTY", "ollama"])
+def test_a_dummy_key_leaves_the_answers_alone_and_is_hidden_in_errors(cli, inputs, tmp_path, monkeypatch, key):
+    # Local servers take any key; a short one is no secret, and hiding every "1" of "Label: 1" (or the "x"
+    # of "explanation") would make every answer unreadable, and cached so.
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", key)
+    text = f"Explanation: the key {key} given.\nLabel: 1"
+    server = hostile_server.serve(answer_with(json.dumps(completion(text, finish_reason="stop")).encode()))
+    out = tmp_path / "out"
+    try:
+        result = cli(*judge_args(inputs, server, out, "--criteria", "relevance"))
+    finally:
+        server.shutdown()
+    assert result.exit_code == 0, result.stderr
+    labels = [line.split()[3] for line in (out / "llm_relevance.qrel").read_text().splitlines()]
+    assert labels and set(labels) == {"1"}
+    stored = sqlite3.connect(out / "cache.sqlite").execute("SELECT content, finish_reason FROM answers").fetchall()
+    assert stored and set(stored) == {(text, "stop")}
+    refusing = hostile_server.serve(answer_with(json.dumps({"error": {"message": f"bad key {key}!"}}).encode(),
+                                                "401 Unauthorized"))
+    try:
+        with pytest.raises(InputError, match=r"HTTP 401: bad key \*\*\*!"):
+            ask_once(refusing, tmp_path)
+    finally:
+        refusing.shutdown()
