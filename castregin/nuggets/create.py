@@ -202,7 +202,8 @@ def create_nuggets(client: Client, requests: Sequence[CreationRequest], create_p
                 tell(request.qid)
         return outcome
 
-    outcomes = client.parallel(work, requests)
+    # A turn not begun when the client stopped has no nuggets (its calls are asked again by the next run).
+    outcomes = [outcome if outcome is not None else _Turn() for outcome in client.parallel(work, requests)]
     done = [(request, outcome) for request, outcome in zip(requests, outcomes, strict=True)
             if outcome.nuggets is not None]
     if not done:
