@@ -122,19 +122,34 @@ def check_base_url(url: str) -> None:
                           argument="base_url")
 
     if any(character.isspace() or unicodedata.category(character) == "Cc" for character in url):
-        raise refuse(f"{printable(url)!r} holds a space or a control character")
+        raise refuse(f"{shown_url(url)!r} holds a space or a control character")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as err:  # "Invalid IPv6 URL", "Port out of range 0-65535"
-        raise refuse(f"{url!r} is no URL ({err})") from None
+        raise refuse(f"{shown_url(url)!r} is no URL ({err})") from None
     if parts.scheme.lower() not in ("http", "https"):
         said = f"the scheme {parts.scheme}://" if parts.scheme else "no scheme"
-        raise refuse(f"{url!r} has {said}, not http:// or https://")
+        raise refuse(f"{shown_url(url)!r} has {said}, not http:// or https://")
     if not parts.hostname:
-        raise refuse(f"{url!r} names no host")
+        raise refuse(f"{shown_url(url)!r} names no host")
     if port == 0:
-        raise refuse(f"{url!r}: port 0 is no port a server listens on")
+        raise refuse(f"{shown_url(url)!r}: port 0 is no port a server listens on")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as an error message may show it, whatever it holds: its credentials (``user:password@``) and
+    its query and fragment (``?api-key=...``) as ``***``, on one line. Unlike :func:`public_url` it never
+    fails, so that it can show the URL that :func:`check_base_url` refuses."""
+    cut = re.search(r"[?#]", url)
+    head, tail = (url[:cut.start()], url[cut.start()] + "***") if cut else (url, "")
+    start = head.find("//")
+    start = start + 2 if start >= 0 else 0
+    end = head.find("/", start)
+    at = head.rfind("@", start, end if end >= 0 else len(head))
+    if at >= 0:
+        head = head[:start] + "***" + head[at:]
+    return printable(head + tail)
 
 
 def public_url(url: str) -> str:

@@ -147,6 +147,25 @@ def test_a_base_url_no_request_can_go_to_is_refused_in_one_line(cli, inputs, tmp
         EndpointSettings(model="m", base_url=url).check()
 
 
+@pytest.mark.parametrize("url", ["ftp://user:SECRET@example.org/v1", "http://user:SECRET@/v1",
+                                 "http://user:SECRET@localhost:99999/v1", "http://localhost:0/v1?api-key=SECRET",
+                                 "http://exa mple.org/v1?api-key=SECRET", "gopher://example.org/v1#SECRET",
+                                 "user:SECRET@localhost/v1", "http://[::1?api-key=SECRET"])
+def test_a_refused_base_url_shows_no_credentials(url):
+    with pytest.raises(InputError, match=r"^base_url: ") as refused:
+        EndpointSettings(model="m", base_url=url).check()
+    assert "SECRET" not in str(refused.value) and "***" in str(refused.value)
+
+
+def test_shown_url_hides_credentials_query_and_fragment():
+    from castregin.llm.settings import shown_url
+
+    assert shown_url("http://user:SECRET@host:8/v1?api-key=SECRET#x") == "http://***@host:8/v1?***"
+    assert shown_url("https://host/v1/chat@x?k=SECRET") == "https://host/v1/chat@x?***"
+    assert shown_url("SECRET@host") == "***@host" and shown_url("http://host/v1") == "http://host/v1"
+    assert shown_url("http://h/\x1b[31m") == "http://h/\\x1b[31m"
+
+
 @pytest.mark.parametrize("key", ["sk-test-SECRET ", " sk-test-SECRET", "   "])
 def test_a_key_with_spaces_around_it_is_refused_in_one_line(cli, inputs, tmp_path, monkeypatch, key):
     monkeypatch.setenv("CASTREGIN_TEST_KEY", key)
