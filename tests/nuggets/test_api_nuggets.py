@@ -53,7 +53,8 @@ def test_assign_create_and_cite_give_what_the_commands_give(server, tmp_path):
     values = {(r.run, r.turn, r.measure): r.value for r in cited.scores.itertuples()}
     assert values["A", "q1", "citation_precision"] == pytest.approx(2.5 / 3, abs=1e-15)
     # Every cell against the hand-worked values of test_cite (the run means: the mean of each run's turns).
-    hand = {(run, qid, measure): value for (run, qid), cells in cite_data.HAND.items() for measure, value in cells.items()}
+    hand = {(run, qid, measure): value for (run, qid), cells in cite_data.HAND.items()
+            for measure, value in cells.items()}
     hand |= {("A", "all", "citation_precision"): (2.5 / 3 + 0.5) / 2, ("A", "all", "citation_recall"): (2 / 3 + 1) / 2,
              ("B", "all", "citation_precision"): 0.5, ("B", "all", "citation_recall"): 0.25,
              ("A", "all", "num_q"): 2, ("B", "all", "num_q"): 2}
