@@ -119,6 +119,11 @@ MAX_ANSWER_BYTES = 16 << 20
 #: Tokens one answer may report using (``usage``): more is no count a model reports, and SQLite's integers
 #: end at 2^63.
 MAX_REPORTED_TOKENS = 10**12
+#: Characters an API key needs before castregin hides it inside a model's answers (content, refusal,
+#: finish_reason). Local servers take dummy keys ("1", "x", "EMPTY", "ollama"): replacing every "1" of an
+#: answer by ``***`` would turn "Label: 1" into an unreadable answer, cached for good. A key this short is
+#: no secret worth hiding there; error texts still hide a key of any length.
+MIN_REDACTED_KEY = 8
 #: Characters of one prompt a user's template (``judge --prompt FILE``) may render, and of any string or list
 #: it builds on the way: far beyond a model's context (a million tokens is about four million characters).
 MAX_PROMPT_CHARS = 4_000_000

@@ -15,6 +15,7 @@ import signal
 
 import click
 
+from ..errors import InputError
 from ..limits import MAX_GENERATED_GAMES
 from . import main
 from .endpoint import endpoint_option, endpoint_settings
@@ -164,11 +165,16 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
                                  kept=lambda path, n: kept.append((path, n)))
     except (Stopped, KeyboardInterrupt) as stop:
         close_bars()
-        answers = f"; the answers received are kept in {kept[0][0]}" if kept else ""
         number = stop.number if isinstance(stop, Stopped) else signal.SIGINT
-        click.echo(f"castregin: stopped by {signal.Signals(number).name}; the {len(written)} episode(s) played in "
-                   f"this run are written to {out_dir}{answers}; run the same command again to go on", err=True)
+        click.echo(f"castregin: stopped by {signal.Signals(number).name}; {left(written, kept, out_dir)}", err=True)
         click.get_current_context().exit(128 + number)
+    except InputError:
+        # A failure once episodes were played or answers stored (a 401 after cached episodes were replayed, a
+        # full disk): what the run left, on the line before the error's, as judge and nuggets say it.
+        close_bars()
+        if written or kept:
+            click.echo(f"castregin: {left(written, kept, out_dir)}", err=True)
+        raise
     finally:
         close_bars()
     if run.log is not None:
@@ -180,6 +186,13 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
         click.echo(f"castregin: every episode to play is in {out_dir} already: none was played in this run (the "
                    "table is of the episodes there)", err=True)
     write_text(output, leaderboard_report(summarize(episode_records(find_episodes(out_dir))), fmt))
+
+
+def left(written: list, kept: list, out_dir: str) -> str:
+    """What a run that ended early left behind, and that running it again goes on."""
+    answers = f"; the answers received are kept in {kept[0][0]} ({kept[0][1]} in this run)" if kept else ""
+    return (f"the {len(written)} episode(s) played in this run are written to {out_dir}{answers}; "
+            "run the same command again to go on")
 
 
 def _progress():

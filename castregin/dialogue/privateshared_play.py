@@ -146,8 +146,15 @@ def play_game(plans: Sequence[EpisodePlan], texts: GameTexts, settings: Endpoint
                 update = told(total)
                 return lambda outcome: update(outcome, client.stats, client.cost())
 
+        def parallel(work: Callable[[EpisodePlan], EpisodeOutcome], plans: list[EpisodePlan]) -> list[EpisodeOutcome]:
+            # An episode not begun when the client stopped (the endpoint answered no call) is not played.
+            begun = client.parallel(work, plans)
+            status, error = ("stopped", None) if client.stats.answers else ("unsent", "the endpoint answered no call")
+            return [outcome if outcome is not None else EpisodeOutcome(plan, None, status, error)
+                    for plan, outcome in zip(plans, begun, strict=True)]
+
         outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
-                                 folder=folder, on_episode=on_episode, parallel=client.parallel, progress=tick)
+                                 folder=folder, on_episode=on_episode, parallel=parallel, progress=tick)
         if plans and not any(outcome.played for outcome in outcomes):
             raise InputError(nothing_played(client, outcomes))
     return PlayRun(outcomes, run_log(outcomes, client, settings, rules=rules, folder=folder, game=game or {},

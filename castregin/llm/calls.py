@@ -86,7 +86,7 @@ def _text(value: object, where: str, redact: Redactor) -> str | None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise _malformed(f"{where} holds a lone surrogate (\\ud800-\\udfff), which is no Unicode text") from None
-    return redact(value)
+    return redact.answer(value)
 
 
 def _tokens(usage: Mapping, name: str) -> int:
@@ -110,9 +110,10 @@ def _jsonable(value: object) -> bool:
 def parse_completion(body: bytes, redact: Redactor) -> Reply:
     """The :class:`Reply` in a chat completion's JSON body: ``choices[0].message`` (``content`` and
     ``refusal`` strings or null), ``choices[0].finish_reason`` and ``usage``'s token counts (0 when absent),
-    each text with the key hidden. Anything else (no JSON, JSON nested past Python's limit, a message that
-    is no object, a count that is no whole number from 0 to :data:`~castregin.limits.MAX_REPORTED_TOKENS`,
-    text that is no Unicode) is a ``malformed_response``: retried, never a traceback."""
+    each text with the key hidden (:meth:`Redactor.answer`). Anything else (no JSON, JSON nested past Python's
+    limit, a message that is no object, a count that is no whole number from 0 to
+    :data:`~castregin.limits.MAX_REPORTED_TOKENS`, text that is no Unicode) is a ``malformed_response``:
+    retried, never a traceback."""
     try:
         data = json.loads(body)
     except RecursionError:

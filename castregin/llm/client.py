@@ -208,8 +208,10 @@ class Client:
         items' order. For conversations: ``work`` plays one whole episode, each of its calls through
         :meth:`ask` after the previous answer; episodes run side by side.
 
-        An exception in one ``work`` stops the client (no new request; the others' :meth:`ask` return
-        ``"stopped"``) and is raised once every thread has ended. An exception in the calling thread
+        Once the client is stopped (:meth:`stop`, from ``work`` or elsewhere) no thread takes a new item: an
+        item not begun has None for its result (a resumed run stopped by SIGTERM does not go on replaying
+        cached items). An exception in one ``work`` stops the client (no new request; the others' :meth:`ask`
+        return ``"stopped"``) and is raised once every thread has ended. An exception in the calling thread
         (SIGTERM, SIGINT) stops the client too: the threads are waited for as long as the requests in
         flight may take to finish or be abandoned, then the exception goes on.
         """
@@ -227,6 +229,8 @@ class Client:
         def worker() -> None:
             try:
                 while True:
+                    if self._stop.is_set():
+                        return
                     with take:
                         index = next(next_index, None)
                     if index is None or errors:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from ..errors import InputError
-from ..limits import ENDPOINT_BOUNDS
+from ..limits import ENDPOINT_BOUNDS, MIN_REDACTED_KEY
 
 Settings = TypeVar("Settings", bound="EndpointSettings")
 
@@ -122,19 +122,34 @@ def check_base_url(url: str) -> None:
                           argument="base_url")
 
     if any(character.isspace() or unicodedata.category(character) == "Cc" for character in url):
-        raise refuse(f"{printable(url)!r} holds a space or a control character")
+        raise refuse(f"{shown_url(url)!r} holds a space or a control character")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as err:  # "Invalid IPv6 URL", "Port out of range 0-65535"
-        raise refuse(f"{url!r} is no URL ({err})") from None
+        raise refuse(f"{shown_url(url)!r} is no URL ({err})") from None
     if parts.scheme.lower() not in ("http", "https"):
         said = f"the scheme {parts.scheme}://" if parts.scheme else "no scheme"
-        raise refuse(f"{url!r} has {said}, not http:// or https://")
+        raise refuse(f"{shown_url(url)!r} has {said}, not http:// or https://")
     if not parts.hostname:
-        raise refuse(f"{url!r} names no host")
+        raise refuse(f"{shown_url(url)!r} names no host")
     if port == 0:
-        raise refuse(f"{url!r}: port 0 is no port a server listens on")
+        raise refuse(f"{shown_url(url)!r}: port 0 is no port a server listens on")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as an error message may show it, whatever it holds: its credentials (``user:password@``) and
+    its query and fragment (``?api-key=...``) as ``***``, on one line. Unlike :func:`public_url` it never
+    fails, so that it can show the URL that :func:`check_base_url` refuses."""
+    cut = re.search(r"[?#]", url)
+    head, tail = (url[:cut.start()], url[cut.start()] + "***") if cut else (url, "")
+    start = head.find("//")
+    start = start + 2 if start >= 0 else 0
+    end = head.find("/", start)
+    at = head.rfind("@", start, end if end >= 0 else len(head))
+    if at >= 0:
+        head = head[:start] + "***" + head[at:]
+    return printable(head + tail)
 
 
 def public_url(url: str) -> str:
@@ -176,7 +191,10 @@ def check_api_key(key: str | None, variable: str) -> None:
 
 
 class Redactor:
-    """Hides a secret in every text received: ``***`` for the key (its ``Bearer`` form included)."""
+    """Hides a secret in every text received: ``***`` for the key (its ``Bearer`` form included).
+    Called on error and diagnostic texts, it hides a key of any length; :meth:`answer`, for a model's
+    answer, only a key of :data:`~castregin.limits.MIN_REDACTED_KEY` characters or more (a dummy key
+    such as ``1`` would otherwise rewrite the answer itself)."""
 
     def __init__(self, secret: str | None):
         self.secret = secret or None
@@ -185,6 +203,12 @@ class Redactor:
         if self.secret is None or self.secret not in text:
             return text
         return text.replace(self.secret, "***")
+
+    def answer(self, text: str) -> str:
+        """``text``, a model's answer, with the key hidden when it is long enough to be a secret."""
+        if self.secret is None or len(self.secret) < MIN_REDACTED_KEY:
+            return text
+        return self(text)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")

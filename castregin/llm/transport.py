@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import InputError
 from ..limits import MAX_ANSWER_BYTES
 from .calls import Call, Fatal, Reply, Transient, parse_completion, retry_after_seconds
-from .settings import EndpointSettings, Redactor, server_text
+from .settings import EndpointSettings, Redactor, server_text, shown_url
 
 #: Seconds between two looks at a read or write in progress: how soon an abandoned request ends.
 POLL = 0.25
@@ -268,7 +268,7 @@ class OpenAICaller:
             self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=settings.base_url, max_retries=0,
                                          timeout=settings.timeout, http_client=self._http_client)
         except (ValueError, TypeError, http.InvalidURL) as err:
-            raise InputError(f"{settings.base_url!r} is no URL a request can go to ({err})",
+            raise InputError(f"{shown_url(settings.base_url)!r} is no URL a request can go to ({err})",
                              argument="base_url") from None
         #: Whether every connection pool is bounded (a test fails when an httpx release moves them).
         self.bounded = _bound_transports(self._http_client) > 0

@@ -28,7 +28,9 @@ from typing import Any
 from ..data import natural_key
 from ..errors import InputError, InputWarning
 from ..formats.nuggets import FAILED, LABELS, NOT_SUPPORT, SUPPORT, Answer, Assignment, TurnNuggets
+from ..limits import NUGGET_WINDOW_BOUNDS
 from ..llm import Call, Client, EndpointSettings, Reply
+from ..llm.settings import check_number
 from .llm import (
     EXAMPLES_SHOWN,
     answer_tokens,
@@ -159,6 +161,8 @@ def assign_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load
     (``load_prompt()``; its ``grades``), the nuggets, answers and topics (each read when its step comes), then
     :func:`assign_nuggets` through :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``,
     ``out_dir`` and ``kept`` as it takes them)."""
+    # The same bounds as the command's options, so that the API refuses what the command does.
+    window = int(check_number(window, "window", *NUGGET_WINDOW_BOUNDS, True))
 
     def read():
         return nuggets(), answers(), topics() if topics is not None else None

@@ -37,7 +37,9 @@ from ..errors import InputError, InputWarning
 from ..formats.citations import FULL_SUPPORT, NO_SUPPORT, PARTIAL_SUPPORT, SUPPORT_WEIGHTS, PairKey
 from ..formats.nuggets import Answer
 from ..formats.passages import Passage
+from ..limits import MAX_CITATIONS_BOUNDS
 from ..llm import Client, EndpointSettings, Reply
+from ..llm.settings import check_number
 from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, model_stage, nothing_complete
 from .scores import ALL_TURNS, NUM_Q
 
@@ -172,6 +174,7 @@ def citation_scores(answers: Sequence[Answer], labels: Mapping[PairKey, str], so
     per run a ``num_q`` row (its answers scored), each measure's ``all`` value (the mean over its answers that
     have one) and, with ``per_turn``, each answer's value (turns in natural order). Runs in order of first
     appearance; answers with an unlabelled pair are left out and said (:class:`InputWarning`)."""
+    max_citations = int(check_number(max_citations, "max_citations", *MAX_CITATIONS_BOUNDS, True))
     if not answers:
         raise InputError("no answer to score", argument="answers")
     by_run: dict[str, list[Answer]] = {}
@@ -214,6 +217,8 @@ def cite_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load_p
     texts of the passages they cite (``passages(wanted ids)``), then :func:`judge_citations` through
     :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``, ``out_dir`` and ``kept`` as it takes
     them), and the scores of the labels (per turn, ``source`` in their qrels column)."""
+    # The same bounds as the command's option, so that the API refuses what the command does.
+    max_citations = int(check_number(max_citations, "max_citations", *MAX_CITATIONS_BOUNDS, True))
 
     def read():
         given = answers()

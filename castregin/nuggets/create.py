@@ -34,7 +34,9 @@ from ..errors import InputError, InputWarning
 from ..formats.llm_cache import CachedAnswer
 from ..formats.nuggets import OKAY, VITAL, Nugget, TurnNuggets
 from ..formats.passages import Passage
+from ..limits import MAX_NUGGETS_BOUNDS, NUGGET_WINDOW_BOUNDS
 from ..llm import Client, EndpointSettings
+from ..llm.settings import check_number
 from .assign import DEFAULT_WINDOW, windows
 from .llm import (
     EXAMPLES_SHOWN,
@@ -200,7 +202,8 @@ def create_nuggets(client: Client, requests: Sequence[CreationRequest], create_p
                 tell(request.qid)
         return outcome
 
-    outcomes = client.parallel(work, requests)
+    # A turn not begun when the client stopped has no nuggets (its calls are asked again by the next run).
+    outcomes = [outcome if outcome is not None else _Turn() for outcome in client.parallel(work, requests)]
     done = [(request, outcome) for request, outcome in zip(requests, outcomes, strict=True)
             if outcome.nuggets is not None]
     if not done:
@@ -238,6 +241,10 @@ def create_stage(settings: EndpointSettings, cache_file: str | os.PathLike,
     (``passages(wanted ids)``), the queries and topics, the requests (:func:`creation_requests`), then
     :func:`create_nuggets` through :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``,
     ``out_dir`` and ``kept`` as it takes them)."""
+    # The same bounds as the command's options, so that the API refuses what the command does.
+    min_grade = int(check_number(min_grade, "min_grade", 0, None, True))
+    window = int(check_number(window, "window", *NUGGET_WINDOW_BOUNDS, True))
+    max_nuggets = int(check_number(max_nuggets, "max_nuggets", *MAX_NUGGETS_BOUNDS, True))
 
     def read():
         judged = qrels()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -503,3 +504,27 @@ def test_progress_is_told_of_every_episode(server, tmp_path):
                     progress=progress)
     assert told == [4, *((o.plan.directory, o.status, r) for o, r in zip(run.outcomes, (35, 70, 80, 80), strict=True))]
     assert [o.status for o in run.outcomes] == ["played", "played", "budget", "budget"]
+
+
+def test_a_failure_after_episodes_were_replayed_says_what_the_run_wrote(cli, server, tmp_path):
+    # A budget run plays two episodes (35 calls each) and ten calls of the third; its two episodes are then
+    # removed, and the next run replays them from the cache before its first request is refused (a 401).
+    out = tmp_path / "out"
+    first = cli(*play_args(CLEMBENCH_GAME, out, "truthful", server, "--max-requests", "80", "--concurrency", "1"))
+    assert first.exit_code == 0, first.stderr
+    played = sorted(p.parent for p in out.rglob("scores.json"))
+    assert len(played) == 2
+    for episode in played:
+        shutil.rmtree(episode)
+    refusing = serve_game(CLEMBENCH_GAME)
+    refusing.fault_for = lambda key, attempt: "echo_key"
+    try:
+        result = cli(*play_args(CLEMBENCH_GAME, out, "truthful", refusing, "--concurrency", "1"))
+    finally:
+        refusing.shutdown()
+    assert result.exit_code == 1 and refusing.requests == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("castregin: error: ") and "HTTP 401" in lines[1]
+    assert lines[0] == (f"castregin: the 2 episode(s) played in this run are written to {out}; run the same command "
+                        "again to go on")
+    assert sorted(p.parent for p in out.rglob("scores.json")) == played

@@ -147,6 +147,25 @@ def test_a_base_url_no_request_can_go_to_is_refused_in_one_line(cli, inputs, tmp
         EndpointSettings(model="m", base_url=url).check()
 
 
+@pytest.mark.parametrize("url", ["ftp://user:SECRET@example.org/v1", "http://user:SECRET@/v1",
+                                 "http://user:SECRET@localhost:99999/v1", "http://localhost:0/v1?api-key=SECRET",
+                                 "http://exa mple.org/v1?api-key=SECRET", "gopher://example.org/v1#SECRET",
+                                 "user:SECRET@localhost/v1", "http://[::1?api-key=SECRET"])
+def test_a_refused_base_url_shows_no_credentials(url):
+    with pytest.raises(InputError, match=r"^base_url: ") as refused:
+        EndpointSettings(model="m", base_url=url).check()
+    assert "SECRET" not in str(refused.value) and "***" in str(refused.value)
+
+
+def test_shown_url_hides_credentials_query_and_fragment():
+    from castregin.llm.settings import shown_url
+
+    assert shown_url("http://user:SECRET@host:8/v1?api-key=SECRET#x") == "http://***@host:8/v1?***"
+    assert shown_url("https://host/v1/chat@x?k=SECRET") == "https://host/v1/chat@x?***"
+    assert shown_url("SECRET@host") == "***@host" and shown_url("http://host/v1") == "http://host/v1"
+    assert shown_url("http://h/\x1b[31m") == "http://h/\\x1b[31m"
+
+
 @pytest.mark.parametrize("key", ["sk-test-SECRET ", " sk-test-SECRET", "   "])
 def test_a_key_with_spaces_around_it_is_refused_in_one_line(cli, inputs, tmp_path, monkeypatch, key):
     monkeypatch.setenv("CASTREGIN_TEST_KEY", key)
@@ -357,3 +376,29 @@ def test_a_servers_error_text_is_one_line_without_escapes(cli, inputs, tmp_path,
     line = one_line_error(result)
     assert "\x1b" not in result.stderr and "\r" not in result.stderr and "\u202e" not in result.stderr
     assert "denied \\x1b[31mRED\\x1b[0m carriage\\u202eevil" in line
+
+
+@pytest.mark.parametrize("key", ["1", "x", "EMPTY", "ollama"])
+def test_a_dummy_key_leaves_the_answers_alone_and_is_hidden_in_errors(cli, inputs, tmp_path, monkeypatch, key):
+    # Local servers take any key; a short one is no secret, and hiding every "1" of "Label: 1" (or the "x"
+    # of "explanation") would make every answer unreadable, and cached so.
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", key)
+    text = f"Explanation: the key {key} given.\nLabel: 1"
+    server = hostile_server.serve(answer_with(json.dumps(completion(text, finish_reason="stop")).encode()))
+    out = tmp_path / "out"
+    try:
+        result = cli(*judge_args(inputs, server, out, "--criteria", "relevance"))
+    finally:
+        server.shutdown()
+    assert result.exit_code == 0, result.stderr
+    labels = [line.split()[3] for line in (out / "llm_relevance.qrel").read_text().splitlines()]
+    assert labels and set(labels) == {"1"}
+    stored = sqlite3.connect(out / "cache.sqlite").execute("SELECT content, finish_reason FROM answers").fetchall()
+    assert stored and set(stored) == {(text, "stop")}
+    refusing = hostile_server.serve(answer_with(json.dumps({"error": {"message": f"bad key {key}!"}}).encode(),
+                                                "401 Unauthorized"))
+    try:
+        with pytest.raises(InputError, match=r"HTTP 401: bad key \*\*\*!"):
+            ask_once(refusing, tmp_path)
+    finally:
+        refusing.shutdown()

@@ -156,3 +156,47 @@ def test_a_call_key_is_the_model_the_messages_the_parameters_and_the_sample(tmp_
         server.shutdown()
     assert keys["plain"] == keys["again"]
     assert len({keys[k] for k in ("plain", "warm", "short", "seeded", "plain1")}) == 5
+
+
+def test_no_item_is_begun_once_the_client_is_stopped(tmp_path):
+    # A resumed run stopped (SIGTERM in `play`) did go on replaying every cached item to the end.
+    server = serve(faults=False)
+    questions = [f"BEGIN CONVERSATION\nTell me about topic {n}.\nEND CONVERSATION" for n in range(20)]
+    cache = tmp_path / "cache.sqlite"
+    try:
+        with Client(settings(server), cache) as client:
+            assert all(client.ask(client.call([{"role": "user", "content": q}])).ok for q in questions)
+        handled = []
+        lock = threading.Lock()
+        first_done = threading.Event()
+        begun = threading.Barrier(3)
+
+        def work(question: str) -> str:
+            if question in questions[1:3]:  # with three threads: each has begun one item, then the stop comes
+                begun.wait(5)
+                first_done.wait(5)
+            elif question == questions[0] and threads == 3:
+                begun.wait(5)
+            answer = client.ask(client.call([{"role": "user", "content": question}]))
+            assert answer.status == "cached"
+            with lock:
+                handled.append(question)
+            if question == questions[0]:
+                client.stop()
+                first_done.set()
+            return question
+
+        threads = 1
+        with Client(settings(server), cache) as client:
+            one_thread = client.parallel(work, questions, threads=1)
+        assert handled == questions[:1] and one_thread == [questions[0]] + [None] * 19
+        handled.clear()
+        first_done.clear()
+        threads = 3
+        with Client(settings(server), cache) as client:
+            three_threads = client.parallel(work, questions, threads=3)
+    finally:
+        server.shutdown()
+    assert set(handled) == set(questions[:3]) and len(handled) == 3  # the items the other threads had begun
+    assert [q for q in three_threads if q is not None] == [q for q in questions if q in handled]
+    assert server.requests == 20

@@ -52,9 +52,17 @@ def test_assign_create_and_cite_give_what_the_commands_give(server, tmp_path):
     assert cited.labels == cite_data.LABELS
     values = {(r.run, r.turn, r.measure): r.value for r in cited.scores.itertuples()}
     assert values["A", "q1", "citation_precision"] == pytest.approx(2.5 / 3, abs=1e-15)
+    # Every cell against the hand-worked values of test_cite (the run means: the mean of each run's turns).
+    hand = {(run, qid, measure): value for (run, qid), cells in cite_data.HAND.items()
+            for measure, value in cells.items()}
+    hand |= {("A", "all", "citation_precision"): (2.5 / 3 + 0.5) / 2, ("A", "all", "citation_recall"): (2 / 3 + 1) / 2,
+             ("B", "all", "citation_precision"): 0.5, ("B", "all", "citation_recall"): 0.25,
+             ("A", "all", "num_q"): 2, ("B", "all", "num_q"): 2}
+    assert values == pytest.approx(hand, abs=1e-15)
     with pytest.warns(Warning, match="not scored: B:q4"):
         again = api.citation_scores(cite_answers, cited.labels, source="people", per_turn=True)
-    assert list(again["value"]) == list(cited.scores["value"]) and set(again["qrels"]) == {"people"}
+    assert {(r.run, r.turn, r.measure): r.value for r in again.itertuples()} == pytest.approx(hand, abs=1e-15)
+    assert set(again["qrels"]) == {"people"}
 
 
 @pytest.mark.parametrize(("call", "message"), [
@@ -68,6 +76,22 @@ def test_assign_create_and_cite_give_what_the_commands_give(server, tmp_path):
      "queries: give queries or topics"),
     (lambda url, cache: api.nuggets_assign(assign_data.NUGGETS, "a.jsonl", model="m", base_url=url, cache=cache),
      "nuggets: expected a nuggets file or TurnNuggets objects"),
+    # The bounds of the commands' options (--window 1 to 1000, ...): window=0 was a ValueError traceback,
+    # window=-1 every nugget not_support without a call.
+    *[(lambda url, cache, window=window: api.nuggets_assign("n.jsonl", "a.jsonl", model="m", base_url=url,
+                                                            cache=cache, window=window),
+       f"window: expected an integer 1 to 1000, got {window!r}") for window in (0, -1, 1001, 2.5, True)],
+    (lambda url, cache: api.nuggets_create({}, {}, queries={}, model="m", base_url=url, cache=cache, window=0),
+     "window: expected an integer 1 to 1000, got 0"),
+    (lambda url, cache: api.nuggets_create({}, {}, queries={}, model="m", base_url=url, cache=cache, max_nuggets=0),
+     "max_nuggets: expected an integer 1 to 1000, got 0"),
+    (lambda url, cache: api.nuggets_create({}, {}, queries={}, model="m", base_url=url, cache=cache, min_grade=-1),
+     "min_grade: expected an integer >= 0, got -1"),
+    (lambda url, cache: api.nuggets_cite("a.jsonl", {}, model="m", base_url=url, cache=cache, max_citations=0),
+     "max_citations: expected an integer 1 to 1000, got 0"),
+    (lambda url, cache: api.citation_scores(parse_answers(
+        "".join(json.dumps(a) + "\n" for a in cite_data.ANSWERS).encode(), "a.jsonl"), {}, max_citations=-1),
+     "max_citations: expected an integer 1 to 1000, got -1"),
 ])
 def test_refusals_name_the_argument(server, tmp_path, call, message):
     with pytest.raises(InputError) as info:
