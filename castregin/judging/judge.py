@@ -69,6 +69,10 @@ def judge_pool(inputs: JudgeInputs, criteria: Sequence[str], load_prompt: Callab
         if left_out:
             warnings.warn(left_out, InputWarning, stacklevel=2)
     pooled, already = without_judged(pooled, inputs.only_unjudged())
+    if already and not pooled.scores:
+        # Legitimate (a rerun after the last labels came in), but empty outputs should not pass unnoticed.
+        warnings.warn(f"nothing left to judge: the {already} pooled pairs are all judged in the --only-unjudged "
+                      "qrels; the outputs are empty", InputWarning, stacklevel=2)
     task_set = build_tasks(pooled, inputs.bank(), inputs.topics(), criteria)
     check_out_dir(out_dir)
     return judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already, progress=progress,

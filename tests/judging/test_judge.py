@@ -563,6 +563,9 @@ def test_nothing_left_to_judge_writes_empty_outputs(cli, inputs, server, tmp_pat
     result = cli(*judge_args(inputs, server, tmp_path / "out", "--criteria", "relevance", "--only-unjudged",
                              everything))
     assert result.exit_code == 0, result.stderr
+    pairs = sum(len(items) for items in POOL.values())
+    assert (f"castregin: warning: nothing left to judge: the {pairs} pooled pairs are all judged in the "
+            "--only-unjudged qrels; the outputs are empty") in result.stderr.splitlines()
     assert (tmp_path / "out" / "llm_relevance.qrel").read_text() == ""
     assert (tmp_path / "out" / "judgments.csv").read_text() == "worker_id,turn_id,item_id,relevance\n"
     assert server.requests == 0
