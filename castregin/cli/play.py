@@ -17,7 +17,7 @@ import click
 
 from ..errors import InputError
 from ..limits import MAX_GENERATED_GAMES
-from . import main
+from . import main, warnings_as_lines
 from .endpoint import endpoint_option, endpoint_settings
 from .options import InputPath, OutputDirectory, format_option, output_option
 
@@ -159,10 +159,11 @@ def play_privateshared(game_dir, instances_file, experiments, rules, model, base
     kept: list = []
     progress, close_bars = _progress()
     try:
-        run = play_privateshared(game_dir, EndpointSettings(**endpoint_settings(locals())),
-                                 os.path.join(out_dir, CACHE_NAME), instances=instances_file, experiments=experiments,
-                                 rules=rules, results_dir=out_dir, on_episode=write, progress=progress,
-                                 kept=lambda path, n: kept.append((path, n)))
+        with warnings_as_lines():
+            run = play_privateshared(game_dir, EndpointSettings(**endpoint_settings(locals())),
+                                     os.path.join(out_dir, CACHE_NAME), instances=instances_file,
+                                     experiments=experiments, rules=rules, results_dir=out_dir, on_episode=write,
+                                     progress=progress, kept=lambda path, n: kept.append((path, n)))
     except (Stopped, KeyboardInterrupt) as stop:
         close_bars()
         number = stop.number if isinstance(stop, Stopped) else signal.SIGINT

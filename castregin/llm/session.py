@@ -12,14 +12,15 @@ got no answer at all.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from .client import Client
-from .settings import EndpointSettings, api_key, check_api_key
+from .settings import EndpointSettings, api_key, check_api_key, key_sent_in_clear
 
 Settings = TypeVar("Settings", bound=EndpointSettings)
 
@@ -32,7 +33,14 @@ def check_run(settings: Settings, cache_file: str | os.PathLike, *, outputs: Ite
 
     settings = settings.check()
     check_outputs([*outputs, cache_file], list(inputs))
-    check_api_key(api_key(settings.api_key_env), settings.api_key_env)
+    key = api_key(settings.api_key_env)
+    check_api_key(key, settings.api_key_env)
+    host = key_sent_in_clear(settings.base_url) if key is not None else None
+    if host is not None:
+        # --api-key-env defaults to OPENAI_API_KEY, often set for another purpose than this endpoint.
+        warnings.warn(f"the API key in {settings.api_key_env} is sent to {host} over plain http://, readable on the "
+                      "way; use https://, or name an unset variable in --api-key-env if the endpoint needs no key",
+                      InputWarning, stacklevel=2)
     return settings
 
 

@@ -137,6 +137,24 @@ def check_base_url(url: str) -> None:
         raise refuse(f"{shown_url(url)!r}: port 0 is no port a server listens on")
 
 
+def key_sent_in_clear(url: str) -> str | None:
+    """The host of ``url`` when a key sent to it would cross a network unencrypted (plain ``http://`` to a
+    host that is not this machine), else None."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".").lower()
+    if parts.scheme.lower() != "http" or host == "localhost" or host.endswith(".localhost"):
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:  # a name, not an address
+        pass
+    return host
+
+
 def shown_url(url: str) -> str:
     """``url`` as an error message may show it, whatever it holds: its credentials (``user:password@``) and
     its query and fragment (``?api-key=...``) as ``***``, on one line. Unlike :func:`public_url` it never

@@ -71,3 +71,39 @@ def test_every_command_that_calls_a_model_refuses_it_in_one_line(cli, tmp_path, 
     assert result.exit_code in (1, 2) and result.stderr.count("\n") == 1, result.stderr
     assert "--model: expected a model's name without control characters" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("url", "host"), [
+    ("http://example.org/v1", "example.org"),
+    ("http://10.0.0.7:8000/v1", "10.0.0.7"),
+    ("HTTP://Example.ORG./v1", "example.org"),
+    ("https://example.org/v1", None),
+    ("http://localhost:11434/v1", None),
+    ("http://api.localhost/v1", None),
+    ("http://127.0.0.1:8000/v1", None),
+    ("http://127.1.2.3/v1", None),
+    ("http://[::1]:8000/v1", None),
+])
+def test_a_key_over_plain_http_to_another_host_is_said(url, host, tmp_path, monkeypatch):
+    # OPENAI_API_KEY, the default --api-key-env, is often set for another purpose than the endpoint asked.
+    import warnings
+
+    from castregin.errors import InputWarning
+    from castregin.llm.session import check_run
+
+    monkeypatch.setenv("CASTREGIN_TEST_KEY", "sk-0123456789abcdef")
+    settings = EndpointSettings(model="m", base_url=url, api_key_env="CASTREGIN_TEST_KEY")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_run(settings, tmp_path / "cache.sqlite")
+    said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+    if host is None:
+        assert said == []
+    else:
+        assert said == [(f"the API key in CASTREGIN_TEST_KEY is sent to {host} over plain http://, readable on the "
+                         "way; use https://, or name an unset variable in --api-key-env if the endpoint needs no key")]
+    monkeypatch.delenv("CASTREGIN_TEST_KEY")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_run(settings, tmp_path / "cache.sqlite")
+    assert [w for w in caught if issubclass(w.category, InputWarning)] == []
