@@ -161,8 +161,8 @@ def test_runs_and_differences_from_qrels_equal_ppi_py_on_their_per_turn_scores()
             assert row.n == 50 and row.N == 70
             # The model alone: its labels' mean over every turn, as evaluate averages them (complete).
             model_only = api.evaluate([r for r in runs if r.tag == row.run], model, [measure], complete=True)
-            assert row.model_mean == pytest.approx(float(model_only.value.iloc[-1]), rel=1e-12)
-            assert len(model_only) == 1
+            assert list(model_only.measure) == ["num_q", measure] and model_only.value.iloc[0] == 120
+            assert row.model_mean == pytest.approx(float(model_only.value.iloc[1]), rel=1e-12)
         for row in (r for r in result.differences if r.measure == measure):
             a, b = arrays[row.run_a], arrays[row.run_b]
             estimate, low, high = _oracle(a[0] - b[0], a[1] - b[1], a[2] - b[2], alpha=0.1)
