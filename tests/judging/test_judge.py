@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from model_outputs import outputs
 
 from castregin.judging.llm import assessor_instructions, mode_label, parse_label
 from castregin.llm import retry_after_seconds
@@ -102,21 +103,6 @@ def judge_args(inputs, server, out, *extra) -> list[str]:
     return ["judge", str(inputs["pool"]), "--bank", str(inputs["bank"]), "--topics", str(inputs["topics"]),
             "--model", "rule-1", "--base-url", server.base_url, "--out-dir", str(out), "--api-key-env",
             "CASTREGIN_TEST_KEY", "--retry-wait", "0.01", "--timeout", "0.5", *extra]
-
-
-def outputs(out: Path) -> dict[str, str]:
-    """Every output but the cache, the run log's per-invocation part left out."""
-    found = {}
-    for path in sorted(out.iterdir()):
-        if path.name == "cache.sqlite" or path.name.startswith("."):
-            continue
-        text = path.read_text()
-        if path.name == "run_log.json":
-            log = json.loads(text)
-            del log["this_run"], log["endpoint"]
-            text = json.dumps(log, sort_keys=True)
-        found[path.name] = text
-    return found
 
 
 def rows(text: str) -> list[dict]:

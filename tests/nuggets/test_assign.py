@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from model_outputs import only_the_cache, outputs, stopped_by_sigterm
 
 from castregin.nuggets.llm import parse_labels, parse_list
 
-from .model_outputs import only_the_cache, outputs, stopped_by_sigterm
 from .nugget_server import serve_nuggets, support_rule
 
 KEY = "sk-test-0123456789abcdef-SECRET"

@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from model_outputs import only_the_cache, outputs, stopped_by_sigterm
 
 from castregin.data import Qrels
 from castregin.formats.passages import Passage
 from castregin.nuggets.create import creation_requests
 
-from .model_outputs import only_the_cache, outputs, stopped_by_sigterm
 from .nugget_server import NuggetServer, creation_rule, importance_rule, serve_nuggets
 
 KEY = "sk-test-create-SECRET"
