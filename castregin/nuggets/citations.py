@@ -5,7 +5,7 @@ model (``castregin nuggets cite``) or by people, and scored as TREC RAG 2024's s
 ones (3, as the organisers' support evaluation script judged them): one (sentence, passage) pair each. A
 model reads the sentence and the passage (``title: text`` when the passage has a title, as that script shows
 a segment) and ends its answer with ``Full Support``, ``Partial Support`` or ``No Support``
-(:func:`parse_support`; the last line only, where the first of those phrases found, in that order, is the label).
+(:func:`parse_support`; the last line only, where the phrase that comes first is the label).
 
 **The scores** (Thakur et al., "Support Evaluation for the TREC 2024 RAG Track: Comparing Human versus LLM
 Judges", SIGIR 2025, arXiv:2504.15205: weighted precision and weighted recall), per answer, a full support
@@ -54,15 +54,14 @@ _NAMED = 10
 
 
 def parse_support(content: str | None) -> str | None:
-    """The support label on an answer's final non-empty line (``Full Support``, ``partial_support``, ...: the
-    first of full, partial, no support found there), else None."""
+    """The support label on an answer's final non-empty line (``Full Support``, ``partial_support``, ...: of those
+    phrases, the one that comes first on the line, so that "Partial Support (not full support)" is partial), else
+    None."""
     lines = [line.strip() for line in (content or "").splitlines() if line.strip()]
     if not lines:
         return None
-    for label, pattern in _PHRASES:
-        if pattern.search(lines[-1]):
-            return label
-    return None
+    found = [(match.start(), label) for label, pattern in _PHRASES if (match := pattern.search(lines[-1]))]
+    return min(found)[1] if found else None
 
 
 def cited_pairs(answer: Answer, max_citations: int = DEFAULT_MAX_CITATIONS) -> list[tuple[int, str]]:

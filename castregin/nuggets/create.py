@@ -17,7 +17,8 @@ AutoNuggetizer of TREC RAG 2024):
 
 The calls of one turn are made one after another (each creation prompt holds the previous answer); turns
 run side by side. A turn some of whose calls have no answer yet (budget, failures, a stop) is left out and
-counted: the next run replays the cached answers and asks only for the rest.
+counted: the next run replays the cached answers and asks only for the rest. A complete turn left without any
+nugget (no creation answer could be read, or the model listed none) is written so, and said in a warning.
 """
 
 from __future__ import annotations
@@ -210,6 +211,15 @@ def create_nuggets(client: Client, requests: Sequence[CreationRequest], create_p
         raise InputError(nothing_complete(client, sum(len(o.answers) for o in outcomes), "turn"))
     turns = [TurnNuggets(request.qid, request.query, outcome.nuggets) for request, outcome in done
              if outcome.nuggets is not None]
+    empty = [turn.qid for turn in turns if not turn.nuggets]
+    if empty:
+        import warnings
+
+        # Written all the same (a model may find nothing to list), but never in silence: they score 0 everywhere.
+        warnings.warn(InputWarning(
+            f"{len(empty)} turn(s) got no nugget (no creation answer could be read, or the model listed none): "
+            f"{_named(empty)}; they are written without nuggets and score 0 (see the run log's "
+            "unparseable_examples; a new --cache, or another --prompt, asks again)"), stacklevel=2)
     used = [answer for outcome in outcomes for answer in outcome.answers]
     calls = sum(outcome.calls for outcome in outcomes)
     head, tail = call_log(client, {"create": create_prompt, "score": score_prompt}, calls, len(used),
@@ -218,6 +228,7 @@ def create_nuggets(client: Client, requests: Sequence[CreationRequest], create_p
            "turns": len(requests),
            "turns_written": len(turns),
            "turns_incomplete": len(requests) - len(turns),
+           "turns_without_nuggets": len(empty),
            "passages": sum(len(request.passages) for request in requests),
            "nuggets": sum(len(turn.nuggets) for turn in turns),
            "vital": sum(n.importance == VITAL for turn in turns for n in turn.nuggets),

@@ -166,6 +166,8 @@ def test_an_unreadable_answer_leaves_its_answer_unscored(cli, inputs, tmp_path):
     ("Full Support", "full_support"), ("The statement is checked.\n**Partial Support**", "partial_support"),
     ("no support.", "no_support"), ("Label: full_support", "full_support"), ("No Support\n\n", "no_support"),
     ("Full Support\nI am not sure.", None), ("It supports it.", None), ("", None), (None, None),
+    ("Partial Support (not full support)", "partial_support"), ("No support, though partial support elsewhere",
+                                                               "no_support"),
 ])
 def test_the_support_label_is_read_from_the_final_line(text, label):
     assert parse_support(text) == label

@@ -270,6 +270,30 @@ def test_unreadable_answers_keep_the_list_and_make_nuggets_okay(cli, inputs, tmp
     assert "7 answer(s) could not be read" in result.stderr
 
 
+def test_a_turn_left_without_nuggets_is_said_and_written(cli, inputs, tmp_path):
+    from judging.chat_server import serve
+
+    class Mute(NuggetServer):
+        def _create(self, prompt):
+            # r2's every creation answer unreadable; r1's as the rules say.
+            return "I would rather not list them." if PASSAGES["o2"] in prompt or PASSAGES["o1"] in prompt \
+                or PASSAGES["o3"] in prompt else super()._create(prompt)
+
+    server = serve(Mute, faults=False)
+    try:
+        result = cli("nuggets", "create", "--qrels", inputs["qrels"], "--passages", inputs["passages"],
+                     "--queries", inputs["queries"], "--model", "m", "--base-url", server.base_url, "--out-dir",
+                     tmp_path / "out", "--window", "5", "--max-nuggets", "8")
+    finally:
+        server.shutdown()
+    assert result.exit_code == 0, result.stderr
+    got = created(tmp_path / "out")
+    assert got["r2"]["nuggets"] == [] and len(got["r1"]["nuggets"]) > 0
+    assert "castregin: warning: 1 turn(s) got no nugget" in result.stderr
+    assert ": r2; they are written without nuggets and score 0" in result.stderr
+    assert json.loads((tmp_path / "out" / "run_log.json").read_text())["turns_without_nuggets"] == 1
+
+
 def test_creation_requests_order_and_filter_the_passages():
     qrels = Qrels({"q1": {"a10": 2, "a2": 2, "a1": 3, "a3": 1, "a4": 2}, "q2": {"z": 1}})
     passages = {d: Passage(f"text {d}") for d in ("a1", "a2", "a3", "a10")}
