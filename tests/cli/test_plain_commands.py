@@ -78,7 +78,8 @@ EDGE_CASES = [
     ["-D", "1", "Q", "R"], ["-o", "Q", "R"], ["-Z", "z.txt", "Q", "R"], ["-N", "100", "Q", "R"],
     ["-T", "trec_results", "Q", "R"], ["-R", "prefs", "Q", "R"], ["-J", "Q", "R"], ["--Judged_docs_only", "Q", "R"],
     ["-m", "P.\u0665", "Q", "R"], ["-m\u00e9", "Q", "R"], ["-\u00e9", "Q", "R"], ["Q\udcff", "R"],
-    ["-5", "Q", "R"], ["-qc5", "Q", "R"], ["-ml2", "Q", "R"],
+    ["-5", "Q", "R"], ["-qc5", "Q", "R"], ["-ml2", "Q", "R"], ["-measure", "Q", "R"], ["-nosummary", "Q", "R"],
+    ["-nq", "Q", "R"], ["-output", "o", "Q", "R"],
 ]
 
 
@@ -210,6 +211,8 @@ def _files(directory: Path) -> Path:
     (directory / "r.run").write_text(RUN)
     (directory / "bom.run").write_bytes(b"\xef\xbb\xbf" + RUN.encode())
     (directory / "bad.run").write_text(RUN + "t1 Q0 d9 9 notanumber tag\n")
+    (directory / "j.prefs").write_text("t1 g s d1 1\nt1 g s d2 0\nt2 g s d1 0\nt2 g s d3 2\n")
+    (directory / "z.txt").write_text("t1 P_5 0.5 0.1\nt2 P_5 0.4 0.2\nt3 P_5 0.3 0.1\n")
     (directory / "sub").mkdir()
     return directory
 
@@ -237,6 +240,9 @@ PLAIN_RUNS = [
     ["trec_eval", "--output", "out.txt", "q.qrel", "r.run"],
     ["trec_eval", "q.qrel", "bom.run"],  # a warning line
     ["trec_eval", "-", "r.run"],  # the qrels on standard input
+    ["trec_eval", "-q", "-R", "prefs", "-m", "all_prefs", "j.prefs", "r.run"],
+    ["trec_eval", "-q", "-Z", "z.txt", "-m", "P.5", "q.qrel", "r.run"],
+    ["trec_eval", "-Z", "z.txt", "--output", "z.txt", "q.qrel", "r.run"],  # -Z's file as the output
     ["trec_eval", "missing.qrel", "r.run"],
     ["trec_eval", "q.qrel", "bad.run"],
     ["trec_eval", "-l", "abc", "q.qrel", "r.run"],
