@@ -71,7 +71,7 @@ def say(line: str) -> None:
 
     As click does: ANSI escape sequences are dropped unless standard error is a terminal (a file name holding
     one cannot colour a log), and a standard error set to ASCII (``PYTHONIOENCODING=ascii``) is written in
-    UTF-8, characters it cannot encode replaced, where Python itself would write backslash escapes.
+    UTF-8 (a lone surrogate, from a file name that is not UTF-8, as '?'), where Python would write escapes.
     """
     stream = sys.stderr
     if stream is None:
