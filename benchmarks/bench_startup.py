@@ -50,6 +50,11 @@ if __name__ == '__main__':
     sys.exit(run())
 """
 
+#: The console script's run() with no command on the plain path (castregin.cli.PLAIN_COMMANDS emptied): trec_eval
+#: read and run by click, as before the plain path, to show what click costs.
+THROUGH_CLICK = ("import sys\nimport castregin.cli as cli\ncli.PLAIN_COMMANDS.clear()\nsys.argv[0] = 'castregin'\n"
+                 "cli.run()\n")
+
 
 def write_small_inputs(out: Path) -> tuple[Path, Path]:
     """A 10-line run and its qrels (two turns, graded 0-2, one item unjudged), as a script's call gets them."""
@@ -103,6 +108,8 @@ def bench_small(out: Path, repeat: int = DEFAULT_REPEAT) -> tuple[list[Timing], 
         "castregin evaluate (installed)": [str(installed / "castregin"), "evaluate", str(run), "--qrels", str(qrels)],
         "castregin --help (installed)": [str(installed / "castregin"), "--help"],
         "castregin trec_eval --help (installed)": [str(installed / "castregin"), "trec_eval", "--help"],
+        "castregin trec_eval through click (installed)": [str(installed / "python"), "-c", THROUGH_CLICK,
+                                                          *trec_eval_args],
         "python -c pass (installed: the interpreter alone)": [str(installed / "python"), "-c", "pass"],
         "castregin trec_eval (.venv, editable install)": [str(CASTREGIN), *trec_eval_args],
         "python -c pass (.venv, with the editable install's hook)": [str(PYTHON), "-c", "pass"],
@@ -123,7 +130,8 @@ def bench_small(out: Path, repeat: int = DEFAULT_REPEAT) -> tuple[list[Timing], 
     rows = alternately(WORKLOAD, commands, repeat)
     seconds = {row.tool: row.seconds for row in rows}
     floor = seconds["python -c pass (installed: the interpreter alone)"]
-    for tool in ("castregin trec_eval (installed)", "castregin evaluate (installed)", "castregin --help (installed)",
+    for tool in ("castregin trec_eval (installed)", "castregin trec_eval through click (installed)",
+                 "castregin evaluate (installed)", "castregin --help (installed)",
                  "castregin trec_eval --help (installed)"):
         ratio = seconds[tool] / floor
         verdict = f" (target: at most {TARGET:g}x, {'met' if ratio <= TARGET else 'NOT met'})" \

@@ -5,6 +5,13 @@ Every command is one function; the work is done by plain functions in the stage 
 directly. Errors a user can cause are :class:`castregin.errors.InputError`: one line on standard
 error and exit code 1.
 
+This module imports no click: :func:`run` (the ``castregin`` program) runs ``castregin trec_eval`` without it
+when its command line is one of the forms scripts write (:mod:`castregin.cli.plain`), and everything else
+through :data:`main`, the click group (:mod:`castregin.cli.group`, imported on first use of ``main``,
+:class:`CastreginCommand` and the other names it defines). What is done around every command, whichever path
+runs it, is here, once: the checks of its files (:func:`checking_files`), the one-line report of errors and
+signals (:func:`reporting_errors`) and of warnings (:func:`warnings_as_lines`).
+
 Commands live in the ``cli_*`` modules, which register themselves on :data:`main` when imported.
 They are imported on demand (:class:`CastreginGroup`): ``castregin evaluate`` loads the evaluate
 command's module only, not the statistics, plotting and JSON-schema code of the other commands.
@@ -13,50 +20,95 @@ command's module only, not the statistics, plotting and JSON-schema code of the 
 from __future__ import annotations
 
 import contextlib
-import copy
 import importlib
-import json
 import os
 import signal
 import sys
 import warnings
-from typing import NamedTuple
-
-import click
 
 from ..errors import InputError, InputWarning
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import NoReturn, TypeVar
 
-class CommandEntry(NamedTuple):
-    """Where a command is defined, and the summary ``castregin --help`` lists for it.
+    from .group import (
+        COMMAND_TABLE,
+        COMMANDS,
+        CastreginCommand,
+        CastreginGroup,
+        CastreginSubgroup,
+        CommandEntry,
+        ascii_numbers,
+        main,
+    )
 
-    The summary is the command's own (``help``: the first paragraph of its docstring, which click
-    shortens as for any command; ``short_help``: given in the decorator, shown whole), kept in
-    ``commands.json`` beside this module so that the list of commands needs none of their modules.
-    ``make docs-cli`` writes that file from the commands themselves (``docs/gen_cli.py``), and a test
-    fails when it differs from them.
+    T = TypeVar("T")
+
+#: The commands :func:`run` runs without click when it can: their modules, each with its ``COMMAND``, a
+#: :class:`castregin.cli.plain.PlainCommand`. (A test empties it to run the same command lines through click.)
+PLAIN_COMMANDS = {"trec_eval": "castregin.cli.trec_eval_plain"}
+
+#: The names :mod:`castregin.cli.group` defines, served from here (see :func:`__getattr__`).
+_GROUP_NAMES = {"main", "CastreginCommand", "CastreginGroup", "CastreginSubgroup", "ascii_numbers", "COMMANDS",
+                "COMMAND_TABLE", "CommandEntry"}
+
+
+def __getattr__(name: str):
+    """:data:`main`, the click classes and the table of commands, from :mod:`castregin.cli.group` (which imports
+    click) on first use: ``from castregin.cli import main`` reads as it always has."""
+    if name not in _GROUP_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import group
+
+    value = globals()[name] = getattr(group, name)
+    return value
+
+
+def say(line: str) -> None:
+    """``line`` on standard error, as ``click.echo(line, err=True)`` writes it, without importing click.
+
+    As click does: ANSI escape sequences are dropped unless standard error is a terminal (a file name holding
+    one cannot colour a log), and a standard error set to ASCII (``PYTHONIOENCODING=ascii``) is written in
+    UTF-8 (a lone surrogate, from a file name that is not UTF-8, as '?'), where Python would write escapes.
     """
+    stream = sys.stderr
+    if stream is None:
+        return
+    text = line + "\n"
+    if "\x1b" in text and not _isatty(stream):
+        import re
 
-    module: str
-    help: str | None = None
-    short_help: str | None = None
+        text = re.sub(r"\033\[[;?0-9]*[a-zA-Z]", "", text)  # click's _compat._ansi_re
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None and _is_ascii(getattr(stream, "encoding", None) or "ascii"):
+        stream.flush()
+        buffer.write(text.encode("utf-8", "replace"))
+        buffer.flush()
+        return
+    stream.write(text)
+    stream.flush()
 
 
-#: The file of every command's module and summary (see :class:`CommandEntry`).
-COMMAND_TABLE = os.path.join(os.path.dirname(__file__), "commands.json")
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except Exception:  # noqa: BLE001 - click's isatty: a stream that cannot say is no terminal
+        return False
 
 
-def _read_command_table() -> dict[str, CommandEntry]:
-    with open(COMMAND_TABLE, encoding="utf-8") as table:
-        return {name: CommandEntry(**fields) for name, fields in json.load(table).items()}
+def _is_ascii(encoding: str) -> bool:
+    import codecs
 
-
-#: Every command: its module, so that running one imports only that module, and its summary.
-COMMANDS = _read_command_table()
+    try:
+        return codecs.lookup(encoding).name == "ascii"
+    except LookupError:
+        return False
 
 
 @contextlib.contextmanager
-def warnings_as_lines():
+def warnings_as_lines() -> Iterator[None]:
     """Print the library's :class:`~castregin.errors.InputWarning` warnings as ``castregin: warning:`` lines.
 
     The stages warn with :func:`warnings.warn` (a Python caller sees them as usual); the command line
@@ -70,169 +122,55 @@ def warnings_as_lines():
         # Outside the recording context: there, showwarning would append to the very list being replayed.
         for warning in caught:
             if issubclass(warning.category, InputWarning):
-                click.echo(f"castregin: warning: {warning.message}", err=True)
+                say(f"castregin: warning: {warning.message}")
             else:
                 warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
-def _convert_ascii_number(self, value, param, ctx):
-    # Python's int() and float(), which click's number types call, read "٢", a full-width 2 and "1_0" (see
-    # castregin.formats.common.plain_number_text, the one rule of every reader of numbers).
-    if isinstance(value, str) and not (value.isascii() and "_" not in value):
-        self.fail(f"{value!r} is not a number written with the ASCII digits 0-9", param, ctx)
-    return super(type(self), self).convert(value, param, ctx)
+def checking_files(call: Callable[[], T], inputs: list[str], outputs: list[str], flags: dict[str, str]) -> T:
+    """``call()``, a command's body, with what every command gets around it: no output may be an input (``inputs``,
+    every file its parameters name as one, are declared: every output it writes is checked against them), and an
+    :class:`~castregin.errors.InputError` about a Python argument (``max_turns``) names the option instead
+    (``flags``: ``{"max_turns": "--max-turns"}``)."""
+    from ..formats.common import stream_digests
+    from ..formats.output import check_outputs, declared_inputs
+
+    try:
+        with declared_inputs(inputs), stream_digests():
+            check_outputs(outputs, inputs)
+            return call()
+    except InputError as err:
+        flag = flags.get(err.argument) if err.argument is not None else None
+        if flag is None:
+            raise
+        raise InputError(err.problem, source=err.source, line=err.line, argument=flag) from None
 
 
-_ASCII_NUMBER_TYPES: dict[type, type] = {}
-
-
-def ascii_numbers(kind: click.ParamType) -> click.ParamType:
-    """``kind`` itself, or for a number type (``int``, ``click.IntRange``, ``FiniteFloat`` ...) a copy that takes the
-    ASCII digits only; a subclass of its class, so that ``--help`` still shows its range."""
-    if not isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):
-        return kind
-    cls = type(kind)
-    ascii_cls = _ASCII_NUMBER_TYPES.get(cls)
-    if ascii_cls is None:
-        ascii_cls = _ASCII_NUMBER_TYPES[cls] = type(cls.__name__, (cls,), {"convert": _convert_ascii_number})
-    ascii_kind = copy.copy(kind)
-    ascii_kind.__class__ = ascii_cls
-    return ascii_kind
-
-
-class CastreginCommand(click.Command):
-    """A command whose errors about a Python argument (``max_turns``) name the option (``--max-turns``), and
-    whose number options take the ASCII digits only (:func:`ascii_numbers`).
-
-    Before it runs, no output file may be an input (any parameter typed as one, see
-    :mod:`castregin.cli.options`), and while it runs every output it writes is checked against all of them; two
-    outputs on standard output (``qrels merge --provenance -``, -o being ``-``) are a usage error.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for param in self.params:
-            param.type = ascii_numbers(param.type)
-
-    def invoke(self, ctx: click.Context):
-        from ..formats.common import stream_digests
-        from ..formats.output import check_outputs, declared_inputs
-        from .options import command_inputs, command_outputs, standard_output_options
-
-        to_stdout = standard_output_options(self, ctx.params)
-        if len(to_stdout) > 1:
-            raise click.UsageError(f"{' and '.join(to_stdout)} {'both' if len(to_stdout) == 2 else 'all'} write to "
-                                   "standard output ('-'); give all but one of them a file", ctx=ctx)
-        try:
-            inputs = command_inputs(self, ctx.params)
-            with declared_inputs(inputs), stream_digests():
-                check_outputs(command_outputs(self, ctx.params), inputs)
-                return super().invoke(ctx)
-        except InputError as err:
-            option = next((p for p in self.params if isinstance(p, click.Option) and p.name == err.argument), None)
-            if option is None:
-                raise
-            flag = max(option.opts, key=len)
-            raise InputError(err.problem, source=err.source, line=err.line, argument=flag) from None
-
-
-class CastreginSubgroup(click.Group):
-    """A group of commands under the top level (``castregin ope``): its commands name their options in errors."""
-
-    command_class = CastreginCommand
-    group_class = type
-
-
-class CastreginGroup(click.Group):
-    """The top-level group: commands imported on first use, InputError as one line and exit code 1."""
-
-    command_class = CastreginCommand
-    group_class = CastreginSubgroup
-
-    _listing = False
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if cmd_name not in self.commands and entry is not None and self._listing:
-            # `castregin --help` lists the commands from their summaries, importing none of them.
-            return click.Command(cmd_name, help=entry.help, short_help=entry.short_help)
-        if cmd_name not in self.commands:
-            if entry is not None:
-                importlib.import_module(entry.module)
-            if cmd_name not in self.commands:
-                # A name the table does not know may still be defined by some command module.
-                self.load_all()
-        return self.commands.get(cmd_name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(COMMANDS) | set(self.commands))
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        self._listing = True
-        try:
-            super().format_commands(ctx, formatter)
-        finally:
-            self._listing = False
-
-    def load_all(self) -> None:
-        """Import every command module."""
-        for module in dict.fromkeys(entry.module for entry in COMMANDS.values()):
-            importlib.import_module(module)
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as err:  # `castregin --bogus`: the subcommands' are met in invoke
-            _usage_line(err)
-            ctx.exit(2)
-
-    def invoke(self, ctx: click.Context):  # noqa: RET503 - every other path ends in ctx.exit, which raises
-        try:
-            return super().invoke(ctx)
-        except click.UsageError as err:
-            _usage_line(err)
-            ctx.exit(2)
-        except InputError as err:
-            click.echo(f"castregin: error: {err}", err=True)
-            ctx.exit(1)
-        except BrokenPipeError:
-            # `castregin evaluate ... | head -1`: the reader has had enough. Unix tools end quietly, killed by
-            # SIGPIPE (the shell's 141): the same exit status, and nothing said.
-            _silence_stdout()
-            ctx.exit(128 + signal.SIGPIPE)
-        except Stopped as stop:
-            # The writers have removed their temporary files on the way out.
-            click.echo(f"castregin: stopped by {stop.name}; no output was written", err=True)
-            ctx.exit(128 + stop.number)
-        except KeyboardInterrupt:
-            click.echo("castregin: interrupted; no output was written", err=True)
-            ctx.exit(128 + signal.SIGINT)
-        except MemoryError:
-            pass  # said below, once the except block has let go of the traceback and the memory its frames hold
-        click.echo("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs",
-                   err=True)
-        ctx.exit(1)
-
-
-def _usage_line(err: click.UsageError) -> None:
-    """A usage error as one line naming the command's --help (click's own is four: usage, a hint, a blank line,
-    the error); click's "did you mean" kept on it. Help asked for by giving no arguments stays help."""
-    if isinstance(err, click.exceptions.NoArgsIsHelpError):
-        raise err
-    message = err.format_message()
-    if isinstance(err, click.NoSuchOption):
-        # Spelled here, not taken from click: its wording changed between the versions castregin allows.
-        close = [p for p in err.possibilities or () if p not in ("-h", "--help")]
-        message = f"No such option {err.option_name!r}" + (
-            f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
-    message = " ".join(message.split()).removesuffix(".")
-    names: list[str] = []
-    context = err.ctx
-    while context is not None and context.parent is not None:  # the root is castregin, however it was started
-        names.insert(0, context.info_name or "")
-        context = context.parent
-    command = " ".join(["castregin", *names])
-    click.echo(f"castregin: error: {message}; see '{command} --help'", err=True)
+def reporting_errors(call: Callable[[], T], exit: Callable[[int], NoReturn]) -> T:  # noqa: A002 - click's word
+    """``call()``, a command, its errors each told in one line on standard error and ended with ``exit(code)``:
+    an :class:`~castregin.errors.InputError` (1), a reader that has gone (141, silently), a signal (:class:`Stopped`,
+    128 + its number), Ctrl-C (130), no memory left (1)."""
+    try:
+        return call()
+    except InputError as err:
+        say(f"castregin: error: {err}")
+        exit(1)
+    except BrokenPipeError:
+        # `castregin evaluate ... | head -1`: the reader has had enough. Unix tools end quietly, killed by
+        # SIGPIPE (the shell's 141): the same exit status, and nothing said.
+        _silence_stdout()
+        exit(128 + signal.SIGPIPE)
+    except Stopped as stop:
+        # The writers have removed their temporary files on the way out.
+        say(f"castregin: stopped by {stop.name}; no output was written")
+        exit(128 + stop.number)
+    except KeyboardInterrupt:
+        say("castregin: interrupted; no output was written")
+        exit(128 + signal.SIGINT)
+    except MemoryError:
+        pass  # said below, once the except block has let go of the traceback and the memory its frames hold
+    say("castregin: error: out of memory; no output was written. Free memory, or give smaller inputs")
+    exit(1)
 
 
 def _silence_stdout() -> None:
@@ -271,23 +209,39 @@ def run() -> None:
     SIGINT is handled even where the parent left it ignored (``castregin ... &`` in a script starts
     with SIGINT ignored, and Python then leaves it so): ``kill -INT`` ends castregin, exit code 130, as
     anywhere else. A SIGHUP that ``nohup`` ignored stays ignored: that is what nohup is for.
+
+    A command of :data:`PLAIN_COMMANDS` whose command line its plain reader takes runs without click.
     """
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _stop)
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         signal.signal(signal.SIGHUP, _stop)
+    args = sys.argv[1:]
+    if args and args[0] in PLAIN_COMMANDS and _plain_run_allowed():
+        _run_plain(PLAIN_COMMANDS[args[0]], args[1:])
+    from .group import main
+
     main()
 
 
-@click.group(cls=CastreginGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="castregin")
-def main():
-    """Judge and score conversational search systems the way TREC does.
+def _plain_run_allowed() -> bool:
+    """Whether click would run a command with no more than its arguments: not asked for shell completions (an
+    environment variable ``_CASTREGIN_COMPLETE``; any ``_..._COMPLETE`` is taken as one), not on Windows (where click
+    expands wildcards in the arguments)."""
+    return os.name != "nt" and not any(name.startswith("_") and name.endswith("_COMPLETE") and value
+                                       for name, value in os.environ.items())
 
-    \b
-    The pipeline of a track:
-      castregin convert questions RUN.json --bank BANK -o RUN.run   # JSON submissions to TREC runs
-      castregin pool RUN.run... -o POOL                             # what to judge
-      castregin aggregate JUDGMENTS.csv --criteria relevance ...     # crowd labels to qrels
-      castregin evaluate RUN.run... --qrels QRELS                    # trec_eval's numbers
-    """
+
+def _run_plain(module: str, args: list[str]) -> None:
+    """Run the plain command of ``module`` on ``args`` and exit, or return at once where its reader declines them."""
+
+    def parse_and_call() -> bool:
+        command = importlib.import_module(module).COMMAND
+        keywords = command.parse(args)
+        if keywords is None:
+            return False
+        checking_files(lambda: command.function(**keywords), *command.files(keywords))
+        return True
+
+    if reporting_errors(parse_and_call, sys.exit):
+        sys.exit(0)

@@ -21,9 +21,8 @@ from ..evaluation.ranking import DEFAULT_SCORE_PRECISION, DEFAULT_TOP_K, SCORE_P
 from ..formats.common import expand_run_paths, split_named
 from ..formats.trec import LABEL_RANGE, read_qrels, read_run
 from ..limits import MAX_CUTOFF
-
-#: Every option that writes a file says the same.
-OUTPUT_HELP = "Where to write (`-`: standard output). Written atomically, never over an input."
+from . import plain
+from .plain import OUTPUT_HELP, SCORE_PRECISION_HELP
 
 
 class InputPath(click.ParamType):
@@ -101,6 +100,26 @@ def standard_output_options(command: click.Command, params: dict) -> list[str]:
     """The options of ``command`` whose outputs (as parsed into ``params``) go to standard output (``-``)."""
     return [max(param.opts, key=len) if param.opts else param.name or "" for param in command.params
             if isinstance(param.type, OutputPath) and params.get(param.name) == "-"]
+
+
+def click_parameter(parameter: plain.Parameter) -> Callable:
+    """The click option or argument (a decorator) of a parameter of a plain command (:mod:`castregin.cli.plain`): its
+    files typed :class:`InputPath` or :class:`OutputPath`, its choices a :class:`click.Choice`."""
+    kind = {plain.INPUT: InputPath(), plain.OUTPUT: OutputPath()}.get(parameter.role or "")
+    if parameter.choices is not None:
+        kind = click.Choice(list(parameter.choices))
+    if not parameter.flags:
+        return click.argument(parameter.name, type=kind, metavar=parameter.metavar)
+    settings: dict = {"type": kind, "metavar": parameter.metavar, "help": parameter.help, "hidden": parameter.hidden}
+    if parameter.default is not None:
+        settings["default"] = parameter.default
+    if parameter.show_default:
+        settings["show_default"] = True
+    if parameter.kind == plain.FLAG:
+        settings["is_flag"] = True
+    elif parameter.kind == plain.MULTIPLE:
+        settings["multiple"] = True
+    return click.option(*parameter.flags, parameter.name, **settings)
 
 
 def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
@@ -189,12 +208,7 @@ def turns_option(help: str):
 def score_precision_option(function):
     """``--score-precision double|float``: how scores compare when items are ranked (each command that evaluates)."""
     return click.option("--score-precision", type=click.Choice(list(SCORE_PRECISIONS)),
-                        default=DEFAULT_SCORE_PRECISION, show_default=True,
-                        help="Compare scores as doubles when ranking items, as trec_eval-9.0.8 (2023) does, or "
-                             "as 32-bit floats, as pytrec_eval, ir_measures and trec_eval up to v9.0.8 (2020) "
-                             "do. They differ where two scores of a turn are equal as floats but not as "
-                             "doubles (0.81234567 and 0.81234568): float ties them and the item ids "
-                             "decide.")(function)
+                        default=DEFAULT_SCORE_PRECISION, show_default=True, help=SCORE_PRECISION_HELP)(function)
 
 
 def top_k_option(function):

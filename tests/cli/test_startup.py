@@ -88,6 +88,48 @@ def test_a_ten_line_call_imports_python_click_and_castregin_only(ten_line_inputs
     assert text.strip()
 
 
+def _loaded_by(args: list[str]) -> tuple[list[str], str]:
+    """The modules a new interpreter has loaded at exit after ``python -m castregin ARGS`` (run as ``-m`` runs it, by
+    runpy) that it has without running castregin (in this environment: with the editable install's import hook,
+    which loads some of Python's own), and its output."""
+    code = ("import atexit, runpy, sys\n"
+            "atexit.register(lambda: sys.stderr.write('\\nloaded: ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+            "if len(sys.argv) > 1:\n"
+            "    sys.argv[0] = 'castregin'\n"
+            "    runpy.run_module('castregin', run_name='__main__', alter_sys=True)\n")
+
+    def loaded(extra: list[str]) -> tuple[set[str], str]:
+        done = subprocess.run([sys.executable, "-c", code, *extra], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return set(done.stderr.rsplit("loaded: ", 1)[1].split()), done.stdout
+
+    own, _ = loaded([])
+    modules, text = loaded(args)
+    return sorted(modules - own), text
+
+
+#: The modules of castregin.cli that `castregin trec_eval` needs when it runs without click.
+PLAIN_CLI = ["castregin.cli", "castregin.cli.plain", "castregin.cli.trec_eval_plain"]
+#: Modules click imports (for its types, its help and its tests' runner) that a 10-line trec_eval has no use for.
+CLICKS_OWN = ["click", "uuid", "datetime", "platform", "gettext", "shutil", "tempfile"]
+
+
+@pytest.mark.parametrize("args", [
+    ["trec_eval", "{qrels}", "{run}"],
+    ["trec_eval", "-q", "-c", "-l2", "-m", "P.1,3", "-m", "ndcg_cut.3", "{qrels}", "{run_gz}"],
+    ["trec_eval", "{qrels}", "{run}", "-mP.5", "--output=-"],
+])
+def test_a_ten_line_trec_eval_runs_without_click(ten_line_inputs, args):
+    # Through the real entry point (`python -m castregin` runs castregin.cli.run, as the console script does): the
+    # plain path (castregin.cli.plain), none of click, of its command modules or of the libraries it brings.
+    loaded, text = _loaded_by([arg.format(**ten_line_inputs) for arg in args])
+    print(f"{len(loaded)} modules beyond the interpreter's own:", " ".join(loaded))  # the record, with pytest -s
+    assert [name for name in loaded if name.startswith("castregin.cli")] == PLAIN_CLI
+    assert not [name for name in loaded if name.split(".")[0] in CLICKS_OWN]
+    assert {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names) == {"castregin"}
+    assert "P_5" in text or "P_3" in text
+
+
 #: castregin's modules that a 10-line call with trec_eval's measures has no use for (each a millisecond or more):
 #: the diversity and inferred measures with their originals' rules and readers, z-scores (-Z), the streaming engine
 #: and the columnar reader; and Python's own modules it needs no more than click does.
