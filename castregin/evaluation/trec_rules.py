@@ -36,12 +36,14 @@ import bisect
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
 from .ranking import DEFAULT_BITS, ranked_items
+
+TYPE_CHECKING = False  # typing's own is not imported: a ten-line trec_eval runs without the typing module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 #: trec_eval's relevance values of a retrieved item the qrels lack, and of one labelled below 0.
 NONPOOL, UNJUDGED = -1, -2
@@ -116,21 +118,29 @@ def c_double(text: str, what: str) -> float:
 # --- one topic's ranking (form_res_rels.c) -----------------------------------------------------------------------
 
 
-class Settings(NamedTuple):
+class Settings:
     """trec_eval's options that change a topic's values: ``-l``, ``-J``, ``-M``, ``-N``."""
 
-    level: int = 1
-    judged_only: bool = False
-    max_docs: int = LONG_MAX
-    num_docs_in_coll: int = 0
+    __slots__ = ("judged_only", "level", "max_docs", "num_docs_in_coll", "score_bits")
+    level: int
+    judged_only: bool
+    max_docs: int
+    num_docs_in_coll: int
     #: Bits of the scores compared when ranking: 64 as trec_eval-9.0.8, 32 as pytrec_eval and trec_eval
     #: up to v9.0.8 (see :mod:`castregin.evaluation.ranking`).
-    score_bits: int = DEFAULT_BITS
+    score_bits: int
+
+    def __init__(self, level: int = 1, judged_only: bool = False, max_docs: int = LONG_MAX, num_docs_in_coll: int = 0,
+                 score_bits: int = DEFAULT_BITS):
+        self.level, self.judged_only, self.max_docs = level, judged_only, max_docs
+        self.num_docs_in_coll, self.score_bits = num_docs_in_coll, score_bits
 
 
-class Ranking(NamedTuple):
+class Ranking:
     """trec_eval's ``RES_RELS`` of one topic: labels in ranking order and the counts measures read."""
 
+    __slots__ = ("cache", "labels", "num_nonpool", "num_rel", "num_rel_levels", "num_rel_ret", "num_unjudged_in_pool",
+                 "rel_levels", "relevant", "rels", "scores", "topic")
     topic: str
     #: Each retrieved item's label in ranking order; NONPOOL and UNJUDGED for the items outside the
     #: qrels and labelled below 0 (without ``-J``, which drops them).
@@ -150,6 +160,14 @@ class Ranking(NamedTuple):
     labels: Mapping[str, int]
     #: What several measures derive from the ranking alike (the nDCG family's gains).
     cache: dict
+
+    def __init__(self, topic: str, rels: list[int], num_rel: int, num_rel_ret: int, num_nonpool: int,
+                 num_unjudged_in_pool: int, rel_levels: Mapping[int, int], num_rel_levels: int, relevant: list[int],
+                 scores: Mapping[str, float], labels: Mapping[str, int], cache: dict):
+        self.topic, self.rels, self.num_rel, self.num_rel_ret = topic, rels, num_rel, num_rel_ret
+        self.num_nonpool, self.num_unjudged_in_pool, self.rel_levels = num_nonpool, num_unjudged_in_pool, rel_levels
+        self.num_rel_levels, self.relevant, self.scores, self.labels = num_rel_levels, relevant, scores, labels
+        self.cache = cache
 
     @property
     def num_ret(self) -> int:

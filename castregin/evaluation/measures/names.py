@@ -14,7 +14,6 @@ import contextlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from types import SimpleNamespace
 
 from ...errors import InputError
@@ -151,7 +150,7 @@ def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
     params = [_trec_param(definition, text, name) for text in texts if text != ""]
     # One name for one value keeps the user's spelling; a list expands to trec_eval's names.
     measures = _family_measures(definition, params, rel_level)
-    return [replace(measures[0], name=name)] if len(measures) == 1 and separator == "_" else measures
+    return [measures[0].renamed(name)] if len(measures) == 1 and separator == "_" else measures
 
 
 def _family_measures(definition: Definition, params, rel_level: int) -> list[Measure]:
@@ -261,7 +260,7 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
         gains = tuple(sorted(gains.items()))
     measure = _with_level(definition, name, param, params.get("rel", rel_level),
                           bool(params.get("judged_only", False)), gains)
-    return replace(measure, options=_options(name, kind, definition, params)) if definition.options else measure
+    return measure.with_options(_options(name, kind, definition, params)) if definition.options else measure
 
 
 def _options(name: str, kind: str, definition: Definition, params: Mapping) -> tuple:
