@@ -58,6 +58,9 @@ class Run:
     def _fields(self) -> tuple:
         return self.tag, self.scores, self.ranks, self.source, self.last_tag
 
+    #: Equal by value and changed in place (its dicts): not hashable, as a dataclass of the kind is not.
+    __hash__ = None  # type: ignore[assignment]
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Run) or other.__class__ is not self.__class__:
             return NotImplemented
@@ -102,6 +105,9 @@ class Qrels:
 
     def _fields(self) -> tuple:
         return self.labels, self.name, self.source
+
+    #: Equal by value and changed in place (its dicts): not hashable, as a dataclass of the kind is not.
+    __hash__ = None  # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Qrels) or other.__class__ is not self.__class__:
@@ -151,9 +157,9 @@ class StratifiedQrels(Qrels):
         super().__init__(labels, name, source)
         self.strata = {} if strata is None else strata
         for turn, items in self.labels.items():
-            strata = self.strata.setdefault(turn, {})
-            if not isinstance(items, StratumLabels) or items.strata is not strata:
-                self.labels[turn] = StratumLabels(items, strata=strata)
+            turn_strata = self.strata.setdefault(turn, {})
+            if not isinstance(items, StratumLabels) or items.strata is not turn_strata:
+                self.labels[turn] = StratumLabels(items, strata=turn_strata)
 
     def _fields(self) -> tuple:
         return self.labels, self.name, self.source, self.strata
