@@ -20,7 +20,7 @@ import math
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
 from . import plain
-from .evaluate import warn_few_judged
+from .few_judged import warn_few_judged
 from .measures import P_PAIR, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
 from .trec_rules import LONG_MAX, Settings
