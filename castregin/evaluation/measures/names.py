@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
 from types import SimpleNamespace
 
 from ...errors import InputError
@@ -33,6 +32,10 @@ from .definition import (
     value_names,
 )
 from .registry import lookup, named_in_ir_measures, registered, registered_as
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 #: The CAsT measures, in the order of the track's tables.
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")

@@ -14,9 +14,12 @@ module whose declarations differ from the table fails when it is loaded.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 
 from .definition import Definition, IrName, Param
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 #: castregin's own measures, by the module of this package that declares them, in the order :func:`registered`
 #: lists them (trec_eval's table order where it has them).
