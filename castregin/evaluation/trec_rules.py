@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 from collections import Counter
 
 from ..errors import InputError
@@ -89,8 +88,8 @@ def c_exp(value: float) -> float:
         return math.inf
 
 
-# Patterns, not compiled regexes: compiled on first use (an evaluation reads no option), then cached by re.
-_INTEGER = r"[+-]?[0-9]+"
+# A pattern, not a compiled regex: compiled on first use (by a decimal parameter), then cached by re. Whole numbers
+# are read without re, which a ten-line trec_eval (its -l, -M and -N are whole numbers) does not load at all.
 _DECIMAL = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
@@ -100,13 +99,16 @@ def c_long(text: str, what: str) -> int:
     Stricter than ``atol``, which reads "abc" as 0 and "5x" as 5: anything but a whole number is an
     error naming ``what``.
     """
-    if not re.fullmatch(_INTEGER, text):
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):  # [+-]?[0-9]+, the whole text
         raise InputError(f"{what} must be a whole number, not {text!r}")
     return min(max(int(text), LONG_MIN), LONG_MAX)
 
 
 def c_double(text: str, what: str) -> float:
     """A decimal number as C's ``atof`` reads it (stricter: anything else is an error naming ``what``)."""
+    import re
+
     if not re.fullmatch(_DECIMAL, text):
         raise InputError(f"{what}: {text!r} is not a decimal number")
     value = float(text)

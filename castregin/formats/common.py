@@ -13,7 +13,6 @@ import functools
 import io
 import math
 import os
-import re
 import stat
 import sys
 
@@ -23,6 +22,7 @@ from ..errors import InputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import json
+    import re
     from collections.abc import Iterable
 
 STDIO = "-"
@@ -114,7 +114,11 @@ def compression_of(head: bytes) -> str | None:
     for name, magic in (("gzip", _GZIP), ("xz", _XZ), ("zstd", _ZSTD)):
         if head.startswith(magic):
             return name
-    return "bzip2" if head.startswith(b"BZh") and re.match(_BZIP2, head) else None
+    if not head.startswith(b"BZh"):
+        return None
+    import re  # here, as in the other functions that need it: reading a plain file needs no regular expression
+
+    return "bzip2" if re.match(_BZIP2, head) else None
 
 
 class StreamDigest:
@@ -294,6 +298,8 @@ def _from_environment(name: str, default: int, parse) -> int | None:
 
 
 def _parse_size(text: str) -> int | None:
+    import re
+
     match = re.fullmatch(_SIZE, text)
     return int(match.group(1)) * _UNITS[match.group(2).upper()] if match else None
 
@@ -624,6 +630,8 @@ def lone_surrogate_escape() -> re.Pattern[str]:
     of what looks like one (an escaped backslash before it): a text without a match holds no lone surrogate.
     Both branches begin with the literal ``\\u``, which re scans for quickly (a branch that began with the
     lookbehind was tried at every character: 8 s of a 467 MB run's 22). Compiled on first use: by JSON inputs."""
+    import re
+
     return re.compile(r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
                       r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F][0-9a-fA-F]{2})")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from itertools import chain
 
 from ..data import Qrels, Run, StratifiedQrels
@@ -84,7 +83,11 @@ _JSON_START = r'\s*(\{\s*["}]|\[\s*[\[{"\]])'
 def _refuse_json(text: str, source: str, expected: str) -> None:
     """A JSON file given for a TREC file (a JSON run to ``evaluate``): say so, and what to do, in one line."""
     head = text[:256]
-    if head.lstrip()[:1] in ("{", "[") and re.match(_JSON_START, head):
+    if head.lstrip()[:1] not in ("{", "["):
+        return
+    import re  # here: a TREC file needs no regular expression
+
+    if re.match(_JSON_START, head):
         line = len(text[:len(text) - len(text.lstrip())].splitlines()) or 1
         raise InputError(f"the file looks like JSON, not {expected}", source=source, line=line)
 
@@ -301,6 +304,8 @@ def label_source_kind(data: bytes, source: str) -> str:
     ``worker_id,turn_id,item_id,relevance``): crowd judgments. Anything else is an :class:`InputError` that
     asks for the kind (``qrels:PATH``, ``crowd:PATH`` or ``nuggets:PATH``).
     """
+    import re
+
     head = data[:1 << 16].decode("utf-8", errors="replace").lstrip("\ufeff")
     first = next((line for line in head.splitlines() if line.strip()), None)
     hint = "write qrels:PATH, crowd:PATH or nuggets:PATH to say which"
