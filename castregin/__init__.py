@@ -12,10 +12,9 @@ DataFrames, ir_measures measure objects); see :mod:`castregin.api`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .errors import InputError
 
+TYPE_CHECKING = False  # not typing's: every command imports this package, and typing takes a few milliseconds
 if TYPE_CHECKING:
     from .api import Metric, calc_aggregate, evaluate, iter_calc
     from .data import Qrels, Run

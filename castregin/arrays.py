@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import numpy as np
 
 #: Threads for the work on one run's batches (callers running several runs at once pass 1).

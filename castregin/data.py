@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
-import re
-from dataclasses import dataclass, field
+# Plain classes, not dataclasses: every command imports this module, and dataclasses loads inspect, ast and dis.
 
 
 def is_judged(label: int) -> bool:
@@ -28,24 +26,49 @@ def topic_of(turn: str) -> str:
 
 def natural_key(text: str) -> list:
     """Sort key that puts ``132_2-9`` before ``132_2-11`` (for people; files use byte order)."""
+    import re  # here: the readers and a ten-line trec_eval never sort for people
+
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-@dataclass
 class Run:
     """A ranking of items per turn, as in a TREC run file.
 
     ``scores[turn][item]`` is the score and ``ranks[turn][item]`` the rank column, both in file
     order. ``tag`` is the run tag (sixth column) of the first line; ``name`` names the run where no tag
-    exists.
+    exists. Two runs are equal when all of these are.
     """
 
     tag: str
-    scores: dict[str, dict[str, float]] = field(default_factory=dict)
-    ranks: dict[str, dict[str, float]] = field(default_factory=dict)
-    source: str | None = None
+    scores: dict[str, dict[str, float]]
+    ranks: dict[str, dict[str, float]]
+    source: str | None
     #: The tag of the file's last line (trec_eval's runid), where the run was read from a file.
-    last_tag: str | None = None
+    last_tag: str | None
+
+    def __init__(self, tag: str, scores: dict[str, dict[str, float]] | None = None,
+                 ranks: dict[str, dict[str, float]] | None = None, source: str | None = None,
+                 last_tag: str | None = None):
+        self.tag = tag
+        self.scores = {} if scores is None else scores
+        self.ranks = {} if ranks is None else ranks
+        self.source = source
+        self.last_tag = last_tag
+
+    def _fields(self) -> tuple:
+        return self.tag, self.scores, self.ranks, self.source, self.last_tag
+
+    #: Equal by value and changed in place (its dicts): not hashable, as a dataclass of the kind is not.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Run) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(tag={self.tag!r}, scores={self.scores!r}, ranks={self.ranks!r}, "
+                f"source={self.source!r}, last_tag={self.last_tag!r})")
 
     @property
     def turns(self) -> list[str]:
@@ -66,13 +89,33 @@ class Run:
         return sum(len(items) for items in self.scores.values())
 
 
-@dataclass
 class Qrels:
-    """Graded labels per (turn, item), as in a TREC qrels file."""
+    """Graded labels per (turn, item), as in a TREC qrels file. Two qrels are equal when labels, name and source
+    are."""
 
-    labels: dict[str, dict[str, int]] = field(default_factory=dict)
-    name: str = "qrels"
-    source: str | None = None
+    labels: dict[str, dict[str, int]]
+    name: str
+    source: str | None
+
+    def __init__(self, labels: dict[str, dict[str, int]] | None = None, name: str = "qrels",
+                 source: str | None = None):
+        self.labels = {} if labels is None else labels
+        self.name = name
+        self.source = source
+
+    def _fields(self) -> tuple:
+        return self.labels, self.name, self.source
+
+    #: Equal by value and changed in place (its dicts): not hashable, as a dataclass of the kind is not.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Qrels) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(labels={self.labels!r}, name={self.name!r}, source={self.source!r})"
 
     @property
     def turns(self) -> list[str]:
@@ -83,6 +126,8 @@ class Qrels:
 
     def subset(self, turns) -> Qrels:
         """The qrels of the given turns only (in this qrels' order)."""
+        import copy  # here: only the commands that keep some turns need it
+
         keep = set(turns)
         # copy.copy keeps a diversity qrels' per-subtopic labels (castregin.formats.diversity.SubtopicLabels).
         return Qrels({t: copy.copy(i) for t, i in self.labels.items() if t in keep}, self.name, self.source)
@@ -97,7 +142,6 @@ class StratumLabels(dict):
         self.strata: dict[str, str] = strata if strata is not None else {}
 
 
-@dataclass
 class StratifiedQrels(Qrels):
     """The qrels of a sampled pool: labels per (turn, item), and the stratum each pooled item was sampled from.
 
@@ -106,13 +150,23 @@ class StratifiedQrels(Qrels):
     are a :class:`StratumLabels` holding that turn's strata (see :mod:`castregin.formats.strata`).
     """
 
-    strata: dict[str, dict[str, str]] = field(default_factory=dict)
+    strata: dict[str, dict[str, str]]
 
-    def __post_init__(self) -> None:
+    def __init__(self, labels: dict[str, dict[str, int]] | None = None, name: str = "qrels",
+                 source: str | None = None, strata: dict[str, dict[str, str]] | None = None):
+        super().__init__(labels, name, source)
+        self.strata = {} if strata is None else strata
         for turn, items in self.labels.items():
-            strata = self.strata.setdefault(turn, {})
-            if not isinstance(items, StratumLabels) or items.strata is not strata:
-                self.labels[turn] = StratumLabels(items, strata=strata)
+            turn_strata = self.strata.setdefault(turn, {})
+            if not isinstance(items, StratumLabels) or items.strata is not turn_strata:
+                self.labels[turn] = StratumLabels(items, strata=turn_strata)
+
+    def _fields(self) -> tuple:
+        return self.labels, self.name, self.source, self.strata
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(labels={self.labels!r}, name={self.name!r}, source={self.source!r}, "
+                f"strata={self.strata!r})")
 
     def add(self, turn: str, item: str, stratum: str, label: int) -> None:
         """Put ``item`` of ``turn`` in ``stratum`` with ``label`` (below 0: pooled, not sampled)."""

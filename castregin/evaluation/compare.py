@@ -214,7 +214,7 @@ def resolve_baseline(baseline: str | None, paths: Sequence[str | os.PathLike], r
 def same_measure(first, second) -> bool:
     """Whether two parsed measures (:func:`~castregin.evaluation.measures.parse_measures`) are one measure
     under two names (``P@1`` and ``P_1``)."""
-    return dataclasses.replace(first, name="") == dataclasses.replace(second, name="")
+    return first.renamed("") == second.renamed("")
 
 
 def tukey_hsd(table: dict, family: tuple[str, str], runs: Sequence[str]):

@@ -41,7 +41,8 @@ from .. import formats
 from ..arrays import THREADS
 from ..data import Qrels, Run
 from ..errors import CoverageWarning, InputError, InputWarning
-from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, JUDGED_SHARE, Measure, parse_measures
+from .few_judged import FEW_JUDGED, JUDGED_KEY, JUDGED_SHARE_MEASURE, warn_if_few_judged
+from .measures import ALL_LINES, COUNT_TURNS, DEFAULT_MEASURES, Measure, parse_measures
 from .ranking import DEFAULT_BITS, DEFAULT_SCORE_PRECISION, score_bits
 from .small import small_inputs
 
@@ -60,16 +61,8 @@ ALL_TURNS = "all"
 NUM_Q = "num_q"
 #: Below this share of a qrels' turns, a run's coverage is worth a warning.
 FEW_TURNS = 0.5
-#: A run whose items the qrels hardly judge (response ids against question qrels) scores about 0 on
-#: every measure, which looks like a result: the share of judged items (any label) among each turn's
-#: top JUDGED_DEPTH (trec_eval's order; over the items retrieved when fewer), averaged over the turns
-#: the run and qrels share, below FEW_JUDGED is a CoverageWarning. The engine counts it from the
-#: lines it ranks anyway (see measures.JUDGED_SHARE).
-JUDGED_DEPTH = 10
-FEW_JUDGED = 0.01
-#: Where the per-turn judged shares are kept among a run's per-measure values (no measure has this name).
-_JUDGED_KEY = "\0judged share"
-_JUDGED_SHARE = Measure(_JUDGED_KEY, JUDGED_SHARE, JUDGED_DEPTH)
+# A run whose items the qrels hardly judge (response ids against question qrels) scores about 0 on every measure,
+# which looks like a result: a CoverageWarning too (castregin.evaluation.few_judged says when).
 
 
 def natural_key(turn: str):
@@ -147,7 +140,7 @@ def _engine_scores(run: columnar.ColumnarRun, index: QrelsIndex, measures: Seque
     judged shares."""
     from .engine import evaluate_run_arrays
 
-    mine = [*(m for m in measures if m.in_engine), _JUDGED_SHARE]
+    mine = [*(m for m in measures if m.in_engine), JUDGED_SHARE_MEASURE]
     turns, values = evaluate_run_arrays(run, index, mine, threads, score_bits)
     return {m.name: TurnValues(turns, v) for m, v in zip(mine, values, strict=True)}
 
@@ -205,7 +198,7 @@ def _warn_coverage(run_name: str, facts: QrelsFacts, shared: int, complete: bool
 
 def _judged_share(scores: Mapping[str, Mapping[str, float]]) -> float | None:
     """The mean of the per-turn judged shares among ``scores`` (None without a shared turn)."""
-    shares = scores.get(_JUDGED_KEY)
+    shares = scores.get(JUDGED_KEY)
     if not shares:
         return None
     return float(shares.array.mean()) if isinstance(shares, TurnValues) else math.fsum(shares.values()) / len(shares)
@@ -216,28 +209,7 @@ def _warn_judged(run_name: str, facts: QrelsFacts, scores: Mapping[str, Mapping[
     share = _judged_share(scores)
     if share is None:
         return  # no shared turn: _warn_coverage said so
-    shares = scores[_JUDGED_KEY]
-    if share < FEW_JUDGED:
-        warnings.warn(CoverageWarning(
-            f"run {run_name!r}: {share:.1%} of its top {JUDGED_DEPTH} items are judged in qrels {facts.name!r} "
-            f"(mean over its {len(shares)} turns there, under {FEW_JUDGED:.0%}): its values are about 0 whatever "
-            "it ranks; check that the run ranks the items the qrels judge (not response ids against question "
-            "qrels, say)"), stacklevel=3)
-
-
-def _plain_judged_shares(run: Run, qrels: Qrels, bits: int) -> dict[str, float]:
-    """Per-turn judged shares in plain Python, where the engine does not run (trec_eval's rules only)."""
-    from . import plain
-
-    return plain.evaluate_run(run.scores, qrels.labels, [_JUDGED_SHARE], bits)[0]
-
-
-def warn_few_judged(run: Run, qrels: Qrels, run_name: str | None = None,
-                    score_precision: str = DEFAULT_SCORE_PRECISION) -> None:
-    """Warn (:class:`CoverageWarning`) when the run's top items are hardly judged in the qrels: for evaluations
-    that compute their numbers elsewhere (``castregin trec_eval``)."""
-    _warn_judged(run_name or run_names([run])[0], QrelsFacts.of(qrels),
-                 {_JUDGED_KEY: _plain_judged_shares(run, qrels, score_bits(score_precision))})
+    warn_if_few_judged(run_name, facts.name, share, len(scores[JUDGED_KEY]), stacklevel=3)
 
 
 def _warn_empty_qrels(facts: QrelsFacts, before: int) -> None:
@@ -328,7 +300,7 @@ def evaluate_rows(runs: Sequence[Run] | Run, qrels: Sequence[Qrels] | Qrels,
         qrels_list = [q.subset(turns) for q in qrels_list]
     columnar_runs = [columnar.run_from_dict(run) for run in runs] if any(m.in_engine for m in parsed) else None
     # The measures the engine lacks by their rules alone, and the judged shares too where the engine does not run.
-    by_rules = [m for m in parsed if not m.in_engine] + ([] if columnar_runs is not None else [_JUDGED_SHARE])
+    by_rules = [m for m in parsed if not m.in_engine] + ([] if columnar_runs is not None else [JUDGED_SHARE_MEASURE])
     rows: list[tuple] = []
     for qrels_item, size in zip(qrels_list, sizes, strict=True):
         facts = QrelsFacts.of(qrels_item)
@@ -435,7 +407,7 @@ def _score_small_files(run_paths, qrels_paths, parsed: Sequence[Measure],
     if turns is not None:
         qrels_list = [q.subset(turns) for q in qrels_list]
     facts = [QrelsFacts.of(q) for q in qrels_list]
-    measures = [*parsed, _JUDGED_SHARE]
+    measures = [*parsed, JUDGED_SHARE_MEASURE]
     results = []
     for path in run_paths:
         run = formats.read_run(path)
@@ -510,7 +482,7 @@ def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts:
     from .engine import QrelsIndex
 
     low = [(r, q) for r, info in enumerate(results) for q in range(len(qrels_paths))
-           if (_judged_share(info.scores[q]) or 0.0) < FEW_JUDGED and info.scores[q].get(_JUDGED_KEY)]
+           if (_judged_share(info.scores[q]) or 0.0) < FEW_JUDGED and info.scores[q].get(JUDGED_KEY)]
     indexes: dict[int, QrelsIndex] = {}
     for r in sorted({r for r, _ in low}):
         wanted = [q for s, q in low if s == r]
@@ -523,7 +495,7 @@ def _judged_again(results: list[_RunInfo], run_paths, qrels_paths, turns, facts:
         loading.set_result(([facts[q] for q in wanted], None, [indexes[q] for q in wanted]))
         again = _score_run_file(run_paths[r], loading, [], THREADS, bits)
         for k, q in enumerate(wanted):
-            results[r].scores[q][_JUDGED_KEY] = again.scores[k][_JUDGED_KEY]
+            results[r].scores[q][JUDGED_KEY] = again.scores[k][JUDGED_KEY]
 
 
 def _score_run_file(path, loading, parsed: Sequence[Measure], threads: int, bits: int) -> _RunInfo:

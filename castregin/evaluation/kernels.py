@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import numpy as np
 

@@ -17,15 +17,15 @@ labelled only below 0), as the engine's path refuses it (:func:`castregin.evalua
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
-
 from ..errors import InputError
-from .measures import Marked, Measure
 from .ranking import DEFAULT_BITS
 from .trec_rules import Settings, TrecEvalRefusal, check_labels, rank_topic
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from .measures import Marked, Measure
     from .zscores import ZScores
 
 
@@ -102,19 +102,22 @@ def _number(value: float | str) -> float:
 # --- trec_eval.c's main loop -------------------------------------------------------------------------------------
 
 
-class TopicValues(NamedTuple):
+class TopicValues:
     """One topic's values: per marked measure, its values (a text for relstring)."""
 
-    topic: str
-    values: list[list[float] | str]
+    __slots__ = ("topic", "values")
+
+    def __init__(self, topic: str, values: list[list[float] | str]):
+        self.topic, self.values = topic, values
 
 
-class Evaluation(NamedTuple):
+class Evaluation:
     """What trec_eval computes: each evaluated topic's values, and the ``all`` values of every measure."""
 
-    marked: list[Marked]
-    topics: list[TopicValues]
-    summary: list[list[float]]
+    __slots__ = ("marked", "summary", "topics")
+
+    def __init__(self, marked: list[Marked], topics: list[TopicValues], summary: list[list[float]]):
+        self.marked, self.topics, self.summary = marked, topics, summary
 
 
 def evaluate(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], marked: Sequence[Marked],

@@ -17,10 +17,12 @@ item ids decide. In both, ``-0.0`` equals ``0.0`` (a tie), as in C.
 from __future__ import annotations
 
 import math
-import struct
-from collections.abc import Mapping
 
 from ..errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 #: The score precisions castregin ranks with, and their bits.
 SCORE_PRECISIONS = {"double": 64, "float": 32}
@@ -45,6 +47,8 @@ def score_bits(precision: object) -> int:
 
 def float32(value: float) -> float:
     """``value`` rounded to a 32-bit float, as trec_eval up to v9.0.8 stores scores (beyond its range: an infinity)."""
+    import struct  # here: most evaluations rank on doubles, and this module is imported by every one
+
     try:
         return struct.unpack("f", struct.pack("f", value))[0]
     except OverflowError:

@@ -15,49 +15,51 @@ every numeric line is a z-score, printed with four decimals and a ``Z`` before i
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..data import Qrels, Run
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
 from . import plain
-from .evaluate import warn_few_judged
-from .measures import P_PAIR, Marked, mark_measures
+from .few_judged import warn_few_judged
+from .measures import P_PAIR, mark_measures
 from .ranking import DEFAULT_SCORE_PRECISION, float32, ranked_items, score_bits
 from .trec_rules import LONG_MAX, Settings
 
+TYPE_CHECKING = False  # neither typing nor dataclasses here: a ten-line ``castregin trec_eval`` loads neither
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..data import Qrels, Run
+    from .measures import Marked
     from .zscores import ZScores
 
 
-@dataclass(frozen=True)
 class TrecEvalOptions:
     """trec_eval's options: ``-m`` (``measures``), ``-l``, ``-c``, ``-q``, ``-n`` (``summary=False``),
     ``-M`` (``max_per_query``), ``-J``, ``-N`` (``num_docs``) and ``-Z`` (``zscores``); and which trec_eval
     9.0.8 ranks the scores: ``"double"`` the tag trec_eval-9.0.8, ``"float"`` the tag v9.0.8 and earlier
     (:mod:`castregin.evaluation.ranking`)."""
 
-    measures: tuple[str, ...] = ("official",)
-    rel_level: int = 1
-    complete: bool = False
-    per_query: bool = False
-    summary: bool = True
-    max_per_query: int | None = None
-    judged_only: bool = False
-    num_docs: int = 0
-    zscores: ZScores | None = None
-    score_precision: str = DEFAULT_SCORE_PRECISION
+    __slots__ = ("complete", "judged_only", "max_per_query", "measures", "num_docs", "per_query", "rel_level",
+                 "score_precision", "summary", "zscores")
 
+    def __init__(self, measures: tuple[str, ...] = ("official",), rel_level: int = 1, complete: bool = False,
+                 per_query: bool = False, summary: bool = True, max_per_query: int | None = None,
+                 judged_only: bool = False, num_docs: int = 0, zscores: ZScores | None = None,
+                 score_precision: str = DEFAULT_SCORE_PRECISION):
+        self.measures, self.rel_level, self.complete, self.per_query = measures, rel_level, complete, per_query
+        self.summary, self.max_per_query, self.judged_only = summary, max_per_query, judged_only
+        self.num_docs, self.zscores, self.score_precision = num_docs, zscores, score_precision
+
+
+#: trec_eval's defaults (``-m official``, ``-l 1``...).
+DEFAULT_OPTIONS = TrecEvalOptions()
 
 #: One output line: measure name, query id (or ``all``), and an int, a float or a text value.
 TrecEvalLine = tuple[str, str, "int | float | str"]
 
 
-def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = TrecEvalOptions(),
+def trec_eval_lines(qrels: Qrels, run: Run, options: TrecEvalOptions = DEFAULT_OPTIONS,
                     runid: str | None = None) -> list[TrecEvalLine]:
     """The lines ``trec_eval [options] QRELS RUN`` prints, as ``(measure, query, value)``.
 
@@ -141,7 +143,7 @@ def stream_refusal(options: TrecEvalOptions, marked: list[Marked]) -> str | None
 
 
 def trec_eval_file_lines(qrels_path, run_path,
-                         options: TrecEvalOptions = TrecEvalOptions()) -> Iterable[TrecEvalLine]:
+                         options: TrecEvalOptions = DEFAULT_OPTIONS) -> Iterable[TrecEvalLine]:
     """:func:`trec_eval_lines` of two files: large inputs streamed through the engine where
     :func:`stream_refusal` allows (large: :func:`castregin.evaluation.small.small_inputs`), else both read whole
     and evaluated by the rules. Streamed lines are an iterator, made as they are read: read them once."""
@@ -204,7 +206,7 @@ def _large(qrels_path, run_path) -> bool:
 # --- -R prefs, qrels_prefs and qrels_jg ---------------------------------------------------------------------
 
 
-def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options: TrecEvalOptions = TrecEvalOptions(),
+def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options: TrecEvalOptions = DEFAULT_OPTIONS,
                              runid: str | None = None) -> list[TrecEvalLine]:
     """The lines ``trec_eval -R FORMAT [options] JUDGMENTS RUN`` prints for trec_eval's other relevance
     formats: ``prefs`` and ``qrels_prefs`` (``judgments``: a
@@ -223,6 +225,8 @@ def trec_eval_judgment_lines(judgments, run: Run, rel_info_format: str, options:
     families = preferences.preference_families(options.measures, rel_info_format)
     bits = score_bits(options.score_precision)
     if bits == 32 and rel_info_format != "qrels_jg":
+        import dataclasses  # here: the judgments are dataclasses (formats.preferences), qrels and runs are not
+
         # trec_eval up to v9.0.8 reads preference levels as floats too (qrels_jg's labels are whole numbers).
         judgments = dataclasses.replace(judgments, topics={
             topic: {group: {subgroup: {doc: float32(level) for doc, level in levels.items()}

@@ -55,7 +55,8 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
     :func:`~castregin.evaluation.trec_eval.stream_refusal` accepts. :class:`Unstreamed` where the rules must do it."""
     from ..formats import columnar
     from .engine import QrelsIndex, evaluate_run_arrays
-    from .evaluate import _JUDGED_KEY, _JUDGED_SHARE, QrelsFacts, TurnValues, _warn_judged
+    from .evaluate import QrelsFacts, TurnValues, _warn_judged
+    from .few_judged import JUDGED_KEY, JUDGED_SHARE_MEASURE
     from .ranking import score_bits
 
     bits = score_bits(options.score_precision)
@@ -63,7 +64,7 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
     index = QrelsIndex(qrels)
     slots = slot_measures(marked, options.rel_level, options.num_docs)
     flat = [measure for group in slots for measure in group]
-    asked = [*flat, _JUDGED_SHARE]
+    asked = [*flat, JUDGED_SHARE_MEASURE]
     turns: list[str] = []
     parts: list[list[np.ndarray]] = [[] for _ in asked]
     try:
@@ -83,7 +84,7 @@ def stream_lines(qrels_path: str | os.PathLike, run_path: str | os.PathLike, mar
     index.refuse_unevaluable(turns)  # in the rules' words
     values = [np.concatenate(part) for part in parts]
     facts = QrelsFacts(qrels.name, tuple(qrels.turns.tolist()), int((qrels.labels > 0).sum()))
-    _warn_judged(tag or "run", facts, {_JUDGED_KEY: TurnValues(turns, values[-1])})
+    _warn_judged(tag or "run", facts, {JUDGED_KEY: TurnValues(turns, values[-1])})
     order = sorted(range(len(turns)), key=turns.__getitem__)  # byte order, as trec_eval adds the topics
     topics = [turns[i] for i in order]
     by_slot = iter(values)

@@ -34,14 +34,15 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_TREC_LABEL
 from .ranking import DEFAULT_BITS, ranked_items
+
+TYPE_CHECKING = False  # typing's own is not imported: a ten-line trec_eval runs without the typing module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 #: trec_eval's relevance values of a retrieved item the qrels lack, and of one labelled below 0.
 NONPOOL, UNJUDGED = -1, -2
@@ -87,8 +88,8 @@ def c_exp(value: float) -> float:
         return math.inf
 
 
-# Patterns, not compiled regexes: compiled on first use (an evaluation reads no option), then cached by re.
-_INTEGER = r"[+-]?[0-9]+"
+# A pattern, not a compiled regex: compiled on first use (by a decimal parameter), then cached by re. Whole numbers
+# are read without re, which a ten-line trec_eval (its -l, -M and -N are whole numbers) does not load at all.
 _DECIMAL = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
@@ -98,13 +99,16 @@ def c_long(text: str, what: str) -> int:
     Stricter than ``atol``, which reads "abc" as 0 and "5x" as 5: anything but a whole number is an
     error naming ``what``.
     """
-    if not re.fullmatch(_INTEGER, text):
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):  # [+-]?[0-9]+, the whole text
         raise InputError(f"{what} must be a whole number, not {text!r}")
     return min(max(int(text), LONG_MIN), LONG_MAX)
 
 
 def c_double(text: str, what: str) -> float:
     """A decimal number as C's ``atof`` reads it (stricter: anything else is an error naming ``what``)."""
+    import re
+
     if not re.fullmatch(_DECIMAL, text):
         raise InputError(f"{what}: {text!r} is not a decimal number")
     value = float(text)
@@ -116,21 +120,29 @@ def c_double(text: str, what: str) -> float:
 # --- one topic's ranking (form_res_rels.c) -----------------------------------------------------------------------
 
 
-class Settings(NamedTuple):
+class Settings:
     """trec_eval's options that change a topic's values: ``-l``, ``-J``, ``-M``, ``-N``."""
 
-    level: int = 1
-    judged_only: bool = False
-    max_docs: int = LONG_MAX
-    num_docs_in_coll: int = 0
+    __slots__ = ("judged_only", "level", "max_docs", "num_docs_in_coll", "score_bits")
+    level: int
+    judged_only: bool
+    max_docs: int
+    num_docs_in_coll: int
     #: Bits of the scores compared when ranking: 64 as trec_eval-9.0.8, 32 as pytrec_eval and trec_eval
     #: up to v9.0.8 (see :mod:`castregin.evaluation.ranking`).
-    score_bits: int = DEFAULT_BITS
+    score_bits: int
+
+    def __init__(self, level: int = 1, judged_only: bool = False, max_docs: int = LONG_MAX, num_docs_in_coll: int = 0,
+                 score_bits: int = DEFAULT_BITS):
+        self.level, self.judged_only, self.max_docs = level, judged_only, max_docs
+        self.num_docs_in_coll, self.score_bits = num_docs_in_coll, score_bits
 
 
-class Ranking(NamedTuple):
+class Ranking:
     """trec_eval's ``RES_RELS`` of one topic: labels in ranking order and the counts measures read."""
 
+    __slots__ = ("cache", "labels", "num_nonpool", "num_rel", "num_rel_levels", "num_rel_ret", "num_unjudged_in_pool",
+                 "rel_levels", "relevant", "rels", "scores", "topic")
     topic: str
     #: Each retrieved item's label in ranking order; NONPOOL and UNJUDGED for the items outside the
     #: qrels and labelled below 0 (without ``-J``, which drops them).
@@ -150,6 +162,14 @@ class Ranking(NamedTuple):
     labels: Mapping[str, int]
     #: What several measures derive from the ranking alike (the nDCG family's gains).
     cache: dict
+
+    def __init__(self, topic: str, rels: list[int], num_rel: int, num_rel_ret: int, num_nonpool: int,
+                 num_unjudged_in_pool: int, rel_levels: Mapping[int, int], num_rel_levels: int, relevant: list[int],
+                 scores: Mapping[str, float], labels: Mapping[str, int], cache: dict):
+        self.topic, self.rels, self.num_rel, self.num_rel_ret = topic, rels, num_rel, num_rel_ret
+        self.num_nonpool, self.num_unjudged_in_pool, self.rel_levels = num_nonpool, num_unjudged_in_pool, rel_levels
+        self.num_rel_levels, self.relevant, self.scores, self.labels = num_rel_levels, relevant, scores, labels
+        self.cache = cache
 
     @property
     def num_ret(self) -> int:

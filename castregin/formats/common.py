@@ -10,18 +10,20 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import gc
 import io
-import json
 import math
 import os
-import re
 import stat
 import sys
-from collections.abc import Iterable
 
 from .. import limits
 from ..errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import json
+    import re
+    from collections.abc import Iterable
 
 STDIO = "-"
 
@@ -37,6 +39,8 @@ def without_cyclic_gc(function):
     """
     @functools.wraps(function)
     def paused(*args, **kwargs):
+        import gc  # here: this module is imported by every command, most of which read little
+
         if not gc.isenabled():
             return function(*args, **kwargs)
         gc.disable()
@@ -96,8 +100,9 @@ def split_named(value: str) -> tuple[str | None, str]:
 _GZIP = b"\x1f\x8b\x08"  # the magic and deflate, the one method gzip defines
 _XZ = b"\xfd7zXZ\x00"
 _ZSTD = b"\x28\xb5\x2f\xfd"
-# "BZh" and a block size could begin a text file; the block (or end-of-stream) magic after it could not.
-_BZIP2 = re.compile(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)")
+# "BZh" and a block size could begin a text file; the block (or end-of-stream) magic after it could not. A pattern,
+# compiled (and kept by re) on its first use: by a file that begins with "BZh".
+_BZIP2 = rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"
 #: Bytes enough to recognise every format above.
 _HEAD_SIZE = 10
 #: Decompressed bytes read at a time by a whole read, each piece counted against the bounds.
@@ -109,7 +114,11 @@ def compression_of(head: bytes) -> str | None:
     for name, magic in (("gzip", _GZIP), ("xz", _XZ), ("zstd", _ZSTD)):
         if head.startswith(magic):
             return name
-    return "bzip2" if _BZIP2.match(head) else None
+    if not head.startswith(b"BZh"):
+        return None
+    import re  # here, as in the other functions that need it: reading a plain file needs no regular expression
+
+    return "bzip2" if re.match(_BZIP2, head) else None
 
 
 class StreamDigest:
@@ -271,7 +280,7 @@ def _read_head(raw, size: int = _HEAD_SIZE) -> bytes:
 SIZE_VARIABLE = "CASTREGIN_MAX_DECOMPRESSED"
 RATIO_VARIABLE = "CASTREGIN_MAX_COMPRESSION_RATIO"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE = re.compile(r"\s*([0-9]+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+_SIZE = r"(?i)\s*([0-9]+)\s*([KMGT]?)(?:I?B)?\s*"  # compiled on first use: only a bound set in the environment
 _NO_BOUND = ("none", "unlimited")
 
 
@@ -289,7 +298,9 @@ def _from_environment(name: str, default: int, parse) -> int | None:
 
 
 def _parse_size(text: str) -> int | None:
-    match = _SIZE.fullmatch(text)
+    import re
+
+    match = re.fullmatch(_SIZE, text)
     return int(match.group(1)) * _UNITS[match.group(2).upper()] if match else None
 
 
@@ -531,9 +542,10 @@ def plain_number_text(text: str) -> bool:
 def decode(data: bytes, source: str) -> str:
     """Decode UTF-8 (with or without BOM); undecodable bytes name their line."""
     try:
-        return data.decode("utf-8-sig")
+        # As the utf-8-sig codec decodes, without loading its module: utf-8 decodes without a lookup.
+        return data.removeprefix(BYTE_ORDER_MARK).decode("utf-8")
     except UnicodeDecodeError as err:
-        # err.object, not data: with a BOM, utf-8-sig reports positions in the bytes after it.
+        # err.object, not data: with a BOM, positions are in the bytes after it.
         raise not_utf8(err.object[err.start], err.object.count(b"\n", 0, err.start) + 1, source) from None
 
 
@@ -573,9 +585,6 @@ def _json_int(text: str):
     return value if abs(value) < FLOAT_LIMIT else TooLarge(text)
 
 
-_DECODER = json.JSONDecoder(parse_int=_json_int)
-
-
 class _DuplicateKey(ValueError):
     pass
 
@@ -599,6 +608,8 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
     (:class:`TooLarge`). With ``unique_keys`` (banks, episodes: small files where a key given twice
     is a mistake that JSON would settle silently by keeping the last) a repeated key is an error.
     """
+    import json  # here, as in the other JSON functions: a command reading TREC files only does without it
+
     try:
         value = json.loads(text, parse_int=_json_int, object_pairs_hook=_unique_keys if unique_keys else None)
     except _DuplicateKey as err:
@@ -608,17 +619,21 @@ def parse_json_text(text: str, source: str, line: int | None = None, *, unique_k
         raise invalid_json(err.msg, err.colno, source, line if line is not None else err.lineno) from None
     except RecursionError:
         raise nested_too_deeply(source, line) from None
-    if LONE_SURROGATE_ESCAPE.search(text):  # the only way a decoded text holds a lone surrogate: an escape
+    if lone_surrogate_escape().search(text):  # the only way a decoded text holds a lone surrogate: an escape
         _refuse_lone_surrogates(value, source, line)
     return value
 
 
-#: An escape of a lone surrogate (a high one not followed by a low one, a low one not after a high one), or
-#: of what looks like one (an escaped backslash before it): a text without a match holds no lone surrogate.
-#: Both branches begin with the literal ``\\u``, which re scans for quickly (a branch that began with the
-#: lookbehind was tried at every character: 8 s of a 467 MB run's 22).
-LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-                                   r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F][0-9a-fA-F]{2})")
+@functools.cache
+def lone_surrogate_escape() -> re.Pattern[str]:
+    """An escape of a lone surrogate (a high one not followed by a low one, a low one not after a high one), or
+    of what looks like one (an escaped backslash before it): a text without a match holds no lone surrogate.
+    Both branches begin with the literal ``\\u``, which re scans for quickly (a branch that began with the
+    lookbehind was tried at every character: 8 s of a 467 MB run's 22). Compiled on first use: by JSON inputs."""
+    import re
+
+    return re.compile(r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                      r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F][0-9a-fA-F]{2})")
 
 
 def lone_surrogate(value, path: str = "") -> str | None:
@@ -671,10 +686,13 @@ def check_unicode(text: str, where: str, source: str) -> None:
                          "half of a UTF-16 pair), which is no Unicode text; fix the escape", source=source) from None
 
 
+@functools.cache
 def json_decoder() -> json.JSONDecoder:
     """The decoder of :func:`parse_json_text` without ``unique_keys``, for readers that take a document
     apart themselves (``JSONDecoder.raw_decode``), such as the streaming reader of JSON runs."""
-    return _DECODER
+    import json
+
+    return json.JSONDecoder(parse_int=_json_int)
 
 
 def invalid_json(message: str, column: int, source: str, line: int | None) -> InputError:
@@ -734,5 +752,7 @@ def json_value(value, *, digits: int | None = None):
 
 def json_text(data, *, indent: int | None = 2, sort_keys: bool = False) -> str:
     """``data`` as the JSON text castregin writes: UTF-8, no NaN, a newline at the end."""
+    import json
+
     return json.dumps(json_value(data), indent=indent, ensure_ascii=False, sort_keys=sort_keys,
                       allow_nan=False) + "\n"

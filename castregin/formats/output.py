@@ -34,18 +34,17 @@ import contextlib
 import contextvars
 import errno
 import io
-import json
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..errors import InputError
 
+TYPE_CHECKING = False  # neither typing nor dataclasses here: every command that writes imports this module
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
+    from typing import IO, Any, Literal
 
 STDIO = "-"
 #: Paths naming this process's own descriptors: written through the descriptor, never reopened or replaced.
@@ -127,12 +126,13 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-class Target(NamedTuple):
+class Target:
     """Where an output goes: ``stdout``, ``through`` (a special file), or ``file`` (the real path)."""
 
-    kind: str
-    path: str
-    given: str
+    __slots__ = ("given", "kind", "path")
+
+    def __init__(self, kind: str, path: str, given: str):
+        self.kind, self.path, self.given = kind, path, given
 
 
 def resolve(path: str | os.PathLike) -> Target:
@@ -218,13 +218,14 @@ def _new_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-@dataclass
 class _Staged:
-    target: Target
-    handle: IO[Any]
-    temporary: str | None = None  # for files: the temporary file beside the target
-    binary: bool = False
-    file: IO[bytes] | None = None  # under a compressor: the temporary file, which closing the compressor leaves open
+    __slots__ = ("binary", "file", "handle", "target", "temporary")
+
+    def __init__(self, target: Target, handle: IO[Any], temporary: str | None = None, binary: bool = False,
+                 file: IO[bytes] | None = None):
+        self.target, self.handle, self.binary = target, handle, binary
+        self.temporary = temporary  # for files: the temporary file beside the target
+        self.file = file  # under a compressor: the temporary file, which closing the compressor leaves open
 
     def close(self) -> None:
         try:
@@ -253,7 +254,6 @@ def _compressor(file: IO[bytes], given: str) -> io.BufferedIOBase | None:
     return None
 
 
-@dataclass
 class OutputSet:
     """Outputs committed together, all of them or none. Use as a context manager::
 
@@ -267,12 +267,10 @@ class OutputSet:
     are refused too.
     """
 
-    inputs: Iterable[str | os.PathLike] = ()
-    _staged: list[_Staged] = field(default_factory=list)
-    _created: list[Path] = field(default_factory=list)
-
-    def __post_init__(self):
-        self.inputs = _all_inputs(self.inputs)
+    def __init__(self, inputs: Iterable[str | os.PathLike] = ()):
+        self.inputs = _all_inputs(inputs)
+        self._staged: list[_Staged] = []
+        self._created: list[Path] = []
 
     def __enter__(self) -> OutputSet:
         return self
@@ -289,8 +287,9 @@ class OutputSet:
         target = resolve(path)
         binary = "b" in mode
         if target.kind != "file":
-            spool = _Spool()
-            handle = cast("IO[Any]", spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n"))
+            # typeshed has the spool, an io.BufferedIOBase, as no typing.IO: a binary file all the same.
+            spool: IO[bytes] = _Spool()  # type: ignore[assignment]
+            handle: IO[Any] = spool if binary else io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
             self._staged.append(_Staged(target, handle, binary=binary))
             return _Unclosable(handle, display(path))
         from pathlib import Path  # here, as in the directory functions: standard output needs no path
@@ -309,7 +308,7 @@ class OutputSet:
             file = open(fd, "wb")  # noqa: SIM115 - closed at commit or discard
             compressor = _compressor(file, target.given)
             # typeshed has the compressors as io.BufferedIOBase, not typing.IO: binary files all the same.
-            raw = cast("IO[bytes]", compressor) if compressor is not None else file
+            raw: IO[bytes] = compressor if compressor is not None else file  # type: ignore[assignment]
             handle = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
             self._staged.append(_Staged(target, handle, temporary, binary, file if compressor else None))
         except BaseException:
@@ -435,8 +434,13 @@ class _Spool(io.BufferedIOBase):
 
     def __init__(self):
         super().__init__()
-        self._file: IO[bytes] = io.BytesIO()
-        self._in_memory = True
+        #: The content while it is held in memory (then None); ``_file``, where it is, in memory or on disk.
+        self._memory: io.BytesIO | None = io.BytesIO()
+        self._file: IO[bytes] = self._memory
+
+    @property
+    def _in_memory(self) -> bool:
+        return self._memory is not None
 
     def readable(self) -> bool:
         return True
@@ -449,15 +453,16 @@ class _Spool(io.BufferedIOBase):
 
     def write(self, data: Any) -> int:
         written = self._file.write(data)
-        if self._in_memory and self._file.tell() > _SPOOL_BYTES:
+        memory = self._memory
+        if memory is not None and memory.tell() > _SPOOL_BYTES:
             import tempfile
 
-            at = self._file.tell()
+            at = memory.tell()
             on_disk = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the spool
-            on_disk.write(cast("io.BytesIO", self._file).getbuffer())
+            on_disk.write(memory.getbuffer())
             on_disk.seek(at)
-            self._file.close()
-            self._file, self._in_memory = on_disk, False
+            memory.close()
+            self._file, self._memory = on_disk, None
         return written
 
     def read(self, size: int | None = -1) -> bytes:
@@ -665,11 +670,15 @@ def check_replaceable_directory(out_dir: str | os.PathLike, *, kind: str, inputs
 
 def _marker(kind: str, files: Iterable[str]) -> bytes:
     """The marker's text: ``castregin KIND``, then each file written, one JSON string a line."""
+    import json  # here, as below: only outputs that are directories need it
+
     return "".join([f"castregin {kind}\n", *(json.dumps(str(name)) + "\n" for name in sorted(files))]).encode()
 
 
 def _written(directory: Path) -> set[str] | None:
     """The files the marker in ``directory`` lists, None where there is no marker or it lists none (older)."""
+    import json
+
     try:
         lines = (directory / MARKER).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):

@@ -45,13 +45,13 @@ from ..errors import InputError
 from . import schema
 from .common import (
     FLOAT_LIMIT,
-    LONE_SURROGATE_ESCAPE,
     check_unicode,
     decode,
     display_name,
     invalid_json,
     json_decoder,
     lone_surrogate,
+    lone_surrogate_escape,
     nested_too_deeply,
     not_utf8,
     open_input,
@@ -416,7 +416,7 @@ class _Stream:
         known = len(self.text)
         self.text += self._decode(self._bytes(max(self._chunk, at_least)))
         if not self.lone_surrogates:  # an escape (12 characters with its pair) may straddle two reads
-            self.lone_surrogates = LONE_SURROGATE_ESCAPE.search(self.text, max(0, known - 12)) is not None
+            self.lone_surrogates = lone_surrogate_escape().search(self.text, max(0, known - 12)) is not None
         self._input.holding(len(self.text))  # one value held whole is bounded as a whole file is
 
     def skip(self) -> str:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 import os
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
-from typing import cast
 
 from ..data import Qrels, Run, StratifiedQrels
 from ..errors import InputError
 from .common import decode, display_name, parse_json_text, plain_number_text, read_bytes, read_text, stem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 RUN_WHAT = "TREC run (turn Q0 item rank score tag)"
 QRELS_WHAT = "qrels file (turn 0 item label)"
@@ -74,13 +75,19 @@ def _parse_int(text: str, what: str, source: str, line: int) -> int:
     return value
 
 
-#: The start of a JSON object or list ({"run_name": ..., [{...}, ...]): no TREC line starts so.
-_JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*[\[{"\]])')
+#: The start of a JSON object or list ({"run_name": ..., [{...}, ...]): no TREC line starts so. A pattern, compiled
+#: (and kept by re) on first use: by a file whose first character that is not white space is a bracket.
+_JSON_START = r'\s*(\{\s*["}]|\[\s*[\[{"\]])'
 
 
 def _refuse_json(text: str, source: str, expected: str) -> None:
     """A JSON file given for a TREC file (a JSON run to ``evaluate``): say so, and what to do, in one line."""
-    if _JSON_START.match(text[:256]):
+    head = text[:256]
+    if head.lstrip()[:1] not in ("{", "["):
+        return
+    import re  # here: a TREC file needs no regular expression
+
+    if re.match(_JSON_START, head):
         line = len(text[:len(text) - len(text.lstrip())].splitlines()) or 1
         raise InputError(f"the file looks like JSON, not {expected}", source=source, line=line)
 
@@ -151,7 +158,8 @@ def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = F
     if stratified is None:
         stratified = len(first[1]) == 5
     width = 5 if stratified else 4
-    qrels = StratifiedQrels(name=name, source=source) if stratified else Qrels(name=name, source=source)
+    strata = StratifiedQrels(name=name, source=source) if stratified else None
+    qrels = strata if strata is not None else Qrels(name=name, source=source)
     by_turn = qrels.labels
     for line, fields in chain([first], lines):
         if len(fields) != width:
@@ -162,8 +170,8 @@ def parse_qrels(data: bytes, source: str, name: str, stratified: bool | None = F
         if item in labels:
             raise InputError(f"item {item} is {'listed' if stratified else 'judged'} twice for turn {turn}",
                              source=source, line=line)
-        if stratified:
-            cast(StratifiedQrels, qrels).add(turn, item, fields[3], label)
+        if strata is not None:
+            strata.add(turn, item, fields[3], label)
         else:
             by_turn.setdefault(turn, labels)[item] = label
     return qrels
@@ -285,7 +293,7 @@ def format_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> str:
 
 #: What a file of labels can hold (``castregin agreement``): TREC qrels or crowd judgments (a CSV).
 LABEL_SOURCE_KINDS = ("qrels", "crowd", "nuggets")
-_QRELS_LINE = re.compile(r"\S+\s+\S+\s+\S+\s+[+-]?[0-9]+")
+_QRELS_LINE = r"\S+\s+\S+\s+\S+\s+[+-]?[0-9]+"  # compiled on first use: only agreement tells kinds apart
 
 
 def label_source_kind(data: bytes, source: str) -> str:
@@ -296,12 +304,14 @@ def label_source_kind(data: bytes, source: str) -> str:
     ``worker_id,turn_id,item_id,relevance``): crowd judgments. Anything else is an :class:`InputError` that
     asks for the kind (``qrels:PATH``, ``crowd:PATH`` or ``nuggets:PATH``).
     """
+    import re
+
     head = data[:1 << 16].decode("utf-8", errors="replace").lstrip("\ufeff")
     first = next((line for line in head.splitlines() if line.strip()), None)
     hint = "write qrels:PATH, crowd:PATH or nuggets:PATH to say which"
     if first is None:
         raise InputError(f"is empty: neither qrels, crowd judgments nor nugget assignments; {hint}", source=source)
-    if "," not in first and _QRELS_LINE.fullmatch(first.strip()):
+    if "," not in first and re.fullmatch(_QRELS_LINE, first.strip()):
         return "qrels"
     if first.lstrip().startswith("{"):
         return "nuggets"

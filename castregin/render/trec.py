@@ -8,8 +8,11 @@ double's exact value as glibc's printf does, so the digits agree.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
 
 
 def trec_eval_value(value) -> str:

@@ -81,7 +81,7 @@ def without_judged(pool: Run, qrels: Iterable[Qrels]) -> tuple[Run, int]:
     kept = {turn: items for turn, items in kept.items() if items}
     ranks = {turn: {item: pool.ranks.get(turn, {}).get(item, 0) for item in items} for turn, items in kept.items()}
     left_out = sum(len(items) for items in pool.scores.values()) - sum(len(items) for items in kept.values())
-    return dataclasses.replace(pool, scores=kept, ranks=ranks), left_out
+    return Run(pool.tag, kept, ranks, pool.source, pool.last_tag), left_out
 
 
 def pool_statistics(runs: Sequence[Run], names: Sequence[str], depth: int = 1,

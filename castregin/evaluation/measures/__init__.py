@@ -40,7 +40,6 @@ from __future__ import annotations
 
 # Each module of measures is imported when a name first needs one of its measures (registry.BUILT_IN says which
 # module declares which), every one for registered() and the catalogue.
-from .catalogue import measure_catalogue
 from .definition import (
     ALL_LINES,
     COUNT_TURNS,
@@ -83,6 +82,10 @@ from .names import (
 )
 from .registry import lookup, register, registered, unregister
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .catalogue import measure_catalogue
+
 __all__ = [
     "ALL_LINES", "COUNT_TURNS", "CUT_DOUBLE", "CUT_LONG", "DEFAULT_MEASURES", "GAIN_PAIRS", "GEOMETRIC",
     "IR_MEASURES_ORDER", "JUDGED_SHARE", "MEAN", "NONE", "NO_PARAM", "NUM_REL", "POSITIVE_LINES",
@@ -91,3 +94,13 @@ __all__ = [
     "measure_catalogue", "parse_cutoffs", "parse_measure", "parse_measures", "parse_one_measure", "register",
     "registered", "split_measure_argument", "unregister", "value_names",
 ]
+
+
+def __getattr__(name: str):
+    # The catalogue's module on first use (PEP 562): only `castregin measures` and the docs list every measure.
+    if name == "measure_catalogue":
+        from .catalogue import measure_catalogue as catalogue
+
+        globals()[name] = catalogue
+        return catalogue
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

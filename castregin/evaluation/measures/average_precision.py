@@ -7,7 +7,6 @@ gives the same numbers over the streaming engine's per-turn arrays (numpy is imp
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 
 from ...limits import MAX_TREC_LABEL
 from ..kernels import (
@@ -33,6 +32,10 @@ from .definition import (
     cutoff,
 )
 from .precision import CUTOFFS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 #: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
 MEASURES: list[Definition] = []

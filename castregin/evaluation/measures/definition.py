@@ -14,12 +14,15 @@ these objects; none of them names a measure. Which definitions exist is :mod:`.r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from ...limits import MAX_CUTOFF
 from ..trec_rules import MIN_GEO_MEAN, c_exp
+
+# Plain classes with slots, not NamedTuple or dataclasses: every command that names a measure imports this module,
+# and typing and dataclasses (with the inspect, ast and dis it loads) took 8 ms of a ten-line trec_eval's 50.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 #: How the ``all`` value is formed from the per-turn values (trec_eval's ``calc_avg``): the mean over
 #: the turns averaged, their sum, the geometric mean (per-turn values are ``log(max(value, 1e-5))``),
@@ -42,39 +45,48 @@ TREC_EVAL_ORDER, IR_MEASURES_ORDER = "trec_eval", "ir_measures"
 POSITIVE_LINES, ALL_LINES, POSITIVE_LINES_AND_TOP = "positive", "all", "positive-and-top"
 
 
-class IrName(NamedTuple):
+class IrName:
     """How ir_measures names a definition: its measure ``name`` and the parameters that select it.
 
     ``AP`` is trec_eval's ``map`` without a cutoff and ``map_cut`` with one: two definitions, each
     with an ``IrName("AP", ...)`` that says which.
     """
 
+    __slots__ = ("cutoff", "gains", "name", "param", "shown", "when")
     #: ir_measures' measure name (``AP``, ``nDCG``, ``SetP``).
     name: str
     #: As ``castregin measures`` lists it (``AP@k``, ``SetP(relative=True)``).
     shown: str
     #: True: only at a cutoff (``@k``, the definition's parameter); False: never; None: either.
-    cutoff: bool | None = False
+    cutoff: bool | None
     #: The ir_measures parameter that gives the definition's parameter, other than the cutoff
     #: (IPrec's ``recall``, SetF's ``beta``).
-    param: str | None = None
+    param: str | None
     #: What else the name's parameters must say for this definition (nDCG: ``dcg='log2'``).
-    when: Callable[[Mapping], bool] | None = None
+    when: Callable[[Mapping], bool] | None
     #: Takes ir_measures' ``gains`` (labels mapped to gains before the rule sees them).
-    gains: bool = False
+    gains: bool
+
+    def __init__(self, name: str, shown: str, cutoff: bool | None = False, param: str | None = None,
+                 when: Callable[[Mapping], bool] | None = None, gains: bool = False):
+        self.name, self.shown, self.cutoff, self.param, self.when, self.gains = name, shown, cutoff, param, when, gains
 
 
-class Option(NamedTuple):
+class Option:
     """A parameter of a measure besides its cutoff (alpha_nDCG's ``alpha``, ERR's ``max_grade``), as ir_measures
     names it: ``alpha_nDCG(alpha=0.3)@20``. A name's value must be of the default's type (a text, a whole number,
     a number) and, for a text, one of ``choices``; :attr:`Definition.check_options` bounds the numbers."""
 
+    __slots__ = ("choices", "default", "description", "name")
     name: str
     default: str | int | float
     #: What it is, for ``castregin measures`` and docs/measures.md.
     description: str
     #: The values a text option takes (empty: any value of the default's type).
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...]
+
+    def __init__(self, name: str, default: str | int | float, description: str, choices: tuple[str, ...] = ()):
+        self.name, self.default, self.description, self.choices = name, default, description, choices
 
     def refusal(self, value) -> str | None:
         """Why ``value`` cannot be this option's, or None."""
@@ -95,29 +107,46 @@ def _number(value: float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
-class Param(NamedTuple):
+class Param:
     """A measure's main parameter, declared: how trec_eval takes it after the name (``-m P.5,10``, ``-m
     utility.2,-1,0,0``), the values it has when none is given, what it is, and the values a name may give it (``P@5``,
     ``P_5``, ``IPrec@0.3``, ``SetF(beta=0.5)``). Name parsing checks a value with :meth:`refusal`; ``castregin
     measures`` and docs/measures.md describe it with :meth:`described`. A measure's other parameters are its options
     (:class:`Option`)."""
 
+    __slots__ = ("above_low", "choices", "defaults", "description", "high", "kind", "low", "symbol")
     #: How trec_eval takes it (``te_init_meas_*``): :data:`NONE`, :data:`CUT_LONG`, :data:`CUT_DOUBLE`,
     #: :data:`P_DOUBLE`, :data:`P_PAIR` or :data:`TEXT`.
-    kind: str = NONE
+    kind: str
     #: Its values when a name gives none: the cutoffs of ``-m all_trec`` and of the bare family (``P``: 5, 10, ...),
     #: or a measure's fixed parameters (utility's four coefficients, set_F's beta).
-    defaults: tuple = ()
+    defaults: tuple
     #: How names and the catalogue write it: ``k``, ``r``, ``beta``, ``a,b,c,d``.
-    symbol: str = ""
+    symbol: str
     #: What it is, for ``castregin measures`` and docs/measures.md (``a recall level``).
-    description: str = ""
+    description: str
     #: The smallest and largest value a name may give (None: unbounded); ``above_low``: the smallest is excluded.
-    low: float | None = None
-    high: float | None = None
-    above_low: bool = False
+    low: float | None
+    high: float | None
+    above_low: bool
     #: The only values a name may give (infIPrec's 11 recall levels); empty: any in the range.
-    choices: tuple[float, ...] = ()
+    choices: tuple[float, ...]
+
+    def __init__(self, kind: str = NONE, defaults: tuple = (), symbol: str = "", description: str = "",
+                 low: float | None = None, high: float | None = None, above_low: bool = False,
+                 choices: tuple[float, ...] = ()):
+        self.kind, self.defaults, self.symbol, self.description = kind, defaults, symbol, description
+        self.low, self.high, self.above_low, self.choices = low, high, above_low, choices
+
+    def _key(self) -> tuple:
+        return (self.kind, self.defaults, self.symbol, self.description, self.low, self.high, self.above_low,
+                self.choices)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if isinstance(other, Param) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     @property
     def cutoffs(self) -> bool:
@@ -165,7 +194,7 @@ GAIN_PAIRS = Param(P_PAIR, (), "L=G,...", "the gain G of each label L, instead o
                    "ndcg.1=3,2=9; ir_measures nDCG(gains={1: 3, 2: 9}))")
 
 
-class Definition(NamedTuple):
+class Definition:
     """One measure, declared once: names, parameters, averaging, printing and computation.
 
     ``rule(ranking, settings, params)`` gives a turn's values, one per parameter for the cutoff
@@ -174,54 +203,73 @@ class Definition(NamedTuple):
     ``-N``). ``vectorised(ranked, measure)``, where given, gives one measure's value for every turn
     of a :class:`~castregin.evaluation.engine.RankedTurns` as a numpy array, equal to the rule's
     to the last bit; it must then also hold for any label in signed 64 bits and for a turn
-    labelled only below 0 (0 where nothing is relevant), where the rule must too.
+    labelled only below 0 (0 where nothing is relevant), where the rule must too. Each is declared
+    once: definitions are compared (and hashed, in a :class:`Measure`) as the objects they are.
     """
 
+    __slots__ = ("aggregate", "any_label", "check_marked", "check_options", "diversity", "formula", "integer",
+                 "ir_measures", "judged_lines", "name", "note", "numeric", "options", "oracle", "order", "parameter",
+                 "per_turn", "rule", "stratified", "trec_name", "uses_level", "vectorised")
     #: The measure's name: trec_eval's (``P``, ``ndcg_cut``) or its own.
     name: str
     rule: Callable | None
     #: Its main parameter (a cutoff, a recall level, utility's coefficients...), declared: :class:`Param`.
-    parameter: Param = NO_PARAM
-    aggregate: str = MEAN
+    parameter: Param
+    aggregate: str
     #: A count, printed as an integer.
-    integer: bool = False
+    integer: bool
     #: Has a value per turn (num_q, gm_map and gm_bpref do not: trec_eval prints none).
-    per_turn: bool = True
+    per_turn: bool
     #: The relevance level (``-l``, ``--rel-level``) applies; nDCG reads the graded labels instead.
-    uses_level: bool = True
+    uses_level: bool
     #: A number (runid and relstring are text, printed only by ``castregin trec_eval``).
-    numeric: bool = True
+    numeric: bool
     #: ``name`` is a trec_eval-style name in ``evaluate`` (``P_5``, ``P.5,10``, ``P``).
-    trec_name: bool = True
+    trec_name: bool
     #: Its names in ir_measures' syntax.
-    ir_measures: tuple[IrName, ...] = ()
+    ir_measures: tuple[IrName, ...]
     #: Why ``trec_eval -m`` refuses its parameters (utility's four coefficients), or None; trec_eval
     #: itself takes more than evaluate does (``-m iprec_at_recall.1.5``).
-    check_marked: Callable[[tuple], str | None] | None = None
-    vectorised: Callable | None = None
+    check_marked: Callable[[tuple], str | None] | None
+    vectorised: Callable | None
     #: Its value is trec_eval's on any label and on a turn labelled only below 0 (nothing relevant):
     #: computed there, where the other measures refuse what trec_eval cannot evaluate (such a turn,
     #: labels above :data:`~castregin.limits.MAX_TREC_LABEL`), whichever path computes them.
-    any_label: bool = False
+    any_label: bool
     #: The ranking ``vectorised`` reads, and which judged lines (see the constants above).
-    order: str = TREC_EVAL_ORDER
-    judged_lines: str = POSITIVE_LINES
+    order: str
+    judged_lines: str
     #: For ``castregin measures``.
-    note: str = ""
+    note: str
     #: Parameters besides the cutoff, in the order the rule takes them after the cutoff, named as
     #: ir_measures names them (``alpha_nDCG(alpha=0.3)@20``).
-    options: tuple[Option, ...] = ()
+    options: tuple[Option, ...]
     #: Why a name's option values (in :attr:`options`' order, each of its option's type) are refused, or None.
-    check_options: Callable[[tuple], str | None] | None = None
+    check_options: Callable[[tuple], str | None] | None
     #: Reads each item's label per subtopic (a diversity qrels, ``topic subtopic item label``).
-    diversity: bool = False
+    diversity: bool
     #: Reads each item's stratum (a stratified qrels, ``turn 0 item stratum label``: the inferred measures); refused
     #: on qrels without strata.
-    stratified: bool = False
+    stratified: bool
     #: How a turn's value is computed, in a line of Markdown (docs/measures.md, the catalogue).
-    formula: str = ""
+    formula: str
     #: The tool whose numbers it gives, which the tests check it against; trec_eval's by default (:attr:`matches`).
-    oracle: str = ""
+    oracle: str
+
+    def __init__(self, name: str, rule: Callable | None, parameter: Param = NO_PARAM, aggregate: str = MEAN,
+                 integer: bool = False, per_turn: bool = True, uses_level: bool = True, numeric: bool = True,
+                 trec_name: bool = True, ir_measures: tuple[IrName, ...] = (),
+                 check_marked: Callable[[tuple], str | None] | None = None, vectorised: Callable | None = None,
+                 any_label: bool = False, order: str = TREC_EVAL_ORDER, judged_lines: str = POSITIVE_LINES,
+                 note: str = "", options: tuple[Option, ...] = (),
+                 check_options: Callable[[tuple], str | None] | None = None, diversity: bool = False,
+                 stratified: bool = False, formula: str = "", oracle: str = ""):
+        self.name, self.rule, self.parameter, self.aggregate = name, rule, parameter, aggregate
+        self.integer, self.per_turn, self.uses_level, self.numeric = integer, per_turn, uses_level, numeric
+        self.trec_name, self.ir_measures, self.check_marked = trec_name, ir_measures, check_marked
+        self.vectorised, self.any_label, self.order, self.judged_lines = vectorised, any_label, order, judged_lines
+        self.note, self.options, self.check_options = note, options, check_options
+        self.diversity, self.stratified, self.formula, self.oracle = diversity, stratified, formula, oracle
 
     @property
     def matches(self) -> str:
@@ -283,27 +331,54 @@ def value_names(name: str, params_kind: str, params: tuple) -> tuple[str, ...]:
     return tuple(f"{name}_{param}" for param in params)
 
 
-@dataclass(frozen=True)
 class Measure:
     """A definition as a name asks for it: one value per turn, at one parameter and relevance level.
 
     ``param`` is the cutoff (``P@5``: 5) or other parameter (set_F's beta), None for the defaults;
     ``judged_only`` is trec_eval's ``-J``; ``gains`` maps labels to gains before the rule sees them
-    (ir_measures' nDCG gains, as ``((label, gain), ...)``).
+    (ir_measures' nDCG gains, as ``((label, gain), ...)``). Compared and hashed by its fields (the API takes
+    measures as keys); not changed once made (:meth:`renamed`, :meth:`with_options` make new ones).
     """
 
+    __slots__ = ("definition", "gains", "given", "judged_only", "name", "num_docs", "options", "param", "rel")
     name: str
     definition: Definition
-    param: int | float | None = None
-    rel: int = 1
-    judged_only: bool = False
-    gains: tuple | None = None
+    param: int | float | None
+    rel: int
+    judged_only: bool
+    gains: tuple | None
     #: The values of the definition's :attr:`~Definition.options`, in their order.
-    options: tuple = ()
+    options: tuple
     #: The parameters as ``trec_eval -m`` gives a family that takes several (``utility.2,-1,0,0``), and
     #: trec_eval's ``-N`` (utility's collection size): what the trec_eval command's streaming path passes.
-    given: tuple | None = None
-    num_docs: int = 0
+    given: tuple | None
+    num_docs: int
+
+    def __init__(self, name: str, definition: Definition, param: int | float | None = None, rel: int = 1,
+                 judged_only: bool = False, gains: tuple | None = None, options: tuple = (),
+                 given: tuple | None = None, num_docs: int = 0):
+        self.name, self.definition, self.param, self.rel, self.judged_only = name, definition, param, rel, judged_only
+        self.gains, self.options, self.given, self.num_docs = gains, options, given, num_docs
+
+    def _key(self) -> tuple:
+        return (self.name, self.definition, self.param, self.rel, self.judged_only, self.gains, self.options,
+                self.given, self.num_docs)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if isinstance(other, Measure) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def renamed(self, name: str) -> Measure:
+        """The same measure under another name (``P_5`` as a user spelled it)."""
+        return Measure(name, self.definition, self.param, self.rel, self.judged_only, self.gains, self.options,
+                       self.given, self.num_docs)
+
+    def with_options(self, options: tuple) -> Measure:
+        """The same measure with its definition's options set to ``options``."""
+        return Measure(self.name, self.definition, self.param, self.rel, self.judged_only, self.gains, options,
+                       self.given, self.num_docs)
 
     def __str__(self) -> str:
         return self.name
@@ -354,13 +429,17 @@ class Measure:
         return Marked(self.definition, self.params, (self.name,))
 
 
-class Marked(NamedTuple):
+class Marked:
     """A definition as ``trec_eval -m`` asks for it: its parameters and the names of its values."""
 
+    __slots__ = ("definition", "names", "params")
     definition: Definition
-    params: tuple = ()
+    params: tuple
     #: The names trec_eval gives its values (``P_5``, ``iprec_at_recall_0.10``, ``ndcg_1=3,2=9``).
-    names: tuple[str, ...] = ()
+    names: tuple[str, ...]
+
+    def __init__(self, definition: Definition, params: tuple = (), names: tuple[str, ...] = ()):
+        self.definition, self.params, self.names = definition, params, names
 
     @property
     def slot_names(self) -> tuple[str, ...]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Sequence
-from typing import Any
 
 from ..kernels import (
     libm,
@@ -27,6 +25,11 @@ from ..kernels import (
 from ..trec_rules import NONPOOL, Ranking, TrecEvalRefusal, c_div, c_log2
 from .definition import GAIN_PAIRS, Definition, IrName, cutoff
 from .precision import CUTOFFS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 #: The measures this module declares: :mod:`.registry` gathers them when a name first asks for one of them.
 MEASURES: list[Definition] = []

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from types import SimpleNamespace
 
 from ...errors import InputError
@@ -34,6 +31,10 @@ from .definition import (
     value_names,
 )
 from .registry import lookup, named_in_ir_measures, registered, registered_as
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 #: The CAsT measures, in the order of the track's tables.
 DEFAULT_MEASURES = ("P@1", "P@3", "nDCG@3", "nDCG@5", "AP", "RR", "R@10")
@@ -103,7 +104,8 @@ def _check_param(definition: Definition, value, name: str, shown) -> None:
 # --- trec_eval names in evaluate --------------------------------------------------------------------------
 
 # [0-9], not \d (every script's digits): P_٢ is no name of P_2 (castregin.formats.common.plain_number_text's rule).
-# The names' patterns are compiled on first use (re keeps them): a command reads few kinds of names, some none.
+# The names' patterns are compiled on first use (re keeps them): a command reads few kinds of names, some none; and
+# re itself is imported by the functions that read names (trec_eval's -m official needs none: nor re, nor enum).
 _TREC_NAME = r"^(?P<family>[A-Za-z0-9_]+?)(?:[_.](?P<params>[0-9][0-9.,]*))?$"
 
 
@@ -114,6 +116,8 @@ def _trec_param(definition: Definition, text: str, name: str):
         if definition.parameter.refusal(int(text)) is not None:
             raise _refuse(name, f"the cutoff {text} is too large (at most {definition.parameter.high})")
         return int(text)
+    import re
+
     if not re.fullmatch(r"[0-9]+(\.[0-9]{1,2})?", text):
         raise _refuse(name, f"{definition.name}'s parameter must be a number with at most two decimals "
                             f"(trec_eval names it with two), not {text!r}")
@@ -137,6 +141,8 @@ def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
         if not definition.numeric:
             raise _refuse(name, "trec_eval prints it as text, not a number (castregin trec_eval prints it)")
         return _family_measures(definition, None, rel_level)
+    import re
+
     match = re.match(_TREC_NAME, name)
     if not match or match["params"] is None:
         return None
@@ -151,7 +157,7 @@ def _parse_trec(name: str, rel_level: int) -> list[Measure] | None:
     params = [_trec_param(definition, text, name) for text in texts if text != ""]
     # One name for one value keeps the user's spelling; a list expands to trec_eval's names.
     measures = _family_measures(definition, params, rel_level)
-    return [replace(measures[0], name=name)] if len(measures) == 1 and separator == "_" else measures
+    return [measures[0].renamed(name)] if len(measures) == 1 and separator == "_" else measures
 
 
 def _family_measures(definition: Definition, params, rel_level: int) -> list[Measure]:
@@ -261,7 +267,7 @@ def _ir_measure(name: str, measure, rel_level: int) -> Measure:
         gains = tuple(sorted(gains.items()))
     measure = _with_level(definition, name, param, params.get("rel", rel_level),
                           bool(params.get("judged_only", False)), gains)
-    return replace(measure, options=_options(name, kind, definition, params)) if definition.options else measure
+    return measure.with_options(_options(name, kind, definition, params)) if definition.options else measure
 
 
 def _options(name: str, kind: str, definition: Definition, params: Mapping) -> tuple:
@@ -288,6 +294,8 @@ _OPTIONS_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)\((?P<args>[^()]*)\)(?:@(?P<cut
 
 def _options_measure(name: str, rel_level: int) -> Measure | None:
     """A measure that takes options, named with parameters, or None for any other name."""
+    import re
+
     match = re.fullmatch(_OPTIONS_NAME, name.replace(" ", ""))
     if match is None or not any(definition.options for definition, _ in _aliases(match["kind"])):
         return None
@@ -321,6 +329,8 @@ _PLAIN_IR_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<cutoff>[1-9][0-9]{0,5}
 
 def _plain_ir_measure(name: str, rel_level: int) -> Measure | None:
     """``P@5``, ``nDCG@3``, ``AP``... as :func:`_parse_ir_measures` reads them, or None for other names."""
+    import re
+
     match = re.fullmatch(_PLAIN_IR_NAME, name)
     if match is None:
         return None
@@ -338,6 +348,8 @@ _AT_PARAM_NAME = r"(?P<kind>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<value>[0-9]+(?:\.[0-9]
 def _at_param_measure(name: str, rel_level: int) -> Measure | None:
     """A measure neither trec_eval nor ir_measures has whose parameter follows the ``@`` as IPrec's recall does
     (``infIPrec@0.5``), or None for any other name."""
+    import re
+
     match = re.fullmatch(_AT_PARAM_NAME, name)
     if match is None:
         return None
@@ -389,6 +401,8 @@ _NAME_AND_CUTOFF = (
 
 def _folded(name: str) -> str:
     """A name without case and separators: ``ndcg_cut``, ``NDCG-Cut`` and ``ndcgcut`` alike."""
+    import re
+
     return re.sub(r"[\s_.\-@]", "", name).lower()
 
 
@@ -430,6 +444,8 @@ def suggestion(name: str, trec_eval: bool = False) -> str | None:
         _, trec_names = _spellings(family, None)
         known = [known for known in trec_names if known in TREC_SETS or known in TREC_SETS["all_trec"]]
         return f"{known[0]}{dot}{params}" if known and known[0] != family else None
+    import re
+
     match = re.fullmatch(_NAME_AND_CUTOFF, name)
     kind, cutoff = (match["kind"], match["cutoff"]) if match else (name, None)
     ir_names, trec_names = _spellings(kind, cutoff)
@@ -507,6 +523,8 @@ _CUTOFF = r"[+-]?[0-9]+(\.[0-9]*)?"  # compiled on first use (evaluate reads no 
 def parse_cutoffs(name: str, text: str) -> tuple[int, ...]:
     """Whole-number cutoffs as trec_eval reads them (``P.5,10``): sorted, each positive, none twice, at most
     :data:`~castregin.limits.MAX_CUTOFF`."""
+    import re
+
     values = []
     for part in text.split(","):
         # atol reads "23.4" as 23, which trec_eval then names ndcg_cut_23: the fraction is dropped, not rounded.
@@ -526,6 +544,8 @@ def _parse_doubles(name: str, text: str) -> tuple[float, ...]:
 
 
 def _parse_pairs(name: str, text: str) -> tuple[tuple[int, float], ...]:
+    import re
+
     pairs = []
     for part in text.split(","):
         level, equals, gain = part.partition("=")

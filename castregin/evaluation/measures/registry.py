@@ -13,10 +13,11 @@ module whose declarations differ from the table fails when it is loaded.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
-
 from .definition import Definition, IrName, Param
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 #: castregin's own measures, by the module of this package that declares them, in the order :func:`registered`
 #: lists them (trec_eval's table order where it has them).
@@ -55,7 +56,8 @@ def _load(module: str) -> None:
     """Take the measures that a module of this package declares (importing it)."""
     if module in _LOADED:
         return
-    declared = importlib.import_module(f"{__package__}.{module}").MEASURES
+    # __import__, not importlib.import_module: importlib (and the warnings module it loads) is for larger commands.
+    declared = __import__(f"{__package__}.{module}", fromlist=["MEASURES"]).MEASURES
     if tuple(definition.name for definition in declared) != BUILT_IN[module]:
         raise RuntimeError(f"{__package__}.{module} declares {[d.name for d in declared]}, not BUILT_IN's "
                            f"{list(BUILT_IN[module])}: update the table")
