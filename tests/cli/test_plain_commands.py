@@ -175,7 +175,9 @@ def test_the_grammar_makes_command_lines_the_plain_reader_takes():
         examples.append(COMMAND.parse(argv) is not None)
 
     collect()
-    assert sum(examples) > len(examples) / 10, (sum(examples), len(examples))
+    # One in twenty: the examples differ between hypothesis versions (the oldest allowed takes 38 of 400, the
+    # newest more), and any such share is hundreds of command lines read both ways in the test above.
+    assert sum(examples) > len(examples) / 20, (sum(examples), len(examples))
 
 
 def test_the_click_command_is_made_from_the_plain_parameters():
