@@ -3,7 +3,9 @@ player behind :class:`castregin.llm.Client`, the one client of every command tha
 
 :func:`play_privateshared` is what ``castregin play privateshared`` and :func:`castregin.api.play_privateshared`
 both call: it reads the game and plans its episodes (those not yet in the results directory); then
-:func:`play_game` opens the client on the answer cache, plays the planned episodes side by side
+:func:`play_game` opens the client on the answer cache (:func:`castregin.llm.session.model_run`, the one run of
+every command that calls a model: the key is checked there, after the game is read and the files to write
+checked, as a run with nothing left to play needs none), plays the planned episodes side by side
 (``client.parallel``: at most ``concurrency`` episodes, and requests, at once), each call of an episode
 through ``client.ask`` after the previous answer, and returns every episode's outcome and the run log.
 It writes nothing but the cache; the caller writes each episode as it ends (``on_episode``).

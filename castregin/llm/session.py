@@ -61,6 +61,7 @@ def model_run(settings: EndpointSettings, cache_file: str | os.PathLike,
     templates = [prompt.source for prompt in loaded if not prompt.builtin]
     settings = check_run(settings, cache_file, outputs=outputs, inputs=[*inputs, *templates])
     data = read()
+    # For a caller whose outputs are not all in out_dir: one in a directory that is a file is refused above.
     _check_out_dir(out_dir)
     with model_session(settings, cache_file, purpose=purpose, seeds=seeds, kept=kept) as client:
         return work(client, loaded, data)
