@@ -140,7 +140,7 @@ def judge(pool, bank, topics, criteria, *, model: str, base_url: str, cache, pro
           only_unjudged=None, turns=None) -> JudgeResult:
     """Judge a pool with a model behind an OpenAI-compatible endpoint, as ``castregin judge`` does.
 
-    One implementation with the command (:func:`castregin.judging.llm.judge_tasks`): the same prompts,
+    One implementation with the command (:func:`castregin.judging.judge.judge_pool`): the same prompts,
     cache, retries, budget and labels, the same defaults and refusals; nothing is written but the cache.
     Needs the ``openai`` extra (``pip install 'castregin[llm]'``) when a call is to be made.
 

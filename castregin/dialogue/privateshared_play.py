@@ -3,7 +3,9 @@ player behind :class:`castregin.llm.Client`, the one client of every command tha
 
 :func:`play_privateshared` is what ``castregin play privateshared`` and :func:`castregin.api.play_privateshared`
 both call: it reads the game and plans its episodes (those not yet in the results directory); then
-:func:`play_game` opens the client on the answer cache, plays the planned episodes side by side
+:func:`play_game` opens the client on the answer cache (:func:`castregin.llm.session.model_run`, the one run of
+every command that calls a model: the key is checked there, after the game is read and the files to write
+checked, as a run with nothing left to play needs none), plays the planned episodes side by side
 (``client.parallel``: at most ``concurrency`` episodes, and requests, at once), each call of an episode
 through ``client.ask`` after the previous answer, and returns every episode's outcome and the run log.
 It writes nothing but the cache; the caller writes each episode as it ends (``on_episode``).
@@ -28,7 +30,7 @@ from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
 from ..formats.privateshared import GAME, GameTexts
 from ..llm import Answer, Call, Client, ClientStats, EndpointSettings, public_url
-from ..llm.session import check_run, cost_log, model_session, this_run_log
+from ..llm.session import cost_log, model_run, this_run_log
 from .privateshared_game import (
     DEFAULT_RULES,
     RULES,
@@ -135,9 +137,8 @@ def play_game(plans: Sequence[EpisodePlan], texts: GameTexts, settings: Endpoint
     episodes were to be played and none could be, an :class:`InputError` says why (the first failure);
     a cache file this run made and stored nothing in is then removed.
     """
-    settings = check_run(settings, cache_file)
-    started = time.monotonic()
-    with model_session(settings, cache_file, purpose="play", kept=kept) as client:
+    def play(client: Client, _prompts: Sequence[Any], _data: Any) -> PlayRun:
+        started = time.monotonic()
         tick = None
         if progress is not None:
             told = progress
@@ -153,12 +154,16 @@ def play_game(plans: Sequence[EpisodePlan], texts: GameTexts, settings: Endpoint
             return [outcome if outcome is not None else EpisodeOutcome(plan, None, status, error)
                     for plan, outcome in zip(plans, begun, strict=True)]
 
-        outcomes = play_episodes(list(plans), texts, client_player(client), model=settings.model, rules=rules,
+        outcomes = play_episodes(list(plans), texts, client_player(client), model=client.settings.model, rules=rules,
                                  folder=folder, on_episode=on_episode, parallel=parallel, progress=tick)
         if plans and not any(outcome.played for outcome in outcomes):
             raise InputError(nothing_played(client, outcomes))
-    return PlayRun(outcomes, run_log(outcomes, client, settings, rules=rules, folder=folder, game=game or {},
-                                     already=already, seconds=time.monotonic() - started), folder)
+        return PlayRun(outcomes, run_log(outcomes, client, client.settings, rules=rules, folder=folder,
+                                         game=game or {}, already=already, seconds=time.monotonic() - started), folder)
+
+    # The game is read and its episodes planned before (play_privateshared): which files the run writes
+    # depends on the plan, and those are checked with the cache there.
+    return model_run(settings, cache_file, play, purpose="play", kept=kept)
 
 
 def play_privateshared(game_dir: str | os.PathLike, settings: EndpointSettings, cache_file: str | os.PathLike, *,

@@ -1,10 +1,12 @@
 """The judge pipeline, once: :func:`judge_pool`, called by ``castregin judge`` and :func:`castregin.api.judge`.
 
-The sequence, each step's refusals before the next step's work: the settings, the criteria, the prompt,
-the outputs (none an input, the cache among them), the key, the pool, the turns kept, the pairs
-already judged left out, the tasks, the calls (:func:`castregin.judging.llm.judge_tasks`, in a
-:func:`castregin.llm.session.model_session`: the cache's directories made, and on a failure those still
-empty removed). The callers only turn their arguments into :class:`JudgeInputs` and render what comes back.
+The sequence is the one run of every command that calls a model (:func:`castregin.llm.session.model_run`), each
+step's refusals before the next step's work: the settings, the criteria, the prompt (a template file is an
+input), the outputs (none an input, the cache among them), the key, the pool, the turns kept, the pairs
+already judged left out, the tasks, their prompts rendered (:func:`castregin.judging.llm.judge_chats`), the
+output directory, then the calls (:func:`castregin.judging.llm.judge_tasks`) with the client on the cache (its
+directories made, and on a failure those still empty removed). The callers only turn their arguments into
+:class:`JudgeInputs` and render what comes back.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from ..errors import InputWarning
 from ..llm import Reply
-from .llm import JudgeSettings, LLMJudgment, judge_tasks
+from .llm import JudgeSettings, LLMJudgment, judge_chats, judge_tasks
 from .rubrics import check_criteria
 
 
@@ -50,30 +52,40 @@ def judge_pool(inputs: JudgeInputs, criteria: Sequence[str], load_prompt: Callab
 
     ``load_prompt(criteria)`` gives the prompt (:func:`castregin.render.llm.load_prompt`; a template file
     is then an input); ``outputs``: the files the caller will write, checked with the cache; ``out_dir``: a
-    directory that must not be a file; ``progress`` and ``kept`` as :func:`~castregin.judging.llm.judge_tasks`
-    takes them. Warnings (turns the pool lacks) are :class:`InputWarning`.
+    directory that must not be a file; ``progress`` as :func:`~castregin.judging.llm.judge_tasks` and ``kept`` as
+    :func:`~castregin.llm.session.model_run` take them. Warnings (turns the pool lacks) are :class:`InputWarning`.
     """
-    from ..llm.session import check_out_dir, check_run
+    from ..llm.session import model_run
     from ..track.pool import keep_run_turns, without_judged
     from .tasks import build_tasks
 
-    settings = settings.check()
-    criteria = check_criteria(criteria)
-    template = load_prompt(criteria)
-    settings = check_run(settings, cache_file, outputs=outputs,
-                         inputs=[*inputs.paths, *([template.source] if not template.system else [])])
-    pooled = inputs.pool()
-    if inputs.turns is not None:
-        listed, turns_source = inputs.turns()
-        pooled, left_out = keep_run_turns(pooled, listed, turns_source)
-        if left_out:
-            warnings.warn(left_out, InputWarning, stacklevel=2)
-    pooled, already = without_judged(pooled, inputs.only_unjudged())
-    if already and not pooled.scores:
-        # Legitimate (a rerun after the last labels came in), but empty outputs should not pass unnoticed.
-        warnings.warn(f"nothing left to judge: the {already} pooled pairs are all judged in the --only-unjudged "
-                      "qrels; the outputs are empty", InputWarning, stacklevel=2)
-    task_set = build_tasks(pooled, inputs.bank(), inputs.topics(), criteria)
-    check_out_dir(out_dir)
-    return judge_tasks(task_set.tasks, criteria, template, settings, cache_file, already=already, progress=progress,
-                       kept=kept)
+    settings = settings.check()  # its samples say whether the calls send seeds
+    template: Any = None
+
+    def prompts():
+        nonlocal criteria, template
+        criteria = check_criteria(criteria)
+        template = load_prompt(criteria)
+        return [template]
+
+    def read():
+        pooled = inputs.pool()
+        if inputs.turns is not None:
+            listed, turns_source = inputs.turns()
+            pooled, left_out = keep_run_turns(pooled, listed, turns_source)
+            if left_out:
+                warnings.warn(left_out, InputWarning, stacklevel=4)
+        pooled, already = without_judged(pooled, inputs.only_unjudged())
+        if already and not pooled.scores:
+            # Legitimate (a rerun after the last labels came in), but empty outputs should not pass unnoticed.
+            warnings.warn(f"nothing left to judge: the {already} pooled pairs are all judged in the --only-unjudged "
+                          "qrels; the outputs are empty", InputWarning, stacklevel=4)
+        task_set = build_tasks(pooled, inputs.bank(), inputs.topics(), criteria)
+        return already, judge_chats(task_set.tasks, criteria, template)
+
+    def work(client, loaded, data):
+        (template,), (already, chats) = loaded, data
+        return judge_tasks(client, chats, criteria, template, already=already, progress=progress)
+
+    return model_run(settings, cache_file, work, prompts=prompts, read=read, outputs=outputs, inputs=inputs.paths,
+                     out_dir=out_dir, purpose="judge", seeds=settings.samples > 1, kept=kept)

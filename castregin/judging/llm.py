@@ -9,9 +9,10 @@ The pieces, each plain:
   "ignore the previous instructions"): such items are flagged in the run log, never dropped.
 - :func:`mode_label`: several samples of one call to one label (the mode, the lowest on a tie) and
   their spread (highest minus lowest).
-- :func:`judge_tasks`: every (task, criterion, sample) asked through :class:`castregin.llm.Client`
-  (cache, retries, budget, deadline, key handling: the one client of every command that calls a
-  model), the answers turned into crowd rows, labels, qrels and a run log.
+- :func:`judge_chats`: every prompt of a run rendered, before the cache is opened; :func:`judge_tasks`: every
+  (task, criterion, sample) asked through an open :class:`castregin.llm.Client` (cache, retries, budget,
+  deadline, key handling: the one client of every command that calls a model, in the one run of
+  :func:`castregin.llm.session.model_run`), the answers turned into crowd rows, labels, qrels and a run log.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from dataclasses import dataclass, replace
 from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
 from ..limits import MAX_JUDGE_SAMPLES
-from ..llm import Call, EndpointSettings, Reply, public_url
-from ..llm.session import cost_log, model_session, nothing_answered, this_run_log
+from ..llm import Call, Client, EndpointSettings, Reply, public_url
+from ..llm.session import cost_log, nothing_answered, this_run_log
 from ..llm.settings import check_number
 
 SCALE = (0, 1, 2, 3)
@@ -200,25 +201,24 @@ class LLMJudgment:
     log: dict
 
 
-def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: JudgeSettings, cache_file: str, *,
-                already: int = 0,
-                progress: Callable[[int], Callable[[Reply | None], None]] | None = None,
-                kept: Callable[[str, int], None] | None = None) -> LLMJudgment:
-    """Judge every (task, criterion, sample) with the endpoint, answers from/into the cache at ``cache_file``.
+@dataclass
+class JudgeChats:
+    """Every prompt of a judging run, rendered before the cache is opened: the tasks in order (by turn, then
+    item), the chat messages of each (turn, item, criterion), and the items whose text addresses the assessor
+    (:func:`assessor_instructions`; flagged in the run log, never dropped)."""
 
-    ``tasks`` are :class:`castregin.judging.tasks.Task`; ``prompt`` has a ``name`` (the worker's),
-    ``source`` and ``digest`` (the log's) and ``messages(task, criterion)``, the chat messages of one
-    prompt (:class:`castregin.render.llm.PromptTemplate`); every prompt is rendered before the first
-    request. The key is read from the environment variable ``settings.api_key_env`` only. ``progress(n)``
-    is told how many calls will be sent and returns the callback told of each settled call;
-    ``kept(path, n)`` is told, when the run stops by an exception, how many answers it stored. Every
-    number comes from the cache: a resumed run gives what an undisturbed one does. When calls were to be
-    made and not one has an answer (every request failed, or none could be sent), an :class:`InputError`
-    says why (the first failure), and a cache file this run made is removed.
-    """
+    tasks: list
+    chats: dict[tuple[str, str, str], tuple[dict[str, str], ...]]
+    flagged: list[dict]
+
+
+def judge_chats(tasks: Sequence, criteria: Sequence[str], prompt) -> JudgeChats:
+    """The chats of every (task, criterion): ``tasks`` are :class:`castregin.judging.tasks.Task`; ``prompt`` has a
+    ``name`` (the worker's), ``source`` and ``digest`` (the log's) and ``messages(task, criterion)``, the chat
+    messages of one prompt (:class:`castregin.render.llm.PromptTemplate`), whose refusal (a template failing on a
+    task) comes before the first request."""
     from ..data import natural_key
 
-    model, samples = settings.model, settings.samples
     ordered = sorted(tasks, key=lambda t: (natural_key(t.turn_id), t.item_id))
     chats = {(task.turn_id, task.item_id, criterion): prompt.messages(task, criterion)
              for task in ordered for criterion in criteria}
@@ -227,14 +227,31 @@ def judge_tasks(tasks: Sequence, criteria: Sequence[str], prompt, settings: Judg
         phrases = assessor_instructions(task.text)
         if phrases:
             flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
+    return JudgeChats(ordered, chats, flagged)
 
+
+def judge_tasks(client: Client, chats: JudgeChats, criteria: Sequence[str], prompt, *, already: int = 0,
+                progress: Callable[[int], Callable[[Reply | None], None]] | None = None) -> LLMJudgment:
+    """Judge every (task, criterion, sample) of ``chats`` (:func:`judge_chats`, with the same ``criteria`` and
+    ``prompt``) through ``client``, open on the answer cache (:func:`castregin.llm.session.model_run`: the one
+    run of every command that calls a model, with ``seeds`` when there are several samples).
+
+    The samples are the client's settings' (:class:`JudgeSettings`; 1 for plain endpoint settings); ``already``
+    (the pairs judged before, left out) goes into the log; ``progress(n)`` is told how many calls will be sent
+    and returns the callback told of each settled call. Every number comes from the cache: a resumed run gives
+    what an undisturbed one does. When calls were to be made and not one has an answer (every request failed,
+    or none could be sent), an :class:`InputError` says why (the first failure).
+    """
+    settings = client.settings
+    model = settings.model
+    samples = settings.samples if isinstance(settings, JudgeSettings) else 1
+    ordered, flagged = chats.tasks, chats.flagged
     started = time.monotonic()
-    with model_session(settings, cache_file, purpose="judge", seeds=samples > 1, kept=kept) as client:
-        calls = {(*pair, sample): client.call(chat, sample) for pair, chat in chats.items()
-                 for sample in range(samples)}
-        answers = client.run(list(calls.values()), progress)
-        if calls and not answers:
-            raise InputError(nothing_answered(client))
+    calls = {(*pair, sample): client.call(chat, sample) for pair, chat in chats.chats.items()
+             for sample in range(samples)}
+    answers = client.run(list(calls.values()), progress)
+    if calls and not answers:
+        raise InputError(nothing_answered(client))
 
     pairs = [(task.turn_id, task.item_id) for task in ordered]
     judged = collect_labels(calls, answers, pairs, criteria, samples, examples=EXAMPLES_SHOWN)

@@ -1,9 +1,11 @@
 """A command's run with a model, the same for every command that calls one (``judge``, ``nuggets``, ``play``).
 
-:func:`check_run` is what is refused before any input is read: the endpoint's settings, the outputs (none an
-input, the answer cache among them) and the key. :func:`model_session` opens the one :class:`Client` on the
-answer cache, its directories made first; leaving it by an exception says how many answers the run stored
-(``kept``) and removes the directories it made that are still empty. The run log's blocks that every command
+:func:`model_run` is that run, once: every check in its order, then the work with the client. Its steps, each
+step's refusals before the next step's work: the endpoint's settings, the prompts, :func:`check_run` (what is
+refused before any input is read: the outputs, none an input, the answer cache among them, and the key), the
+inputs, the output directory, then :func:`model_session`, which opens the one :class:`Client` on the answer
+cache, its directories made first; leaving it by an exception says how many answers the run stored (``kept``)
+and removes the directories it made that are still empty. The run log's blocks that every command
 writes alike are :func:`cost_log` (the tokens of the answers used, priced) and :func:`this_run_log` (what this
 invocation asked the endpoint); :func:`nothing_answered` is the one line of a run that had calls to make and
 got no answer at all.
@@ -13,16 +15,56 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..errors import InputError, InputWarning
 from .client import Client
 from .settings import EndpointSettings, api_key, check_api_key, key_sent_in_clear
 
 Settings = TypeVar("Settings", bound=EndpointSettings)
+Data = TypeVar("Data")
+Result = TypeVar("Result")
+
+
+class Prompt(Protocol):
+    """What a run needs to know of a prompt: a user's template file (not ``builtin``) is an input, at ``source``."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def builtin(self) -> bool: ...
+
+
+def _nothing() -> Any:
+    return ()
+
+
+def model_run(settings: EndpointSettings, cache_file: str | os.PathLike,
+              work: Callable[[Client, Sequence[Any], Data], Result], *,
+              prompts: Callable[[], Sequence[Prompt]] = _nothing, read: Callable[[], Data] = _nothing,
+              outputs: Iterable[str | os.PathLike] = (), inputs: Iterable[str | os.PathLike] = (),
+              out_dir: str | None = None, purpose: str, seeds: bool = False,
+              kept: Callable[[str, int], None] | None = None) -> Result:
+    """``work(client, prompts(), read())`` with the client of one run on ``cache_file``, after every check (see
+    the module), in this order: the settings, ``prompts()`` (each a :class:`Prompt`: a user's template file is
+    an input too), the outputs and the key (:func:`check_run`: ``outputs`` the files the caller will write,
+    ``inputs`` the files it reads), ``read()`` (the inputs, and whatever must be refused before the cache is
+    opened), ``out_dir`` (a directory that must not be a file), then :func:`model_session` (``purpose``,
+    ``seeds`` and ``kept`` as it takes them).
+    """
+    settings = settings.check()
+    loaded = prompts()
+    templates = [prompt.source for prompt in loaded if not prompt.builtin]
+    settings = check_run(settings, cache_file, outputs=outputs, inputs=[*inputs, *templates])
+    data = read()
+    # For a caller whose outputs are not all in out_dir: one in a directory that is a file is refused above.
+    _check_out_dir(out_dir)
+    with model_session(settings, cache_file, purpose=purpose, seeds=seeds, kept=kept) as client:
+        return work(client, loaded, data)
 
 
 def check_run(settings: Settings, cache_file: str | os.PathLike, *, outputs: Iterable[str | os.PathLike] = (),
@@ -44,7 +86,7 @@ def check_run(settings: Settings, cache_file: str | os.PathLike, *, outputs: Ite
     return settings
 
 
-def check_out_dir(out_dir: str | None) -> None:
+def _check_out_dir(out_dir: str | None) -> None:
     """Refuse an output directory that is a file."""
     if out_dir is not None and os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError("exists and is not a directory; choose a directory for --out-dir", source=out_dir)

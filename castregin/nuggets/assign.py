@@ -30,13 +30,13 @@ from ..errors import InputError, InputWarning
 from ..formats.nuggets import FAILED, LABELS, NOT_SUPPORT, SUPPORT, Answer, Assignment, TurnNuggets
 from ..limits import NUGGET_WINDOW_BOUNDS
 from ..llm import Call, Client, EndpointSettings, Reply
+from ..llm.session import model_run
 from ..llm.settings import check_number
 from .llm import (
     EXAMPLES_SHOWN,
     answer_tokens,
     call_log,
     last_line,
-    model_stage,
     nothing_complete,
     parse_labels,
 )
@@ -159,7 +159,7 @@ def assign_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load
                  kept: Callable[[str, int], None] | None = None) -> NuggetAssignment:
     """``castregin nuggets assign`` and :func:`castregin.api.nuggets_assign`, but writing: the prompt
     (``load_prompt()``; its ``grades``), the nuggets, answers and topics (each read when its step comes), then
-    :func:`assign_nuggets` through :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``,
+    :func:`assign_nuggets` through :func:`castregin.llm.session.model_run` (``inputs``, ``outputs``,
     ``out_dir`` and ``kept`` as it takes them)."""
     # The same bounds as the command's options, so that the API refuses what the command does.
     window = int(check_number(window, "window", *NUGGET_WINDOW_BOUNDS, True))
@@ -172,5 +172,5 @@ def assign_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load
         return assign_nuggets(client, turns, given, prompt, window=window, topics=tree, grades=prompt.grades,
                               progress=progress)
 
-    return model_stage(settings, cache_file, lambda: [load_prompt()], read, work, inputs=inputs, outputs=outputs,
-                       out_dir=out_dir, purpose="nuggets-assign", kept=kept)
+    return model_run(settings, cache_file, work, prompts=lambda: [load_prompt()], read=read, inputs=inputs,
+                     outputs=outputs, out_dir=out_dir, purpose="nuggets-assign", kept=kept)

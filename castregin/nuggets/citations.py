@@ -39,8 +39,9 @@ from ..formats.nuggets import Answer
 from ..formats.passages import Passage
 from ..limits import MAX_CITATIONS_BOUNDS
 from ..llm import Client, EndpointSettings, Reply
+from ..llm.session import model_run
 from ..llm.settings import check_number
-from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, model_stage, nothing_complete
+from .llm import EXAMPLES_SHOWN, answer_tokens, call_log, last_line, nothing_complete
 from .scores import ALL_TURNS, NUM_Q
 
 CITATION_PRECISION, CITATION_RECALL = "citation_precision", "citation_recall"
@@ -214,7 +215,7 @@ def cite_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load_p
                kept: Callable[[str, int], None] | None = None) -> CitationJudgment:
     """``castregin nuggets cite`` and :func:`castregin.api.nuggets_cite`, but writing: the prompt, the answers, the
     texts of the passages they cite (``passages(wanted ids)``), then :func:`judge_citations` through
-    :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``, ``out_dir`` and ``kept`` as it takes
+    :func:`castregin.llm.session.model_run` (``inputs``, ``outputs``, ``out_dir`` and ``kept`` as it takes
     them), and the scores of the labels (per turn, ``source`` in their qrels column)."""
     # The same bounds as the command's option, so that the API refuses what the command does.
     max_citations = int(check_number(max_citations, "max_citations", *MAX_CITATIONS_BOUNDS, True))
@@ -228,7 +229,7 @@ def cite_stage(settings: EndpointSettings, cache_file: str | os.PathLike, load_p
         (prompt,), (given, texts) = prompts, data
         return given, judge_citations(client, given, texts, prompt, max_citations=max_citations, progress=progress)
 
-    given, judged = model_stage(settings, cache_file, lambda: [load_prompt()], read, work, inputs=inputs,
-                                outputs=outputs, out_dir=out_dir, purpose="nuggets-cite", kept=kept)
+    given, judged = model_run(settings, cache_file, work, prompts=lambda: [load_prompt()], read=read, inputs=inputs,
+                              outputs=outputs, out_dir=out_dir, purpose="nuggets-cite", kept=kept)
     judged.scores = citation_scores(given, judged.labels, source, True, max_citations)
     return judged

@@ -37,6 +37,7 @@ from ..formats.nuggets import OKAY, VITAL, Nugget, TurnNuggets
 from ..formats.passages import Passage
 from ..limits import MAX_NUGGETS_BOUNDS, NUGGET_WINDOW_BOUNDS
 from ..llm import Client, EndpointSettings
+from ..llm.session import model_run
 from ..llm.settings import check_number
 from .assign import DEFAULT_WINDOW, windows
 from .llm import (
@@ -44,7 +45,6 @@ from .llm import (
     answer_tokens,
     call_log,
     last_line,
-    model_stage,
     nothing_complete,
     parse_labels,
     parse_texts,
@@ -250,7 +250,7 @@ def create_stage(settings: EndpointSettings, cache_file: str | os.PathLike,
     """``castregin nuggets create`` and :func:`castregin.api.nuggets_create`, but writing: the creation and scoring
     prompts (``load_prompts()``), the qrels, the texts of the passages of grade ``min_grade`` or more
     (``passages(wanted ids)``), the queries and topics, the requests (:func:`creation_requests`), then
-    :func:`create_nuggets` through :func:`castregin.nuggets.llm.model_stage` (``inputs``, ``outputs``,
+    :func:`create_nuggets` through :func:`castregin.llm.session.model_run` (``inputs``, ``outputs``,
     ``out_dir`` and ``kept`` as it takes them)."""
     # The same bounds as the command's options, so that the API refuses what the command does.
     min_grade = int(check_number(min_grade, "min_grade", 0, None, True))
@@ -268,5 +268,5 @@ def create_stage(settings: EndpointSettings, cache_file: str | os.PathLike,
         return create_nuggets(client, requests, create_prompt, score_prompt, window=window, max_nuggets=max_nuggets,
                               progress=progress)
 
-    return model_stage(settings, cache_file, load_prompts, read, work, inputs=inputs, outputs=outputs,
-                       out_dir=out_dir, purpose="nuggets-create", kept=kept)
+    return model_run(settings, cache_file, work, prompts=load_prompts, read=read, inputs=inputs, outputs=outputs,
+                     out_dir=out_dir, purpose="nuggets-create", kept=kept)

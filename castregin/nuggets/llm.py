@@ -10,33 +10,30 @@ string per nugget of the prompt, each one of the allowed labels (case and surrou
 nuggetizer lowercases them). A list of the wrong length is unparseable, as nuggetizer 0.0.6 has it
 (``zip(..., strict=True)``; 0.0.5 silently dropped the nuggets past a short list's end).
 
-**Calling the model.** :func:`model_stage` is the sequence every nugget command follows (through the stage
-function of each: :func:`castregin.nuggets.create.create_stage`, :func:`~castregin.nuggets.assign.assign_stage`,
-:func:`~castregin.nuggets.citations.cite_stage`), each step's refusals before the next step's work: the
-endpoint's settings, the prompts, the outputs (none an input, the answer cache among them), the API key
-(:func:`castregin.llm.session.check_run`), the inputs, then the work through one :class:`castregin.llm.Client`
-(cache, retries, budget, deadline, key handling) in :func:`castregin.llm.session.model_session`: a run stopped
-by an exception says how many answers it stored (``kept``), and a failure leaves no directory it made.
-:func:`call_log` is what every run log says about the endpoint and the calls.
+**Calling the model.** Every nugget command (through the stage function of each:
+:func:`castregin.nuggets.create.create_stage`, :func:`~castregin.nuggets.assign.assign_stage`,
+:func:`~castregin.nuggets.citations.cite_stage`) runs the model as every command does,
+:func:`castregin.llm.session.model_run`: each step's refusals before the next step's work, the endpoint's
+settings, the prompts (a user's template file is an input), the outputs (none an input, the answer cache among
+them), the API key, the inputs, then the work through one :class:`castregin.llm.Client` (cache, retries,
+budget, deadline, key handling): a run stopped by an exception says how many answers it stored (``kept``), and
+a failure leaves no directory it made. :func:`call_log` is what every run log says about the endpoint and the
+calls.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..formats.llm_cache import CachedAnswer
-from ..llm import Client, EndpointSettings, public_url
-from ..llm.session import check_out_dir, check_run, cost_log, model_session, nothing_answered, this_run_log
-
-Data = TypeVar("Data")
-Result = TypeVar("Result")
+from ..llm import Client, public_url
+from ..llm.session import cost_log, nothing_answered, this_run_log
 
 #: Unparseable answers a run log shows (the count is always whole).
 EXAMPLES_SHOWN = 20
@@ -102,28 +99,6 @@ def last_line(answer: CachedAnswer) -> str:
 
 
 # --- calling the model -----------------------------------------------------------------------------------------
-
-
-def model_stage(settings: EndpointSettings, cache_file: str | os.PathLike, prompts: Callable[[], Sequence[Any]],
-                read: Callable[[], Data], work: Callable[[Client, Sequence[Any], Data], Result], *,
-                outputs: Sequence[str | os.PathLike] = (), inputs: Iterable[str | os.PathLike] = (),
-                out_dir: str | None = None, purpose: str = "nuggets",
-                kept: Callable[[str, int], None] | None = None) -> Result:
-    """``work(client, prompts(), read())`` with a model client on ``cache_file``, after every check (see the module).
-
-    ``prompts()`` loads the prompts (:class:`castregin.render.nugget_prompts.NuggetPrompt`: a user's template file
-    is an input too); ``outputs``: the files the caller will write, checked with the cache (neither an input nor
-    another output); ``inputs``: the input files; ``out_dir``: a directory that must not be a file;
-    ``kept(path, n)`` is told, when the run stops by an exception, how many answers it stored.
-    """
-    settings = settings.check()
-    loaded = prompts()
-    templates = [prompt.source for prompt in loaded if not prompt.builtin]
-    settings = check_run(settings, cache_file, outputs=outputs, inputs=[*inputs, *templates])
-    data = read()
-    check_out_dir(out_dir)
-    with model_session(settings, cache_file, purpose=purpose, kept=kept) as client:
-        return work(client, loaded, data)
 
 
 def nothing_complete(client: Client, answered: int, what: str) -> str:

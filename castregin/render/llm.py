@@ -63,6 +63,11 @@ class PromptTemplate:
     def digest(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
+    @property
+    def builtin(self) -> bool:
+        """A built-in prompt (its system message first), not a user's template file (then an input of the run)."""
+        return self.system
+
     def messages(self, task: Task, criterion: str) -> tuple[dict[str, str], ...]:
         """The chat messages of one (task, criterion): :func:`prompt_messages`."""
         return prompt_messages(self, task, criterion)

@@ -76,7 +76,7 @@ class NuggetPrompt:
 
     @property
     def builtin(self) -> bool:
-        return self.template.system
+        return self.template.builtin
 
     @property
     def grades(self) -> int:
