@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 #: :class:`castregin.cli.plain.PlainCommand` or :class:`~castregin.cli.plain.DropInCommand` (its ``parse``, ``files``
 #: and ``function``). (A test empties it to run the same command lines through click.)
 PLAIN_COMMANDS = {"trec_eval": "castregin.cli.trec_eval_plain:COMMAND", "gdeval": "castregin.cli.gdeval_plain:GDEVAL",
-                  "ndeval": "castregin.cli.gdeval_plain:NDEVAL", "sample_eval": "castregin.cli.sample_eval_plain:SAMPLE_EVAL"}
+                  "ndeval": "castregin.cli.gdeval_plain:NDEVAL",
+                  "sample_eval": "castregin.cli.sample_eval_plain:SAMPLE_EVAL"}
 
 #: The names :mod:`castregin.cli.group` defines, served from here (see :func:`__getattr__`).
 _GROUP_NAMES = {"main", "CastreginCommand", "CastreginGroup", "CastreginSubgroup", "ascii_numbers", "COMMANDS",
