@@ -217,12 +217,15 @@ def _files(directory: Path) -> Path:
     return directory
 
 
-def _run_both(tmp_path, argv: list[str], stdin: str = "") -> dict:
-    """``castregin ARGV`` through the plain path and through click, each in a copy of the files: what each printed,
-    its exit status, the files it left, and which path it took."""
+def _run_both(tmp_path, argv: list[str], stdin: str = "", more_files=None) -> dict:
+    """``castregin ARGV`` through the plain path and through click, each in a copy of the files (and of those
+    ``more_files(directory)`` writes): what each printed, its exit status, the files it left, and which path it
+    took."""
     done = {}
     for path in ("plain", "click"):
         directory = _files(tmp_path / path)
+        if more_files is not None:
+            more_files(directory)
         mark = tmp_path / f"{path}.mark"
         result = subprocess.run([sys.executable, "-c", _RUNNER, path, *argv], cwd=directory, input=stdin.encode(),
                                 capture_output=True, timeout=120, check=False, env={**os.environ, "MARK": str(mark)})
