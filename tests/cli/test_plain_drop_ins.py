@@ -28,7 +28,7 @@ from castregin.cli.plain import UsageError
 from castregin.cli.sample_eval import sample_eval_command
 from castregin.cli.sample_eval_plain import SAMPLE_EVAL
 
-from .test_plain_commands import _run_both
+from .test_plain_commands import check_both_paths
 
 DROP_INS = {"gdeval": (GDEVAL, gdeval_command), "ndeval": (NDEVAL, ndeval_command),
             "sample_eval": (SAMPLE_EVAL, sample_eval_command)}
@@ -168,7 +168,6 @@ def test_the_click_commands_are_made_from_the_drop_ins():
 
 # --- the same output, through the plain path and through click -------------------------------------------------
 
-QRELS = "".join(f"t{t} 0 d{i} {(i + t) % 3}\n" for t in range(1, 4) for i in range(6))
 DIVERSITY = "".join(f"t{t} {s} d{i} {(i + s + t) % 2}\n" for t in range(1, 4) for s in (1, 2) for i in range(6))
 STRATIFIED = "".join(f"t{t} 0 d{i} {1 + i % 2} {-1 if i == 5 else (i + t) % 3}\n" for t in range(1, 4)
                      for i in range(6))
@@ -227,13 +226,6 @@ CLICK_RUNS = [
 
 @pytest.mark.parametrize("argv", PLAIN_RUNS + CLICK_RUNS, ids=" ".join)
 def test_the_plain_path_prints_what_click_prints(tmp_path, argv):
-    done = _run_both(tmp_path, argv, stdin=QRELS, more_files=_more_files)
-    assert done["plain"][:4] == done["click"][:4]
-    assert done["click"][4] == "click"
-    assert done["plain"][4] == ("plain" if argv in PLAIN_RUNS else "click")
-    stdout, stderr, status, _, _ = done["plain"]
-    if argv in PLAIN_RUNS:  # what each case is about: a result, or one line and exit 1
-        assert (status, stderr.count(b"\n")) in {(0, 0), (0, 1), (1, 1)}, stderr
-        assert stdout if status == 0 and "--output" not in " ".join(argv) else not stdout
-    else:
+    _, stderr, status, _, _ = check_both_paths(tmp_path, argv, argv in PLAIN_RUNS, more_files=_more_files)
+    if argv in CLICK_RUNS:  # help, or click's one-line usage error
         assert status == 0 if "--help" in argv else (status, stderr.count(b"\n")) == (2, 1)
