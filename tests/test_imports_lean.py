@@ -96,3 +96,17 @@ def test_a_ten_line_evaluation_loads_none_of_them(tmp_path, level, per_query):
                                               runid=parsed_run.last_tag))
     assert printed == expected
     assert "num_rel_ret           \tall\t" in printed and ("\t101_1-1\t" in printed) == per_query
+
+
+#: The modules the sample_eval drop-in runs (its plain command, the stratified reader, the estimators, the renderer).
+SAMPLE_EVAL_CLOSURE = ["castregin.cli.sample_eval_plain", "castregin.formats.strata", "castregin.evaluation.inferred",
+                       "castregin.render.sample_eval"]
+
+
+def test_importing_the_sample_eval_drop_in_loads_none_of_them():
+    # Importing, not running: sample_eval orders topics as Perl reads numbers, a regular expression compiled on
+    # first use. Beyond what castregin.cli, every command's entry point, loads itself (signal's enum, importlib).
+    entry_point, _ = _loaded_by("import castregin.cli")
+    loaded, _ = _loaded_by("\n".join(f"import {module}" for module in SAMPLE_EVAL_CLOSURE))
+    assert set(SAMPLE_EVAL_CLOSURE) <= loaded
+    assert sorted((loaded - entry_point) & set(NOT_LOADED)) == []

@@ -46,9 +46,12 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-#: The commands :func:`run` runs without click when it can: their modules, each with its ``COMMAND``, a
-#: :class:`castregin.cli.plain.PlainCommand`. (A test empties it to run the same command lines through click.)
-PLAIN_COMMANDS = {"trec_eval": "castregin.cli.trec_eval_plain"}
+#: The commands :func:`run` runs without click when it can: ``module:NAME``, a
+#: :class:`castregin.cli.plain.PlainCommand` or :class:`~castregin.cli.plain.DropInCommand` (its ``parse``, ``files``
+#: and ``function``). (A test empties it to run the same command lines through click.)
+PLAIN_COMMANDS = {"trec_eval": "castregin.cli.trec_eval_plain:COMMAND", "gdeval": "castregin.cli.gdeval_plain:GDEVAL",
+                  "ndeval": "castregin.cli.gdeval_plain:NDEVAL",
+                  "sample_eval": "castregin.cli.sample_eval_plain:SAMPLE_EVAL"}
 
 #: The names :mod:`castregin.cli.group` defines, served from here (see :func:`__getattr__`).
 _GROUP_NAMES = {"main", "CastreginCommand", "CastreginGroup", "CastreginSubgroup", "ascii_numbers", "COMMANDS",
@@ -232,11 +235,13 @@ def _plain_run_allowed() -> bool:
                                        for name, value in os.environ.items())
 
 
-def _run_plain(module: str, args: list[str]) -> None:
-    """Run the plain command of ``module`` on ``args`` and exit, or return at once where its reader declines them."""
+def _run_plain(where: str, args: list[str]) -> None:
+    """Run the plain command ``where`` (``module:NAME``) on ``args`` and exit, or return at once where its reader
+    declines them."""
 
     def parse_and_call() -> bool:
-        command = importlib.import_module(module).COMMAND
+        module, _, name = where.partition(":")
+        command = getattr(importlib.import_module(module), name)
         keywords = command.parse(args)
         if keywords is None:
             return False

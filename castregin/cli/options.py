@@ -122,6 +122,22 @@ def click_parameter(parameter: plain.Parameter) -> Callable:
     return click.option(*parameter.flags, parameter.name, **settings)
 
 
+def drop_in_argument(command: plain.DropInCommand) -> Callable:
+    """The one argument of a drop-in's click command (:class:`castregin.cli.plain.DropInCommand`): every word, as it
+    is, for the drop-in's own reader; its ``metavar`` the original's synopsis."""
+    return click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar=command.metavar)
+
+
+def run_drop_in(command: plain.DropInCommand, args: tuple[str, ...]) -> None:
+    """A drop-in's body on the words click gave it (:func:`drop_in_argument`): what the plain path runs, the reader's
+    refusals said as click's usage errors."""
+    try:
+        keywords = command.read(list(args))
+    except plain.UsageError as err:
+        raise click.UsageError(str(err)) from None
+    command.function(**keywords)
+
+
 def output_option(default: str | None = "-", help: str = OUTPUT_HELP):
     """``-o/--output FILE``; ``-`` is standard output."""
     return click.option("-o", "--output", type=OutputPath(), default=default, show_default=default is not None,

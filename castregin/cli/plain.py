@@ -177,3 +177,54 @@ class PlainCommand:
                 named[parameter.role].extend(value if isinstance(value, tuple) else [str(value)])
         return named[INPUT], named[OUTPUT], {parameter.name: parameter.flag for parameter in self.parameters
                                              if parameter.flags}
+
+
+class UsageError(Exception):
+    """A command line a drop-in's own reader refuses (``gdeval -k x``): the plain path declines it, and click says it
+    (a usage error, exit 2) through the same reader (:func:`castregin.cli.options.run_drop_in`)."""
+
+
+#: A drop-in's click context: the original's command line is read by the drop-in, not by click (``-baseline``,
+#: options before the files only); ``--help`` is click's.
+DROP_IN_SETTINGS = {"help_option_names": ["--help"], "ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+class DropInCommand:
+    """A drop-in for a program scripts call (gdeval.pl, ndeval, sample_eval.pl) that reads the original's command line
+    itself: click gives its words, as they are, to one argument (``metavar`` in ``--help``), and ``read`` makes them
+    the keyword arguments of ``function``, raising :class:`UsageError` where the original's reading fails."""
+
+    __slots__ = ("function", "metavar", "read")
+
+    def __init__(self, metavar: str, read: Callable[[list[str]], dict[str, object]], function: Callable[..., object]):
+        self.metavar, self.read, self.function = metavar, read, function
+
+    @staticmethod
+    def arguments(args: Sequence[str]) -> list[str] | None:
+        """The words click gives the drop-in's argument (:data:`DROP_IN_SETTINGS`), or None: click shows the help or
+        a usage error. Before the first word that is no option (``-`` is none), each option is an unknown one, kept
+        as it is, but ``--help`` (shows help; ``--help=x`` is an error), and ``--`` ends them and is dropped."""
+        words = list(args)
+        for at, word in enumerate(words):
+            if word == "--":
+                del words[at]
+                break
+            if not word.startswith("-") or word == "-":
+                break
+            if word.partition("=")[0] == "--help":
+                return None
+        return words
+
+    def parse(self, args: Sequence[str]) -> dict[str, object] | None:
+        """The keyword arguments of :attr:`function` for ``args``, or None: click shows help or says what is wrong."""
+        words = self.arguments(args)
+        if words is None:
+            return None
+        try:
+            return self.read(words)
+        except UsageError:
+            return None
+
+    def files(self, keywords: dict[str, object]) -> tuple[list[str], list[str], dict[str, str]]:
+        """None declared (as the click command's one argument declares none): the drop-in checks its output itself."""
+        return [], [], {}

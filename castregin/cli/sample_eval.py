@@ -1,17 +1,19 @@
-"""Command ``sample_eval``: the command line and output of NIST's sample_eval.pl (inferred measures), for scripts."""
+"""Command ``sample_eval``: the command line and output of NIST's sample_eval.pl (inferred measures), for scripts.
+
+The command line is read, and the command run, by :mod:`castregin.cli.sample_eval_plain` (without click when
+:func:`castregin.cli.run` can); here is its click command, made from the same drop-in, with the help text.
+"""
 
 from __future__ import annotations
 
-import click
-
-from .. import formats
-from . import main, warnings_as_lines
-
-_DROP_IN = {"help_option_names": ["--help"], "ignore_unknown_options": True, "allow_interspersed_args": False}
+from . import main
+from .options import drop_in_argument, run_drop_in
+from .plain import DROP_IN_SETTINGS
+from .sample_eval_plain import SAMPLE_EVAL
 
 
-@main.command("sample_eval", context_settings=_DROP_IN, add_help_option=True)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[-q] QRELS RUN")
+@main.command("sample_eval", context_settings=DROP_IN_SETTINGS, add_help_option=True)
+@drop_in_argument(SAMPLE_EVAL)
 def sample_eval_command(args):
     """sample_eval.pl's command line and output: xinfAP, infNDCG, iP@k of a stratified sample of the pool.
 
@@ -32,26 +34,4 @@ def sample_eval_command(args):
       castregin sample_eval stratified.qrel bm25.run
       castregin sample_eval -q stratified.qrel bm25.run --output bm25.sample_eval
     """
-    from ..evaluation.inferred import SAMPLE_EVAL_BYTE_ORDER_MARK, sample_eval
-    from ..formats.common import note_byte_order_mark, read_bytes, stem
-    from ..formats.strata import parse_stratified_qrels
-    from ..formats.trec import parse_run
-    from ..render.sample_eval import sample_eval_text
-    from .gdeval import _castregin_options, expect_files  # --output FILE, as gdeval and ndeval take it
-
-    rest, rewrite, output = _castregin_options(args)
-    if rewrite:
-        raise click.UsageError("--rewrite-ids is gdeval's and ndeval's: sample_eval reads topics as they are")
-    per_topic = bool(rest) and rest[0] == "-q"
-    if per_topic:
-        rest.pop(0)
-    expect_files(rest, "-q".__eq__, "sample_eval.pl: [-q] QRELS RUN")
-    qrels_file, run_file = rest
-    formats.ensure_not_input(output, [qrels_file, run_file])
-    with warnings_as_lines():  # each file read once (a pipe too); a byte-order mark said, as the script keeps it
-        qrels_data, run_data = read_bytes(qrels_file), read_bytes(run_file)
-        for data, path in ((qrels_data, qrels_file), (run_data, run_file)):
-            note_byte_order_mark(data, formats.display_name(path), SAMPLE_EVAL_BYTE_ORDER_MARK)
-    qrels = parse_stratified_qrels(qrels_data, formats.display_name(qrels_file), stem(qrels_file))
-    result = sample_eval(qrels, parse_run(run_data, formats.display_name(run_file)))
-    formats.write_text(output, sample_eval_text(result, per_topic))
+    run_drop_in(SAMPLE_EVAL, args)

@@ -28,12 +28,14 @@ sample_eval.pl's own quirks, kept (the numbers are its numbers):
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ..data import Run, StratifiedQrels
 from ..errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Mapping, Sequence
 
 #: Items of a ranking sample_eval.pl reads (its ``$maxResultSize``, TREC's 1000).
 MAX_RESULT_SIZE = 1000
@@ -45,8 +47,48 @@ RECALL_LEVELS = ("0", ".1", ".2", ".3", ".4", ".5", ".6", ".7", ".8", ".9", "1")
 _SMOOTH_RELEVANT, _SMOOTH_SAMPLED = 0.00001, 0.00003
 
 
-@dataclass(frozen=True)
-class TopicSample:
+class _Record:
+    """A frozen record of the fields its class names in ``_FIELDS`` (also its ``__slots__``; in the order of the
+    constructor's arguments and the repr), made, compared, hashed and shown as a frozen dataclass is. Not a
+    dataclass: dataclasses, with the inspect, ast and dis it loads, would be some 10 ms of a ten-line
+    ``castregin sample_eval`` (tests/test_imports_lean.py)."""
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+
+    def __init__(self, *values: object, **named: object):
+        fields = self._FIELDS
+        if len(values) > len(fields) or set(fields[:len(values)]) & set(named) or (
+                set(fields) != set(fields[:len(values)]) | set(named)):
+            raise TypeError(f"{type(self).__name__} takes the fields {', '.join(fields)}, each once")
+        for name, value in [*zip(fields[:len(values)], values, strict=True), *named.items()]:
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __reduce__(self) -> tuple:
+        return type(self), self._values()  # copied and pickled through the constructor, as frozen
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")  # as dataclasses.FrozenInstanceError
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self._FIELDS)})"
+
+
+class TopicSample(_Record):
     """One topic's stratified sample, summarised as the estimators need it.
 
     ``labels`` and ``strata`` are the stratified qrels of the topic. Per stratum (``strata_names``,
@@ -54,6 +96,11 @@ class TopicSample:
     (label >= rel_level). ``num_rel`` is the estimated number of relevant items (inum_rel), ``ideal_dcg``
     the estimated ideal DCG.
     """
+
+    #: The fields, in the order of the constructor's arguments and the repr.
+    _FIELDS = ("labels", "strata", "strata_names", "pooled", "sampled", "sampled_relevant", "num_rel", "ideal_dcg",
+               "rel_level")
+    __slots__ = _FIELDS
 
     labels: Mapping[str, int]
     strata: Mapping[str, str]
@@ -115,14 +162,17 @@ def topic_sample(labels: Mapping[str, int], strata: Mapping[str, str], rel_level
                        {s: relevant.get(s, 0) for s in names}, num_rel, ideal, rel_level)
 
 
-@dataclass(frozen=True)
-class TopicEstimates:
+class TopicEstimates(_Record):
     """The inferred measures of one ranking on one topic's sample.
 
     ``precision`` maps each cutoff k to iP@k; ``relevant_at`` holds, for ranks 1, 2, ..., the estimated
     number of relevant items retrieved down to that rank (inum_rel_ret is its last value); ``ranked`` is
     how many items counted (at most the result size).
     """
+
+    #: The fields, in the order of the constructor's arguments and the repr.
+    _FIELDS = ("xinf_ap", "inf_ndcg", "precision", "inum_rel_ret", "inum_rel", "relevant_at", "ranked")
+    __slots__ = _FIELDS
 
     xinf_ap: float
     inf_ndcg: float
@@ -228,36 +278,46 @@ def interpolated_precision(estimates: TopicEstimates) -> list[float]:
 SAMPLE_EVAL_BYTE_ORDER_MARK = ("sample_eval.pl reads as part of the first line's topic id, a topic of its own there, "
                                "so that topic's numbers differ")
 
-_PERL_NUMBER = re.compile(r"\s*([+-]?)(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?"
-                          r"|(?i:inf(?:inity)?)|(?i:nan))", re.ASCII)  # Perl reads the ASCII digits only
+_perl_number: re.Pattern | None = None
 
 
 def perl_number(text: str) -> float:
     """The number Perl reads a string as (``"132_1-1"`` is 132, ``"x"`` 0): how sample_eval.pl orders topics."""
-    match = _PERL_NUMBER.match(text)
+    global _perl_number  # noqa: PLW0603 - compiled on first use: re (and its enum) is not imported with the module
+    if _perl_number is None:
+        import re
+
+        _perl_number = re.compile(r"\s*([+-]?)(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?"
+                                  r"|(?i:inf(?:inity)?)|(?i:nan))", re.ASCII)  # Perl reads the ASCII digits only
+    match = _perl_number.match(text)
     if match is None:
         return 0.0
     value = float(match.group(2))
     return -value if match.group(1) == "-" else value
 
 
-@dataclass(frozen=True)
-class SampleEvalTopic:
+class SampleEvalTopic(_Record):
     """One topic of :func:`sample_eval`: its estimates and the run's lines for it (num_ret)."""
+
+    _FIELDS = ("topic", "estimates", "num_ret")
+    __slots__ = _FIELDS
 
     topic: str
     estimates: TopicEstimates
     num_ret: int
 
 
-@dataclass(frozen=True)
-class SampleEvalResult:
+class SampleEvalResult(_Record):
     """What sample_eval.pl prints: per topic, then the means (and sums) over the topics of both files.
 
     ``interpolated`` is the 11-point interpolated precision averaged over the topics; ``num_rel`` sums
     inum_rel over every qrels topic (the run's or not, as sample_eval.pl sums it) and ``num_ret`` the
     items ranked of the topics evaluated (at most the result size each).
     """
+
+    #: The fields, in the order of the constructor's arguments and the repr.
+    _FIELDS = ("topics", "xinf_ap", "inf_ndcg", "interpolated", "precision", "inum_rel_ret", "inum_rel", "num_ret")
+    __slots__ = _FIELDS
 
     topics: tuple[SampleEvalTopic, ...]
     xinf_ap: float

@@ -13,12 +13,14 @@ columns a line; by ``evaluate``, ``compare``, ``report`` and the API when a file
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from typing import cast
 
 from ..data import Qrels, StratifiedQrels, is_judged
 from .common import display_name, read_bytes, stem
 from .trec import parse_qrels
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 #: The label of a pooled item left out of the sample (sample_eval.pl reads any label below 0 so).
 NOT_SAMPLED = -1
@@ -36,7 +38,9 @@ def parse_stratified_qrels(data: bytes, source: str, name: str) -> StratifiedQre
     a time, so one missing field shifts every later line: castregin refuses what it would misread), as
     are a label that is not an integer and a (turn, item) listed twice.
     """
-    return cast(StratifiedQrels, parse_qrels(data, source, name, stratified=True))
+    qrels = parse_qrels(data, source, name, stratified=True)
+    assert isinstance(qrels, StratifiedQrels)  # noqa: S101 - for the type checker: stratified=True makes one
+    return qrels
 
 
 def format_stratified_qrels(qrels: StratifiedQrels) -> str:

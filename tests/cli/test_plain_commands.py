@@ -219,12 +219,15 @@ def _files(directory: Path) -> Path:
     return directory
 
 
-def _run_both(tmp_path, argv: list[str], stdin: str = "") -> dict:
-    """``castregin ARGV`` through the plain path and through click, each in a copy of the files: what each printed,
-    its exit status, the files it left, and which path it took."""
+def _run_both(tmp_path, argv: list[str], stdin: str = "", more_files=None) -> dict:
+    """``castregin ARGV`` through the plain path and through click, each in a copy of the files (and of those
+    ``more_files(directory)`` writes): what each printed, its exit status, the files it left, and which path it
+    took."""
     done = {}
     for path in ("plain", "click"):
         directory = _files(tmp_path / path)
+        if more_files is not None:
+            more_files(directory)
         mark = tmp_path / f"{path}.mark"
         result = subprocess.run([sys.executable, "-c", _RUNNER, path, *argv], cwd=directory, input=stdin.encode(),
                                 capture_output=True, timeout=120, check=False, env={**os.environ, "MARK": str(mark)})
@@ -268,16 +271,23 @@ CLICK_RUNS = [
 ]
 
 
-@pytest.mark.parametrize("argv", PLAIN_RUNS + CLICK_RUNS, ids=" ".join)
-def test_the_plain_path_prints_what_click_prints(tmp_path, argv):
-    done = _run_both(tmp_path, argv, stdin=QRELS)
+def check_both_paths(tmp_path, argv: list[str], plain: bool, more_files=None) -> tuple:
+    """``castregin ARGV`` prints, writes and exits the same through both paths, taking the plain one when ``plain``
+    (else declined to click); a plain run's outcome a result, or one line and exit 1. What the plain path did."""
+    done = _run_both(tmp_path, argv, stdin=QRELS, more_files=more_files)
     assert done["plain"][:4] == done["click"][:4]
     assert done["click"][4] == "click"
-    assert done["plain"][4] == ("plain" if argv in PLAIN_RUNS else "click")
+    assert done["plain"][4] == ("plain" if plain else "click")
     stdout, stderr, status, _, _ = done["plain"]
-    if argv in PLAIN_RUNS:  # what each case is about: a result, or one line and exit 1
+    if plain:
         assert (status, stderr.count(b"\n")) in {(0, 0), (0, 1), (1, 1)}, stderr
-        assert stdout if status == 0 and "--output" not in argv else not stdout
+        assert stdout if status == 0 and not any(arg.startswith("--output") for arg in argv) else not stdout
+    return done["plain"]
+
+
+@pytest.mark.parametrize("argv", PLAIN_RUNS + CLICK_RUNS, ids=" ".join)
+def test_the_plain_path_prints_what_click_prints(tmp_path, argv):
+    _, stderr, status, _, _ = check_both_paths(tmp_path, argv, argv in PLAIN_RUNS)
     if argv == ["trec_eval", "q.qrel", "bom.run"]:
         assert stderr.startswith(b"castregin: warning: ") and status == 0
 

@@ -130,6 +130,42 @@ def test_a_ten_line_trec_eval_runs_without_click(ten_line_inputs, args):
     assert "P_5" in text or "P_3" in text
 
 
+#: The other drop-ins scripts call once per run, each run without click: the modules of castregin.cli each needs.
+PLAIN_DROP_INS = {
+    "gdeval": ["castregin.cli", "castregin.cli.gdeval_plain", "castregin.cli.plain"],
+    "ndeval": ["castregin.cli", "castregin.cli.gdeval_plain", "castregin.cli.plain"],
+    "sample_eval": ["castregin.cli", "castregin.cli.gdeval_plain", "castregin.cli.plain",
+                    "castregin.cli.sample_eval_plain"],
+}
+
+
+@pytest.mark.parametrize("args", [
+    ["gdeval", "{qrels}", "{run}"],
+    ["gdeval", "-c", "-k", "3", "{qrels}", "{run}", "--output=-"],
+    ["ndeval", "{diversity_qrels}", "{run}"],
+    ["ndeval", "-traditional", "-alpha", "0.3", "{diversity_qrels}", "{run}"],
+    ["sample_eval", "{stratified_qrels}", "{run}"],
+    ["sample_eval", "-q", "{stratified_qrels}", "{run}"],
+])
+def test_a_ten_line_drop_in_runs_without_click(ten_line_inputs, tmp_path, args):
+    # As trec_eval (above): the plain path, none of click nor of its command modules. (gdeval and ndeval read and
+    # score with numpy and pyarrow, whatever the size: docs/speed.md.)
+    diversity_qrels, stratified_qrels = tmp_path / "d.qrel", tmp_path / "s.qrel"
+    diversity_qrels.write_text("".join(f"t{t} {s} d{i} {(i + s) % 2}\n" for t in range(2) for s in (1, 2)
+                                       for i in range(4)))
+    stratified_qrels.write_text("".join(f"t{t} 0 d{i} {1 + i % 2} {i % 3}\n" for t in range(2) for i in range(4)))
+    files = {**ten_line_inputs, "diversity_qrels": diversity_qrels, "stratified_qrels": stratified_qrels}
+    loaded, text = _loaded_by([arg.format(**files) for arg in args])
+    print(f"{len(loaded)} modules beyond the interpreter's own:", " ".join(loaded))  # the record, with pytest -s
+    assert [name for name in loaded if name.startswith("castregin.cli")] == PLAIN_DROP_INS[args[0]]
+    assert "click" not in {name.split(".")[0] for name in loaded}
+    assert text.strip()
+    if args[0] == "sample_eval":  # neither click's other modules (pyarrow loads some) nor dataclasses, typing
+        assert not [name for name in loaded if name.split(".")[0] in CLICKS_OWN]
+        assert {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names) == {"castregin"}
+        assert not {"dataclasses", "typing", "inspect"} & set(loaded)
+
+
 #: castregin's modules that a 10-line call with trec_eval's measures has no use for (each a millisecond or more):
 #: the diversity and inferred measures with their originals' rules and readers, z-scores (-Z), the streaming engine
 #: and the columnar reader; and Python's own modules it needs no more than click does.
