@@ -241,9 +241,20 @@ def test_a_budget_and_faults_give_the_outputs_of_an_undisturbed_run(cli, inputs,
         assert b"SECRET" not in path.read_bytes(), path
 
 
-def test_unreadable_answers_keep_the_list_and_make_nuggets_okay(cli, inputs, tmp_path):
+def create_against(server_class, cli, inputs, out, *extra):
+    """``nuggets create`` (without a key) against a fault-free server of ``server_class``."""
     from judging.chat_server import serve
 
+    server = serve(server_class, faults=False)
+    try:
+        return cli("nuggets", "create", "--qrels", inputs["qrels"], "--passages", inputs["passages"],
+                   "--queries", inputs["queries"], "--model", "m", "--base-url", server.base_url, "--out-dir", out,
+                   *extra)
+    finally:
+        server.shutdown()
+
+
+def test_unreadable_answers_keep_the_list_and_make_nuggets_okay(cli, inputs, tmp_path):
     class Odd(NuggetServer):
         def _create(self, prompt):
             return "I would rather not list them." if PASSAGES["o1"] in prompt else super()._create(prompt)
@@ -251,13 +262,7 @@ def test_unreadable_answers_keep_the_list_and_make_nuggets_okay(cli, inputs, tmp
         def _score(self, prompt):
             return "vital, okay"
 
-    server = serve(Odd, faults=False)
-    try:
-        result = cli("nuggets", "create", "--qrels", inputs["qrels"], "--passages", inputs["passages"],
-                     "--queries", inputs["queries"], "--model", "m", "--base-url", server.base_url, "--out-dir",
-                     tmp_path / "out", "--window", "1", "--max-nuggets", "4")
-    finally:
-        server.shutdown()
+    result = create_against(Odd, cli, inputs, tmp_path / "out", "--window", "1", "--max-nuggets", "4")
     assert result.exit_code == 0, result.stderr
     got = created(tmp_path / "out")
     # r2's passages one at a time, o2, o1, o3: o1's answer cannot be read, so the list stays as o2 left it.
@@ -271,21 +276,13 @@ def test_unreadable_answers_keep_the_list_and_make_nuggets_okay(cli, inputs, tmp
 
 
 def test_a_turn_left_without_nuggets_is_said_and_written(cli, inputs, tmp_path):
-    from judging.chat_server import serve
-
     class Mute(NuggetServer):
         def _create(self, prompt):
             # r2's every creation answer unreadable; r1's as the rules say.
             return "I would rather not list them." if PASSAGES["o2"] in prompt or PASSAGES["o1"] in prompt \
                 or PASSAGES["o3"] in prompt else super()._create(prompt)
 
-    server = serve(Mute, faults=False)
-    try:
-        result = cli("nuggets", "create", "--qrels", inputs["qrels"], "--passages", inputs["passages"],
-                     "--queries", inputs["queries"], "--model", "m", "--base-url", server.base_url, "--out-dir",
-                     tmp_path / "out", "--window", "5", "--max-nuggets", "8")
-    finally:
-        server.shutdown()
+    result = create_against(Mute, cli, inputs, tmp_path / "out", "--window", "5", "--max-nuggets", "8")
     assert result.exit_code == 0, result.stderr
     got = created(tmp_path / "out")
     assert got["r2"]["nuggets"] == [] and len(got["r1"]["nuggets"]) > 0
