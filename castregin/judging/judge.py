@@ -83,9 +83,9 @@ def judge_pool(inputs: JudgeInputs, criteria: Sequence[str], load_prompt: Callab
         task_set = build_tasks(pooled, inputs.bank(), inputs.topics(), criteria)
         return already, judge_chats(task_set.tasks, criteria, template)
 
-    def work(client, loaded, data):
-        (template,), (already, chats) = loaded, data
-        return judge_tasks(client, chats, criteria, template, already=already, progress=progress)
+    def work(client, _prompts, data):
+        already, chats = data
+        return judge_tasks(client, chats, already=already, progress=progress)
 
     return model_run(settings, cache_file, work, prompts=prompts, read=read, outputs=outputs, inputs=inputs.paths,
                      out_dir=out_dir, purpose="judge", seeds=settings.samples > 1, kept=kept)

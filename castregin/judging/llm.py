@@ -22,6 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import InputError
 from ..formats.llm_cache import CachedAnswer
@@ -205,11 +206,14 @@ class LLMJudgment:
 class JudgeChats:
     """Every prompt of a judging run, rendered before the cache is opened: the tasks in order (by turn, then
     item), the chat messages of each (turn, item, criterion), and the items whose text addresses the assessor
-    (:func:`assessor_instructions`; flagged in the run log, never dropped)."""
+    (:func:`assessor_instructions`; flagged in the run log, never dropped); the criteria and the prompt they were
+    rendered with, which the labels and the log are then read with."""
 
     tasks: list
     chats: dict[tuple[str, str, str], tuple[dict[str, str], ...]]
     flagged: list[dict]
+    criteria: tuple[str, ...]
+    prompt: Any
 
 
 def judge_chats(tasks: Sequence, criteria: Sequence[str], prompt) -> JudgeChats:
@@ -227,13 +231,13 @@ def judge_chats(tasks: Sequence, criteria: Sequence[str], prompt) -> JudgeChats:
         phrases = assessor_instructions(task.text)
         if phrases:
             flagged.append({"turn_id": task.turn_id, "item_id": task.item_id, "phrases": phrases})
-    return JudgeChats(ordered, chats, flagged)
+    return JudgeChats(ordered, chats, flagged, tuple(criteria), prompt)
 
 
-def judge_tasks(client: Client, chats: JudgeChats, criteria: Sequence[str], prompt, *, already: int = 0,
+def judge_tasks(client: Client, chats: JudgeChats, *, already: int = 0,
                 progress: Callable[[int], Callable[[Reply | None], None]] | None = None) -> LLMJudgment:
-    """Judge every (task, criterion, sample) of ``chats`` (:func:`judge_chats`, with the same ``criteria`` and
-    ``prompt``) through ``client``, open on the answer cache (:func:`castregin.llm.session.model_run`: the one
+    """Judge every (task, criterion, sample) of ``chats`` (:func:`judge_chats`: its criteria and prompt) through
+    ``client``, open on the answer cache (:func:`castregin.llm.session.model_run`: the one
     run of every command that calls a model, with ``seeds`` when there are several samples).
 
     The samples are the client's settings' (:class:`JudgeSettings`; 1 for plain endpoint settings); ``already``
@@ -245,7 +249,7 @@ def judge_tasks(client: Client, chats: JudgeChats, criteria: Sequence[str], prom
     settings = client.settings
     model = settings.model
     samples = settings.samples if isinstance(settings, JudgeSettings) else 1
-    ordered, flagged = chats.tasks, chats.flagged
+    ordered, flagged, criteria, prompt = chats.tasks, chats.flagged, chats.criteria, chats.prompt
     started = time.monotonic()
     calls = {(*pair, sample): client.call(chat, sample) for pair, chat in chats.chats.items()
              for sample in range(samples)}
