@@ -27,6 +27,7 @@ sample_eval.pl's own quirks, kept (the numbers are its numbers):
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ..data import Run, StratifiedQrels
@@ -278,18 +279,18 @@ def interpolated_precision(estimates: TopicEstimates) -> list[float]:
 SAMPLE_EVAL_BYTE_ORDER_MARK = ("sample_eval.pl reads as part of the first line's topic id, a topic of its own there, "
                                "so that topic's numbers differ")
 
-_perl_number: re.Pattern | None = None
+
+@functools.cache
+def _perl_number() -> re.Pattern:
+    import re  # here: re (and its enum) is not imported with the module
+
+    return re.compile(r"\s*([+-]?)(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?"
+                      r"|(?i:inf(?:inity)?)|(?i:nan))", re.ASCII)  # Perl reads the ASCII digits only
 
 
 def perl_number(text: str) -> float:
     """The number Perl reads a string as (``"132_1-1"`` is 132, ``"x"`` 0): how sample_eval.pl orders topics."""
-    global _perl_number  # noqa: PLW0603 - compiled on first use: re (and its enum) is not imported with the module
-    if _perl_number is None:
-        import re
-
-        _perl_number = re.compile(r"\s*([+-]?)(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?"
-                                  r"|(?i:inf(?:inity)?)|(?i:nan))", re.ASCII)  # Perl reads the ASCII digits only
-    match = _perl_number.match(text)
+    match = _perl_number().match(text)
     if match is None:
         return 0.0
     value = float(match.group(2))
